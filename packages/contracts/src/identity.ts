@@ -1,0 +1,34 @@
+/**
+ * The gateway's signed identity header: upstream services trust only this, never a
+ * client-supplied identity. The gateway strips every header below from incoming requests
+ * before adding its own.
+ */
+export const IDENTITY_HEADER = "x-svc-identity";
+export const IDENTITY_TS_HEADER = "x-svc-identity-ts";
+export const IDENTITY_SIG_HEADER = "x-svc-identity-sig";
+export const IDENTITY_HEADERS = [IDENTITY_HEADER, IDENTITY_TS_HEADER, IDENTITY_SIG_HEADER] as const;
+
+/** Who the gateway says made the request. Encoded as compact text: `<kind>:<tenant>:<id>`. */
+export interface Principal {
+  kind: "key" | "anonymous" | "person" | "system";
+  tenant: string;
+  /** Key id (SHA-256 hex), person id, or a service name for system calls; "" for anonymous. */
+  id: string;
+}
+
+export function encodePrincipal(p: Principal): string {
+  return `${p.kind}:${p.tenant}:${p.id}`;
+}
+
+export function decodePrincipal(text: string): Principal | undefined {
+  const a = text.indexOf(":");
+  const b = a < 0 ? -1 : text.indexOf(":", a + 1);
+  if (a < 0 || b < 0) return undefined;
+  const kind = text.slice(0, a);
+  if (kind !== "key" && kind !== "anonymous" && kind !== "person" && kind !== "system") return undefined;
+  return { kind, tenant: text.slice(a + 1, b), id: text.slice(b + 1) };
+}
+
+/** Headers that carry a key; the gateway never forwards them upstream. */
+export const KEY_HEADER = "service-repository-key";
+export const REPOSITORY_NAME_HEADER = "service-repository-name";

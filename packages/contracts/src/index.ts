@@ -1,0 +1,3 @@
+export * from "./errors.js";
+export * from "./identity.js";
+export * from "./events.js";

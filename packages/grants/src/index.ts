@@ -1,0 +1,4 @@
+export * from "./rights.js";
+export * from "./scope.js";
+export * from "./anonymous-rights.js";
+export * from "./decide.js";

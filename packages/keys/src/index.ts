@@ -1,0 +1,1 @@
+export { makeKey, parseKey, keyId, isTenant, KEY_PREFIX, type ParsedKey, type KeyProblem } from "./key-format.js";

@@ -1,0 +1,64 @@
+import { createHash } from "node:crypto";
+import { Kysely, Migrator, PostgresDialect, sql, type Migration } from "kysely";
+import pg from "pg";
+
+/**
+ * Each service owns one Postgres schema and migrates it at start. Migrations run under a
+ * session advisory lock keyed by the schema, so several processes starting at once apply
+ * them exactly once and never race on CREATE SCHEMA.
+ */
+export function createDb<DB>(databaseUrl: string, opts: { max?: number; applicationName?: string } = {}): { db: Kysely<DB>; pool: pg.Pool } {
+  const pool = new pg.Pool({ connectionString: databaseUrl, max: opts.max ?? 10, application_name: opts.applicationName ?? "svc" });
+  // An idle client that loses its server emits 'error'; without a listener it would crash the process.
+  pool.on("error", () => {});
+  const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
+  return { db, pool };
+}
+
+function lockId(schema: string): bigint {
+  return createHash("sha256").update(`svc-migrate:${schema}`).digest().readBigInt64BE(0);
+}
+
+export async function migrate(
+  db: Kysely<unknown>,
+  pool: pg.Pool,
+  schema: string,
+  migrations: Record<string, Migration>,
+): Promise<string[]> {
+  const client = await pool.connect();
+  try {
+    await client.query("select pg_advisory_lock($1)", [lockId(schema).toString()]);
+    await sql`create schema if not exists ${sql.id(schema)}`.execute(db);
+    const migrator = new Migrator({
+      db,
+      migrationTableSchema: schema,
+      migrationTableName: "migrations",
+      migrationLockTableName: "migrations_lock",
+      provider: { getMigrations: async () => migrations },
+    });
+    const { error, results } = await migrator.migrateToLatest();
+    if (error) throw error instanceof Error ? error : new Error(String(error));
+    return (results ?? []).filter((r) => r.status === "Success").map((r) => r.migrationName);
+  } finally {
+    await client.query("select pg_advisory_unlock($1)", [lockId(schema).toString()]).catch(() => {});
+    client.release();
+  }
+}
+
+/** Health check: a value, never a throw. */
+export async function pingDb(pool: pg.Pool, timeoutMs = 2000): Promise<{ ok: true } | { ok: false; error: string }> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    await Promise.race([
+      pool.query("select 1"),
+      new Promise((_, reject) => {
+        timer = setTimeout(() => reject(new Error("timed out")), timeoutMs);
+      }),
+    ]);
+    return { ok: true };
+  } catch (err) {
+    return { ok: false, error: (err as Error).message };
+  } finally {
+    clearTimeout(timer);
+  }
+}

@@ -1,0 +1,92 @@
+import { randomBytes } from "node:crypto";
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import { ERROR_STATUS, PROBLEM_CONTENT_TYPE, ServiceError, failureReference, problem, type ErrorCode, type Problem } from "@svc/contracts";
+
+/** Each client surface gets errors in its own format. */
+export type Surface = "api" | "oci" | "text";
+
+export function surfaceOf(url: string): Surface {
+  if (url.startsWith("/api/") || url === "/api") return "api";
+  if (url.startsWith("/v2/") || url === "/v2") return "oci";
+  return "text";
+}
+
+export const newReference = (): string => failureReference((n) => randomBytes(n));
+
+const OCI_CODES: Partial<Record<ErrorCode, string>> = {
+  unauthenticated: "UNAUTHORIZED",
+  forbidden: "DENIED",
+  not_found: "NAME_UNKNOWN",
+  invalid_input: "UNSUPPORTED",
+  rate_limited: "TOOMANYREQUESTS",
+};
+
+/** Writes a problem to the reply in the caller's surface format. */
+export function sendProblem(reply: FastifyReply, surface: Surface, p: Problem, headers?: Record<string, string>): FastifyReply {
+  if (headers) reply.headers(headers);
+  reply.code(p.status);
+  const sentence = p.reference ? `Unexpected failure. Reference: ${p.reference}` : (p.detail ?? p.title);
+  switch (surface) {
+    case "api":
+      return reply.type(PROBLEM_CONTENT_TYPE).send(JSON.stringify(p));
+    case "oci":
+      return reply.type("application/json").send(
+        JSON.stringify({ errors: [{ code: OCI_CODES[p.code] ?? "UNKNOWN", message: sentence, detail: p.reference ? { reference: p.reference } : {} }] }),
+      );
+    default:
+      return reply.type("text/plain; charset=utf-8").send(`${sentence}\n`);
+  }
+}
+
+function codeForStatus(status: number): ErrorCode {
+  const hit = (Object.entries(ERROR_STATUS) as [ErrorCode, number][]).find(([, s]) => s === status);
+  return hit ? hit[0] : status >= 500 ? "unexpected" : "invalid_input";
+}
+
+/**
+ * Logs an unexpected failure under a fresh reference and answers 500 in the caller's format.
+ * The response never carries the cause: no message, stack, path or store key.
+ */
+export function sendUnexpected(request: FastifyRequest, reply: FastifyReply, err: unknown): FastifyReply {
+  const reference = newReference();
+  request.log.error({ err, reference }, `Unexpected failure ${reference} while ${request.method} ${request.url}`);
+  return sendProblem(reply, surfaceOf(request.url), problem("unexpected", undefined, { reference }));
+}
+
+/** One error handler for every service. */
+export function installErrorHandling(app: FastifyInstance): void {
+  app.setErrorHandler((err: FastifyError | ServiceError | Error, request, reply) => {
+    const surface = surfaceOf(request.url);
+    if (err instanceof ServiceError) {
+      const extra = err.field ? { field: err.field } : {};
+      return sendProblem(reply, surface, problem(err.code, err.message, extra), err.headers);
+    }
+    const fe = err as FastifyError;
+    if (fe.validation) {
+      const first = fe.validation[0];
+      const params = first?.params as Record<string, unknown> | undefined;
+      const path = (first?.instancePath ?? "").replace(/^\//, "").replace(/\//g, ".");
+      const field =
+        typeof params?.additionalProperty === "string"
+          ? params.additionalProperty
+          : typeof params?.missingProperty === "string"
+            ? params.missingProperty
+            : path || fe.validationContext || "body";
+      const detail =
+        typeof params?.additionalProperty === "string"
+          ? `unknown field "${params.additionalProperty}"`
+          : `${fe.validationContext ?? "request"}${first?.instancePath ?? ""} ${first?.message ?? "is invalid"}`;
+      return sendProblem(reply, surface, problem("invalid_input", detail, { field }));
+    }
+    const status = typeof fe.statusCode === "number" ? fe.statusCode : 500;
+    if (status >= 400 && status < 500) {
+      // Fastify's own refusals (bad JSON, wrong content type, body too large): the message is safe.
+      return sendProblem(reply, surface, problem(codeForStatus(status), fe.message, { status }));
+    }
+    return sendUnexpected(request, reply, err);
+  });
+
+  app.setNotFoundHandler((request, reply) => {
+    sendProblem(reply, surfaceOf(request.url), problem("not_found", `no route for ${request.method} ${request.url.split("?")[0]}`));
+  });
+}

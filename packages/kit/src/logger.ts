@@ -1,0 +1,114 @@
+import { Writable } from "node:stream";
+import pino, { type Logger } from "pino";
+
+/**
+ * pino JSON lines with secrets removed at the logger: known secret-bearing fields are
+ * censored by path, and anything that looks like a key (`svck_…`) is masked in the final
+ * line, wherever it appears, before it reaches stdout or the in-memory buffer.
+ */
+export const REDACT_PATHS = [
+  "req.headers.authorization",
+  "req.headers.cookie",
+  'req.headers["service-repository-key"]',
+  'req.headers["set-cookie"]',
+  "headers.authorization",
+  "headers.cookie",
+  'headers["service-repository-key"]',
+  "res.headers['set-cookie']",
+  "key",
+  "*.key",
+  "secret",
+  "*.secret",
+  "clientSecret",
+  "*.clientSecret",
+  "password",
+  "*.password",
+  "bootstrapKey",
+  "*.bootstrapKey",
+  "internalSecret",
+  "*.internalSecret",
+  "databaseUrl",
+  "*.databaseUrl",
+];
+
+const KEY_IN_TEXT = /svck_[a-z0-9-]{1,63}\.[A-Za-z0-9_-]{4,}/g;
+const URL_PASSWORD = /(\b[a-z][a-z0-9+.-]*:\/\/[^:/@\s"]*:)[^@\s"]+@/gi;
+
+export function scrubSecrets(line: string): string {
+  let out = line;
+  if (out.includes("svck_")) out = out.replace(KEY_IN_TEXT, (m) => `${m.slice(0, m.indexOf(".") + 1)}[redacted]`);
+  if (out.includes("@")) out = out.replace(URL_PASSWORD, "$1[redacted]@");
+  return out;
+}
+
+export interface LogEntry {
+  seq: number;
+  time: string;
+  level: string;
+  service: string;
+  msg: string;
+  [field: string]: unknown;
+}
+
+const LEVELS: Record<number, string> = { 10: "TRACE", 20: "DEBUG", 30: "INFO", 40: "WARN", 50: "ERROR", 60: "FATAL" };
+
+/** The last `capacity` entries, with increasing sequence numbers, for `/api/logs`. */
+export class LogRing {
+  private readonly entries: LogEntry[] = [];
+  private next = 1;
+  constructor(private readonly capacity = 1000) {}
+
+  push(line: string): void {
+    let obj: Record<string, unknown>;
+    try {
+      obj = JSON.parse(line) as Record<string, unknown>;
+    } catch {
+      return;
+    }
+    const { level, time, msg, service, pid: _pid, hostname: _h, ...rest } = obj;
+    const entry: LogEntry = {
+      ...rest,
+      seq: this.next++,
+      time: typeof time === "number" ? new Date(time).toISOString() : String(time ?? new Date().toISOString()),
+      level: LEVELS[level as number] ?? String(level),
+      service: String(service ?? ""),
+      msg: String(msg ?? ""),
+    };
+    this.entries.push(entry);
+    if (this.entries.length > this.capacity) this.entries.shift();
+  }
+
+  /** Entries after `after` (a sequence number), oldest first. */
+  list(after = 0): LogEntry[] {
+    return this.entries.filter((e) => e.seq > after);
+  }
+}
+
+export interface ServiceLogger {
+  log: Logger;
+  ring: LogRing;
+}
+
+export function createLogger(service: string, level: string, destination: NodeJS.WritableStream = process.stdout): ServiceLogger {
+  const ring = new LogRing(1000);
+  const sink = new Writable({
+    write(chunk: Buffer, _enc, cb) {
+      const text = chunk.toString();
+      destination.write(text);
+      for (const line of text.split("\n")) if (line) ring.push(line);
+      cb();
+    },
+  });
+  const log = pino(
+    {
+      level,
+      base: { service },
+      redact: { paths: REDACT_PATHS, censor: "[redacted]" },
+      hooks: { streamWrite: scrubSecrets },
+      serializers: { err: pino.stdSerializers.err },
+      timestamp: pino.stdTimeFunctions.isoTime,
+    },
+    sink,
+  );
+  return { log, ring };
+}

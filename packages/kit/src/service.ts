@@ -1,0 +1,99 @@
+import Fastify, { type FastifyInstance, type FastifyServerOptions } from "fastify";
+import type { Logger } from "pino";
+import { ServiceError, type Principal } from "@svc/contracts";
+import { installErrorHandling } from "./errors.js";
+import { verifyIdentity } from "./identity.js";
+
+declare module "fastify" {
+  interface FastifyRequest {
+    /** Who the gateway says made the request (set on upstream services). */
+    principal: Principal;
+  }
+}
+
+export interface Check {
+  name: string;
+  check: () => Promise<{ ok: true } | { ok: false; error: string }>;
+}
+
+export interface BaseAppOptions {
+  log: Logger;
+  /** Upstream services: the internal secret the gateway signs with. The gateway passes none. */
+  internalSecret?: string;
+  /** Dependencies that must answer for the service to be ready. */
+  checks?: Check[];
+  fastify?: Partial<FastifyServerOptions>;
+}
+
+/**
+ * The common shape of every service: pino logger, one error model, `/health/live` and
+ * `/health/ready`, and on upstream services a check that each request carries the gateway's
+ * signed identity (health probes excepted).
+ */
+export function createBaseApp(opts: BaseAppOptions): FastifyInstance {
+  const app = Fastify({
+    loggerInstance: opts.log,
+    disableRequestLogging: true,
+    return503OnClosing: true,
+    bodyLimit: 1024 * 1024,
+    ajv: { customOptions: { removeAdditional: false, coerceTypes: false, allErrors: false } },
+    ...opts.fastify,
+  });
+  installErrorHandling(app);
+  app.decorateRequest("principal", null as unknown as Principal);
+
+  if (opts.internalSecret) {
+    const secret = opts.internalSecret;
+    app.addHook("onRequest", async (request) => {
+      if (request.url.startsWith("/health/")) return;
+      const v = verifyIdentity(secret, request.method, request.url, request.headers);
+      if (!v.ok) {
+        request.log.warn({ reason: v.reason, method: request.method, url: request.url }, "refused a request that did not come through the gateway");
+        throw new ServiceError("unauthenticated", "this service accepts requests only through the gateway");
+      }
+      request.principal = v.principal;
+    });
+  }
+
+  const checks = opts.checks ?? [];
+  app.get("/health/live", async () => ({ status: "up" }));
+  app.get("/health/ready", async (_req, reply) => {
+    const results = await Promise.all(checks.map(async (c) => ({ name: c.name, ...(await c.check()) })));
+    const up = results.every((r) => r.ok);
+    reply.code(up ? 200 : 503);
+    return { status: up ? "up" : "down", checks: Object.fromEntries(results.map((r) => [r.name, r.ok ? "up" : "down"])) };
+  });
+  return app;
+}
+
+/** Bounded graceful shutdown on SIGTERM/SIGINT: stop accepting, finish in-flight work, close dependencies. */
+export function onShutdown(log: Logger, steps: Array<() => Promise<unknown>>, timeoutMs = 10_000): void {
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    log.info({ signal }, "shutting down");
+    const timer = setTimeout(() => {
+      log.error("shutdown took too long; exiting");
+      process.exit(1);
+    }, timeoutMs);
+    timer.unref();
+    for (const step of steps) {
+      try {
+        await step();
+      } catch (err) {
+        log.warn({ err }, "shutdown step failed");
+      }
+    }
+    process.exit(0);
+  };
+  process.once("SIGTERM", () => void stop("SIGTERM"));
+  process.once("SIGINT", () => void stop("SIGINT"));
+}
+
+/** Prints a start-up refusal (bad settings and the like) and exits non-zero. */
+export function refuseStart(service: string, err: unknown): never {
+  const message = err instanceof Error ? err.message : String(err);
+  process.stderr.write(`${service}: refusing to start: ${message}\n`);
+  process.exit(78);
+}

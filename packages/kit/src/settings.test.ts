@@ -1,0 +1,71 @@
+import { describe, expect, it } from "vitest";
+import { makeKey } from "@svc/keys";
+import { SettingsError, envName, loadSettings, parseProperties } from "./settings.js";
+
+const load = (env: Record<string, string> = {}, argv: string[] = [], files: Record<string, string> = {}) =>
+  loadSettings({ env, argv, readFile: (p) => { const f = files[p]; if (f === undefined) throw Object.assign(new Error("nope"), { code: "ENOENT" }); return f; } });
+
+describe("settings", () => {
+  it("uses the defaults the spec gives", () => {
+    const s = load();
+    expect(s.tenant).toBe("default");
+    expect(s.repository).toBe("default");
+    expect(s.auth).toBe(true);
+    expect(s.readOnly).toBe(false);
+    expect(s.cacheTtlMs).toBe(300_000);
+    expect(s.anonymousRights).toEqual([]);
+  });
+
+  it("maps dotted names to SVC_ variables", () => {
+    expect(envName("svc.cache.ttl")).toBe("SVC_CACHE_TTL");
+    expect(envName("svc.bootstrap-key")).toBe("SVC_BOOTSTRAP_KEY");
+  });
+
+  it("prefers -D over the environment over the properties file", () => {
+    const files = { "/etc/svc.properties": "svc.tenant = fromfile\nsvc.repository=libs\nsvc.port: 9000\n" };
+    const s = load({ SVC_CONFIG_FILE: "/etc/svc.properties", SVC_TENANT: "fromenv", SVC_PORT: "9100" }, ["-Dsvc.tenant=fromarg"], files);
+    expect(s.tenant).toBe("fromarg");
+    expect(s.port).toBe(9100);
+    expect(s.repository).toBe("libs");
+    expect(s.sources["svc.tenant"]).toBe("-Dsvc.tenant");
+  });
+
+  it("refuses a bad value naming the setting and its source", () => {
+    expect(() => load({ SVC_AUTH: "maybe" })).toThrow(/svc\.auth \(from environment SVC_AUTH\) must be true or false/);
+    expect(() => load({}, ["-Dsvc.cache.ttl=soon"])).toThrow(/svc\.cache\.ttl/);
+    expect(() => load({ SVC_ANONYMOUS_RIGHTS: "repository:delete" })).toThrow(/svc\.anonymous-rights/);
+  });
+
+  it("refuses a malformed bootstrap key without echoing it", () => {
+    const good = makeKey();
+    const bad = good.slice(0, -1) + (good.endsWith("A") ? "B" : "A");
+    try {
+      load({ SVC_BOOTSTRAP_KEY: bad });
+      expect.unreachable();
+    } catch (err) {
+      expect(err).toBeInstanceOf(SettingsError);
+      expect((err as Error).message).toMatch(/svc\.bootstrap-key .* is not a well-formed key/);
+      expect((err as Error).message).not.toContain(bad.slice(10, 40));
+    }
+  });
+
+  it("refuses a bootstrap key of another tenant", () => {
+    expect(() => load({ SVC_BOOTSTRAP_KEY: makeKey("other") })).toThrow(/tenant "other" but svc.tenant is "default"/);
+    expect(load({ SVC_BOOTSTRAP_KEY: makeKey("acme"), SVC_TENANT: "acme" }).tenant).toBe("acme");
+  });
+
+  it("refuses unknown svc. settings in -D arguments and properties files", () => {
+    expect(() => load({}, ["-Dsvc.cahce.ttl=5"])).toThrow(/svc\.cahce\.ttl \(-D argument\): unknown setting/);
+  });
+
+  it("names an unreadable properties file", () => {
+    expect(() => load({ SVC_CONFIG_FILE: "/missing" })).toThrow(/cannot read "\/missing": ENOENT/);
+  });
+});
+
+describe("properties files", () => {
+  it("reads comments, separators, escapes and continuations", () => {
+    const p = parseProperties("# c\n! c\nsvc.a=1\nsvc.b : two words\nsvc.c three\nsvc.d=long \\\n   value\nsvc\\:e=x\n");
+    expect(Object.fromEntries(p)).toEqual({ "svc.a": "1", "svc.b": "two words", "svc.c": "three", "svc.d": "long value", "svc:e": "x" });
+  });
+});

@@ -2,3 +2,4 @@ export * from "./rights.js";
 export * from "./scope.js";
 export * from "./anonymous-rights.js";
 export * from "./decide.js";
+export * from "./artifact-path.js";

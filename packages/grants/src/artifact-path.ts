@@ -1,0 +1,52 @@
+import { invalid } from "@svc/contracts";
+import { isRepositoryName } from "./scope.js";
+
+export interface ArtifactAddress {
+  repository: string;
+  /** Decoded, validated segments; joined with "/" this is the artifact path. */
+  segments: string[];
+  path: string;
+}
+
+/**
+ * Reads `/repository/<repository>/<path>` from the raw request URL. Refuses (400) anything
+ * that could leave the repository or mean two things: `.` or `..` segments (encoded or not),
+ * empty segments (`//`, an absolute path), NUL and other control characters, backslashes,
+ * an encoded slash inside a segment, and bad percent-encoding.
+ */
+export function parseArtifactUrl(rawUrl: string): ArtifactAddress {
+  const q = rawUrl.indexOf("?");
+  const pathname = q < 0 ? rawUrl : rawUrl.slice(0, q);
+  const rest = pathname.slice("/repository/".length);
+  const slash = rest.indexOf("/");
+  const repoRaw = slash < 0 ? rest : rest.slice(0, slash);
+  let repository: string;
+  try {
+    repository = decodeURIComponent(repoRaw);
+  } catch {
+    throw invalid("repository", "the repository name is not valid percent-encoding");
+  }
+  if (!isRepositoryName(repository)) throw invalid("repository", "not a valid repository name");
+  if (slash < 0 || slash === rest.length - 1) throw invalid("path", "an artifact path is required after the repository name");
+  const rawSegments = rest.slice(slash + 1).split("/");
+  const segments: string[] = [];
+  for (const raw of rawSegments) {
+    if (raw === "") throw invalid("path", "the artifact path has an empty segment (// or a trailing /)");
+    if (raw.includes("\\") || /%5c/i.test(raw)) throw invalid("path", "backslashes are not allowed in artifact paths");
+    if (/%2f/i.test(raw)) throw invalid("path", "an encoded slash is not allowed in an artifact path segment");
+    let seg: string;
+    try {
+      seg = decodeURIComponent(raw);
+    } catch {
+      throw invalid("path", "the artifact path is not valid percent-encoding");
+    }
+    if (seg === "." || seg === "..") throw invalid("path", "'.' and '..' segments are not allowed in artifact paths");
+    // eslint-disable-next-line no-control-regex
+    if (/[\u0000-\u001f\u007f]/.test(seg)) throw invalid("path", "control characters (including NUL) are not allowed in artifact paths");
+    if (Buffer.byteLength(seg) > 255) throw invalid("path", "an artifact path segment is longer than 255 bytes");
+    segments.push(seg);
+  }
+  const path = segments.join("/");
+  if (path.length > 1024) throw invalid("path", "the artifact path is longer than 1024 characters");
+  return { repository, segments, path };
+}

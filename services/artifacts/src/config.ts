@@ -1,0 +1,12 @@
+import { loadSettings, requireSettings, type Settings } from "@svc/kit";
+
+export type ArtifactsConfig = Pick<
+  Settings,
+  "tenant" | "repository" | "readOnly" | "filesystemRoot" | "internalSecret" | "databaseUrl" | "host" | "port" | "logLevel"
+>;
+
+export function loadConfig(argv = process.argv.slice(2), env = process.env): ArtifactsConfig {
+  const s = loadSettings({ argv, env });
+  requireSettings(s, ["databaseUrl", "internalSecret", "filesystemRoot"]);
+  return s;
+}

@@ -1,0 +1,56 @@
+import { createDb, createLogger, migrate, onShutdown, pingDb, refuseStart } from "@svc/kit";
+import { buildApp } from "./app.js";
+import { loadConfig, type ArtifactsConfig } from "./config.js";
+import { fileStoreFactory } from "./domain/file-store.js";
+import { metadataStoreFactory } from "./store/metadata-store.js";
+import { migrations } from "./store/migrations.js";
+import { SCHEMA, type ArtifactsDatabase } from "./store/schema.js";
+
+let config: ArtifactsConfig;
+try {
+  config = loadConfig();
+} catch (err) {
+  refuseStart("artifacts", err);
+}
+
+const { log } = createLogger("artifacts", config.logLevel);
+const { db, pool } = createDb<ArtifactsDatabase>(config.databaseUrl, { applicationName: "svc-artifacts" });
+try {
+  await migrate(db as never, pool, SCHEMA, migrations);
+} catch (err) {
+  log.fatal({ err }, "could not migrate the artifacts schema");
+  process.exit(1);
+}
+
+const metadata = metadataStoreFactory(db);
+await metadata.ensureRepository(config.repository, "raw");
+let repositories = new Set(await metadata.repositoryNames());
+const files = fileStoreFactory({ root: config.filesystemRoot, readOnly: config.readOnly });
+await files.init([...repositories]);
+// Repositories created by another replica become visible here within seconds.
+const refresh = setInterval(() => {
+  metadata
+    .repositoryNames()
+    .then(async (names) => {
+      const fresh = names.filter((n) => !repositories.has(n));
+      if (fresh.length) await files.init(fresh);
+      repositories = new Set(names);
+    })
+    .catch((err) => log.warn({ err }, "could not refresh the repository list"));
+}, 5000);
+refresh.unref();
+
+if (config.readOnly) log.warn("svc.read-only is on: every artifact write is refused with 403");
+
+const app = buildApp({
+  log,
+  internalSecret: config.internalSecret,
+  files,
+  metadata,
+  repositories: () => repositories,
+  checks: [{ name: "postgres", check: () => pingDb(pool) }],
+});
+await app.listen({ host: config.host, port: config.port });
+log.info({ root: config.filesystemRoot, repository: config.repository }, "artifacts service ready");
+
+onShutdown(log, [() => app.close(), () => db.destroy()]);

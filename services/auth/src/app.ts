@@ -1,0 +1,35 @@
+import type { FastifyInstance } from "fastify";
+import type { Logger } from "pino";
+import { createBaseApp, type Check } from "@svc/kit";
+import type { CredentialService } from "./domain/credential-service.js";
+import { credentialRoutes } from "./routes/credential-routes.js";
+import { internalRoutes } from "./routes/internal-routes.js";
+
+export interface AuthDeps {
+  log: Logger;
+  internalSecret: string;
+  credentials: CredentialService;
+  checks: Check[];
+}
+
+const problemSchema = {
+  $id: "problem",
+  type: "object",
+  properties: {
+    type: { type: "string" },
+    title: { type: "string" },
+    status: { type: "integer" },
+    code: { type: "string" },
+    detail: { type: "string" },
+    field: { type: "string" },
+    reference: { type: "string" },
+  },
+};
+
+export function buildApp(deps: AuthDeps): FastifyInstance {
+  const app = createBaseApp({ log: deps.log, internalSecret: deps.internalSecret, checks: deps.checks });
+  app.addSchema(problemSchema);
+  credentialRoutes(app, deps.credentials);
+  internalRoutes(app, deps.credentials);
+  return app;
+}

@@ -1,0 +1,21 @@
+import { loadSettings, requireSettings, type Settings } from "@svc/kit";
+
+export type AuthConfig = Pick<
+  Settings,
+  | "tenant"
+  | "bootstrapKey"
+  | "credentialDefaultLifetime"
+  | "credentialMaxLifetime"
+  | "internalSecret"
+  | "databaseUrl"
+  | "natsUrl"
+  | "host"
+  | "port"
+  | "logLevel"
+>;
+
+export function loadConfig(argv = process.argv.slice(2), env = process.env): AuthConfig {
+  const s = loadSettings({ argv, env });
+  requireSettings(s, ["databaseUrl", "internalSecret", "natsUrl"]);
+  return s;
+}

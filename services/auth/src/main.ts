@@ -1,0 +1,55 @@
+import { subjectFor } from "@svc/contracts";
+import { createBus, createDb, createLogger, migrate, newEventId, onShutdown, pingDb, refuseStart } from "@svc/kit";
+import { buildApp } from "./app.js";
+import { loadConfig, type AuthConfig } from "./config.js";
+import { credentialServiceFactory } from "./domain/credential-service.js";
+import { credentialStoreFactory } from "./store/credential-store.js";
+import { migrations } from "./store/migrations.js";
+import { SCHEMA, type AuthDatabase } from "./store/schema.js";
+
+let config: AuthConfig;
+try {
+  config = loadConfig();
+} catch (err) {
+  refuseStart("auth", err);
+}
+
+const { log } = createLogger("auth", config.logLevel);
+const { db, pool } = createDb<AuthDatabase>(config.databaseUrl, { applicationName: "svc-auth" });
+try {
+  const applied = await migrate(db as never, pool, SCHEMA, migrations);
+  if (applied.length) log.info({ applied }, "applied migrations");
+} catch (err) {
+  log.fatal({ err }, "could not migrate the auth schema");
+  process.exit(1);
+}
+
+const bus = createBus({ url: config.natsUrl, tenant: config.tenant, name: "auth", log });
+const credentials = credentialServiceFactory({
+  store: credentialStoreFactory(db),
+  tenant: config.tenant,
+  defaultLifetime: config.credentialDefaultLifetime,
+  maxLifetime: config.credentialMaxLifetime,
+  publish: (change) => {
+    void bus.publish("credential.changed", { id: newEventId(), time: new Date().toISOString(), tenant: config.tenant, ...change });
+  },
+});
+
+if (config.bootstrapKey) {
+  const id = await credentials.provisionBootstrap(config.bootstrapKey);
+  log.warn(
+    { credentialId: id },
+    "SECURITY svc.bootstrap-key is set: it holds every right on every repository and never expires. Issue real keys with it, then unset svc.bootstrap-key and restart; its entry stays until revoked.",
+  );
+}
+
+const app = buildApp({
+  log,
+  internalSecret: config.internalSecret,
+  credentials,
+  checks: [{ name: "postgres", check: () => pingDb(pool) }],
+});
+await app.listen({ host: config.host, port: config.port });
+log.info({ events: subjectFor(config.tenant, "credential.changed") }, "auth service ready");
+
+onShutdown(log, [() => app.close(), () => bus.close(), () => db.destroy()]);

@@ -1,0 +1,128 @@
+import type { FastifyInstance } from "fastify";
+import type { CredentialService } from "../domain/credential-service.js";
+import { pagingQuerySchema, readPaging } from "./paging.js";
+
+const problem = { $ref: "problem#" } as const;
+const errors = { 400: problem, 401: problem, 403: problem, 404: problem, 409: problem, 500: problem };
+const idParam = {
+  type: "object",
+  properties: { id: { type: "string", pattern: "^[0-9a-f]{64}$" } },
+  required: ["id"],
+} as const;
+
+const grantSchema = {
+  type: "object",
+  properties: { scope: { type: "string" }, tokens: { type: "array", items: { type: "string" } }, expires: { type: ["string", "null"] } },
+} as const;
+
+const credentialSchema = {
+  type: "object",
+  properties: {
+    id: { type: "string" },
+    label: { type: ["string", "null"] },
+    created: { type: "string" },
+    expires: { type: ["string", "null"] },
+    state: { type: "string" },
+    revoked: { type: ["string", "null"] },
+    allowedAddresses: { type: "array", items: { type: "string" } },
+    grants: { type: "array", items: grantSchema },
+  },
+} as const;
+
+/**
+ * `/api/credentials`. A scope in the grant-removal path is one percent-encoded segment
+ * (`libs%3Acom%2Facme`); the same scope written with literal slashes is read too.
+ */
+export function credentialRoutes(app: FastifyInstance, svc: CredentialService): void {
+  app.get<{ Querystring: { after?: string; limit?: string } }>(
+    "/api/credentials",
+    { schema: { querystring: pagingQuerySchema, response: { 200: { type: "array", items: credentialSchema }, ...errors } } },
+    async (req, reply) => {
+      const page = await svc.list(readPaging(req.query));
+      if (page.next) reply.header("x-next-cursor", page.next);
+      return page.items;
+    },
+  );
+
+  app.post<{ Body: { label?: string; expires?: string | null; nonExpiring?: boolean } }>(
+    "/api/credentials",
+    {
+      schema: {
+        body: {
+          type: ["object", "null"],
+          properties: { label: { type: "string", maxLength: 200 }, expires: { type: ["string", "null"], maxLength: 64 }, nonExpiring: { type: "boolean" } },
+          additionalProperties: false,
+        },
+        response: {
+          201: {
+            type: "object",
+            properties: { id: { type: "string" }, key: { type: "string" }, label: { type: ["string", "null"] }, created: { type: "string" }, expires: { type: ["string", "null"] } },
+          },
+          ...errors,
+        },
+      },
+    },
+    async (req, reply) => {
+      const body = req.body ?? {};
+      const minted = await svc.mint({ label: body.label, expires: body.expires ?? undefined, nonExpiring: body.nonExpiring });
+      req.log.info({ credentialId: minted.id, principal: req.principal.id }, "credential minted");
+      reply.code(201).header("cache-control", "no-store");
+      return minted;
+    },
+  );
+
+  app.get<{ Params: { id: string } }>(
+    "/api/credentials/:id",
+    { schema: { params: idParam, response: { 200: credentialSchema, ...errors } } },
+    async (req) => svc.get(req.params.id),
+  );
+
+  app.post<{ Params: { id: string }; Body: { scope: string; tokens: string[]; expires?: string | null } }>(
+    "/api/credentials/:id/grants",
+    {
+      schema: {
+        params: idParam,
+        body: {
+          type: "object",
+          properties: { scope: { type: "string", maxLength: 1024 }, tokens: { type: "array", items: { type: "string" }, maxItems: 32 }, expires: { type: ["string", "null"], maxLength: 64 } },
+          required: ["scope", "tokens"],
+          additionalProperties: false,
+        },
+        response: { 200: grantSchema, ...errors },
+      },
+    },
+    async (req) => {
+      const g = await svc.setGrant(req.params.id, { scope: req.body.scope, tokens: req.body.tokens, expires: req.body.expires ?? undefined });
+      req.log.info({ credentialId: req.params.id, scope: g.scope, tokens: g.tokens, principal: req.principal.id }, "credential grant set");
+      return g;
+    },
+  );
+
+  app.delete<{ Params: { id: string; "*": string } }>(
+    "/api/credentials/:id/grants/*",
+    { schema: { response: { 204: { type: "null" }, ...errors } } },
+    async (req, reply) => {
+      const id = req.params.id;
+      if (!/^[0-9a-f]{64}$/.test(id)) return reply.callNotFound();
+      let scope: string;
+      try {
+        scope = decodeURIComponent(req.params["*"]);
+      } catch {
+        scope = req.params["*"];
+      }
+      await svc.removeGrant(id, scope);
+      req.log.info({ credentialId: id, scope, principal: req.principal.id }, "credential grant removed");
+      return reply.code(204).send();
+    },
+  );
+
+  app.delete<{ Params: { id: string } }>(
+    "/api/credentials/:id",
+    { schema: { params: idParam, response: { 204: { type: "null" }, ...errors } } },
+    async (req, reply) => {
+      await svc.revoke(req.params.id);
+      req.log.info({ credentialId: req.params.id, principal: req.principal.id }, "credential revoked");
+      return reply.code(204).send();
+    },
+  );
+}

@@ -1,0 +1,24 @@
+import { loadSettings, requireSettings, type Settings } from "@svc/kit";
+
+export type GatewayConfig = Pick<
+  Settings,
+  | "tenant"
+  | "auth"
+  | "anonymousRights"
+  | "readOnly"
+  | "cacheTtlMs"
+  | "internalSecret"
+  | "natsUrl"
+  | "host"
+  | "port"
+  | "authUrl"
+  | "artifactsUrl"
+  | "adminUrl"
+  | "logLevel"
+>;
+
+export function loadConfig(argv = process.argv.slice(2), env = process.env): GatewayConfig {
+  const s = loadSettings({ argv, env });
+  requireSettings(s, ["internalSecret", "natsUrl"]);
+  return s;
+}

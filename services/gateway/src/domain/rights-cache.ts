@@ -1,0 +1,92 @@
+import { LRUCache } from "lru-cache";
+import { compileGrants, type CompiledGrant } from "@svc/grants";
+
+/** What the gateway knows about a key, compiled for per-request checks. */
+export interface KeyRights {
+  id: string;
+  tenant: string;
+  revoked: boolean;
+  /** Epoch ms the key expires at; Infinity when it never does; NaN (unreadable) counts as expired. */
+  expiresAt: number;
+  allowedAddresses: string[];
+  grants: CompiledGrant[];
+}
+
+export interface ResolutionDoc {
+  id: string;
+  tenant: string;
+  state: "active" | "expired" | "revoked";
+  expires: string | null;
+  allowedAddresses: string[];
+  grants: { scope: string; tokens: string[]; expires: string | null }[];
+}
+
+export function compileResolution(doc: ResolutionDoc): KeyRights {
+  return {
+    id: doc.id,
+    tenant: doc.tenant,
+    revoked: doc.state === "revoked",
+    expiresAt: doc.expires === null ? Infinity : Date.parse(doc.expires),
+    allowedAddresses: doc.allowedAddresses,
+    grants: compileGrants(doc.grants),
+  };
+}
+
+export type Lookup = (id: string) => Promise<KeyRights | null>;
+
+/**
+ * Per-node cache of key rights for `svc.cache.ttl` (0 = off). Unknown keys are remembered
+ * briefly too, so a flood of made-up keys does not become a flood of lookups. Concurrent
+ * misses for one key share a single lookup. `evict` makes a change effective at once.
+ */
+export function rightsCacheFactory(opts: { ttlMs: number; lookup: Lookup; max?: number; negativeTtlMs?: number }) {
+  const { ttlMs, lookup } = opts;
+  const negativeTtl = Math.min(ttlMs, opts.negativeTtlMs ?? 10_000);
+  const cache =
+    ttlMs > 0 ? new LRUCache<string, { value: KeyRights | null }>({ max: opts.max ?? 100_000, ttl: ttlMs, ttlAutopurge: false }) : undefined;
+  const inflight = new Map<string, Promise<KeyRights | null>>();
+  let hits = 0;
+  let misses = 0;
+  // Bumped on every eviction: a lookup that started before an eviction must not refill the cache with stale data.
+  let generation = 0;
+
+  const load = (id: string): Promise<KeyRights | null> => {
+    const running = inflight.get(id);
+    if (running) return running;
+    const gen = generation;
+    const p = lookup(id)
+      .then((value) => {
+        if (cache && gen === generation) cache.set(id, { value }, value === null ? { ttl: negativeTtl } : undefined);
+        return value;
+      })
+      .finally(() => inflight.delete(id));
+    inflight.set(id, p);
+    return p;
+  };
+
+  return {
+    /** Cached value synchronously when present (the hot path), else undefined. */
+    peek(id: string): { value: KeyRights | null } | undefined {
+      const hit = cache?.get(id);
+      if (hit) hits++;
+      return hit;
+    },
+    get(id: string): Promise<KeyRights | null> {
+      misses++;
+      return load(id);
+    },
+    evict(id: string): void {
+      generation++;
+      cache?.delete(id);
+      inflight.delete(id);
+    },
+    clear(): void {
+      generation++;
+      cache?.clear();
+      inflight.clear();
+    },
+    stats: () => ({ hits, misses, size: cache?.size ?? 0 }),
+  };
+}
+
+export type RightsCache = ReturnType<typeof rightsCacheFactory>;

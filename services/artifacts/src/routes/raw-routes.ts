@@ -42,8 +42,7 @@ export function rawRoutes(app: FastifyInstance, deps: RawRoutesDeps): void {
       reply.code(r.statusCode).headers(r.headers);
       return reply.send(r.stream);
     };
-    scoped.get("/repository/*", read);
-    scoped.head("/repository/*", read);
+    scoped.route({ method: ["GET", "HEAD"], url: "/repository/*", exposeHeadRoute: false, handler: read });
 
     scoped.put("/repository/*", async (req, reply) => {
       const a = address(req);

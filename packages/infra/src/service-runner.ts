@@ -1,0 +1,226 @@
+import { spawn, type ChildProcess } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { mkdirSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { makeKey } from "@svc/keys";
+import { freePort } from "./index.js";
+
+/**
+ * Runs the suite's services as real processes for end-to-end tests and benchmarks, each with
+ * its own ports, database and store, so that several suites can run side by side.
+ */
+const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), "../../..");
+export const SERVICE_NAMES = ["auth", "artifacts", "admin", "gateway"] as const;
+export type ServiceName = (typeof SERVICE_NAMES)[number];
+
+export interface ServicesOptions {
+  databaseUrl: string;
+  redisUrl: string;
+  natsUrl: string;
+  /** Folder for the store; created if absent. */
+  dataDir: string;
+  /** Extra settings as environment variables (SVC_…); a value of undefined removes the default. */
+  env?: Record<string, string | undefined>;
+  /** Extra `-Dsvc.x=y` arguments for every service. */
+  args?: string[];
+  /** Which services to start (default all). */
+  services?: readonly ServiceName[];
+  /** Echo service output to stderr as it comes (also on when SVC_TEST_VERBOSE=1). */
+  echo?: boolean;
+  /**
+   * Extra node options per service (e.g. `["--cpu-prof"]`), placed before `--import tsx`. Read at
+   * every launch, so a later startService() sees changes made to this object.
+   */
+  nodeArgs?: Partial<Record<ServiceName, string[]>>;
+}
+
+export interface LogLine {
+  service: ServiceName;
+  line: string;
+}
+
+export interface RunningServices {
+  gatewayUrl: string;
+  urls: Record<ServiceName, string>;
+  bootstrapKey: string;
+  internalSecret: string;
+  storeRoot: string;
+  tenant: string;
+  /** Every line every service printed so far. */
+  output(service?: ServiceName): string[];
+  /** Waits until a line matching `pattern` appears (in what was already printed too). */
+  waitForOutput(pattern: RegExp, opts?: { service?: ServiceName; timeoutMs?: number }): Promise<string>;
+  stopService(name: ServiceName, signal?: NodeJS.Signals): Promise<number | null>;
+  startService(name: ServiceName): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export function serviceCommand(name: string, nodeArgs: readonly string[] = []): { command: string; args: string[] } {
+  return { command: process.execPath, args: [...nodeArgs, "--import", "tsx", join(repoRoot, "services", name, "src", "main.ts")] };
+}
+
+async function waitHealthy(url: string, child: ChildProcess, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null || child.signalCode !== null) throw new Error(`exited with ${child.exitCode ?? child.signalCode} before it was ready`);
+    try {
+      const res = await fetch(`${url}/health/live`, { signal: AbortSignal.timeout(1000) });
+      if (res.status === 200) return;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`not ready after ${timeoutMs} ms`);
+}
+
+export async function startServices(opts: ServicesOptions): Promise<RunningServices> {
+  const names = opts.services ?? SERVICE_NAMES;
+  const echo = opts.echo ?? process.env.SVC_TEST_VERBOSE === "1";
+  const storeRoot = join(opts.dataDir, "store");
+  mkdirSync(storeRoot, { recursive: true });
+  const tenant = opts.env?.SVC_TENANT ?? "default";
+  const bootstrapKey = opts.env && "SVC_BOOTSTRAP_KEY" in opts.env ? (opts.env.SVC_BOOTSTRAP_KEY ?? "") : makeKey(tenant);
+  const internalSecret = randomBytes(32).toString("base64url");
+  const ports = {} as Record<ServiceName, number>;
+  for (const n of SERVICE_NAMES) ports[n] = await freePort();
+  const urls = Object.fromEntries(SERVICE_NAMES.map((n) => [n, `http://127.0.0.1:${ports[n]}`])) as Record<ServiceName, string>;
+
+  // Start from a clean environment: a developer's own SVC_ variables must not leak into tests.
+  const base: NodeJS.ProcessEnv = {};
+  for (const [k, v] of Object.entries(process.env)) if (!k.startsWith("SVC_")) base[k] = v;
+  const shared: Record<string, string | undefined> = {
+    SVC_DATABASE_URL: opts.databaseUrl,
+    SVC_REDIS_URL: opts.redisUrl,
+    SVC_NATS_URL: opts.natsUrl,
+    SVC_INTERNAL_SECRET: internalSecret,
+    SVC_BOOTSTRAP_KEY: bootstrapKey,
+    SVC_FILESYSTEM_ROOT: storeRoot,
+    SVC_HOST: "127.0.0.1",
+    SVC_AUTH_URL: urls.auth,
+    SVC_ARTIFACTS_URL: urls.artifacts,
+    SVC_ADMIN_URL: urls.admin,
+    SVC_LOG_LEVEL: "info",
+    ...opts.env,
+  };
+
+  const lines: LogLine[] = [];
+  const waiters = new Set<{ pattern: RegExp; service?: ServiceName; resolve: (l: string) => void }>();
+  const children = new Map<ServiceName, ChildProcess>();
+
+  const record = (service: ServiceName, line: string) => {
+    lines.push({ service, line });
+    if (echo) process.stderr.write(`${service.padEnd(9)}| ${line}\n`);
+    for (const w of waiters) {
+      if ((!w.service || w.service === service) && w.pattern.test(line)) {
+        waiters.delete(w);
+        w.resolve(line);
+      }
+    }
+  };
+
+  const launch = async (name: ServiceName) => {
+    const env: NodeJS.ProcessEnv = { ...base };
+    for (const [k, v] of Object.entries({ ...shared, SVC_PORT: String(ports[name]) })) if (v !== undefined) env[k] = v;
+    const { command, args } = serviceCommand(name, opts.nodeArgs?.[name]);
+    const child = spawn(command, [...args, ...(opts.args ?? [])], { env, stdio: ["ignore", "pipe", "pipe"] });
+    children.set(name, child);
+    for (const stream of [child.stdout, child.stderr]) {
+      let buf = "";
+      stream?.setEncoding("utf8");
+      stream?.on("data", (chunk: string) => {
+        buf += chunk;
+        let i: number;
+        while ((i = buf.indexOf("\n")) >= 0) {
+          record(name, buf.slice(0, i));
+          buf = buf.slice(i + 1);
+        }
+      });
+      stream?.on("end", () => {
+        if (buf) record(name, buf);
+      });
+    }
+    try {
+      await waitHealthy(urls[name], child, 60_000);
+    } catch (err) {
+      const tail = lines.filter((l) => l.service === name).slice(-30).map((l) => l.line).join("\n");
+      throw new Error(`${name} ${(err as Error).message}:\n${tail}`);
+    }
+  };
+
+  const stopOne = (name: ServiceName, signal: NodeJS.Signals = "SIGTERM"): Promise<number | null> => {
+    const child = children.get(name);
+    if (!child || child.exitCode !== null || child.signalCode !== null) return Promise.resolve(child?.exitCode ?? null);
+    return new Promise((res) => {
+      const timer = setTimeout(() => child.kill("SIGKILL"), 10_000);
+      child.once("exit", (code) => {
+        clearTimeout(timer);
+        res(code);
+      });
+      child.kill(signal);
+    });
+  };
+
+  const upstreams = names.filter((n) => n !== "gateway");
+  try {
+    await Promise.all(upstreams.map(launch));
+    if (names.includes("gateway")) await launch("gateway");
+  } catch (err) {
+    await Promise.all([...children.keys()].map((n) => stopOne(n, "SIGKILL")));
+    throw err;
+  }
+
+  const onExit = () => {
+    for (const c of children.values()) if (c.exitCode === null) c.kill("SIGKILL");
+  };
+  process.once("exit", onExit);
+
+  return {
+    gatewayUrl: urls.gateway,
+    urls,
+    bootstrapKey,
+    internalSecret,
+    storeRoot,
+    tenant,
+    output: (service) => lines.filter((l) => !service || l.service === service).map((l) => l.line),
+    waitForOutput(pattern, o = {}) {
+      const seen = lines.find((l) => (!o.service || l.service === o.service) && pattern.test(l.line));
+      if (seen) return Promise.resolve(seen.line);
+      return new Promise((res, rej) => {
+        const w = { pattern, service: o.service, resolve: res };
+        waiters.add(w);
+        setTimeout(() => {
+          if (waiters.delete(w)) rej(new Error(`no output matching ${pattern} within ${o.timeoutMs ?? 10_000} ms`));
+        }, o.timeoutMs ?? 10_000).unref();
+      });
+    },
+    stopService: stopOne,
+    startService: launch,
+    async stop() {
+      process.removeListener("exit", onExit);
+      await Promise.all([...children.keys()].map((n) => stopOne(n)));
+    },
+  };
+}
+
+/** Runs one service expecting it to refuse to start; resolves with its exit code and output. */
+export function runToExit(name: ServiceName, env: Record<string, string>, args: string[] = [], timeoutMs = 30_000): Promise<{ code: number | null; output: string }> {
+  const base: NodeJS.ProcessEnv = {};
+  for (const [k, v] of Object.entries(process.env)) if (!k.startsWith("SVC_")) base[k] = v;
+  const { command, args: a } = serviceCommand(name);
+  const child = spawn(command, [...a, ...args], { env: { ...base, ...env }, stdio: ["ignore", "pipe", "pipe"] });
+  let output = "";
+  child.stdout.on("data", (d) => (output += d));
+  child.stderr.on("data", (d) => (output += d));
+  return new Promise((res, rej) => {
+    const timer = setTimeout(() => {
+      child.kill("SIGKILL");
+      rej(new Error(`${name} did not exit within ${timeoutMs} ms:\n${output}`));
+    }, timeoutMs);
+    child.on("exit", (code) => {
+      clearTimeout(timer);
+      res({ code, output });
+    });
+  });
+}

@@ -1,0 +1,217 @@
+import { createHash } from "node:crypto";
+import { readFileSync, readdirSync } from "node:fs";
+import { join } from "node:path";
+import { Readable } from "node:stream";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startSuite, type Suite } from "./suite.js";
+
+let s: Suite;
+beforeAll(async () => {
+  s = await startSuite();
+});
+afterAll(() => s?.stop());
+
+const key = () => s.bootstrapKey;
+
+/** Memory high-water mark of a process, from /proc. */
+function peakRssMiB(pid: number): number {
+  const status = readFileSync(`/proc/${pid}/status`, "utf8");
+  const kb = Number(/VmHWM:\s+(\d+) kB/.exec(status)?.[1]);
+  return kb / 1024;
+}
+
+function pidOf(port: string): number {
+  // The service listening on the port: find it among our children by its command line and environment.
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const env = readFileSync(`/proc/${entry}/environ`, "utf8");
+      if (env.includes(`\0SVC_PORT=${port}\0`) || env.startsWith(`SVC_PORT=${port}\0`)) return Number(entry);
+    } catch {
+      // gone or not ours
+    }
+  }
+  throw new Error(`no process for port ${port}`);
+}
+
+describe("raw artifacts", () => {
+  it("stores a file with PUT and returns it with GET and HEAD, with the headers clients rely on", async () => {
+    const put = await s.call("PUT", "/repository/default/docs/readme.txt", { key: key(), body: "hello artifacts\n", headers: { "content-type": "text/plain" } });
+    expect(put.status).toBe(201);
+    const stored = (await put.json()) as { size: number; sha256: string };
+    expect(stored.size).toBe(16);
+    expect(stored.sha256).toBe(createHash("sha256").update("hello artifacts\n").digest("hex"));
+
+    const get = await s.call("GET", "/repository/default/docs/readme.txt", { key: key() });
+    expect(get.status).toBe(200);
+    expect(await get.text()).toBe("hello artifacts\n");
+    expect(get.headers.get("content-length")).toBe("16");
+    expect(get.headers.get("content-type")).toMatch(/^text\/plain/);
+    expect(get.headers.get("etag")).toBeTruthy();
+    expect(Date.parse(get.headers.get("last-modified") ?? "")).not.toBeNaN();
+    expect(get.headers.get("accept-ranges")).toBe("bytes");
+
+    const head = await s.call("HEAD", "/repository/default/docs/readme.txt", { key: key() });
+    expect(head.status).toBe(200);
+    expect(head.headers.get("content-length")).toBe("16");
+    expect(await head.text()).toBe("");
+  });
+
+  it("answers a conditional GET with 304", async () => {
+    await s.call("PUT", "/repository/default/docs/cond.txt", { key: key(), body: "c" });
+    const first = await s.call("GET", "/repository/default/docs/cond.txt", { key: key() });
+    const etag = first.headers.get("etag")!;
+    // Sent with node:http: fetch adds Cache-Control: no-cache to conditional requests, which forces a full answer.
+    const again = await s.rawCall("GET", "/repository/default/docs/cond.txt", { "service-repository-key": key(), "if-none-match": etag });
+    expect(again.status).toBe(304);
+    const since = await s.rawCall("GET", "/repository/default/docs/cond.txt", { "service-repository-key": key(), "if-modified-since": first.headers.get("last-modified")! });
+    expect(since.status).toBe(304);
+    const changed = await s.rawCall("GET", "/repository/default/docs/cond.txt", { "service-repository-key": key(), "if-none-match": '"something-else"' });
+    expect(changed.status).toBe(200);
+  });
+
+  it("serves byte ranges", async () => {
+    await s.call("PUT", "/repository/default/docs/range.bin", { key: key(), body: "0123456789" });
+    const res = await s.call("GET", "/repository/default/docs/range.bin", { key: key(), headers: { range: "bytes=2-5" } });
+    expect(res.status).toBe(206);
+    expect(res.headers.get("content-range")).toBe("bytes 2-5/10");
+    expect(await res.text()).toBe("2345");
+    const tail = await s.call("GET", "/repository/default/docs/range.bin", { key: key(), headers: { range: "bytes=-3" } });
+    expect(await tail.text()).toBe("789");
+    const beyond = await s.call("GET", "/repository/default/docs/range.bin", { key: key(), headers: { range: "bytes=50-60" } });
+    expect(beyond.status).toBe(416);
+  });
+
+  it("replaces a file with 200 and removes it with DELETE", async () => {
+    expect((await s.call("PUT", "/repository/default/docs/v.txt", { key: key(), body: "one" })).status).toBe(201);
+    expect((await s.call("PUT", "/repository/default/docs/v.txt", { key: key(), body: "two" })).status).toBe(200);
+    expect(await (await s.call("GET", "/repository/default/docs/v.txt", { key: key() })).text()).toBe("two");
+    expect((await s.call("DELETE", "/repository/default/docs/v.txt", { key: key() })).status).toBe(204);
+    expect((await s.call("GET", "/repository/default/docs/v.txt", { key: key() })).status).toBe(404);
+    expect((await s.call("DELETE", "/repository/default/docs/v.txt", { key: key() })).status).toBe(404);
+  });
+
+  it("keeps a JSON body byte for byte (the gateway never re-encodes an upload)", async () => {
+    const json = '{ "name":"x",   "version":"1.0.0" }';
+    await s.call("PUT", "/repository/default/npm/package.json", { key: key(), body: json, headers: { "content-type": "application/json" } });
+    expect(await (await s.call("GET", "/repository/default/npm/package.json", { key: key() })).text()).toBe(json);
+  });
+
+  it("answers 404 for a missing artifact, a folder and an unknown repository", async () => {
+    expect((await s.call("GET", "/repository/default/nothing/here.txt", { key: key() })).status).toBe(404);
+    expect((await s.call("GET", "/repository/default/docs", { key: key() })).status).toBe(404);
+    const unknown = await s.call("PUT", "/repository/nosuchrepo/a.txt", { key: key(), body: "x" });
+    expect(unknown.status).toBe(404);
+    expect(await unknown.text()).toMatch(/no repository named nosuchrepo/);
+  });
+
+  it("answers 409 when a path runs through an existing file", async () => {
+    await s.call("PUT", "/repository/default/conflict/file", { key: key(), body: "f" });
+    expect((await s.call("PUT", "/repository/default/conflict/file/child", { key: key(), body: "c" })).status).toBe(409);
+    expect((await s.call("PUT", "/repository/default/conflict", { key: key(), body: "d" })).status).toBe(409);
+  });
+
+  it("refuses paths that escape the repository with 400, encoded or not", async () => {
+    await s.call("PUT", "/repository/default/safe.txt", { key: key(), body: "safe" });
+    const h = { "service-repository-key": key() };
+    for (const path of [
+      "/repository/default/../default/safe.txt",
+      "/repository/default/a/../../etc/passwd",
+      "/repository/default/%2e%2e/etc/passwd",
+      "/repository/default/a/%2E%2E/%2e%2e/x",
+      "/repository/default/a/.%2e/x",
+      "/repository/default/./safe.txt",
+      "/repository/default//etc/passwd",
+      "/repository/default/a%2f..%2f..%2fetc",
+      "/repository/default/a%00b",
+      "/repository/default/a\\..\\b",
+      "/repository/default/a%5c..%5cb",
+      "/repository/default/%zz",
+      "/repository/default/",
+    ]) {
+      for (const method of ["GET", "PUT", "DELETE"]) {
+        const res = await s.rawCall(method, path, h);
+        expect(res.status, `${method} ${path}`).toBe(400);
+        expect(res.body).not.toMatch(/\/tmp|\.data|store|node_modules|at /);
+      }
+    }
+    expect(await (await s.call("GET", "/repository/default/safe.txt", { key: key() })).text()).toBe("safe");
+  });
+
+  it("streams a large upload and download without holding them in memory", async () => {
+    const size = 512 * 1024 * 1024;
+    const chunk = Buffer.alloc(1024 * 1024, 7);
+    const hash = createHash("sha256");
+    let sent = 0;
+    const source = new Readable({
+      read() {
+        if (sent >= size) return this.push(null);
+        sent += chunk.length;
+        hash.update(chunk);
+        this.push(chunk);
+      },
+    });
+    const put = await s.call("PUT", "/repository/default/big/blob.bin", {
+      key: key(),
+      body: Readable.toWeb(source) as ReadableStream,
+      headers: { "content-type": "application/octet-stream" },
+    });
+    expect(put.status).toBe(201);
+    const stored = (await put.json()) as { size: number; sha256: string };
+    expect(stored.size).toBe(size);
+    expect(stored.sha256).toBe(hash.digest("hex"));
+
+    const get = await s.call("GET", "/repository/default/big/blob.bin", { key: key() });
+    expect(get.headers.get("content-length")).toBe(String(size));
+    const down = createHash("sha256");
+    let received = 0;
+    for await (const part of get.body as unknown as AsyncIterable<Uint8Array>) {
+      down.update(part);
+      received += part.length;
+    }
+    expect(received).toBe(size);
+    expect(down.digest("hex")).toBe(stored.sha256);
+
+    for (const service of ["gateway", "artifacts"] as const) {
+      const peak = peakRssMiB(pidOf(new URL(s.urls[service]).port));
+      expect(peak, `${service} peak memory MiB`).toBeLessThan(300);
+    }
+  });
+});
+
+describe("durability", () => {
+  it("keeps what it answered 2xx for across a restart of every service", async () => {
+    const minted = await s.mint({ grants: [{ scope: "*", tokens: ["read-only"] }] });
+    await s.call("PUT", "/repository/default/durable/a.txt", { key: key(), body: "durable" });
+    for (const name of ["artifacts", "auth", "gateway"] as const) {
+      await s.stopService(name);
+      await s.startService(name);
+    }
+    const res = await s.call("GET", "/repository/default/durable/a.txt", { key: minted.key });
+    expect(res.status).toBe(200);
+    expect(await res.text()).toBe("durable");
+  });
+
+  it("a crash in the middle of an upload leaves the old content, never half a file", async () => {
+    await s.call("PUT", "/repository/default/atomic/file.bin", { key: key(), body: "old content" });
+    let pushed = 0;
+    const slow = new Readable({
+      read() {
+        if (pushed++ < 4) setTimeout(() => this.push(Buffer.alloc(256 * 1024, 1)), 50);
+        // then stall: the upload never finishes on its own
+      },
+    });
+    const upload = s
+      .call("PUT", "/repository/default/atomic/file.bin", { key: key(), body: Readable.toWeb(slow) as ReadableStream })
+      .catch((err: unknown) => err);
+    await new Promise((r) => setTimeout(r, 600));
+    await s.stopService("artifacts", "SIGKILL");
+    await upload;
+    await s.startService("artifacts");
+    const res = await s.call("GET", "/repository/default/atomic/file.bin", { key: key() });
+    expect(res.status).toBe(200);
+    expect(await res.text()).toBe("old content");
+    const leftovers = readdirSync(join(s.storeRoot, "repositories", "default", "atomic"));
+    expect(leftovers).toEqual(["file.bin"]);
+  });
+});

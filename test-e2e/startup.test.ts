@@ -1,0 +1,77 @@
+import { execFileSync } from "node:child_process";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { inject } from "vitest";
+import { keyId, makeKey, parseKey } from "@svc/keys";
+import { runToExit } from "@svc/infra/service-runner";
+import { startSuite, type Suite } from "./suite.js";
+
+const repoRoot = join(dirname(fileURLToPath(import.meta.url)), "..");
+
+describe("key-gated start", () => {
+  let s: Suite;
+  beforeAll(async () => {
+    s = await startSuite();
+  });
+  afterAll(() => s?.stop());
+
+  it("provisions the bootstrap key with * on every repository and logs a SECURITY line", async () => {
+    await s.waitForOutput(/SECURITY svc\.bootstrap-key is set/, { service: "auth" });
+    const list = (await (await s.call("GET", "/api/credentials", { key: s.bootstrapKey })).json()) as { id: string; expires: string | null; grants: unknown[] }[];
+    const entry = list.find((c) => c.id === keyId(s.bootstrapKey));
+    expect(entry?.expires).toBeNull();
+    expect(entry?.grants).toEqual([{ scope: "*", tokens: ["*"], expires: null }]);
+  });
+
+  it("provisions it again on every boot, even after it was revoked", async () => {
+    await s.call("DELETE", `/api/credentials/${keyId(s.bootstrapKey)}`, { key: s.bootstrapKey });
+    expect((await s.call("GET", "/api/credentials", { key: s.bootstrapKey })).status).toBe(401);
+    await s.stopService("auth");
+    await s.startService("auth");
+    expect((await s.call("GET", "/api/credentials", { key: s.bootstrapKey })).status).toBe(200);
+  });
+});
+
+describe("start-up refusals", () => {
+  const env = () => ({
+    SVC_DATABASE_URL: inject("adminDatabaseUrl"),
+    SVC_NATS_URL: inject("natsUrl"),
+    SVC_INTERNAL_SECRET: "s".repeat(40),
+    SVC_FILESYSTEM_ROOT: join(inject("dataDir"), "refusals"),
+    SVC_PORT: "0",
+  });
+
+  it("every service refuses to boot with a malformed bootstrap key, saying so clearly", async () => {
+    const good = makeKey();
+    const bad = good.slice(0, -1) + (good.endsWith("A") ? "B" : "A");
+    for (const name of ["auth", "gateway", "artifacts", "admin"] as const) {
+      const r = await runToExit(name, { ...env(), SVC_BOOTSTRAP_KEY: bad });
+      expect(r.code, name).not.toBe(0);
+      expect(r.output).toMatch(/svc\.bootstrap-key .*is not a well-formed key/);
+      expect(r.output).not.toContain(bad);
+    }
+  });
+
+  it("refuses a bootstrap key of another tenant and a bad setting value", async () => {
+    const other = await runToExit("auth", { ...env(), SVC_BOOTSTRAP_KEY: makeKey("elsewhere") });
+    expect(other.code).not.toBe(0);
+    expect(other.output).toMatch(/tenant "elsewhere"/);
+    const ttl = await runToExit("gateway", { ...env(), SVC_CACHE_TTL: "five minutes" });
+    expect(ttl.code).not.toBe(0);
+    expect(ttl.output).toMatch(/svc\.cache\.ttl \(from environment SVC_CACHE_TTL\)/);
+    const arg = await runToExit("gateway", env(), ["-Dsvc.read-only=perhaps"]);
+    expect(arg.code).not.toBe(0);
+    expect(arg.output).toMatch(/svc\.read-only \(from -Dsvc\.read-only\)/);
+  });
+});
+
+describe("the key tool", () => {
+  it("prints one well-formed key and nothing else", () => {
+    const out = execFileSync("npm", ["run", "--silent", "keygen"], { cwd: repoRoot, encoding: "utf8" });
+    expect(out).toMatch(/^svck_default\.[A-Za-z0-9_-]{49}\n$/);
+    expect(parseKey(out.trim()).ok).toBe(true);
+    const acme = execFileSync("npm", ["run", "--silent", "keygen", "--", "acme"], { cwd: repoRoot, encoding: "utf8" });
+    expect(acme).toMatch(/^svck_acme\./);
+  });
+});

@@ -1,0 +1,28 @@
+import { defineConfig } from "vitest/config";
+
+export default defineConfig({
+  test: {
+    projects: [
+      {
+        test: {
+          name: "unit",
+          include: ["packages/*/src/**/*.test.ts", "services/*/src/**/*.test.ts"],
+          testTimeout: 60_000,
+          hookTimeout: 120_000,
+        },
+      },
+      {
+        test: {
+          name: "e2e",
+          include: ["test-e2e/**/*.test.ts"],
+          globalSetup: ["test-e2e/global-setup.ts"],
+          testTimeout: 60_000,
+          hookTimeout: 180_000,
+          // Each file starts its own suite of service processes; two at a time fit two cores.
+          maxWorkers: 2,
+          isolate: true,
+        },
+      },
+    ],
+  },
+});

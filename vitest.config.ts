@@ -6,6 +6,7 @@ export default defineConfig({
       {
         test: {
           name: "unit",
+          sequence: { groupOrder: 0 },
           include: ["packages/*/src/**/*.test.ts", "services/*/src/**/*.test.ts"],
           testTimeout: 60_000,
           hookTimeout: 120_000,
@@ -14,6 +15,7 @@ export default defineConfig({
       {
         test: {
           name: "e2e",
+          sequence: { groupOrder: 1 },
           include: ["test-e2e/**/*.test.ts"],
           globalSetup: ["test-e2e/global-setup.ts"],
           testTimeout: 60_000,

@@ -1,0 +1,42 @@
+// `npm test`: the whole test suite — type check, unit tests, then end-to-end tests against the
+// real services with their own Postgres, Redis and NATS (provisioned by packages/infra, on
+// free ports under .data/, never touching servers the machine already runs).
+// Extra arguments go to vitest (e.g. `npm test -- test-e2e/access.test.ts`).
+import { spawnSync } from "node:child_process";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import { startVitest } from "vitest/node";
+
+const root = join(dirname(fileURLToPath(import.meta.url)), "..");
+const filters = process.argv.slice(2);
+
+if (filters.length === 0) {
+  console.log("typecheck: tsc --noEmit");
+  const tsc = spawnSync(process.execPath, [join(root, "node_modules/typescript/bin/tsc"), "-p", join(root, "tsconfig.json"), "--noEmit"], { stdio: "inherit" });
+  if (tsc.status !== 0) {
+    console.log("typecheck failed");
+    console.log("0 passed, 1 failed");
+    process.exit(1);
+  }
+}
+
+const vitest = await startVitest("test", filters, { run: true, watch: false, root });
+let passed = 0;
+let failed = 0;
+let skipped = 0;
+for (const file of vitest?.state.getFiles() ?? []) {
+  const walk = (tasks: typeof file.tasks) => {
+    for (const t of tasks) {
+      if (t.type === "suite") walk(t.tasks);
+      else if (t.result?.state === "pass") passed++;
+      else if (t.result?.state === "fail") failed++;
+      else skipped++;
+    }
+  };
+  walk(file.tasks);
+  if (file.result?.state === "fail" && file.tasks.every((t) => t.result?.state !== "fail")) failed++; // a file that failed to load or set up
+}
+const errors = vitest?.state.getUnhandledErrors().length ?? 0;
+await vitest?.close();
+console.log(`\ntests: ${passed} passed, ${failed + errors} failed${skipped ? `, ${skipped} skipped` : ""}`);
+process.exit(failed + errors > 0 || passed === 0 ? 1 : 0);

@@ -24,7 +24,7 @@ function fingerprint() {
 const want = fingerprint();
 if (existsSync(stamp) && readFileSync(stamp, "utf8") === want) process.exit(0);
 
-const args = ["exec", "--yes", `pnpm@${PNPM_VERSION}`, "--", "install"];
+const args = ["exec", "--yes", `pnpm@${PNPM_VERSION}`, "--", "install", "--reporter=default"];
 if (existsSync(lockfile)) args.push("--frozen-lockfile");
 console.error(`[setup] installing packages with pnpm ${PNPM_VERSION}`);
 const r = spawnSync("npm", args, { cwd: root, stdio: "inherit", env: { ...process.env, npm_config_update_notifier: "false" } });

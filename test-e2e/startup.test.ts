@@ -73,5 +73,7 @@ describe("the key tool", () => {
     expect(parseKey(out.trim()).ok).toBe(true);
     const acme = execFileSync("npm", ["run", "--silent", "keygen", "--", "acme"], { cwd: repoRoot, encoding: "utf8" });
     expect(acme).toMatch(/^svck_acme\./);
+    const viaPnpm = execFileSync("npm", ["exec", "--yes", "pnpm@10.34.8", "--", "keygen", "team-a"], { cwd: repoRoot, encoding: "utf8" });
+    expect(viaPnpm).toMatch(/^svck_team-a\.[A-Za-z0-9_-]{49}\n$/);
   });
 });

@@ -3,3 +3,4 @@ export * from "./scope.js";
 export * from "./anonymous-rights.js";
 export * from "./decide.js";
 export * from "./artifact-path.js";
+export * from "./subjects.js";

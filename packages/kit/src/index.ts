@@ -6,3 +6,4 @@ export * from "./identity.js";
 export * from "./db.js";
 export * from "./messaging.js";
 export * from "./service.js";
+export * from "./addresses.js";

@@ -58,6 +58,17 @@ describe("settings", () => {
     expect(() => load({}, ["-Dsvc.cahce.ttl=5"])).toThrow(/svc\.cahce\.ttl \(-D argument\): unknown setting/);
   });
 
+  it("refuses a * entry in svc.ui.admins and anything that is not a person id", () => {
+    expect(() => load({ SVC_UI_ADMINS: "oidc/alice, *" })).toThrow(/svc\.ui\.admins .* a \* entry would make everyone an administrator/);
+    expect(() => load({ SVC_UI_ADMINS: "alice" })).toThrow(/entry "alice" is not a person id/);
+    expect(load({ SVC_UI_ADMINS: "oidc/alice, oauth/42,oidc/alice" }).uiAdmins).toEqual(["oidc/alice", "oauth/42"]);
+  });
+
+  it("reads trusted proxies as addresses and CIDRs", () => {
+    expect(load({ SVC_TRUSTED_PROXIES: "10.0.0.0/8, ::1" }).trustedProxies).toEqual(["10.0.0.0/8", "::1"]);
+    expect(() => load({ SVC_TRUSTED_PROXIES: "proxy.local" })).toThrow(/svc\.trusted-proxies .* entry "proxy.local"/);
+  });
+
   it("names an unreadable properties file", () => {
     expect(() => load({ SVC_CONFIG_FILE: "/missing" })).toThrow(/cannot read "\/missing": ENOENT/);
   });

@@ -1,6 +1,7 @@
 import { readFileSync } from "node:fs";
 import { parseKey, isTenant } from "@svc/keys";
-import { isRepositoryName, parseAnonymousRights, type GrantSpec } from "@svc/grants";
+import { isPersonId, isRepositoryName, parseAnonymousRights, PERSON_ID_RULE, type GrantSpec } from "@svc/grants";
+import { parseAddressList } from "./addresses.js";
 import { parseSettingDuration, parseIsoDuration, durationMs } from "./duration.js";
 
 /**
@@ -82,6 +83,17 @@ const logLevel: Parser<string> = (raw) => {
   const v = raw.trim().toLowerCase();
   return ["fatal", "error", "warn", "info", "debug", "trace", "silent"].includes(v) ? { ok: true, value: v } : { ok: false, reason: "must be one of fatal, error, warn, info, debug, trace, silent" };
 };
+const addressList: Parser<string[]> = (raw) => {
+  const r = parseAddressList(raw);
+  return r.ok ? { ok: true, value: r.entries } : { ok: false, reason: `entry "${r.bad}" ${r.reason}` };
+};
+const admins: Parser<string[]> = (raw) => {
+  const ids = raw.split(",").map((s) => s.trim()).filter((s) => s !== "");
+  if (ids.includes("*")) return { ok: false, reason: "must name people one by one: a * entry would make everyone an administrator" };
+  const bad = ids.find((id) => !isPersonId(id));
+  if (bad !== undefined) return { ok: false, reason: `entry "${bad}" is not a person id (${PERSON_ID_RULE})` };
+  return { ok: true, value: [...new Set(ids)] };
+};
 const secret: Parser<string> = (raw) => {
   const t = raw.trim();
   if (t === "") return { ok: true, value: "" };
@@ -98,6 +110,9 @@ export const SETTINGS = {
   cacheTtlMs: def("svc.cache.ttl", duration, 300_000),
   credentialDefaultLifetime: def("svc.credential-default-lifetime", isoDuration, undefined),
   credentialMaxLifetime: def("svc.credential-max-lifetime", isoDuration, undefined),
+  trackKeyUsage: def("svc.track-key-usage", bool, false),
+  trustedProxies: def("svc.trusted-proxies", addressList, [] as string[]),
+  uiAdmins: def("svc.ui.admins", admins, [] as string[]),
   internalSecret: def("svc.internal-secret", secret, "", true),
   databaseUrl: def("svc.database-url", url(["postgres", "postgresql"]), "", true),
   redisUrl: def("svc.redis-url", url(["redis", "rediss"]), "", true),

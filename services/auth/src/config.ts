@@ -6,6 +6,8 @@ export type AuthConfig = Pick<
   | "bootstrapKey"
   | "credentialDefaultLifetime"
   | "credentialMaxLifetime"
+  | "trackKeyUsage"
+  | "uiAdmins"
   | "internalSecret"
   | "databaseUrl"
   | "natsUrl"

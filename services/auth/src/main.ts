@@ -1,9 +1,11 @@
-import { subjectFor } from "@svc/contracts";
+import { subjectFor, type CredentialChanged } from "@svc/contracts";
 import { createBus, createDb, createLogger, migrate, newEventId, onShutdown, pingDb, refuseStart } from "@svc/kit";
 import { buildApp } from "./app.js";
 import { loadConfig, type AuthConfig } from "./config.js";
 import { credentialServiceFactory } from "./domain/credential-service.js";
+import { principalServiceFactory } from "./domain/principal-service.js";
 import { credentialStoreFactory } from "./store/credential-store.js";
+import { subjectStoreFactory } from "./store/subject-store.js";
 import { migrations } from "./store/migrations.js";
 import { SCHEMA, type AuthDatabase } from "./store/schema.js";
 
@@ -25,15 +27,23 @@ try {
 }
 
 const bus = createBus({ url: config.natsUrl, tenant: config.tenant, name: "auth", log });
+const publish = (change: Omit<CredentialChanged, "id" | "time" | "tenant">) => {
+  void bus.publish("credential.changed", { id: newEventId(), time: new Date().toISOString(), tenant: config.tenant, ...change });
+};
+const credentialStore = credentialStoreFactory(db);
 const credentials = credentialServiceFactory({
-  store: credentialStoreFactory(db),
+  store: credentialStore,
   tenant: config.tenant,
   defaultLifetime: config.credentialDefaultLifetime,
   maxLifetime: config.credentialMaxLifetime,
-  publish: (change) => {
-    void bus.publish("credential.changed", { id: newEventId(), time: new Date().toISOString(), tenant: config.tenant, ...change });
-  },
+  trackUsage: config.trackKeyUsage,
+  publish,
 });
+const principals = principalServiceFactory({ credentials: credentialStore, subjects: subjectStoreFactory(db), publish });
+if (config.uiAdmins.length > 0) {
+  await principals.seedAdministrators(config.uiAdmins);
+  log.info({ admins: config.uiAdmins }, "seeded deployment-wide administration for svc.ui.admins");
+}
 
 if (config.bootstrapKey) {
   const id = await credentials.provisionBootstrap(config.bootstrapKey);
@@ -47,6 +57,7 @@ const app = buildApp({
   log,
   internalSecret: config.internalSecret,
   credentials,
+  principals,
   checks: [{ name: "postgres", check: () => pingDb(pool) }],
 });
 await app.listen({ host: config.host, port: config.port });

@@ -119,7 +119,9 @@ export function buildApp(deps: GatewayDeps): FastifyInstance {
   const undici = { connections: deps.connections ?? 64, pipelining: 1, keepAliveTimeout: 60_000 };
 
   app.register(httpProxy, { upstream: deps.upstreams.artifacts, prefix: "/repository", rewritePrefix: "/repository", replyOptions, undici });
-  app.register(httpProxy, { upstream: deps.upstreams.auth, prefix: "/api/credentials", rewritePrefix: "/api/credentials", replyOptions, undici });
+  for (const prefix of ["/api/credentials", "/api/principals", "/api/groups"]) {
+    app.register(httpProxy, { upstream: deps.upstreams.auth, prefix, rewritePrefix: prefix, replyOptions, undici });
+  }
   app.register(httpProxy, { upstream: deps.upstreams.admin, prefix: "/api", rewritePrefix: "/api", replyOptions, undici });
   return app;
 }

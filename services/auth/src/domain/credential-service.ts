@@ -1,10 +1,11 @@
 import { makeKey, keyId, parseKey } from "@svc/keys";
-import { parseScope, parseTokens } from "@svc/grants";
 import { conflict, invalid, notFound, type CredentialChanged } from "@svc/contracts";
-import { addDuration, parseExpiry, parseIsoDuration } from "@svc/kit";
-import type { CredentialRow, CredentialStore, GrantRow } from "../store/credential-store.js";
+import { addDuration, parseAddressList, parseExpiry, parseIsoDuration } from "@svc/kit";
+import type { CredentialRow, CredentialStore } from "../store/credential-store.js";
+import { grantView, readGrant, readScope, type GrantInput, type GrantView } from "./grant-input.js";
 
 const DEFAULT_LIFETIME = "P90D";
+const DEFAULT_OVERLAP = "P7D";
 
 export interface CredentialView {
   id: string;
@@ -15,12 +16,10 @@ export interface CredentialView {
   revoked: string | null;
   allowedAddresses: string[];
   grants: GrantView[];
-}
-
-export interface GrantView {
-  scope: string;
-  tokens: string[];
-  expires: string | null;
+  /** Only while svc.track-key-usage is on. */
+  lastUsed?: string | null;
+  lastUsedFrom?: string | null;
+  useCount?: number;
 }
 
 /** What the gateway needs to decide a request: never the secret (it is not stored). */
@@ -41,13 +40,13 @@ function stateOf(row: CredentialRow, now: Date): CredentialView["state"] {
   return "active";
 }
 
-const grantView = (g: GrantRow): GrantView => ({ scope: g.scope, tokens: g.tokens, expires: iso(g.expires_at) });
 
 export interface CredentialServiceDeps {
   store: CredentialStore;
   tenant: string;
   defaultLifetime: string | undefined;
   maxLifetime: string | undefined;
+  trackUsage: boolean;
   publish: (change: Omit<CredentialChanged, "id" | "time" | "tenant">) => void;
   now?: () => Date;
 }
@@ -88,6 +87,7 @@ export function credentialServiceFactory(deps: CredentialServiceDeps) {
       revoked: iso(r.revoked_at),
       allowedAddresses: r.allowed_ips,
       grants: grants.filter((g) => g.subject_id === r.id).map(grantView),
+      ...(deps.trackUsage ? { lastUsed: iso(r.last_used_at), lastUsedFrom: r.last_used_from, useCount: Number(r.use_count) } : {}),
     }));
   };
 
@@ -132,37 +132,105 @@ export function credentialServiceFactory(deps: CredentialServiceDeps) {
       return v!;
     },
 
-    async setGrant(id: string, input: { scope: string; tokens: string[]; expires?: string }): Promise<GrantView> {
-      const scope = parseScope(input.scope);
-      if (!scope.ok) throw invalid("scope", scope.reason);
-      if (input.tokens.length === 0) throw invalid("tokens", "give at least one right token; to remove rights, delete the grant");
-      const tokens = parseTokens(input.tokens);
-      if (!tokens.ok) throw invalid("tokens", `"${tokens.bad}" is not a right token or role (use <surface>:<verb>, <surface>:*, *, read-only, deploy or admin)`);
-      let expiresAt: Date | null = null;
-      const text = input.expires?.trim() ?? "";
-      if (text !== "") {
-        const at = parseExpiry(text, now());
-        if (!at) throw invalid("expires", `"${text}" is neither an ISO-8601 duration nor an instant`);
-        if (at.getTime() <= now().getTime()) throw invalid("expires", "expires must lie in the future");
-        expiresAt = at;
-      }
+    async setGrant(id: string, input: GrantInput): Promise<GrantView> {
+      const g = readGrant(input, now());
       const row = await store.transaction(async (tx) => {
         const cred = await store.findById(id, tx, { forUpdate: true });
         if (!cred || cred.tenant !== tenant) throw notFound(`no credential with id ${id}`);
         if (cred.revoked_at) throw conflict("the credential is revoked; mint a new one");
-        return store.setGrant({ kind: "key", subjectId: id, scope: scope.text, tokens: tokens.tokens, expiresAt }, tx);
+        return store.setGrant({ kind: "key", subjectId: id, scope: g.scope, tokens: g.tokens, expiresAt: g.expiresAt }, tx);
       });
       deps.publish({ subject: { kind: "key", id }, change: "grants" });
       return grantView(row);
     },
 
     async removeGrant(id: string, rawScope: string): Promise<void> {
-      const scope = parseScope(rawScope);
-      if (!scope.ok) throw invalid("scope", scope.reason);
+      const scope = readScope(rawScope);
       await existing(id);
-      const removed = await store.removeGrant("key", id, scope.text);
-      if (!removed) throw notFound(`credential ${id} holds no grant at scope ${scope.text}`);
+      const removed = await store.removeGrant("key", id, scope);
+      if (!removed) throw notFound(`credential ${id} holds no grant at scope ${scope}`);
       deps.publish({ subject: { kind: "key", id }, change: "grants" });
+    },
+
+    /** A new expiry (duration from now or instant); blank clears it, within the lifetime cap. */
+    async setExpiry(id: string, expires: string | null | undefined): Promise<CredentialView> {
+      const at = now();
+      const text = expires?.trim() ?? "";
+      let wanted: Date | null = null;
+      if (text !== "") {
+        const parsed = parseExpiry(text, at);
+        if (!parsed) throw invalid("expires", `"${text}" is neither an ISO-8601 duration (e.g. P30D) nor an instant (e.g. 2027-01-01T00:00:00Z)`);
+        if (parsed.getTime() <= at.getTime()) throw invalid("expires", "expires must lie in the future; to stop a key now, revoke it");
+        wanted = parsed;
+      }
+      await store.transaction(async (tx) => {
+        const cred = await store.findById(id, tx, { forUpdate: true });
+        if (!cred || cred.tenant !== tenant) throw notFound(`no credential with id ${id}`);
+        if (cred.revoked_at) throw conflict("the credential is revoked");
+        await store.setExpiry(id, capped(at, wanted), tx);
+      });
+      deps.publish({ subject: { kind: "key", id }, change: "expiry" });
+      return this.get(id);
+    },
+
+    async setAllowedAddresses(id: string, addresses: string | string[] | null | undefined): Promise<CredentialView> {
+      const text = Array.isArray(addresses) ? addresses.join(",") : (addresses ?? "");
+      const parsed = parseAddressList(text);
+      if (!parsed.ok) throw invalid("addresses", `"${parsed.bad}" ${parsed.reason}`);
+      await store.transaction(async (tx) => {
+        const cred = await store.findById(id, tx, { forUpdate: true });
+        if (!cred || cred.tenant !== tenant) throw notFound(`no credential with id ${id}`);
+        if (cred.revoked_at) throw conflict("the credential is revoked");
+        await store.setAllowedIps(id, parsed.entries, tx);
+      });
+      deps.publish({ subject: { kind: "key", id }, change: "allowed-ips" });
+      return this.get(id);
+    },
+
+    /**
+     * Mints a successor that inherits the grants and allowlist; the old key keeps working
+     * until the overlap ends (never longer than it would have anyway).
+     */
+    async rotate(id: string, overlapText: string | null | undefined) {
+      const text = overlapText?.trim() || DEFAULT_OVERLAP;
+      const overlap = parseIsoDuration(text);
+      if (!overlap) {
+        throw invalid("overlap", `"${text}" is not an ISO-8601 duration such as P7D (PT0S ends the old key at once)`);
+      }
+      const created = now();
+      const key = makeKey(tenant);
+      const successor = keyId(key);
+      const result = await store.transaction(async (tx) => {
+        const cred = await store.findById(id, tx, { forUpdate: true });
+        if (!cred || cred.tenant !== tenant) throw notFound(`no credential with id ${id}`);
+        if (cred.revoked_at) throw conflict("the credential is revoked; mint a new one");
+        if (stateOf(cred, created) === "expired") throw conflict("the credential has expired; mint a new one");
+        const oldEnds = addDuration(created, overlap);
+        const oldExpires = cred.expires_at && cred.expires_at.getTime() < oldEnds.getTime() ? cred.expires_at : oldEnds;
+        await store.setExpiry(id, oldExpires, tx);
+        const expires = capped(created, addDuration(created, parseIsoDuration(deps.defaultLifetime ?? DEFAULT_LIFETIME)!));
+        await store.insert({ id: successor, tenant, label: cred.label, expiresAt: expires, allowedIps: cred.allowed_ips }, tx);
+        await store.copyGrants("key", id, successor, tx);
+        return { label: cred.label, expires, oldExpires };
+      });
+      deps.publish({ subject: { kind: "key", id }, change: "rotated" });
+      deps.publish({ subject: { kind: "key", id: successor }, change: "minted" });
+      return {
+        id: successor,
+        key,
+        label: result.label,
+        created: created.toISOString(),
+        expires: iso(result.expires),
+        predecessor: { id, expires: iso(result.oldExpires) },
+      };
+    },
+
+    async recordUsage(batch: { id: string; count: number; lastUsed: string; address: string }[]): Promise<void> {
+      if (!deps.trackUsage) return;
+      const rows = batch
+        .filter((u) => /^[0-9a-f]{64}$/.test(u.id) && Number.isInteger(u.count) && u.count > 0 && !Number.isNaN(Date.parse(u.lastUsed)))
+        .map((u) => ({ id: u.id, count: u.count, lastUsed: new Date(u.lastUsed), address: u.address.slice(0, 64) }));
+      await store.recordUsage(rows);
     },
 
     async revoke(id: string): Promise<void> {

@@ -26,6 +26,21 @@ const credentialSchema = {
     revoked: { type: ["string", "null"] },
     allowedAddresses: { type: "array", items: { type: "string" } },
     grants: { type: "array", items: grantSchema },
+    lastUsed: { type: ["string", "null"] },
+    lastUsedFrom: { type: ["string", "null"] },
+    useCount: { type: "integer" },
+  },
+} as const;
+
+const mintedSchema = {
+  type: "object",
+  properties: {
+    id: { type: "string" },
+    key: { type: "string" },
+    label: { type: ["string", "null"] },
+    created: { type: "string" },
+    expires: { type: ["string", "null"] },
+    predecessor: { type: "object", properties: { id: { type: "string" }, expires: { type: ["string", "null"] } } },
   },
 } as const;
 
@@ -53,13 +68,7 @@ export function credentialRoutes(app: FastifyInstance, svc: CredentialService): 
           properties: { label: { type: "string", maxLength: 200 }, expires: { type: ["string", "null"], maxLength: 64 }, nonExpiring: { type: "boolean" } },
           additionalProperties: false,
         },
-        response: {
-          201: {
-            type: "object",
-            properties: { id: { type: "string" }, key: { type: "string" }, label: { type: ["string", "null"] }, created: { type: "string" }, expires: { type: ["string", "null"] } },
-          },
-          ...errors,
-        },
+        response: { 201: mintedSchema, ...errors },
       },
     },
     async (req, reply) => {
@@ -113,6 +122,59 @@ export function credentialRoutes(app: FastifyInstance, svc: CredentialService): 
       await svc.removeGrant(id, scope);
       req.log.info({ credentialId: id, scope, principal: req.principal.id }, "credential grant removed");
       return reply.code(204).send();
+    },
+  );
+
+  app.put<{ Params: { id: string }; Body: { expires?: string | null } }>(
+    "/api/credentials/:id/expiry",
+    {
+      schema: {
+        params: idParam,
+        body: { type: "object", properties: { expires: { type: ["string", "null"], maxLength: 64 } }, additionalProperties: false },
+        response: { 200: credentialSchema, ...errors },
+      },
+    },
+    async (req) => {
+      const v = await svc.setExpiry(req.params.id, req.body.expires);
+      req.log.info({ credentialId: req.params.id, expires: v.expires, principal: req.principal.id }, "credential expiry changed");
+      return v;
+    },
+  );
+
+  app.put<{ Params: { id: string }; Body: { addresses?: string | string[] | null } }>(
+    "/api/credentials/:id/allowed-ips",
+    {
+      schema: {
+        params: idParam,
+        body: {
+          type: "object",
+          properties: { addresses: { anyOf: [{ type: "string", maxLength: 8192 }, { type: "array", items: { type: "string" }, maxItems: 256 }, { type: "null" }] } },
+          additionalProperties: false,
+        },
+        response: { 200: credentialSchema, ...errors },
+      },
+    },
+    async (req) => {
+      const v = await svc.setAllowedAddresses(req.params.id, req.body.addresses);
+      req.log.info({ credentialId: req.params.id, allowedAddresses: v.allowedAddresses, principal: req.principal.id }, "credential allowlist changed");
+      return v;
+    },
+  );
+
+  app.post<{ Params: { id: string }; Body: { overlap?: string | null } | null }>(
+    "/api/credentials/:id/rotate",
+    {
+      schema: {
+        params: idParam,
+        body: { type: ["object", "null"], properties: { overlap: { type: ["string", "null"], maxLength: 64 } }, additionalProperties: false },
+        response: { 201: mintedSchema, ...errors },
+      },
+    },
+    async (req, reply) => {
+      const r = await svc.rotate(req.params.id, req.body?.overlap);
+      req.log.info({ credentialId: req.params.id, successor: r.id, principal: req.principal.id }, "credential rotated");
+      reply.code(201).header("cache-control", "no-store");
+      return r;
     },
   );
 

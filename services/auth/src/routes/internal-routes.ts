@@ -10,4 +10,26 @@ export function internalRoutes(app: FastifyInstance, svc: CredentialService): vo
     if (!r) throw notFound("unknown key");
     return r;
   });
+
+  app.post<{ Body: { id: string; count: number; lastUsed: string; address: string }[] }>(
+    "/internal/usage",
+    {
+      schema: {
+        body: {
+          type: "array",
+          maxItems: 10_000,
+          items: {
+            type: "object",
+            properties: { id: { type: "string" }, count: { type: "integer" }, lastUsed: { type: "string" }, address: { type: "string" } },
+            required: ["id", "count", "lastUsed", "address"],
+          },
+        },
+      },
+    },
+    async (req, reply) => {
+      if (req.principal.kind !== "system") throw forbidden("internal route");
+      await svc.recordUsage(req.body);
+      return reply.code(204).send();
+    },
+  );
 }

@@ -1,4 +1,4 @@
-import type { Kysely, Transaction } from "kysely";
+import { sql, type Kysely, type Transaction } from "kysely";
 import type { AuthDatabase, CredentialTable, GrantTable } from "./schema.js";
 import { SCHEMA } from "./schema.js";
 import type { Selectable } from "kysely";
@@ -16,10 +16,10 @@ export function credentialStoreFactory(root: Kysely<AuthDatabase>) {
       return root.transaction().execute(fn);
     },
 
-    async insert(row: { id: string; tenant: string; label: string | null; expiresAt: Date | null; bootstrap?: boolean }, tx?: Db) {
+    async insert(row: { id: string; tenant: string; label: string | null; expiresAt: Date | null; allowedIps?: string[] }, tx?: Db) {
       return db(tx)
         .insertInto("credentials")
-        .values({ id: row.id, tenant: row.tenant, label: row.label, expires_at: row.expiresAt, bootstrap: row.bootstrap ?? false })
+        .values({ id: row.id, tenant: row.tenant, label: row.label, expires_at: row.expiresAt, allowed_ips: row.allowedIps ?? [] })
         .returningAll()
         .executeTakeFirstOrThrow();
     },
@@ -47,6 +47,36 @@ export function credentialStoreFactory(root: Kysely<AuthDatabase>) {
 
     async revoke(id: string, at: Date, tx?: Db) {
       await db(tx).updateTable("credentials").set({ revoked_at: at }).where("id", "=", id).where("revoked_at", "is", null).execute();
+    },
+
+    async setExpiry(id: string, expiresAt: Date | null, tx?: Db) {
+      return db(tx).updateTable("credentials").set({ expires_at: expiresAt }).where("id", "=", id).returningAll().executeTakeFirstOrThrow();
+    },
+
+    async setAllowedIps(id: string, addresses: string[], tx?: Db) {
+      return db(tx).updateTable("credentials").set({ allowed_ips: addresses }).where("id", "=", id).returningAll().executeTakeFirstOrThrow();
+    },
+
+    /** Adds batched use records: one statement for the whole batch. */
+    async recordUsage(batch: { id: string; count: number; lastUsed: Date; address: string }[], tx?: Db) {
+      if (batch.length === 0) return;
+      const values = sql.join(batch.map((u) => sql`(${u.id}::text, ${u.count}::bigint, ${u.lastUsed.toISOString()}::timestamptz, ${u.address}::text)`));
+      await sql`
+        update ${sql.table(`${SCHEMA}.credentials`)} as c
+           set use_count = c.use_count + v.n,
+               last_used_at = greatest(coalesce(c.last_used_at, v.at), v.at),
+               last_used_from = case when c.last_used_at is null or v.at >= c.last_used_at then v.addr else c.last_used_from end
+          from (values ${values}) as v(id, n, at, addr)
+         where c.id = v.id`.execute(tx ?? root);
+    },
+
+    async copyGrants(fromKind: GrantRow["subject_kind"], fromId: string, toId: string, tx?: Db) {
+      const rows = await db(tx).selectFrom("grants").selectAll().where("subject_kind", "=", fromKind).where("subject_id", "=", fromId).execute();
+      if (rows.length === 0) return;
+      await db(tx)
+        .insertInto("grants")
+        .values(rows.map((r) => ({ subject_kind: r.subject_kind, subject_id: toId, scope: r.scope, tokens: r.tokens, expires_at: r.expires_at, updated_at: new Date() })))
+        .execute();
     },
 
     async grantsOf(kind: GrantRow["subject_kind"], ids: string[], tx?: Db) {

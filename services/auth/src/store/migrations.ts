@@ -29,4 +29,35 @@ export const migrations: Record<string, Migration> = {
         .execute();
     },
   },
+  "0002_people_groups_usage": {
+    async up(db: Kysely<unknown>) {
+      const s = db.schema.withSchema(SCHEMA);
+      await s
+        .alterTable("credentials")
+        .addColumn("last_used_at", "timestamptz")
+        .addColumn("last_used_from", "text")
+        .addColumn("use_count", "bigint", (c) => c.notNull().defaultTo(0))
+        .execute();
+      await s
+        .createTable("principals")
+        .addColumn("id", "text", (c) => c.primaryKey())
+        .addColumn("label", "text")
+        .addColumn("created_at", "timestamptz", (c) => c.notNull().defaultTo(sql`now()`))
+        .execute();
+      await s
+        .createTable("groups")
+        .addColumn("name", "text", (c) => c.primaryKey())
+        .addColumn("label", "text")
+        .addColumn("created_at", "timestamptz", (c) => c.notNull().defaultTo(sql`now()`))
+        .execute();
+      await s
+        .createTable("memberships")
+        .addColumn("group_name", "text", (c) => c.notNull().references(`${SCHEMA}.groups.name`).onDelete("cascade"))
+        .addColumn("principal_id", "text", (c) => c.notNull())
+        .addColumn("added_at", "timestamptz", (c) => c.notNull().defaultTo(sql`now()`))
+        .addPrimaryKeyConstraint("memberships_pk", ["group_name", "principal_id"])
+        .execute();
+      await s.createIndex("memberships_by_principal").on("memberships").column("principal_id").execute();
+    },
+  },
 };

@@ -12,6 +12,27 @@ export interface CredentialTable {
   allowed_ips: ColumnType<string[], string[] | undefined, string[]>;
   bootstrap: ColumnType<boolean, boolean | undefined, boolean>;
   seq: Generated<number>;
+  last_used_at: Date | null;
+  last_used_from: string | null;
+  use_count: ColumnType<string, number | undefined, number>;
+}
+
+export interface PrincipalTable {
+  id: string;
+  label: string | null;
+  created_at: ColumnType<Date, Date | undefined, never>;
+}
+
+export interface GroupTable {
+  name: string;
+  label: string | null;
+  created_at: ColumnType<Date, Date | undefined, never>;
+}
+
+export interface MembershipTable {
+  group_name: string;
+  principal_id: string;
+  added_at: ColumnType<Date, Date | undefined, never>;
 }
 
 export interface GrantTable {
@@ -26,4 +47,7 @@ export interface GrantTable {
 export interface AuthDatabase {
   credentials: CredentialTable;
   grants: GrantTable;
+  principals: PrincipalTable;
+  groups: GroupTable;
+  memberships: MembershipTable;
 }

@@ -1,0 +1,18 @@
+/**
+ * Who can hold grants besides keys: people, by provider-qualified id (`oauth/<id>` for an
+ * OAuth-provider user, `oidc/<sub>` for an OpenID Connect subject), and groups by name.
+ */
+const PERSON_RE = /^(oauth|oidc)\/[\x21-\x7e]{1,255}$/;
+const GROUP_RE = /^[^\x00-\x1f\x7f/]{1,200}$/;
+
+export function isPersonId(id: string): boolean {
+  return PERSON_RE.test(id);
+}
+
+export const PERSON_ID_RULE = "a person id is oauth/<id> or oidc/<sub> (printable characters, no spaces)";
+
+export function isGroupName(name: string): boolean {
+  return GROUP_RE.test(name) && name.trim() === name && name !== "";
+}
+
+export const GROUP_NAME_RULE = "a group name is 1-200 characters without slashes, control characters or surrounding spaces";

@@ -1,0 +1,200 @@
+import { invalid, notFound, type CredentialChanged } from "@svc/contracts";
+import { GROUP_NAME_RULE, PERSON_ID_RULE, isGroupName, isPersonId } from "@svc/grants";
+import type { CredentialStore } from "../store/credential-store.js";
+import type { SubjectStore } from "../store/subject-store.js";
+import { activeGrants, grantView, readGrant, readScope, type GrantInput, type GrantView } from "./grant-input.js";
+
+export interface PersonView {
+  id: string;
+  label: string | null;
+  grants: GrantView[];
+}
+
+export interface GroupView {
+  name: string;
+  label: string | null;
+  grants: GrantView[];
+  members: number;
+}
+
+export interface EffectiveRights {
+  id: string;
+  groups: string[];
+  /** Every grant the person holds now, directly or through a group, with where it comes from. */
+  grants: (GrantView & { via: string })[];
+}
+
+export interface PrincipalServiceDeps {
+  credentials: CredentialStore;
+  subjects: SubjectStore;
+  publish: (change: Omit<CredentialChanged, "id" | "time" | "tenant">) => void;
+  now?: () => Date;
+}
+
+function personId(id: unknown, field = "id"): string {
+  if (typeof id !== "string" || !isPersonId(id)) throw invalid(field, PERSON_ID_RULE);
+  return id;
+}
+
+function groupName(name: string): string {
+  if (!isGroupName(name)) throw invalid("name", GROUP_NAME_RULE);
+  return name;
+}
+
+/**
+ * People and groups. A person's effective rights are their direct grants plus their groups'
+ * grants, derived when asked for, so a change is visible to the next request as soon as the
+ * call that made it returns; every change is also announced so gateways drop what they cached.
+ */
+export function principalServiceFactory(deps: PrincipalServiceDeps) {
+  const { credentials: store, subjects } = deps;
+  const now = deps.now ?? (() => new Date());
+
+  const personViews = async (rows: { id: string; label: string | null }[]): Promise<PersonView[]> => {
+    const grants = await store.grantsOf("person", rows.map((r) => r.id));
+    return rows.map((r) => ({ id: r.id, label: r.label, grants: grants.filter((g) => g.subject_id === r.id).map(grantView) }));
+  };
+
+  return {
+    /** `svc.ui.admins`: deployment-wide administration on every start; never removes anything. */
+    async seedAdministrators(ids: string[]): Promise<void> {
+      for (const id of ids) {
+        await store.transaction(async (tx) => {
+          await subjects.ensurePrincipal(id, undefined, tx);
+          await store.setGrant({ kind: "person", subjectId: id, scope: "*", tokens: ["*"], expiresAt: null }, tx);
+        });
+        deps.publish({ subject: { kind: "person", id }, change: "grants" });
+      }
+    },
+
+    async listPeople(page: { after?: string; limit: number }) {
+      const rows = await subjects.listPrincipals({ after: page.after, limit: page.limit + 1 });
+      const items = rows.slice(0, page.limit);
+      return { items: await personViews(items), next: rows.length > page.limit ? items[items.length - 1]?.id : undefined };
+    },
+
+    async grantPerson(input: GrantInput & { id: string; label?: string }): Promise<GrantView> {
+      const id = personId(input.id);
+      const g = readGrant(input, now());
+      const row = await store.transaction(async (tx) => {
+        await subjects.ensurePrincipal(id, input.label, tx);
+        return store.setGrant({ kind: "person", subjectId: id, scope: g.scope, tokens: g.tokens, expiresAt: g.expiresAt }, tx);
+      });
+      deps.publish({ subject: { kind: "person", id }, change: "grants" });
+      return grantView(row);
+    },
+
+    async revokePersonGrant(rawId: unknown, rawScope: unknown): Promise<void> {
+      const id = personId(rawId);
+      if (typeof rawScope !== "string") throw invalid("scope", "scope is required");
+      const scope = readScope(rawScope);
+      if (!(await store.removeGrant("person", id, scope))) throw notFound(`${id} holds no direct grant at scope ${scope}`);
+      deps.publish({ subject: { kind: "person", id }, change: "grants" });
+    },
+
+    /** Direct grants and metadata go; group memberships stay. */
+    async removePerson(rawId: unknown): Promise<void> {
+      const id = personId(rawId);
+      const found = await store.transaction(async (tx) => {
+        const removedGrants = await subjects.removeAllGrants("person", id, tx);
+        const removed = await subjects.removePrincipal(id, tx);
+        return removed || removedGrants > 0;
+      });
+      if (!found) throw notFound(`no person ${id}`);
+      deps.publish({ subject: { kind: "person", id }, change: "removed" });
+    },
+
+    async effectiveRights(rawId: unknown): Promise<EffectiveRights> {
+      const id = personId(rawId);
+      const at = now();
+      const groups = await subjects.groupsOf(id);
+      const direct = activeGrants(await store.grantsOf("person", [id]), at).map((g) => ({ ...grantView(g), via: "direct" }));
+      const viaGroups = activeGrants(await store.grantsOf("group", groups), at).map((g) => ({ ...grantView(g), via: `group:${g.subject_id}` }));
+      if (direct.length === 0 && groups.length === 0 && !(await subjects.findPrincipal(id))) throw notFound(`no person ${id}`);
+      return { id, groups, grants: [...direct, ...viaGroups] };
+    },
+
+    async listGroups(page: { after?: string; limit: number }) {
+      const rows = await subjects.listGroups({ after: page.after, limit: page.limit + 1 });
+      const items = rows.slice(0, page.limit);
+      const grants = await store.grantsOf("group", items.map((r) => r.name));
+      const counts = await subjects.memberCounts(items.map((r) => r.name));
+      const views: GroupView[] = items.map((r) => ({
+        name: r.name,
+        label: r.label,
+        grants: grants.filter((g) => g.subject_id === r.name).map(grantView),
+        members: counts.get(r.name) ?? 0,
+      }));
+      return { items: views, next: rows.length > page.limit ? items[items.length - 1]?.name : undefined };
+    },
+
+    async members(rawName: string, page: { after?: string; limit: number }) {
+      const name = groupName(rawName);
+      if (!(await subjects.findGroup(name))) throw notFound(`no group ${name}`);
+      const ids = await subjects.members(name, { after: page.after, limit: page.limit + 1 });
+      const items = ids.slice(0, page.limit);
+      return { items, next: ids.length > page.limit ? items[items.length - 1] : undefined };
+    },
+
+    /** Sets a group's rights at one scope; creates the group if it does not exist yet. */
+    async grantGroup(rawName: string, input: GrantInput): Promise<GrantView> {
+      const name = groupName(rawName);
+      const g = readGrant(input, now());
+      const { row, affected } = await store.transaction(async (tx) => {
+        await subjects.ensureGroup(name, tx);
+        await subjects.findGroup(name, tx, { forUpdate: true });
+        const row = await store.setGrant({ kind: "group", subjectId: name, scope: g.scope, tokens: g.tokens, expiresAt: g.expiresAt }, tx);
+        return { row, affected: await subjects.allMembers(name, tx) };
+      });
+      deps.publish({ subject: { kind: "group", id: name }, change: "grants", affected });
+      return grantView(row);
+    },
+
+    async revokeGroupGrant(rawName: string, rawScope: string): Promise<void> {
+      const name = groupName(rawName);
+      const scope = readScope(rawScope);
+      const affected = await store.transaction(async (tx) => {
+        if (!(await subjects.findGroup(name, tx, { forUpdate: true }))) throw notFound(`no group ${name}`);
+        if (!(await store.removeGrant("group", name, scope, tx))) throw notFound(`group ${name} holds no grant at scope ${scope}`);
+        return subjects.allMembers(name, tx);
+      });
+      deps.publish({ subject: { kind: "group", id: name }, change: "grants", affected });
+    },
+
+    /** Adds a member, creating the group if absent; true when the person was not a member yet. */
+    async addMember(rawName: string, rawId: unknown): Promise<boolean> {
+      const name = groupName(rawName);
+      const id = personId(rawId);
+      const added = await store.transaction(async (tx) => {
+        await subjects.ensureGroup(name, tx);
+        await subjects.ensurePrincipal(id, undefined, tx);
+        return subjects.addMember(name, id, tx);
+      });
+      if (added) deps.publish({ subject: { kind: "group", id: name }, change: "members", affected: [id] });
+      return added;
+    },
+
+    async removeMember(rawName: string, rawId: unknown): Promise<void> {
+      const name = groupName(rawName);
+      const id = personId(rawId);
+      if (!(await subjects.findGroup(name))) throw notFound(`no group ${name}`);
+      if (!(await subjects.removeMember(name, id))) throw notFound(`${id} is not a member of ${name}`);
+      deps.publish({ subject: { kind: "group", id: name }, change: "members", affected: [id] });
+    },
+
+    /** Deletes the group's grants, metadata and memberships. */
+    async removeGroup(rawName: string): Promise<void> {
+      const name = groupName(rawName);
+      const affected = await store.transaction(async (tx) => {
+        if (!(await subjects.findGroup(name, tx, { forUpdate: true }))) throw notFound(`no group ${name}`);
+        const members = await subjects.allMembers(name, tx);
+        await subjects.removeAllGrants("group", name, tx);
+        await subjects.removeGroup(name, tx);
+        return members;
+      });
+      deps.publish({ subject: { kind: "group", id: name }, change: "removed", affected });
+    },
+  };
+}
+
+export type PrincipalService = ReturnType<typeof principalServiceFactory>;

@@ -1,0 +1,125 @@
+import type { FastifyInstance } from "fastify";
+import type { PrincipalService } from "../domain/principal-service.js";
+import { pagingQuerySchema, readPaging } from "./paging.js";
+
+const problem = { $ref: "problem#" } as const;
+const errors = { 400: problem, 401: problem, 403: problem, 404: problem, 409: problem, 500: problem };
+const grantSchema = {
+  type: "object",
+  properties: { scope: { type: "string" }, tokens: { type: "array", items: { type: "string" } }, expires: { type: ["string", "null"] } },
+} as const;
+const nameParam = { type: "object", properties: { name: { type: "string" } }, required: ["name"] } as const;
+
+/** `/api/groups`: a group name is one percent-encoded path segment. */
+export function groupRoutes(app: FastifyInstance, svc: PrincipalService): void {
+  app.get<{ Querystring: { after?: string; limit?: string } }>(
+    "/api/groups",
+    {
+      schema: {
+        querystring: pagingQuerySchema,
+        response: {
+          200: {
+            type: "array",
+            items: { type: "object", properties: { name: { type: "string" }, label: { type: ["string", "null"] }, grants: { type: "array", items: grantSchema }, members: { type: "integer" } } },
+          },
+          ...errors,
+        },
+      },
+    },
+    async (req, reply) => {
+      const page = await svc.listGroups(readPaging(req.query));
+      if (page.next) reply.header("x-next-cursor", page.next);
+      return page.items;
+    },
+  );
+
+  app.get<{ Params: { name: string }; Querystring: { after?: string; limit?: string } }>(
+    "/api/groups/:name/members",
+    { schema: { params: nameParam, querystring: pagingQuerySchema, response: { 200: { type: "array", items: { type: "object", properties: { id: { type: "string" } } } }, ...errors } } },
+    async (req, reply) => {
+      const page = await svc.members(req.params.name, readPaging(req.query));
+      if (page.next) reply.header("x-next-cursor", page.next);
+      return page.items.map((id) => ({ id }));
+    },
+  );
+
+  app.post<{ Params: { name: string }; Body: { scope: string; tokens: string[]; expires?: string | null } }>(
+    "/api/groups/:name/grants",
+    {
+      schema: {
+        params: nameParam,
+        body: {
+          type: "object",
+          properties: { scope: { type: "string", maxLength: 1024 }, tokens: { type: "array", items: { type: "string" }, maxItems: 32 }, expires: { type: ["string", "null"], maxLength: 64 } },
+          required: ["scope", "tokens"],
+          additionalProperties: false,
+        },
+        response: { 200: grantSchema, ...errors },
+      },
+    },
+    async (req) => {
+      const g = await svc.grantGroup(req.params.name, req.body);
+      req.log.info({ group: req.params.name, scope: g.scope, tokens: g.tokens, principal: req.principal.id }, "group grant set");
+      return g;
+    },
+  );
+
+  app.delete<{ Params: { name: string; "*": string } }>(
+    "/api/groups/:name/grants/*",
+    { schema: { response: { 204: { type: "null" }, ...errors } } },
+    async (req, reply) => {
+      let scope: string;
+      try {
+        scope = decodeURIComponent(req.params["*"]);
+      } catch {
+        scope = req.params["*"];
+      }
+      await svc.revokeGroupGrant(req.params.name, scope);
+      req.log.info({ group: req.params.name, scope, principal: req.principal.id }, "group grant removed");
+      return reply.code(204).send();
+    },
+  );
+
+  app.post<{ Params: { name: string }; Body: { id: string } }>(
+    "/api/groups/:name/members",
+    {
+      schema: {
+        params: nameParam,
+        body: { type: "object", properties: { id: { type: "string", maxLength: 300 } }, required: ["id"], additionalProperties: false },
+        response: { 200: { type: "object", properties: { id: { type: "string" } } }, 201: { type: "object", properties: { id: { type: "string" } } }, ...errors },
+      },
+    },
+    async (req, reply) => {
+      const added = await svc.addMember(req.params.name, req.body.id);
+      req.log.info({ group: req.params.name, member: req.body.id, principal: req.principal.id }, added ? "group member added" : "group member already present");
+      reply.code(added ? 201 : 200);
+      return { id: req.body.id };
+    },
+  );
+
+  app.delete<{ Params: { name: string }; Querystring: { id: string } }>(
+    "/api/groups/:name/members",
+    {
+      schema: {
+        params: nameParam,
+        querystring: { type: "object", properties: { id: { type: "string", maxLength: 300 } }, required: ["id"], additionalProperties: false },
+        response: { 204: { type: "null" }, ...errors },
+      },
+    },
+    async (req, reply) => {
+      await svc.removeMember(req.params.name, req.query.id);
+      req.log.info({ group: req.params.name, member: req.query.id, principal: req.principal.id }, "group member removed");
+      return reply.code(204).send();
+    },
+  );
+
+  app.delete<{ Params: { name: string } }>(
+    "/api/groups/:name",
+    { schema: { params: nameParam, response: { 204: { type: "null" }, ...errors } } },
+    async (req, reply) => {
+      await svc.removeGroup(req.params.name);
+      req.log.info({ group: req.params.name, principal: req.principal.id }, "group removed");
+      return reply.code(204).send();
+    },
+  );
+}

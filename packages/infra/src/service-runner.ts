@@ -52,7 +52,15 @@ export interface RunningServices {
   /** Waits until a line matching `pattern` appears (in what was already printed too). */
   waitForOutput(pattern: RegExp, opts?: { service?: ServiceName; timeoutMs?: number }): Promise<string>;
   stopService(name: ServiceName, signal?: NodeJS.Signals): Promise<number | null>;
-  startService(name: ServiceName): Promise<void>;
+  /** Starts a stopped service again; `env` changes its settings from then on. */
+  startService(name: ServiceName, env?: Record<string, string | undefined>): Promise<void>;
+  /** The process id of a running service. */
+  pid(name: ServiceName): number | undefined;
+  /**
+   * Another gateway node in front of the same upstreams, with its own cache: for
+   * multi-node behaviour. `env` overrides settings for that node only.
+   */
+  startGateway(env?: Record<string, string>): Promise<{ url: string; output: () => string[]; stop: () => Promise<void> }>;
   stop(): Promise<void>;
 }
 
@@ -120,9 +128,11 @@ export async function startServices(opts: ServicesOptions): Promise<RunningServi
     }
   };
 
-  const launch = async (name: ServiceName) => {
+  const overrides = new Map<ServiceName, Record<string, string | undefined>>();
+  const launch = async (name: ServiceName, extra?: Record<string, string | undefined>) => {
+    if (extra) overrides.set(name, { ...overrides.get(name), ...extra });
     const env: NodeJS.ProcessEnv = { ...base };
-    for (const [k, v] of Object.entries({ ...shared, SVC_PORT: String(ports[name]) })) if (v !== undefined) env[k] = v;
+    for (const [k, v] of Object.entries({ ...shared, ...overrides.get(name), SVC_PORT: String(ports[name]) })) if (v !== undefined) env[k] = v;
     const { command, args } = serviceCommand(name, opts.nodeArgs?.[name]);
     const child = spawn(command, [...args, ...(opts.args ?? [])], { env, stdio: ["ignore", "pipe", "pipe"] });
     children.set(name, child);
@@ -164,15 +174,16 @@ export async function startServices(opts: ServicesOptions): Promise<RunningServi
 
   const upstreams = names.filter((n) => n !== "gateway");
   try {
-    await Promise.all(upstreams.map(launch));
+    await Promise.all(upstreams.map((n) => launch(n)));
     if (names.includes("gateway")) await launch("gateway");
   } catch (err) {
     await Promise.all([...children.keys()].map((n) => stopOne(n, "SIGKILL")));
     throw err;
   }
 
+  const extras = new Set<ChildProcess>();
   const onExit = () => {
-    for (const c of children.values()) if (c.exitCode === null) c.kill("SIGKILL");
+    for (const c of [...children.values(), ...extras]) if (c.exitCode === null) c.kill("SIGKILL");
   };
   process.once("exit", onExit);
 
@@ -196,9 +207,42 @@ export async function startServices(opts: ServicesOptions): Promise<RunningServi
       });
     },
     stopService: stopOne,
-    startService: launch,
+    startService: (name, env) => launch(name, env),
+    pid: (name) => children.get(name)?.pid,
+    async startGateway(env = {}) {
+      const port = await freePort();
+      const url = `http://127.0.0.1:${port}`;
+      const childEnv: NodeJS.ProcessEnv = { ...base };
+      for (const [k, v] of Object.entries({ ...shared, ...env, SVC_PORT: String(port) })) if (v !== undefined) childEnv[k] = v;
+      const { command, args } = serviceCommand("gateway", opts.nodeArgs?.gateway);
+      const child = spawn(command, [...args, ...(opts.args ?? [])], { env: childEnv, stdio: ["ignore", "pipe", "pipe"] });
+      extras.add(child);
+      const out: string[] = [];
+      child.stdout.setEncoding("utf8").on("data", (d: string) => out.push(...d.split("\n").filter(Boolean)));
+      child.stderr.setEncoding("utf8").on("data", (d: string) => out.push(...d.split("\n").filter(Boolean)));
+      try {
+        await waitHealthy(url, child, 60_000);
+      } catch (err) {
+        child.kill("SIGKILL");
+        throw new Error(`extra gateway ${(err as Error).message}:\n${out.slice(-30).join("\n")}`);
+      }
+      return {
+        url,
+        output: () => out,
+        stop: () =>
+          new Promise<void>((res) => {
+            if (child.exitCode !== null || child.signalCode !== null) return res();
+            child.once("exit", () => {
+              extras.delete(child);
+              res();
+            });
+            child.kill("SIGTERM");
+          }),
+      };
+    },
     async stop() {
       process.removeListener("exit", onExit);
+      for (const c of extras) c.kill("SIGKILL");
       await Promise.all([...children.keys()].map((n) => stopOne(n)));
     },
   };

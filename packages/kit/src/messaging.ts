@@ -30,6 +30,8 @@ export function createBus(opts: { url: string; tenant: string; name: string; log
   let js: JetStreamClient | undefined;
   let closed = false;
   let streamReady = false;
+  // False while the client is reconnecting: publishing then would only wait for a timeout.
+  let up = false;
   const pending: Array<{ kind: EventKind; handler: (e: never) => void }> = [];
   const subs: Subscription[] = [];
 
@@ -88,12 +90,17 @@ export function createBus(opts: { url: string; tenant: string; name: string; log
         }
         nc = conn;
         js = conn.jetstream();
+        up = true;
         log.info("connected to NATS");
         for (const p of pending) attach(conn, p.kind, p.handler as never);
         void (async () => {
           for await (const s of conn.status()) {
-            if (s.type === "disconnect") log.warn("lost the NATS connection; reconnecting");
+            if (s.type === "disconnect") {
+              up = false;
+              log.warn("lost the NATS connection; reconnecting");
+            }
             if (s.type === "reconnect") {
+              up = true;
               log.info("reconnected to NATS");
               streamReady = false;
             }
@@ -114,7 +121,7 @@ export function createBus(opts: { url: string; tenant: string; name: string; log
 
   return {
     async publish(kind, event) {
-      if (!nc || !js || nc.isClosed()) {
+      if (!nc || !js || nc.isClosed() || !up) {
         log.warn({ kind }, "event not published: NATS is not connected");
         return false;
       }
@@ -131,7 +138,7 @@ export function createBus(opts: { url: string; tenant: string; name: string; log
       pending.push({ kind, handler: handler as never });
       if (nc) attach(nc, kind, handler);
     },
-    connected: () => nc !== undefined && !nc.isClosed(),
+    connected: () => nc !== undefined && !nc.isClosed() && up,
     async close() {
       closed = true;
       for (const s of subs) s.unsubscribe();

@@ -27,9 +27,10 @@ try {
 }
 
 const bus = createBus({ url: config.natsUrl, tenant: config.tenant, name: "auth", log });
-const publish = (change: Omit<CredentialChanged, "id" | "time" | "tenant">) => {
-  void bus.publish("credential.changed", { id: newEventId(), time: new Date().toISOString(), tenant: config.tenant, ...change });
-};
+// Awaited before a change is answered, so other gateways hear of it at once; when NATS is down
+// this returns at once (logged), and svc.cache.ttl bounds how long other gateways may lag.
+const publish = (change: Omit<CredentialChanged, "id" | "time" | "tenant">) =>
+  bus.publish("credential.changed", { id: newEventId(), time: new Date().toISOString(), tenant: config.tenant, ...change });
 const credentialStore = credentialStoreFactory(db);
 const credentials = credentialServiceFactory({
   store: credentialStore,

@@ -3,8 +3,8 @@ import httpProxy from "@fastify/http-proxy";
 import type { FastifyReplyFromHooks } from "@fastify/reply-from";
 import type { Logger } from "pino";
 import { IDENTITY_HEADERS, ServiceError, encodePrincipal } from "@svc/contracts";
-import { createBaseApp, identityHeaders, sendUnexpected, type Check } from "@svc/kit";
-import { authorize, checkKey, classify, type AccessPolicy, type Target } from "./domain/access.js";
+import { clientAddress, createBaseApp, identityHeaders, sendUnexpected, type AddressMatcher, type Check } from "@svc/kit";
+import { authorize, checkKey, classify, unauthenticated, type AccessPolicy, type Target } from "./domain/access.js";
 import { readPresentedKey } from "./domain/key-reader.js";
 import type { KeyRights, RightsCache } from "./domain/rights-cache.js";
 
@@ -16,6 +16,10 @@ export interface GatewayDeps {
   cache: RightsCache;
   upstreams: { auth: string; artifacts: string; admin: string };
   checks: Check[];
+  /** Proxies whose X-Forwarded-For is believed (svc.trusted-proxies). */
+  trustedProxies: AddressMatcher;
+  /** Records each use of a key (svc.track-key-usage), or undefined when off. */
+  recordUse?: (keyId: string, address: string) => void;
   /** Upstream connection pool size per service. */
   connections?: number;
 }
@@ -68,11 +72,17 @@ export function buildApp(deps: GatewayDeps): FastifyInstance {
         return done();
       }
       const parsed = presented.key;
-      if (parsed.tenant !== tenant) checkKey(target, { id: parsed.id, tenant: parsed.tenant, revoked: false, expiresAt: Infinity, allowedAddresses: [], grants: [] }, tenant, 0);
+      if (parsed.tenant !== tenant) throw unauthenticated(target, "this key belongs to another tenant");
       const finish = (key: KeyRights | null) => {
         checkKey(target, key, tenant, Date.now());
+        let from: string | undefined;
+        if (key.allowedFrom) {
+          from = clientAddress(request.socket.remoteAddress, request.headers["x-forwarded-for"], deps.trustedProxies);
+          if (!key.allowedFrom(from)) throw new ServiceError("forbidden", `this key may not be used from ${from}`);
+        }
         decide(request, target, key);
         request.forwardedPrincipal = encodePrincipal({ kind: "key", tenant, id: key.id });
+        if (deps.recordUse) deps.recordUse(key.id, from ?? clientAddress(request.socket.remoteAddress, request.headers["x-forwarded-for"], deps.trustedProxies));
       };
       const hit = cache.peek(parsed.id);
       if (hit) {
@@ -117,11 +127,12 @@ export function buildApp(deps: GatewayDeps): FastifyInstance {
     },
   };
   const undici = { connections: deps.connections ?? 64, pipelining: 1, keepAliveTimeout: 60_000 };
+  const disableRequestLogging = true;
 
-  app.register(httpProxy, { upstream: deps.upstreams.artifacts, prefix: "/repository", rewritePrefix: "/repository", replyOptions, undici });
+  app.register(httpProxy, { upstream: deps.upstreams.artifacts, prefix: "/repository", rewritePrefix: "/repository", replyOptions, undici, disableRequestLogging });
   for (const prefix of ["/api/credentials", "/api/principals", "/api/groups"]) {
-    app.register(httpProxy, { upstream: deps.upstreams.auth, prefix, rewritePrefix: prefix, replyOptions, undici });
+    app.register(httpProxy, { upstream: deps.upstreams.auth, prefix, rewritePrefix: prefix, replyOptions, undici, disableRequestLogging });
   }
-  app.register(httpProxy, { upstream: deps.upstreams.admin, prefix: "/api", rewritePrefix: "/api", replyOptions, undici });
+  app.register(httpProxy, { upstream: deps.upstreams.admin, prefix: "/api", rewritePrefix: "/api", replyOptions, undici, disableRequestLogging });
   return app;
 }

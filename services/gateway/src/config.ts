@@ -7,6 +7,8 @@ export type GatewayConfig = Pick<
   | "anonymousRights"
   | "readOnly"
   | "cacheTtlMs"
+  | "trackKeyUsage"
+  | "trustedProxies"
   | "internalSecret"
   | "natsUrl"
   | "host"

@@ -1,10 +1,11 @@
 import { Pool } from "undici";
-import { createBus, createLogger, onShutdown, refuseStart } from "@svc/kit";
+import { addressMatcher, createBus, createLogger, onShutdown, refuseStart } from "@svc/kit";
 import { buildApp } from "./app.js";
 import { loadConfig, type GatewayConfig } from "./config.js";
 import { accessPolicy } from "./domain/access.js";
 import { authClientFactory } from "./domain/auth-client.js";
 import { rightsCacheFactory } from "./domain/rights-cache.js";
+import { usageRecorderFactory } from "./domain/usage-recorder.js";
 
 let config: GatewayConfig;
 try {
@@ -24,6 +25,8 @@ if (config.readOnly) log.warn("svc.read-only is on: every artifact write is refu
 
 const authClient = authClientFactory({ authUrl: config.authUrl, internalSecret: config.internalSecret, tenant: config.tenant });
 const cache = rightsCacheFactory({ ttlMs: config.cacheTtlMs, lookup: authClient.lookup });
+
+const usage = config.trackKeyUsage ? usageRecorderFactory({ send: authClient.postUsage, log }) : undefined;
 
 const bus = createBus({ url: config.natsUrl, tenant: config.tenant, name: "gateway", log });
 bus.subscribe("credential.changed", (event) => {
@@ -55,6 +58,8 @@ const app = buildApp({
   internalSecret: config.internalSecret,
   policy,
   cache,
+  trustedProxies: addressMatcher(config.trustedProxies),
+  recordUse: usage?.record,
   upstreams: { auth: config.authUrl, artifacts: config.artifactsUrl, admin: config.adminUrl },
   checks: [
     upstreamCheck("auth", config.authUrl),
@@ -66,4 +71,4 @@ const app = buildApp({
 await app.listen({ host: config.host, port: config.port });
 log.info({ port: config.port, cacheTtlMs: config.cacheTtlMs }, "gateway ready");
 
-onShutdown(log, [() => app.close(), () => bus.close(), () => authClient.close(), ...[...probes.values()].map((p) => () => p.close())]);
+onShutdown(log, [() => app.close(), async () => usage?.close(), () => bus.close(), () => authClient.close(), ...[...probes.values()].map((p) => () => p.close())]);

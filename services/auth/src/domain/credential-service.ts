@@ -47,7 +47,7 @@ export interface CredentialServiceDeps {
   defaultLifetime: string | undefined;
   maxLifetime: string | undefined;
   trackUsage: boolean;
-  publish: (change: Omit<CredentialChanged, "id" | "time" | "tenant">) => void;
+  publish: (change: Omit<CredentialChanged, "id" | "time" | "tenant">) => Promise<unknown>;
   now?: () => Date;
 }
 
@@ -105,7 +105,7 @@ export function credentialServiceFactory(deps: CredentialServiceDeps) {
         await store.upsertBootstrap(parsed.key.id, parsed.key.tenant, tx);
         await store.setGrant({ kind: "key", subjectId: parsed.key.id, scope: "*", tokens: ["*"], expiresAt: null }, tx);
       });
-      deps.publish({ subject: { kind: "key", id: parsed.key.id }, change: "grants" });
+      await deps.publish({ subject: { kind: "key", id: parsed.key.id }, change: "grants" });
       return parsed.key.id;
     },
 
@@ -116,7 +116,7 @@ export function credentialServiceFactory(deps: CredentialServiceDeps) {
       const id = keyId(key);
       const label = input.label?.trim() ? input.label.trim() : null;
       await store.insert({ id, tenant, label, expiresAt: expires });
-      deps.publish({ subject: { kind: "key", id }, change: "minted" });
+      await deps.publish({ subject: { kind: "key", id }, change: "minted" });
       return { id, key, label, created: created.toISOString(), expires: iso(expires) };
     },
 
@@ -140,7 +140,7 @@ export function credentialServiceFactory(deps: CredentialServiceDeps) {
         if (cred.revoked_at) throw conflict("the credential is revoked; mint a new one");
         return store.setGrant({ kind: "key", subjectId: id, scope: g.scope, tokens: g.tokens, expiresAt: g.expiresAt }, tx);
       });
-      deps.publish({ subject: { kind: "key", id }, change: "grants" });
+      await deps.publish({ subject: { kind: "key", id }, change: "grants" });
       return grantView(row);
     },
 
@@ -149,7 +149,7 @@ export function credentialServiceFactory(deps: CredentialServiceDeps) {
       await existing(id);
       const removed = await store.removeGrant("key", id, scope);
       if (!removed) throw notFound(`credential ${id} holds no grant at scope ${scope}`);
-      deps.publish({ subject: { kind: "key", id }, change: "grants" });
+      await deps.publish({ subject: { kind: "key", id }, change: "grants" });
     },
 
     /** A new expiry (duration from now or instant); blank clears it, within the lifetime cap. */
@@ -169,7 +169,7 @@ export function credentialServiceFactory(deps: CredentialServiceDeps) {
         if (cred.revoked_at) throw conflict("the credential is revoked");
         await store.setExpiry(id, capped(at, wanted), tx);
       });
-      deps.publish({ subject: { kind: "key", id }, change: "expiry" });
+      await deps.publish({ subject: { kind: "key", id }, change: "expiry" });
       return this.get(id);
     },
 
@@ -183,7 +183,7 @@ export function credentialServiceFactory(deps: CredentialServiceDeps) {
         if (cred.revoked_at) throw conflict("the credential is revoked");
         await store.setAllowedIps(id, parsed.entries, tx);
       });
-      deps.publish({ subject: { kind: "key", id }, change: "allowed-ips" });
+      await deps.publish({ subject: { kind: "key", id }, change: "allowed-ips" });
       return this.get(id);
     },
 
@@ -213,8 +213,8 @@ export function credentialServiceFactory(deps: CredentialServiceDeps) {
         await store.copyGrants("key", id, successor, tx);
         return { label: cred.label, expires, oldExpires };
       });
-      deps.publish({ subject: { kind: "key", id }, change: "rotated" });
-      deps.publish({ subject: { kind: "key", id: successor }, change: "minted" });
+      await deps.publish({ subject: { kind: "key", id }, change: "rotated" });
+      await deps.publish({ subject: { kind: "key", id: successor }, change: "minted" });
       return {
         id: successor,
         key,
@@ -236,7 +236,7 @@ export function credentialServiceFactory(deps: CredentialServiceDeps) {
     async revoke(id: string): Promise<void> {
       await existing(id);
       await store.revoke(id, now());
-      deps.publish({ subject: { kind: "key", id }, change: "revoked" });
+      await deps.publish({ subject: { kind: "key", id }, change: "revoked" });
     },
 
     async resolve(id: string): Promise<Resolution | undefined> {

@@ -27,7 +27,7 @@ export interface EffectiveRights {
 export interface PrincipalServiceDeps {
   credentials: CredentialStore;
   subjects: SubjectStore;
-  publish: (change: Omit<CredentialChanged, "id" | "time" | "tenant">) => void;
+  publish: (change: Omit<CredentialChanged, "id" | "time" | "tenant">) => Promise<unknown>;
   now?: () => Date;
 }
 
@@ -63,7 +63,7 @@ export function principalServiceFactory(deps: PrincipalServiceDeps) {
           await subjects.ensurePrincipal(id, undefined, tx);
           await store.setGrant({ kind: "person", subjectId: id, scope: "*", tokens: ["*"], expiresAt: null }, tx);
         });
-        deps.publish({ subject: { kind: "person", id }, change: "grants" });
+        await deps.publish({ subject: { kind: "person", id }, change: "grants" });
       }
     },
 
@@ -80,7 +80,7 @@ export function principalServiceFactory(deps: PrincipalServiceDeps) {
         await subjects.ensurePrincipal(id, input.label, tx);
         return store.setGrant({ kind: "person", subjectId: id, scope: g.scope, tokens: g.tokens, expiresAt: g.expiresAt }, tx);
       });
-      deps.publish({ subject: { kind: "person", id }, change: "grants" });
+      await deps.publish({ subject: { kind: "person", id }, change: "grants" });
       return grantView(row);
     },
 
@@ -89,7 +89,7 @@ export function principalServiceFactory(deps: PrincipalServiceDeps) {
       if (typeof rawScope !== "string") throw invalid("scope", "scope is required");
       const scope = readScope(rawScope);
       if (!(await store.removeGrant("person", id, scope))) throw notFound(`${id} holds no direct grant at scope ${scope}`);
-      deps.publish({ subject: { kind: "person", id }, change: "grants" });
+      await deps.publish({ subject: { kind: "person", id }, change: "grants" });
     },
 
     /** Direct grants and metadata go; group memberships stay. */
@@ -101,7 +101,7 @@ export function principalServiceFactory(deps: PrincipalServiceDeps) {
         return removed || removedGrants > 0;
       });
       if (!found) throw notFound(`no person ${id}`);
-      deps.publish({ subject: { kind: "person", id }, change: "removed" });
+      await deps.publish({ subject: { kind: "person", id }, change: "removed" });
     },
 
     async effectiveRights(rawId: unknown): Promise<EffectiveRights> {
@@ -146,7 +146,7 @@ export function principalServiceFactory(deps: PrincipalServiceDeps) {
         const row = await store.setGrant({ kind: "group", subjectId: name, scope: g.scope, tokens: g.tokens, expiresAt: g.expiresAt }, tx);
         return { row, affected: await subjects.allMembers(name, tx) };
       });
-      deps.publish({ subject: { kind: "group", id: name }, change: "grants", affected });
+      await deps.publish({ subject: { kind: "group", id: name }, change: "grants", affected });
       return grantView(row);
     },
 
@@ -158,7 +158,7 @@ export function principalServiceFactory(deps: PrincipalServiceDeps) {
         if (!(await store.removeGrant("group", name, scope, tx))) throw notFound(`group ${name} holds no grant at scope ${scope}`);
         return subjects.allMembers(name, tx);
       });
-      deps.publish({ subject: { kind: "group", id: name }, change: "grants", affected });
+      await deps.publish({ subject: { kind: "group", id: name }, change: "grants", affected });
     },
 
     /** Adds a member, creating the group if absent; true when the person was not a member yet. */
@@ -179,7 +179,7 @@ export function principalServiceFactory(deps: PrincipalServiceDeps) {
       const id = personId(rawId);
       if (!(await subjects.findGroup(name))) throw notFound(`no group ${name}`);
       if (!(await subjects.removeMember(name, id))) throw notFound(`${id} is not a member of ${name}`);
-      deps.publish({ subject: { kind: "group", id: name }, change: "members", affected: [id] });
+      await deps.publish({ subject: { kind: "group", id: name }, change: "members", affected: [id] });
     },
 
     /** Deletes the group's grants, metadata and memberships. */
@@ -192,7 +192,7 @@ export function principalServiceFactory(deps: PrincipalServiceDeps) {
         await subjects.removeGroup(name, tx);
         return members;
       });
-      deps.publish({ subject: { kind: "group", id: name }, change: "removed", affected });
+      await deps.publish({ subject: { kind: "group", id: name }, change: "removed", affected });
     },
   };
 }

@@ -22,6 +22,17 @@ export function authClientFactory(opts: { authUrl: string; internalSecret: strin
       }
       return compileResolution((await res.body.json()) as ResolutionDoc);
     },
+    async postUsage(batch: { id: string; count: number; lastUsed: string; address: string }[]): Promise<void> {
+      const path = "/internal/usage";
+      const res = await pool.request({
+        method: "POST",
+        path,
+        headers: { ...identityHeaders(opts.internalSecret, "POST", path, principal), "content-type": "application/json" },
+        body: JSON.stringify(batch),
+      });
+      await res.body.dump();
+      if (res.statusCode !== 204) throw new Error(`auth service answered ${res.statusCode} to a usage batch`);
+    },
     close: () => pool.close(),
   };
 }

@@ -1,5 +1,6 @@
 import { LRUCache } from "lru-cache";
 import { compileGrants, type CompiledGrant } from "@svc/grants";
+import { addressMatcher, type AddressMatcher } from "@svc/kit";
 
 /** What the gateway knows about a key, compiled for per-request checks. */
 export interface KeyRights {
@@ -8,7 +9,8 @@ export interface KeyRights {
   revoked: boolean;
   /** Epoch ms the key expires at; Infinity when it never does; NaN (unreadable) counts as expired. */
   expiresAt: number;
-  allowedAddresses: string[];
+  /** The source-address allowlist, or null when the key may be used from anywhere. */
+  allowedFrom: AddressMatcher | null;
   grants: CompiledGrant[];
 }
 
@@ -27,7 +29,7 @@ export function compileResolution(doc: ResolutionDoc): KeyRights {
     tenant: doc.tenant,
     revoked: doc.state === "revoked",
     expiresAt: doc.expires === null ? Infinity : Date.parse(doc.expires),
-    allowedAddresses: doc.allowedAddresses,
+    allowedFrom: doc.allowedAddresses.length > 0 ? addressMatcher(doc.allowedAddresses) : null,
     grants: compileGrants(doc.grants),
   };
 }

@@ -7,3 +7,5 @@ export * from "./db.js";
 export * from "./messaging.js";
 export * from "./service.js";
 export * from "./addresses.js";
+export * from "./metrics.js";
+export * from "./node-agent.js";

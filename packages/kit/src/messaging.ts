@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
 import type { Logger } from "pino";
-import { connect, JSONCodec, RetentionPolicy, StorageType, type JetStreamClient, type NatsConnection, type Subscription } from "nats";
+import { connect, JSONCodec, RequestStrategy, RetentionPolicy, StorageType, type JetStreamClient, type NatsConnection, type Subscription } from "nats";
 import { eventParsers, streamFor, subjectFor, type EventCatalog, type EventKind } from "@svc/contracts";
 
 const codec = JSONCodec<unknown>();
@@ -17,6 +17,17 @@ export interface Bus {
   /** Core subscription to a kind's subject: for live reactions such as cache eviction. */
   subscribe<K extends EventKind>(kind: K, handler: (event: EventCatalog[K]) => void): void;
   connected(): boolean;
+  /**
+   * Control plane (deployment-wide, not per tenant, core NATS): answer requests on a subject
+   * with a handler's JSON result. Re-attached on every (re)connect.
+   */
+  respond(subject: string, handler: (request: unknown) => unknown | Promise<unknown>): void;
+  /** Asks every process listening on a subject and collects what answers within `maxWaitMs`. */
+  gather(subject: string, request: unknown, maxWaitMs: number): Promise<unknown[]>;
+  /** Fire-and-forget core message (heartbeats); false when not connected. */
+  announce(subject: string, message: unknown): boolean;
+  /** Core subscription to a control subject. */
+  listen(subject: string, handler: (message: unknown) => void): void;
   close(): Promise<void>;
 }
 
@@ -33,6 +44,41 @@ export function createBus(opts: { url: string; tenant: string; name: string; log
   // False while the client is reconnecting: publishing then would only wait for a timeout.
   let up = false;
   const pending: Array<{ kind: EventKind; handler: (e: never) => void }> = [];
+  const responders: Array<{ subject: string; handler: (request: unknown) => unknown | Promise<unknown> }> = [];
+  const listeners: Array<{ subject: string; handler: (message: unknown) => void }> = [];
+
+  const attachResponder = (conn: NatsConnection, r: (typeof responders)[number]) => {
+    const sub = conn.subscribe(r.subject);
+    subs.push(sub);
+    void (async () => {
+      for await (const m of sub) {
+        let request: unknown;
+        try {
+          request = m.data.length ? codec.decode(m.data) : {};
+        } catch {
+          request = {};
+        }
+        try {
+          m.respond(codec.encode(await r.handler(request)));
+        } catch (err) {
+          log.warn({ err, subject: r.subject }, "control request failed");
+        }
+      }
+    })();
+  };
+  const attachListener = (conn: NatsConnection, l: (typeof listeners)[number]) => {
+    const sub = conn.subscribe(l.subject);
+    subs.push(sub);
+    void (async () => {
+      for await (const m of sub) {
+        try {
+          l.handler(codec.decode(m.data));
+        } catch (err) {
+          log.warn({ err, subject: l.subject }, "control message handler failed");
+        }
+      }
+    })();
+  };
   const subs: Subscription[] = [];
 
   const attach = <K extends EventKind>(conn: NatsConnection, kind: K, handler: (event: EventCatalog[K]) => void) => {
@@ -93,6 +139,8 @@ export function createBus(opts: { url: string; tenant: string; name: string; log
         up = true;
         log.info("connected to NATS");
         for (const p of pending) attach(conn, p.kind, p.handler as never);
+        for (const r of responders) attachResponder(conn, r);
+        for (const l of listeners) attachListener(conn, l);
         void (async () => {
           for await (const s of conn.status()) {
             if (s.type === "disconnect") {
@@ -139,6 +187,38 @@ export function createBus(opts: { url: string; tenant: string; name: string; log
       if (nc) attach(nc, kind, handler);
     },
     connected: () => nc !== undefined && !nc.isClosed() && up,
+    respond(subject, handler) {
+      const r = { subject, handler };
+      responders.push(r);
+      if (nc) attachResponder(nc, r);
+    },
+    listen(subject, handler) {
+      const l = { subject, handler };
+      listeners.push(l);
+      if (nc) attachListener(nc, l);
+    },
+    announce(subject, message) {
+      if (!nc || nc.isClosed() || !up) return false;
+      nc.publish(subject, codec.encode(message));
+      return true;
+    },
+    async gather(subject, request, maxWaitMs) {
+      if (!nc || nc.isClosed() || !up) return [];
+      const out: unknown[] = [];
+      try {
+        const replies = await nc.requestMany(subject, codec.encode(request), { strategy: RequestStrategy.Timer, maxWait: maxWaitMs });
+        for await (const m of replies) {
+          try {
+            out.push(codec.decode(m.data));
+          } catch {
+            // a reply that does not parse is left out
+          }
+        }
+      } catch (err) {
+        log.warn({ err: { message: (err as Error).message }, subject }, "control request got no answers");
+      }
+      return out;
+    },
     async close() {
       closed = true;
       for (const s of subs) s.unsubscribe();

@@ -3,6 +3,7 @@ import type { Logger } from "pino";
 import { ServiceError, type Principal } from "@svc/contracts";
 import { installErrorHandling } from "./errors.js";
 import { verifyIdentity } from "./identity.js";
+import { instrumentHttp, type ServiceMetrics } from "./metrics.js";
 
 declare module "fastify" {
   interface FastifyRequest {
@@ -22,6 +23,8 @@ export interface BaseAppOptions {
   internalSecret?: string;
   /** Dependencies that must answer for the service to be ready. */
   checks?: Check[];
+  /** Counts and times every request into this registry. */
+  metrics?: ServiceMetrics;
   fastify?: Partial<FastifyServerOptions>;
 }
 
@@ -41,6 +44,7 @@ export function createBaseApp(opts: BaseAppOptions): FastifyInstance {
     ...opts.fastify,
   });
   installErrorHandling(app);
+  if (opts.metrics) instrumentHttp(app, opts.metrics);
   app.decorateRequest("principal", null as unknown as Principal);
 
   if (opts.internalSecret) {

@@ -94,6 +94,20 @@ const admins: Parser<string[]> = (raw) => {
   if (bad !== undefined) return { ok: false, reason: `entry "${bad}" is not a person id (${PERSON_ID_RULE})` };
   return { ok: true, value: [...new Set(ids)] };
 };
+const count: Parser<number> = (raw) => {
+  const t = raw.trim();
+  return /^\d{1,9}$/.test(t) ? { ok: true, value: Number(t) } : { ok: false, reason: "must be a whole number (0 or more)" };
+};
+const oneOf =
+  <T extends string>(values: readonly T[]): Parser<T> =>
+  (raw) => {
+    const v = raw.trim().toUpperCase() as T;
+    return values.includes(v) ? { ok: true, value: v } : { ok: false, reason: `must be one of ${values.join(", ")}` };
+  };
+const profile: Parser<string> = (raw) => {
+  const v = raw.trim().toLowerCase();
+  return v === "" || v === "dev" ? { ok: true, value: v } : { ok: false, reason: "must be blank or dev" };
+};
 const secret: Parser<string> = (raw) => {
   const t = raw.trim();
   if (t === "") return { ok: true, value: "" };
@@ -124,6 +138,13 @@ export const SETTINGS = {
   adminUrl: def("svc.admin.url", url(["http", "https"]), "http://127.0.0.1:18083"),
   filesystemRoot: def("svc.filesystem-root", str, ""),
   logLevel: def("svc.log-level", logLevel, "info"),
+  profile: def("svc.profile", profile, ""),
+  rateLimit: def("svc.rate-limit", count, 6000),
+  malwareAction: def("svc.malware-action", oneOf(["BLOCK", "WARN", "ALLOW"] as const), "BLOCK"),
+  vulnerabilityAction: def("svc.vulnerability-action", oneOf(["BLOCK", "WARN", "ALLOW"] as const), "BLOCK"),
+  vulnerabilityThreshold: def("svc.vulnerability-threshold", oneOf(["CRITICAL", "HIGH", "MEDIUM", "LOW", "NONE"] as const), "HIGH"),
+  denyListAction: def("svc.deny-list-action", oneOf(["BLOCK", "WARN", "ALLOW"] as const), "BLOCK"),
+  blockPrivateImportHosts: def("svc.block-private-import-hosts", bool, true),
   configFile: def("svc.config-file", str, ""),
 } as const;
 
@@ -222,6 +243,9 @@ export function loadSettings(opts: LoadOptions = {}): Settings {
 
   const s = out as Omit<Settings, "sources">;
   if (problems.length === 0) {
+    if (s.profile === "dev" && !isLoopback(s.host)) {
+      problems.push(`svc.profile=dev is allowed only on a loopback address, but svc.host is "${s.host}" (set SVC_HOST=127.0.0.1)`);
+    }
     if (s.bootstrapKey) {
       const k = parseKey(s.bootstrapKey);
       if (k.ok && k.key.tenant !== s.tenant) {
@@ -231,6 +255,39 @@ export function loadSettings(opts: LoadOptions = {}): Settings {
   }
   if (problems.length > 0) throw new SettingsError(problems);
   return { ...s, sources } as Settings;
+}
+
+function isLoopback(host: string): boolean {
+  return host === "localhost" || host === "::1" || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
+}
+
+/**
+ * Settings every node of a deployment must agree on. Nodes announce a digest of each (never
+ * a value) so the posture can name a node that differs. Secrets, addresses and per-node
+ * choices (ports, log level, store path) are left out.
+ */
+export const DEPLOYMENT_SETTINGS: (keyof Defs)[] = [
+  "tenant",
+  "repository",
+  "auth",
+  "anonymousRights",
+  "readOnly",
+  "cacheTtlMs",
+  "credentialDefaultLifetime",
+  "credentialMaxLifetime",
+  "trackKeyUsage",
+  "uiAdmins",
+  "profile",
+  "rateLimit",
+  "malwareAction",
+  "vulnerabilityAction",
+  "vulnerabilityThreshold",
+  "denyListAction",
+  "blockPrivateImportHosts",
+];
+
+export function settingName(field: keyof Defs): string {
+  return SETTINGS[field].name;
 }
 
 /** Requires settings a service cannot run without, naming them. */

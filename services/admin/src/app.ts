@@ -1,16 +1,35 @@
 import type { FastifyInstance } from "fastify";
 import type { Logger } from "pino";
-import { createBaseApp } from "@svc/kit";
+import { createBaseApp, type Check } from "@svc/kit";
 import { capabilityRoutes, type Capabilities } from "./routes/capability-routes.js";
+import { operationsRoutes, type OperationsDeps } from "./routes/operation-routes.js";
 
 export interface AdminDeps {
   log: Logger;
   internalSecret: string;
   capabilities: Capabilities;
+  operations: OperationsDeps;
+  checks: Check[];
 }
 
+const problemSchema = {
+  $id: "problem",
+  type: "object",
+  properties: {
+    type: { type: "string" },
+    title: { type: "string" },
+    status: { type: "integer" },
+    code: { type: "string" },
+    detail: { type: "string" },
+    field: { type: "string" },
+    reference: { type: "string" },
+  },
+};
+
 export function buildApp(deps: AdminDeps): FastifyInstance {
-  const app = createBaseApp({ log: deps.log, internalSecret: deps.internalSecret });
+  const app = createBaseApp({ log: deps.log, internalSecret: deps.internalSecret, checks: deps.checks, metrics: deps.operations.metrics });
+  app.addSchema(problemSchema);
   capabilityRoutes(app, deps.capabilities);
+  operationsRoutes(app, deps.operations);
   return app;
 }

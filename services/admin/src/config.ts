@@ -1,9 +1,10 @@
 import { loadSettings, requireSettings, type Settings } from "@svc/kit";
 
-export type AdminConfig = Pick<Settings, "tenant" | "auth" | "readOnly" | "anonymousRights" | "internalSecret" | "host" | "port" | "logLevel">;
+/** The admin service reads every setting: the posture is about all of them. */
+export type AdminConfig = Settings;
 
 export function loadConfig(argv = process.argv.slice(2), env = process.env): AdminConfig {
   const s = loadSettings({ argv, env });
-  requireSettings(s, ["internalSecret"]);
+  requireSettings(s, ["internalSecret", "databaseUrl", "natsUrl"]);
   return s;
 }

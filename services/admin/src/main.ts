@@ -1,7 +1,11 @@
-import { createLogger, onShutdown, refuseStart } from "@svc/kit";
+import { CONTROL, answerLogs, createBus, createDb, createLogger, createMetrics, migrate, onShutdown, pingDb, refuseStart, startNodeAgent, type Heartbeat } from "@svc/kit";
 import { buildApp } from "./app.js";
 import { loadConfig, type AdminConfig } from "./config.js";
+import { nodeRegistryFactory } from "./domain/node-registry.js";
 import { capabilitiesOf } from "./routes/capability-routes.js";
+import { limitStoreFactory } from "./store/limit-store.js";
+import { migrations } from "./store/migrations.js";
+import { SCHEMA, type AdminDatabase } from "./store/schema.js";
 
 let config: AdminConfig;
 try {
@@ -10,9 +14,36 @@ try {
   refuseStart("admin", err);
 }
 
-const { log } = createLogger("admin", config.logLevel);
-const app = buildApp({ log, internalSecret: config.internalSecret, capabilities: capabilitiesOf(config) });
+const { log, ring } = createLogger("admin", config.logLevel);
+const metrics = createMetrics("admin");
+const { db, pool } = createDb<AdminDatabase>(config.databaseUrl, { applicationName: "svc-admin", max: 4 });
+try {
+  await migrate(db as never, pool, SCHEMA, migrations);
+} catch (err) {
+  log.fatal({ err }, "could not migrate the admin schema");
+  process.exit(1);
+}
+
+const bus = createBus({ url: config.natsUrl, tenant: config.tenant, name: "admin", log });
+const nodes = nodeRegistryFactory();
+bus.listen(CONTROL.heartbeat, (hb) => nodes.record(hb as Heartbeat));
+const agent = startNodeAgent({ bus, settings: config, metrics, ring, status: () => ({ nats: bus.connected() ? "up" : "down" }) });
+
+const app = buildApp({
+  log,
+  internalSecret: config.internalSecret,
+  capabilities: capabilitiesOf(config),
+  checks: [{ name: "postgres", check: () => pingDb(pool) }],
+  operations: {
+    settings: config,
+    bus,
+    nodes,
+    limits: limitStoreFactory(db),
+    metrics,
+    ownLogs: (q) => answerLogs(ring, metrics.node, "admin", q),
+  },
+});
 await app.listen({ host: config.host, port: config.port });
 log.info("admin service ready");
 
-onShutdown(log, [() => app.close()]);
+onShutdown(log, [() => app.close(), async () => agent.stop(), () => bus.close(), () => db.destroy()]);

@@ -2,11 +2,11 @@ import { loadSettings, requireSettings, type Settings } from "@svc/kit";
 
 export type ArtifactsConfig = Pick<
   Settings,
-  "tenant" | "repository" | "readOnly" | "filesystemRoot" | "internalSecret" | "databaseUrl" | "host" | "port" | "logLevel"
+  "tenant" | "repository" | "readOnly" | "filesystemRoot" | "internalSecret" | "databaseUrl" | "natsUrl" | "host" | "port" | "logLevel"
 >;
 
 export function loadConfig(argv = process.argv.slice(2), env = process.env): ArtifactsConfig {
   const s = loadSettings({ argv, env });
-  requireSettings(s, ["databaseUrl", "internalSecret", "filesystemRoot"]);
+  requireSettings(s, ["databaseUrl", "internalSecret", "filesystemRoot", "natsUrl"]);
   return s;
 }

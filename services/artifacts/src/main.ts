@@ -1,4 +1,4 @@
-import { createDb, createLogger, migrate, onShutdown, pingDb, refuseStart } from "@svc/kit";
+import { createBus, createDb, createLogger, createMetrics, loadSettings, migrate, onShutdown, pingDb, refuseStart, startNodeAgent } from "@svc/kit";
 import { buildApp } from "./app.js";
 import { loadConfig, type ArtifactsConfig } from "./config.js";
 import { fileStoreFactory } from "./domain/file-store.js";
@@ -13,7 +13,10 @@ try {
   refuseStart("artifacts", err);
 }
 
-const { log } = createLogger("artifacts", config.logLevel);
+const { log, ring } = createLogger("artifacts", config.logLevel);
+const metrics = createMetrics("artifacts");
+const bus = createBus({ url: config.natsUrl, tenant: config.tenant, name: "artifacts", log });
+const agent = startNodeAgent({ bus, settings: loadSettings(), metrics, ring, status: () => ({ nats: bus.connected() ? "up" : "down" }) });
 const { db, pool } = createDb<ArtifactsDatabase>(config.databaseUrl, { applicationName: "svc-artifacts" });
 try {
   await migrate(db as never, pool, SCHEMA, migrations);
@@ -49,8 +52,9 @@ const app = buildApp({
   metadata,
   repositories: () => repositories,
   checks: [{ name: "postgres", check: () => pingDb(pool) }],
+  metrics,
 });
 await app.listen({ host: config.host, port: config.port });
 log.info({ root: config.filesystemRoot, repository: config.repository }, "artifacts service ready");
 
-onShutdown(log, [() => app.close(), () => db.destroy()]);
+onShutdown(log, [() => app.close(), async () => agent.stop(), () => bus.close(), () => db.destroy()]);

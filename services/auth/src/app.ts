@@ -1,6 +1,6 @@
 import type { FastifyInstance } from "fastify";
 import type { Logger } from "pino";
-import { createBaseApp, type Check } from "@svc/kit";
+import { createBaseApp, type Check, type ServiceMetrics } from "@svc/kit";
 import type { CredentialService } from "./domain/credential-service.js";
 import type { PrincipalService } from "./domain/principal-service.js";
 import { groupRoutes } from "./routes/group-routes.js";
@@ -14,6 +14,7 @@ export interface AuthDeps {
   credentials: CredentialService;
   principals: PrincipalService;
   checks: Check[];
+  metrics?: ServiceMetrics;
 }
 
 const problemSchema = {
@@ -31,7 +32,7 @@ const problemSchema = {
 };
 
 export function buildApp(deps: AuthDeps): FastifyInstance {
-  const app = createBaseApp({ log: deps.log, internalSecret: deps.internalSecret, checks: deps.checks });
+  const app = createBaseApp({ log: deps.log, internalSecret: deps.internalSecret, checks: deps.checks, metrics: deps.metrics });
   app.addSchema(problemSchema);
   credentialRoutes(app, deps.credentials);
   principalRoutes(app, deps.principals);

@@ -1,5 +1,5 @@
 import { subjectFor, type CredentialChanged } from "@svc/contracts";
-import { createBus, createDb, createLogger, migrate, newEventId, onShutdown, pingDb, refuseStart } from "@svc/kit";
+import { createBus, createDb, createLogger, createMetrics, loadSettings, migrate, newEventId, onShutdown, pingDb, refuseStart, startNodeAgent } from "@svc/kit";
 import { buildApp } from "./app.js";
 import { loadConfig, type AuthConfig } from "./config.js";
 import { credentialServiceFactory } from "./domain/credential-service.js";
@@ -16,7 +16,8 @@ try {
   refuseStart("auth", err);
 }
 
-const { log } = createLogger("auth", config.logLevel);
+const { log, ring } = createLogger("auth", config.logLevel);
+const metrics = createMetrics("auth");
 const { db, pool } = createDb<AuthDatabase>(config.databaseUrl, { applicationName: "svc-auth" });
 try {
   const applied = await migrate(db as never, pool, SCHEMA, migrations);
@@ -27,6 +28,7 @@ try {
 }
 
 const bus = createBus({ url: config.natsUrl, tenant: config.tenant, name: "auth", log });
+const agent = startNodeAgent({ bus, settings: loadSettings(), metrics, ring, status: () => ({ nats: bus.connected() ? "up" : "down" }) });
 // Awaited before a change is answered, so other gateways hear of it at once; when NATS is down
 // this returns at once (logged), and svc.cache.ttl bounds how long other gateways may lag.
 const publish = (change: Omit<CredentialChanged, "id" | "time" | "tenant">) =>
@@ -60,8 +62,9 @@ const app = buildApp({
   credentials,
   principals,
   checks: [{ name: "postgres", check: () => pingDb(pool) }],
+  metrics,
 });
 await app.listen({ host: config.host, port: config.port });
 log.info({ events: subjectFor(config.tenant, "credential.changed") }, "auth service ready");
 
-onShutdown(log, [() => app.close(), () => bus.close(), () => db.destroy()]);
+onShutdown(log, [() => app.close(), async () => agent.stop(), () => bus.close(), () => db.destroy()]);

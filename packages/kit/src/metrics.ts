@@ -1,0 +1,55 @@
+import { hostname } from "node:os";
+import type { FastifyInstance } from "fastify";
+import { AggregatorRegistry, Counter, Histogram, Registry, collectDefaultMetrics } from "prom-client";
+
+/** One prom-client registry per process, labelled with the service and the node. */
+export interface ServiceMetrics {
+  registry: Registry;
+  node: string;
+  service: string;
+  httpRequests: Counter<"route" | "method" | "status">;
+  httpDuration: Histogram<"route" | "method">;
+}
+
+export function nodeName(service: string): string {
+  return `${service}@${hostname()}:${process.pid}`;
+}
+
+export function createMetrics(service: string): ServiceMetrics {
+  const registry = new Registry();
+  const node = nodeName(service);
+  registry.setDefaultLabels({ service, node });
+  collectDefaultMetrics({ register: registry, prefix: "svc_process_" });
+  const httpRequests = new Counter({
+    name: "svc_http_requests_total",
+    help: "HTTP requests answered, by route pattern, method and status",
+    labelNames: ["route", "method", "status"] as const,
+    registers: [registry],
+  });
+  const httpDuration = new Histogram({
+    name: "svc_http_request_duration_seconds",
+    help: "Time to answer an HTTP request, by route pattern and method",
+    labelNames: ["route", "method"] as const,
+    buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10],
+    registers: [registry],
+  });
+  return { registry, node, service, httpRequests, httpDuration };
+}
+
+/** Counts and times every request by its route pattern (bounded label values). */
+export function instrumentHttp(app: FastifyInstance, m: ServiceMetrics): void {
+  app.addHook("onResponse", (request, reply, done) => {
+    const route = request.routeOptions.url ?? "unmatched";
+    const method = request.method;
+    m.httpRequests.inc({ route, method, status: String(reply.statusCode) });
+    m.httpDuration.observe({ route, method }, reply.elapsedTime / 1000);
+    done();
+  });
+}
+
+/** Merges the meters of many processes into one Prometheus text exposition. */
+export async function aggregateMetrics(perProcess: unknown[][]): Promise<string> {
+  if (perProcess.length === 0) return "";
+  const merged = AggregatorRegistry.aggregate(perProcess as never);
+  return merged.metrics();
+}

@@ -1,0 +1,119 @@
+import { createHash } from "node:crypto";
+import type { Bus } from "./messaging.js";
+import type { LogEntry, LogRing } from "./logger.js";
+import type { ServiceMetrics } from "./metrics.js";
+import { DEPLOYMENT_SETTINGS, settingName, type Settings } from "./settings.js";
+
+/**
+ * Every process answers the deployment's control plane over NATS: its meters, its recent log
+ * entries, and a heartbeat with a digest of each deployment-wide setting (never a value), so
+ * the admin service can show the whole deployment and spot a node that differs.
+ */
+export const CONTROL = {
+  heartbeat: "svc.control.heartbeat",
+  metrics: "svc.control.metrics",
+  logs: "svc.control.logs",
+  limits: "svc.control.limits.changed",
+} as const;
+
+export interface Heartbeat {
+  node: string;
+  service: string;
+  tenant: string;
+  started: string;
+  at: string;
+  fingerprint: string;
+  /** setting name -> short digest of its value */
+  settings: Record<string, string>;
+  /** Anything the service wants the posture to know (e.g. redis: "down"). */
+  status: Record<string, string>;
+}
+
+export interface LogQuery {
+  level?: number;
+  text?: string;
+  /** Per-node sequence already seen. */
+  after?: Record<string, number>;
+  limit?: number;
+}
+
+export interface LogReply {
+  node: string;
+  service: string;
+  entries: (LogEntry & { node: string })[];
+}
+
+export const LEVEL_VALUES: Record<string, number> = { TRACE: 10, DEBUG: 20, INFO: 30, WARN: 40, ERROR: 50, FATAL: 60 };
+
+export function settingsDigest(settings: Settings): { fingerprint: string; settings: Record<string, string> } {
+  const out: Record<string, string> = {};
+  for (const field of DEPLOYMENT_SETTINGS) {
+    out[settingName(field)] = createHash("sha256").update(JSON.stringify(settings[field] ?? null)).digest("hex").slice(0, 16);
+  }
+  const fingerprint = createHash("sha256").update(JSON.stringify(out)).digest("hex").slice(0, 16);
+  return { fingerprint, settings: out };
+}
+
+export function matchLog(e: LogEntry, q: LogQuery): boolean {
+  if (q.level !== undefined && (LEVEL_VALUES[e.level] ?? 0) < q.level) return false;
+  if (q.text) {
+    const needle = q.text.toLowerCase();
+    if (!e.msg.toLowerCase().includes(needle) && !JSON.stringify(e).toLowerCase().includes(needle)) return false;
+  }
+  return true;
+}
+
+/** A node's answer to a log query: newest `limit` without a cursor, oldest after it with one. */
+export function answerLogs(ring: LogRing, node: string, service: string, q: LogQuery): LogReply {
+  const after = q.after?.[node] ?? 0;
+  const limit = Math.min(Math.max(q.limit ?? 1000, 1), 1000);
+  const entries = ring.list(after).filter((e) => matchLog(e, q));
+  const chosen = q.after ? entries.slice(0, limit) : entries.slice(-limit);
+  return { node, service, entries: chosen.map((e) => ({ ...e, node })) };
+}
+
+export function startNodeAgent(opts: {
+  bus: Bus;
+  settings: Settings;
+  metrics: ServiceMetrics;
+  ring: LogRing;
+  status?: () => Record<string, string>;
+  intervalMs?: number;
+}): { stop: () => void } {
+  const { bus, metrics, ring } = opts;
+  const started = new Date().toISOString();
+  const digest = settingsDigest(opts.settings);
+
+  bus.respond(CONTROL.metrics, async () => ({ node: metrics.node, service: metrics.service, metrics: await metrics.registry.getMetricsAsJSON() }));
+  bus.respond(CONTROL.logs, (raw) => answerLogs(ring, metrics.node, metrics.service, (raw ?? {}) as LogQuery));
+
+  const beat = (): boolean => {
+    const hb: Heartbeat = {
+      node: metrics.node,
+      service: metrics.service,
+      tenant: opts.settings.tenant,
+      started,
+      at: new Date().toISOString(),
+      ...digest,
+      status: opts.status?.() ?? {},
+    };
+    return bus.announce(CONTROL.heartbeat, hb);
+  };
+  const timer = setInterval(beat, opts.intervalMs ?? 5000);
+  timer.unref();
+  // Announce as soon as NATS is up rather than waiting a whole interval.
+  let first: NodeJS.Timeout | undefined;
+  const early = () => {
+    if (!beat()) {
+      first = setTimeout(early, 250);
+      first.unref();
+    }
+  };
+  early();
+  return {
+    stop: () => {
+      clearInterval(timer);
+      clearTimeout(first);
+    },
+  };
+}

@@ -136,6 +136,8 @@ export const SETTINGS = {
   authUrl: def("svc.auth.url", url(["http", "https"]), "http://127.0.0.1:18081"),
   artifactsUrl: def("svc.artifacts.url", url(["http", "https"]), "http://127.0.0.1:18082"),
   adminUrl: def("svc.admin.url", url(["http", "https"]), "http://127.0.0.1:18083"),
+  notifierUrl: def("svc.notifier.url", url(["http", "https"]), "http://127.0.0.1:18084"),
+  walkerUrl: def("svc.walker.url", url(["http", "https"]), "http://127.0.0.1:18085"),
   filesystemRoot: def("svc.filesystem-root", str, ""),
   logLevel: def("svc.log-level", logLevel, "info"),
   profile: def("svc.profile", profile, ""),
@@ -145,6 +147,13 @@ export const SETTINGS = {
   vulnerabilityThreshold: def("svc.vulnerability-threshold", oneOf(["CRITICAL", "HIGH", "MEDIUM", "LOW", "NONE"] as const), "HIGH"),
   denyListAction: def("svc.deny-list-action", oneOf(["BLOCK", "WARN", "ALLOW"] as const), "BLOCK"),
   blockPrivateImportHosts: def("svc.block-private-import-hosts", bool, true),
+  webhook: def("svc.webhook", bool, false),
+  /** One endpoint a line; the notifier validates the line syntax at start. */
+  webhookEndpoints: def("svc.webhook-endpoints", str, ""),
+  /** Per endpoint; the notifier validates it at start. */
+  webhookSecrets: def("svc.webhook-secrets", str, "", true),
+  webhookAttempts: def("svc.webhook-attempts", count, 5),
+  webhookAllowInternal: def("svc.webhook-allow-internal", bool, false),
   configFile: def("svc.config-file", str, ""),
 } as const;
 
@@ -284,6 +293,9 @@ export const DEPLOYMENT_SETTINGS: (keyof Defs)[] = [
   "vulnerabilityThreshold",
   "denyListAction",
   "blockPrivateImportHosts",
+  "webhook",
+  "webhookAttempts",
+  "webhookAllowInternal",
 ];
 
 export function settingName(field: keyof Defs): string {

@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { mkdirSync } from "node:fs";
+import { existsSync, mkdirSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { makeKey } from "@svc/keys";
@@ -11,8 +11,10 @@ import { freePort } from "./index.js";
  * its own ports, database and store, so that several suites can run side by side.
  */
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), "../../..");
-export const SERVICE_NAMES = ["auth", "artifacts", "admin", "gateway"] as const;
-export type ServiceName = (typeof SERVICE_NAMES)[number];
+export const ALL_SERVICE_NAMES = ["auth", "artifacts", "admin", "notifier", "walker", "gateway"] as const;
+export type ServiceName = (typeof ALL_SERVICE_NAMES)[number];
+/** The services that exist in this checkout (a service folder with src/main.ts), gateway last. */
+export const SERVICE_NAMES: readonly ServiceName[] = ALL_SERVICE_NAMES.filter((n) => existsSync(join(repoRoot, "services", n, "src", "main.ts")));
 
 export interface ServicesOptions {
   databaseUrl: string;
@@ -92,8 +94,8 @@ export async function startServices(opts: ServicesOptions): Promise<RunningServi
   const bootstrapKey = opts.env && "SVC_BOOTSTRAP_KEY" in opts.env ? (opts.env.SVC_BOOTSTRAP_KEY ?? "") : makeKey(tenant);
   const internalSecret = randomBytes(32).toString("base64url");
   const ports = {} as Record<ServiceName, number>;
-  for (const n of SERVICE_NAMES) ports[n] = await freePort();
-  const urls = Object.fromEntries(SERVICE_NAMES.map((n) => [n, `http://127.0.0.1:${ports[n]}`])) as Record<ServiceName, string>;
+  for (const n of ALL_SERVICE_NAMES) ports[n] = await freePort();
+  const urls = Object.fromEntries(ALL_SERVICE_NAMES.map((n) => [n, `http://127.0.0.1:${ports[n]}`])) as Record<ServiceName, string>;
 
   // Start from a clean environment: a developer's own SVC_ variables must not leak into tests.
   const base: NodeJS.ProcessEnv = {};
@@ -109,6 +111,8 @@ export async function startServices(opts: ServicesOptions): Promise<RunningServi
     SVC_AUTH_URL: urls.auth,
     SVC_ARTIFACTS_URL: urls.artifacts,
     SVC_ADMIN_URL: urls.admin,
+    SVC_NOTIFIER_URL: urls.notifier,
+    SVC_WALKER_URL: urls.walker,
     SVC_LOG_LEVEL: "info",
     ...opts.env,
   };

@@ -9,12 +9,28 @@ import { DEPLOYMENT_SETTINGS, settingName, type Settings } from "./settings.js";
  * entries, and a heartbeat with a digest of each deployment-wide setting (never a value), so
  * the admin service can show the whole deployment and spot a node that differs.
  */
-export const CONTROL = {
-  heartbeat: "svc.control.heartbeat",
-  metrics: "svc.control.metrics",
-  logs: "svc.control.logs",
-  limits: "svc.control.limits.changed",
-} as const;
+export interface ControlSubjects {
+  heartbeat: string;
+  metrics: string;
+  logs: string;
+  limits: string;
+}
+
+/**
+ * Control subjects belong to one deployment: they are keyed by a digest of the internal
+ * secret every node of the deployment shares (never the secret itself), so deployments that
+ * share a NATS server never hear each other, while a node of the deployment with another
+ * tenant or other settings still does — and shows up in the posture.
+ */
+export function controlSubjects(internalSecret: string): ControlSubjects {
+  const d = createHash("sha256").update(`svc-control:${internalSecret}`).digest("hex").slice(0, 16);
+  return {
+    heartbeat: `svc.control.${d}.heartbeat`,
+    metrics: `svc.control.${d}.metrics`,
+    logs: `svc.control.${d}.logs`,
+    limits: `svc.control.${d}.limits.changed`,
+  };
+}
 
 export interface Heartbeat {
   node: string;
@@ -81,11 +97,12 @@ export function startNodeAgent(opts: {
   intervalMs?: number;
 }): { stop: () => void } {
   const { bus, metrics, ring } = opts;
+  const control = controlSubjects(opts.settings.internalSecret);
   const started = new Date().toISOString();
   const digest = settingsDigest(opts.settings);
 
-  bus.respond(CONTROL.metrics, async () => ({ node: metrics.node, service: metrics.service, metrics: await metrics.registry.getMetricsAsJSON() }));
-  bus.respond(CONTROL.logs, (raw) => answerLogs(ring, metrics.node, metrics.service, (raw ?? {}) as LogQuery));
+  bus.respond(control.metrics, async () => ({ node: metrics.node, service: metrics.service, metrics: await metrics.registry.getMetricsAsJSON() }));
+  bus.respond(control.logs, (raw) => answerLogs(ring, metrics.node, metrics.service, (raw ?? {}) as LogQuery));
 
   const beat = (): boolean => {
     const hb: Heartbeat = {
@@ -97,7 +114,7 @@ export function startNodeAgent(opts: {
       ...digest,
       status: opts.status?.() ?? {},
     };
-    return bus.announce(CONTROL.heartbeat, hb);
+    return bus.announce(control.heartbeat, hb);
   };
   const timer = setInterval(beat, opts.intervalMs ?? 5000);
   timer.unref();

@@ -1,4 +1,4 @@
-import { CONTROL, answerLogs, createBus, createDb, createLogger, createMetrics, migrate, onShutdown, pingDb, refuseStart, startNodeAgent, type Heartbeat } from "@svc/kit";
+import { answerLogs, controlSubjects, createBus, createDb, createLogger, createMetrics, migrate, onShutdown, pingDb, refuseStart, startNodeAgent, type Heartbeat } from "@svc/kit";
 import { buildApp } from "./app.js";
 import { loadConfig, type AdminConfig } from "./config.js";
 import { nodeRegistryFactory } from "./domain/node-registry.js";
@@ -26,7 +26,8 @@ try {
 
 const bus = createBus({ url: config.natsUrl, tenant: config.tenant, name: "admin", log });
 const nodes = nodeRegistryFactory();
-bus.listen(CONTROL.heartbeat, (hb) => nodes.record(hb as Heartbeat));
+const control = controlSubjects(config.internalSecret);
+bus.listen(control.heartbeat, (hb) => nodes.record(hb as Heartbeat));
 const agent = startNodeAgent({ bus, settings: config, metrics, ring, status: () => ({ nats: bus.connected() ? "up" : "down" }) });
 
 const app = buildApp({
@@ -37,6 +38,7 @@ const app = buildApp({
   operations: {
     settings: config,
     bus,
+    control,
     nodes,
     limits: limitStoreFactory(db),
     metrics,

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from "fastify";
 import { forbidden, invalid, notFound } from "@svc/contracts";
 import { isTenant } from "@svc/keys";
-import { CONTROL, aggregateMetrics, type Bus, type LogReply, type ServiceMetrics, type Settings } from "@svc/kit";
+import { aggregateMetrics, type Bus, type ControlSubjects, type LogReply, type ServiceMetrics, type Settings } from "@svc/kit";
 import { mergeLogs, readLogQuery } from "../domain/log-query.js";
 import type { NodeRegistry } from "../domain/node-registry.js";
 import { computePosture } from "../domain/posture.js";
@@ -11,6 +11,7 @@ import { settingsDigest } from "@svc/kit";
 export interface OperationsDeps {
   settings: Settings;
   bus: Bus;
+  control: ControlSubjects;
   nodes: NodeRegistry;
   limits: LimitStore;
   metrics: ServiceMetrics;
@@ -45,7 +46,7 @@ export function operationsRoutes(app: FastifyInstance, deps: OperationsDeps): vo
     async (req) => {
       const q = readLogQuery(req.query);
       const mine = deps.ownLogs(q);
-      const others = (await deps.bus.gather(CONTROL.logs, q, gatherMs)) as LogReply[];
+      const others = (await deps.bus.gather(deps.control.logs, q, gatherMs)) as LogReply[];
       const replies = [mine, ...others.filter((r) => r && r.node !== mine.node && Array.isArray(r.entries))];
       return mergeLogs(replies, q);
     },
@@ -53,7 +54,7 @@ export function operationsRoutes(app: FastifyInstance, deps: OperationsDeps): vo
 
   // Served to the gateway's /metrics (which requires manage:read over * of the operator tenant).
   app.get("/metrics", async (_req, reply) => {
-    const replies = (await deps.bus.gather(CONTROL.metrics, {}, gatherMs)) as { node: string; metrics: unknown[] }[];
+    const replies = (await deps.bus.gather(deps.control.metrics, {}, gatherMs)) as { node: string; metrics: unknown[] }[];
     const perProcess = [await deps.metrics.registry.getMetricsAsJSON(), ...replies.filter((r) => r && r.node !== deps.metrics.node && Array.isArray(r.metrics)).map((r) => r.metrics)];
     reply.type("text/plain; version=0.0.4; charset=utf-8");
     return aggregateMetrics(perProcess as unknown[][]);
@@ -80,7 +81,7 @@ export function operationsRoutes(app: FastifyInstance, deps: OperationsDeps): vo
     async (req) => {
       if (!isTenant(req.params.tenant)) throw invalid("tenant", "a tenant is 1-63 lowercase letters, digits and inner hyphens");
       await deps.limits.set(req.params.tenant, req.body.requestsPerMinute);
-      deps.bus.announce(CONTROL.limits, { tenant: req.params.tenant });
+      deps.bus.announce(deps.control.limits, { tenant: req.params.tenant });
       req.log.info({ tenant: req.params.tenant, requestsPerMinute: req.body.requestsPerMinute, principal: req.principal.id }, "rate limit override set");
       return { tenant: req.params.tenant, requestsPerMinute: req.body.requestsPerMinute };
     },
@@ -88,7 +89,7 @@ export function operationsRoutes(app: FastifyInstance, deps: OperationsDeps): vo
 
   app.delete<{ Params: { tenant: string } }>("/api/rate-limits/:tenant", async (req, reply) => {
     if (!(await deps.limits.remove(req.params.tenant))) throw notFound(`no rate-limit override for tenant ${req.params.tenant}`);
-    deps.bus.announce(CONTROL.limits, { tenant: req.params.tenant });
+    deps.bus.announce(deps.control.limits, { tenant: req.params.tenant });
     req.log.info({ tenant: req.params.tenant, principal: req.principal.id }, "rate limit override removed");
     return reply.code(204).send();
   });

@@ -63,7 +63,20 @@ export interface RunningServices {
    * multi-node behaviour. `env` overrides settings for that node only.
    */
   startGateway(env?: Record<string, string>): Promise<{ url: string; output: () => string[]; stop: () => Promise<void> }>;
+  /**
+   * Another process of any upstream service (a second walker, artifacts, ...) on its own port,
+   * with the same settings as the first: for replica behaviour. `env` overrides settings for it.
+   */
+  startReplica(name: ServiceName, env?: Record<string, string>): Promise<Replica>;
   stop(): Promise<void>;
+}
+
+export interface Replica {
+  url: string;
+  pid: number | undefined;
+  output: () => string[];
+  /** SIGTERM by default; SIGKILL to play a crash. */
+  stop: (signal?: NodeJS.Signals) => Promise<void>;
 }
 
 export function serviceCommand(name: string, nodeArgs: readonly string[] = []): { command: string; args: string[] } {
@@ -241,6 +254,40 @@ export async function startServices(opts: ServicesOptions): Promise<RunningServi
               res();
             });
             child.kill("SIGTERM");
+          }),
+      };
+    },
+    async startReplica(name, env = {}) {
+      const port = await freePort();
+      const url = `http://127.0.0.1:${port}`;
+      const childEnv: NodeJS.ProcessEnv = { ...base };
+      for (const [k, v] of Object.entries({ ...shared, ...overrides.get(name), ...env, SVC_PORT: String(port) })) if (v !== undefined) childEnv[k] = v;
+      const { command, args } = serviceCommand(name, opts.nodeArgs?.[name]);
+      const child = spawn(command, [...args, ...(opts.args ?? [])], { env: childEnv, stdio: ["ignore", "pipe", "pipe"] });
+      extras.add(child);
+      const out: string[] = [];
+      child.stdout.setEncoding("utf8").on("data", (d: string) => out.push(...d.split("\n").filter(Boolean)));
+      child.stderr.setEncoding("utf8").on("data", (d: string) => out.push(...d.split("\n").filter(Boolean)));
+      try {
+        await waitHealthy(url, child, 60_000);
+      } catch (err) {
+        child.kill("SIGKILL");
+        throw new Error(`extra ${name} ${(err as Error).message}:\n${out.slice(-30).join("\n")}`);
+      }
+      return {
+        url,
+        pid: child.pid,
+        output: () => out,
+        stop: (signal: NodeJS.Signals = "SIGTERM") =>
+          new Promise<void>((res) => {
+            if (child.exitCode !== null || child.signalCode !== null) return res();
+            const timer = setTimeout(() => child.kill("SIGKILL"), 10_000);
+            child.once("exit", () => {
+              clearTimeout(timer);
+              extras.delete(child);
+              res();
+            });
+            child.kill(signal);
           }),
       };
     },

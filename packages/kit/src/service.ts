@@ -1,4 +1,4 @@
-import Fastify, { LogController, type FastifyInstance, type FastifyServerOptions } from "fastify";
+import Fastify, { LogController, type FastifyInstance, type FastifyRequest, type FastifyServerOptions } from "fastify";
 import type { Logger } from "pino";
 import { ServiceError, type Principal } from "@svc/contracts";
 import { installErrorHandling } from "./errors.js";
@@ -23,6 +23,11 @@ export interface BaseAppOptions {
   internalSecret?: string;
   /** Dependencies that must answer for the service to be ready. */
   checks?: Check[];
+  /**
+   * Whether a health probe may see per-dependency detail. Default: yes (upstream services are
+   * reachable only inside the deployment). The gateway shows detail only to administrators.
+   */
+  healthDetail?: (request: FastifyRequest) => Promise<boolean>;
   /** Counts and times every request into this registry. */
   metrics?: ServiceMetrics;
   fastify?: Partial<FastifyServerOptions>;
@@ -60,13 +65,21 @@ export function createBaseApp(opts: BaseAppOptions): FastifyInstance {
     });
   }
 
+  // Three probes: live (the process answers), started (start-up is over: it is listening),
+  // ready (every dependency answers, so this node can serve).
   const checks = opts.checks ?? [];
+  const detail = opts.healthDetail ?? (async () => true);
   app.get("/health/live", async () => ({ status: "up" }));
-  app.get("/health/ready", async (_req, reply) => {
+  app.get("/health/started", async () => ({ status: "up" }));
+  app.get("/health/ready", async (req, reply) => {
     const results = await Promise.all(checks.map(async (c) => ({ name: c.name, ...(await c.check()) })));
     const up = results.every((r) => r.ok);
-    reply.code(up ? 200 : 503);
-    return { status: up ? "up" : "down", checks: Object.fromEntries(results.map((r) => [r.name, r.ok ? "up" : "down"])) };
+    reply.code(up ? 200 : 503).header("cache-control", "no-store");
+    if (!(await detail(req))) return { status: up ? "up" : "down" };
+    return {
+      status: up ? "up" : "down",
+      checks: Object.fromEntries(results.map((r) => [r.name, r.ok ? { status: "up" } : { status: "down", error: r.error }])),
+    };
   });
   return app;
 }

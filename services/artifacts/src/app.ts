@@ -1,15 +1,22 @@
 import type { FastifyInstance } from "fastify";
 import type { Logger } from "pino";
 import { createBaseApp, type Check, type ServiceMetrics } from "@svc/kit";
+import type { ArtifactService } from "./domain/artifact-service.js";
+import type { DownloadRecorder } from "./domain/download-recorder.js";
 import type { FileStore } from "./domain/file-store.js";
 import type { MetadataStore } from "./store/metadata-store.js";
+import { internalRoutes } from "./routes/internal-routes.js";
+import { problemSchema } from "./routes/paging.js";
 import { rawRoutes } from "./routes/raw-routes.js";
+import { repositoryRoutes } from "./routes/repository-routes.js";
 
 export interface ArtifactsDeps {
   log: Logger;
   internalSecret: string;
   files: FileStore;
   metadata: MetadataStore;
+  artifacts: ArtifactService;
+  downloads: Pick<DownloadRecorder, "record">;
   repositories: () => ReadonlySet<string>;
   checks: Check[];
   metrics?: ServiceMetrics;
@@ -17,6 +24,9 @@ export interface ArtifactsDeps {
 
 export function buildApp(deps: ArtifactsDeps): FastifyInstance {
   const app = createBaseApp({ log: deps.log, internalSecret: deps.internalSecret, checks: deps.checks, metrics: deps.metrics, fastify: { keepAliveTimeout: 65_000 } });
+  app.addSchema(problemSchema);
   rawRoutes(app, deps);
+  repositoryRoutes(app, deps);
+  internalRoutes(app, deps);
   return app;
 }

@@ -1,8 +1,12 @@
 import { createBus, createDb, createLogger, createMetrics, loadSettings, migrate, onShutdown, pingDb, refuseStart, startNodeAgent } from "@svc/kit";
 import { buildApp } from "./app.js";
 import { loadConfig, type ArtifactsConfig } from "./config.js";
+import { artifactServiceFactory } from "./domain/artifact-service.js";
+import { downloadRecorderFactory } from "./domain/download-recorder.js";
 import { fileStoreFactory } from "./domain/file-store.js";
+import { outboxRelayFactory } from "./domain/outbox-relay.js";
 import { metadataStoreFactory } from "./store/metadata-store.js";
+import { outboxStoreFactory } from "./store/outbox-store.js";
 import { migrations } from "./store/migrations.js";
 import { SCHEMA, type ArtifactsDatabase } from "./store/schema.js";
 
@@ -43,6 +47,15 @@ const refresh = setInterval(() => {
 }, 5000);
 refresh.unref();
 
+// Events: written to the outbox with each change, published before the request is answered
+// (JetStream message id = event id), and relayed again from the outbox while NATS is away.
+const outbox = outboxStoreFactory(db);
+const relay = outboxRelayFactory({ outbox, publish: (e) => bus.publish(e.kind, e as never), log });
+relay.start();
+const artifacts = artifactServiceFactory({ files, metadata, outbox, deliver: relay.deliver, tenant: config.tenant });
+const downloads = downloadRecorderFactory({ store: metadata, log });
+downloads.start();
+
 if (config.readOnly) log.warn("svc.read-only is on: every artifact write is refused with 403");
 
 const app = buildApp({
@@ -50,6 +63,8 @@ const app = buildApp({
   internalSecret: config.internalSecret,
   files,
   metadata,
+  artifacts,
+  downloads,
   repositories: () => repositories,
   checks: [{ name: "postgres", check: () => pingDb(pool) }],
   metrics,
@@ -57,4 +72,4 @@ const app = buildApp({
 await app.listen({ host: config.host, port: config.port });
 log.info({ root: config.filesystemRoot, repository: config.repository }, "artifacts service ready");
 
-onShutdown(log, [() => app.close(), async () => agent.stop(), () => bus.close(), () => db.destroy()]);
+onShutdown(log, [() => app.close(), () => downloads.stop(), () => relay.stop(), async () => agent.stop(), () => bus.close(), () => db.destroy()]);

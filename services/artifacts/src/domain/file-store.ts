@@ -1,8 +1,8 @@
 import { randomUUID, createHash } from "node:crypto";
-import { createWriteStream } from "node:fs";
+import { createReadStream, createWriteStream } from "node:fs";
 import { mkdir, open, readdir, rename, rm, rmdir, stat, unlink } from "node:fs/promises";
 import { join } from "node:path";
-import { Transform, type Readable } from "node:stream";
+import { Transform, Writable, type Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { conflict, forbidden } from "@svc/contracts";
 
@@ -17,6 +17,21 @@ import { conflict, forbidden } from "@svc/contracts";
 export interface FileStoreOptions {
   root: string;
   readOnly: boolean;
+}
+
+/** An upload written to tmp/ and flushed, not yet visible. */
+export interface Staged {
+  tmp: string;
+  size: number;
+  sha256: string;
+}
+
+/** One version of a file on disk: a write renames a new inode into place. */
+export interface FileIdentity {
+  ino: number;
+  size: number;
+  /** Whole milliseconds. */
+  mtimeMs: number;
 }
 
 export interface WriteResult {
@@ -42,9 +57,72 @@ export function fileStoreFactory(opts: FileStoreOptions) {
   const repoDir = (repository: string) => join(reposDir, repository);
   const fileOf = (repository: string, segments: string[]) => join(repoDir(repository), ...segments);
 
+  /** Streams an upload into tmp/ (flushed to disk), hashing it on the way. */
+  const stage = async (source: Readable): Promise<Staged> => {
+    if (opts.readOnly) throw forbidden(READ_ONLY);
+    const tmp = join(tmpDir, randomUUID());
+    const hash = createHash("sha256");
+    let size = 0;
+    const meter = new Transform({
+      transform(chunk: Buffer, _enc, cb) {
+        hash.update(chunk);
+        size += chunk.length;
+        cb(null, chunk);
+      },
+    });
+    try {
+      await pipeline(source, meter, createWriteStream(tmp, { flags: "wx", mode: 0o644, flush: true }));
+    } catch (err) {
+      await rm(tmp, { force: true }).catch(() => {});
+      throw err;
+    }
+    return { tmp, size, sha256: hash.digest("hex") };
+  };
+
+  /** Renames a staged upload into place and flushes the folder entry. */
+  const place = async (staged: Staged, repository: string, segments: string[]): Promise<{ created: boolean }> => {
+    if (opts.readOnly) throw forbidden(READ_ONLY);
+    const target = fileOf(repository, segments);
+    const parent = join(target, "..");
+    const makeParent = async () => {
+      try {
+        await mkdir(parent, { recursive: true });
+      } catch (err) {
+        const code = (err as NodeJS.ErrnoException).code;
+        if (code === "ENOTDIR" || code === "EEXIST") throw conflict("a parent of this path is a file, not a folder");
+        throw err;
+      }
+    };
+    await makeParent();
+    const before = await stat(target).catch((err: NodeJS.ErrnoException) => {
+      if (err.code === "ENOENT") return undefined;
+      if (err.code === "ENOTDIR") throw conflict("a parent of this path is a file, not a folder");
+      throw err;
+    });
+    if (before?.isDirectory()) throw conflict("this path is a folder of other artifacts");
+    try {
+      await rename(staged.tmp, target);
+    } catch (err) {
+      // A walk may have tidied away an empty parent folder between mkdir and rename.
+      if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw err;
+      await makeParent();
+      await rename(staged.tmp, target);
+    }
+    await syncDir(parent);
+    return { created: before === undefined };
+  };
+
+  const discard = async (staged: Staged): Promise<void> => {
+    await rm(staged.tmp, { force: true }).catch(() => {});
+  };
+
   return {
+    readOnly: opts.readOnly,
     repoDir,
     fileOf,
+    stage,
+    place,
+    discard,
 
     async init(repositories: string[]): Promise<void> {
       await mkdir(tmpDir, { recursive: true });
@@ -58,42 +136,38 @@ export function fileStoreFactory(opts: FileStoreOptions) {
       }
     },
 
+    /** stage + place in one call (no metadata, no event). */
     async write(repository: string, segments: string[], source: Readable): Promise<WriteResult> {
-      if (opts.readOnly) throw forbidden(READ_ONLY);
-      const target = fileOf(repository, segments);
-      const tmp = join(tmpDir, randomUUID());
-      const hash = createHash("sha256");
-      let size = 0;
-      const meter = new Transform({
-        transform(chunk: Buffer, _enc, cb) {
-          hash.update(chunk);
-          size += chunk.length;
-          cb(null, chunk);
-        },
-      });
+      const staged = await stage(source);
       try {
-        await pipeline(source, meter, createWriteStream(tmp, { flags: "wx", mode: 0o644, flush: true }));
-        const parent = join(target, "..");
-        try {
-          await mkdir(parent, { recursive: true });
-        } catch (err) {
-          const code = (err as NodeJS.ErrnoException).code;
-          if (code === "ENOTDIR" || code === "EEXIST") throw conflict("a parent of this path is a file, not a folder");
-          throw err;
-        }
-        const before = await stat(target).catch((err: NodeJS.ErrnoException) => {
-          if (err.code === "ENOENT") return undefined;
-          if (err.code === "ENOTDIR") throw conflict("a parent of this path is a file, not a folder");
-          throw err;
-        });
-        if (before?.isDirectory()) throw conflict("this path is a folder of other artifacts");
-        await rename(tmp, target);
-        await syncDir(parent);
-        return { size, sha256: hash.digest("hex"), created: before === undefined };
+        const { created } = await place(staged, repository, segments);
+        return { size: staged.size, sha256: staged.sha256, created };
       } catch (err) {
-        await rm(tmp, { force: true }).catch(() => {});
+        await discard(staged);
         throw err;
       }
+    },
+
+    /** The regular file at a path, or undefined (absent, a folder, or through a file). */
+    async identity(repository: string, segments: string[]): Promise<FileIdentity | undefined> {
+      const st = await stat(fileOf(repository, segments)).catch(() => undefined);
+      if (!st || !st.isFile()) return undefined;
+      return { ino: st.ino, size: st.size, mtimeMs: Math.floor(st.mtimeMs) };
+    },
+
+    /** Reads a stored file through once: its size and SHA-256 (hex). */
+    async hash(repository: string, segments: string[]): Promise<{ size: number; sha256: string }> {
+      const h = createHash("sha256");
+      let size = 0;
+      const sink = new Writable({
+        write(chunk: Buffer, _enc, cb) {
+          h.update(chunk);
+          size += chunk.length;
+          cb();
+        },
+      });
+      await pipeline(createReadStream(fileOf(repository, segments), { highWaterMark: 256 * 1024 }), sink);
+      return { size, sha256: h.digest("hex") };
     },
 
     /** Removes a file; false when there was none. Empty parent folders are tidied up. */

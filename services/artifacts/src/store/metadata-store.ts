@@ -1,10 +1,73 @@
-import type { Kysely } from "kysely";
+import { sql, type Kysely } from "kysely";
 import { SCHEMA, type ArtifactsDatabase } from "./schema.js";
 
-/** Repository configuration and per-artifact metadata (size, digest) in Postgres. */
-export function metadataStoreFactory(root: Kysely<ArtifactsDatabase>) {
-  const db = () => root.withSchema(SCHEMA);
+export type Db = Kysely<ArtifactsDatabase>;
+
+export interface ArtifactRecord {
+  repository: string;
+  path: string;
+  size: number;
+  sha256: string;
+  contentType: string | null;
+  updated: Date;
+  lastDownloaded: Date | null;
+  downloads: number;
+  heldReason: string | null;
+}
+
+export interface DownloadCount {
+  repository: string;
+  path: string;
+  /** Latest download. */
+  at: Date;
+  count: number;
+}
+
+type Row = {
+  repository: string;
+  path: string;
+  size: string;
+  sha256: string;
+  content_type: string | null;
+  updated_at: Date;
+  last_downloaded_at: Date | null;
+  downloads: string;
+  held_reason: string | null;
+};
+
+const toRecord = (r: Row): ArtifactRecord => ({
+  repository: r.repository,
+  path: r.path,
+  size: Number(r.size),
+  sha256: r.sha256,
+  contentType: r.content_type,
+  updated: r.updated_at,
+  lastDownloaded: r.last_downloaded_at,
+  downloads: Number(r.downloads),
+  heldReason: r.held_reason,
+});
+
+const COLUMNS = ["repository", "path", "size", "sha256", "content_type", "updated_at", "last_downloaded_at", "downloads", "held_reason"] as const;
+
+/**
+ * Repository configuration and per-artifact metadata (size, digest, downloads, holds) in
+ * Postgres. Methods take an optional transaction so a change and its outbox row commit together.
+ */
+export function metadataStoreFactory(root: Db) {
+  const db = (tx?: Db) => (tx ?? root).withSchema(SCHEMA);
   return {
+    transaction<T>(fn: (tx: Db) => Promise<T>): Promise<T> {
+      return root.transaction().execute(fn);
+    },
+
+    /**
+     * Serialises every change to one path across replicas until the transaction ends: the file
+     * rename or unlink, its metadata and its event happen in one order everywhere.
+     */
+    async lockPath(tx: Db, repository: string, path: string): Promise<void> {
+      await sql`select pg_advisory_xact_lock(hashtextextended(${`${repository}/${path}`}, 7157))`.execute(tx);
+    },
+
     async ensureRepository(name: string, format: string) {
       await db().insertInto("repositories").values({ name, format }).onConflict((oc) => oc.column("name").doNothing()).execute();
     },
@@ -12,16 +75,74 @@ export function metadataStoreFactory(root: Kysely<ArtifactsDatabase>) {
       const rows = await db().selectFrom("repositories").select("name").execute();
       return rows.map((r) => r.name);
     },
-    async recordArtifact(a: { repository: string; path: string; size: number; sha256: string; contentType: string | null }) {
-      const now = new Date();
-      await db()
+    async repositories(): Promise<{ name: string; format: string; retention: unknown }[]> {
+      return db().selectFrom("repositories").select(["name", "format", "retention"]).orderBy("name").execute();
+    },
+    /** undefined: no such repository; null: no policy. */
+    async retention(name: string): Promise<unknown | null | undefined> {
+      const row = await db().selectFrom("repositories").select("retention").where("name", "=", name).executeTakeFirst();
+      return row ? row.retention : undefined;
+    },
+    /** false when there is no such repository. */
+    async setRetention(name: string, policy: object | null): Promise<boolean> {
+      const r = await db()
+        .updateTable("repositories")
+        .set({ retention: policy === null ? null : JSON.stringify(policy) })
+        .where("name", "=", name)
+        .executeTakeFirst();
+      return Number(r.numUpdatedRows) > 0;
+    },
+
+    async find(repository: string, path: string, tx?: Db): Promise<ArtifactRecord | undefined> {
+      const row = await db(tx).selectFrom("artifacts").select(COLUMNS).where("repository", "=", repository).where("path", "=", path).executeTakeFirst();
+      return row ? toRecord(row) : undefined;
+    },
+
+    async recordArtifact(a: { repository: string; path: string; size: number; sha256: string; contentType: string | null; at?: Date }, tx?: Db) {
+      const now = a.at ?? new Date();
+      await db(tx)
         .insertInto("artifacts")
         .values({ repository: a.repository, path: a.path, size: a.size, sha256: a.sha256, content_type: a.contentType, updated_at: now })
         .onConflict((oc) => oc.columns(["repository", "path"]).doUpdateSet({ size: a.size, sha256: a.sha256, content_type: a.contentType, updated_at: now }))
         .execute();
     },
-    async forgetArtifact(repository: string, path: string) {
-      await db().deleteFrom("artifacts").where("repository", "=", repository).where("path", "=", path).execute();
+
+    /** Corrects size and digest, keeping the publish time, downloads and hold. */
+    async correctArtifact(a: { repository: string; path: string; size: number; sha256: string }, tx?: Db) {
+      await db(tx).updateTable("artifacts").set({ size: a.size, sha256: a.sha256 }).where("repository", "=", a.repository).where("path", "=", a.path).execute();
+    },
+
+    async forgetArtifact(repository: string, path: string, tx?: Db): Promise<ArtifactRecord | undefined> {
+      const row = await db(tx).deleteFrom("artifacts").where("repository", "=", repository).where("path", "=", path).returning(COLUMNS).executeTakeFirst();
+      return row ? toRecord(row) : undefined;
+    },
+
+    async setHold(repository: string, path: string, reason: string | null, tx?: Db) {
+      await db(tx)
+        .updateTable("artifacts")
+        .set({ held_reason: reason, held_at: reason === null ? null : new Date() })
+        .where("repository", "=", repository)
+        .where("path", "=", path)
+        .execute();
+    },
+
+    /** One page of a repository's metadata in byte order of the path (the order walks read). */
+    async page(repository: string, after: string | undefined, limit: number): Promise<ArtifactRecord[]> {
+      let q = db().selectFrom("artifacts").select(COLUMNS).where("repository", "=", repository);
+      if (after !== undefined) q = q.where(sql<boolean>`(path collate "C") > (${after} collate "C")`);
+      const rows = await q.orderBy(sql`path collate "C"`).limit(limit).execute();
+      return rows.map(toRecord);
+    },
+
+    /** One UPDATE for a whole batch of download counts. */
+    async recordDownloads(batch: DownloadCount[]): Promise<void> {
+      if (batch.length === 0) return;
+      await sql`
+        update ${sql.id(SCHEMA, "artifacts")} as a
+        set last_downloaded_at = greatest(coalesce(a.last_downloaded_at, d.at), d.at), downloads = a.downloads + d.n
+        from unnest(${batch.map((b) => b.repository)}::text[], ${batch.map((b) => b.path)}::text[],
+                    ${batch.map((b) => b.at.toISOString())}::timestamptz[], ${batch.map((b) => b.count)}::bigint[]) as d(repository, path, at, n)
+        where a.repository = d.repository and a.path = d.path`.execute(root);
     },
   };
 }

@@ -23,4 +23,31 @@ export const migrations: Record<string, Migration> = {
         .execute();
     },
   },
+  "0002_outbox_downloads_retention_holds": {
+    async up(db: Kysely<unknown>) {
+      const s = db.schema.withSchema(SCHEMA);
+      await s
+        .alterTable("artifacts")
+        .addColumn("last_downloaded_at", "timestamptz")
+        .addColumn("downloads", "bigint", (c) => c.notNull().defaultTo(0))
+        .addColumn("held_reason", "text")
+        .addColumn("held_at", "timestamptz")
+        .execute();
+      // Walks page through a repository in byte order of the path, the order they read the tree in.
+      await sql`create index artifacts_by_path_bytes on ${sql.id(SCHEMA, "artifacts")} (repository, (path collate "C"))`.execute(db);
+      await s.alterTable("repositories").addColumn("retention", "jsonb").execute();
+      await s
+        .createTable("outbox")
+        .addColumn("id", "uuid", (c) => c.primaryKey())
+        .addColumn("seq", "bigserial", (c) => c.notNull())
+        .addColumn("kind", "text", (c) => c.notNull())
+        .addColumn("event", "jsonb", (c) => c.notNull())
+        .addColumn("created_at", "timestamptz", (c) => c.notNull().defaultTo(sql`now()`))
+        .addColumn("sent_at", "timestamptz")
+        .addColumn("attempts", "integer", (c) => c.notNull().defaultTo(0))
+        .execute();
+      await sql`create index outbox_unsent on ${sql.id(SCHEMA, "outbox")} (seq) where sent_at is null`.execute(db);
+      await sql`create index outbox_sent on ${sql.id(SCHEMA, "outbox")} (sent_at) where sent_at is not null`.execute(db);
+    },
+  },
 };

@@ -1,4 +1,4 @@
-import type { ColumnType } from "kysely";
+import type { ColumnType, Generated } from "kysely";
 
 export const SCHEMA = "artifacts";
 
@@ -6,6 +6,8 @@ export interface RepositoryTable {
   name: string;
   format: string;
   created_at: ColumnType<Date, Date | undefined, never>;
+  /** The repository's retention policy (see domain/retention-policy.ts); null: keep everything. */
+  retention: ColumnType<unknown | null, string | null | undefined, string | null>;
 }
 
 export interface ArtifactTable {
@@ -14,10 +16,32 @@ export interface ArtifactTable {
   size: ColumnType<string, number, number>;
   sha256: string;
   content_type: string | null;
+  /** When the content at this path was last published (or indexed by a walk). */
   updated_at: ColumnType<Date, Date | undefined, Date>;
+  /** Written in batches by the download recorder, never per request. */
+  last_downloaded_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
+  downloads: ColumnType<string, number | undefined, number>;
+  /** Set while a policy holds the artifact (retention never removes a held artifact). */
+  held_reason: ColumnType<string | null, string | null | undefined, string | null>;
+  held_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
+}
+
+/**
+ * Transactional outbox: an event row is written in the same transaction as the change it
+ * reports, published after the commit, and marked sent; a relay republishes what is unsent.
+ */
+export interface OutboxTable {
+  id: string;
+  seq: Generated<string>;
+  kind: string;
+  event: ColumnType<unknown, string, never>;
+  created_at: ColumnType<Date, Date | undefined, never>;
+  sent_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
+  attempts: ColumnType<number, number | undefined, number>;
 }
 
 export interface ArtifactsDatabase {
   repositories: RepositoryTable;
   artifacts: ArtifactTable;
+  outbox: OutboxTable;
 }

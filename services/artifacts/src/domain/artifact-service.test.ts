@@ -1,0 +1,198 @@
+import { createHash } from "node:crypto";
+import { mkdtempSync, rmSync, writeFileSync, existsSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { Readable } from "node:stream";
+import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { eventParsers, type ArtifactEvent } from "@svc/contracts";
+import type { ArtifactRecord } from "../store/metadata-store.js";
+import { artifactServiceFactory, type Address } from "./artifact-service.js";
+import { fileStoreFactory } from "./file-store.js";
+
+const sha = (s: string) => createHash("sha256").update(s).digest("hex");
+const addr = (path: string): Address => ({ repository: "libs", path, segments: path.split("/") });
+const key = { kind: "key" as const, id: "f".repeat(64) };
+const walker = { kind: "system" as const, id: "walker" };
+
+/** The real file store on a temporary folder; metadata and outbox in memory. */
+async function setup(readOnly = false) {
+  const root = mkdtempSync(join(tmpdir(), "artifact-service-"));
+  const files = fileStoreFactory({ root, readOnly });
+  await files.init(["libs"]);
+  const rows = new Map<string, ArtifactRecord>();
+  const outbox: ArtifactEvent[] = [];
+  const delivered: ArtifactEvent[] = [];
+  let failCommit = false;
+  const k = (r: string, p: string) => `${r}/${p}`;
+  const metadata = {
+    async transaction<T>(fn: (tx: never) => Promise<T>): Promise<T> {
+      const before = new Map(rows);
+      const outboxLength = outbox.length;
+      try {
+        const out = await fn(undefined as never);
+        if (failCommit) throw new Error("commit failed");
+        return out;
+      } catch (err) {
+        rows.clear();
+        for (const [a, b] of before) rows.set(a, b);
+        outbox.length = outboxLength;
+        throw err;
+      }
+    },
+    async lockPath() {},
+    async find(r: string, p: string) {
+      return rows.get(k(r, p));
+    },
+    async recordArtifact(a: { repository: string; path: string; size: number; sha256: string; contentType: string | null; at?: Date }) {
+      const had = rows.get(k(a.repository, a.path));
+      rows.set(k(a.repository, a.path), { repository: a.repository, path: a.path, size: a.size, sha256: a.sha256, contentType: a.contentType, updated: a.at ?? new Date(), lastDownloaded: had?.lastDownloaded ?? null, downloads: had?.downloads ?? 0, heldReason: had?.heldReason ?? null });
+    },
+    async correctArtifact(a: { repository: string; path: string; size: number; sha256: string }) {
+      const row = rows.get(k(a.repository, a.path))!;
+      rows.set(k(a.repository, a.path), { ...row, size: a.size, sha256: a.sha256 });
+    },
+    async forgetArtifact(r: string, p: string) {
+      const row = rows.get(k(r, p));
+      rows.delete(k(r, p));
+      return row;
+    },
+    async setHold(r: string, p: string, reason: string | null) {
+      const row = rows.get(k(r, p))!;
+      rows.set(k(r, p), { ...row, heldReason: reason });
+    },
+  };
+  const svc = artifactServiceFactory({
+    files,
+    metadata,
+    outbox: { add: async (_tx, e) => void outbox.push(e) },
+    deliver: async (e) => void delivered.push(e),
+    tenant: "acme",
+  });
+  return { root, files, rows, outbox, delivered, svc, failCommit: (v: boolean) => (failCommit = v) };
+}
+
+describe("artifact changes and their events", () => {
+  let t: Awaited<ReturnType<typeof setup>>;
+  beforeEach(async () => {
+    t = await setup();
+  });
+  afterEach(() => rmSync(t.root, { recursive: true, force: true }));
+
+  it("a publish stores the file, its metadata and a published event in the outbox, then delivers it", async () => {
+    const out = await t.svc.publish(addr("a/b.txt"), Readable.from([Buffer.from("hello")]), "text/plain", key);
+    expect(out).toEqual({ size: 5, sha256: sha("hello"), created: true });
+    expect(t.rows.get("libs/a/b.txt")?.sha256).toBe(sha("hello"));
+    expect(t.outbox).toHaveLength(1);
+    const e = t.outbox[0]!;
+    expect(eventParsers["artifact.published"](JSON.parse(JSON.stringify(e)))).toBeTruthy();
+    expect(e).toMatchObject({ kind: "artifact.published", tenant: "acme", repository: "libs", path: "a/b.txt", size: 5, digest: `sha256:${sha("hello")}`, actor: key, replaced: false });
+    expect(e.id).toMatch(/^[0-9a-f-]{36}$/);
+    expect(t.delivered).toEqual([e]);
+
+    await t.svc.publish(addr("a/b.txt"), Readable.from([Buffer.from("again")]), null, key);
+    expect(t.delivered[1]).toMatchObject({ kind: "artifact.published", replaced: true, size: 5, digest: `sha256:${sha("again")}` });
+  });
+
+  it("a failed commit publishes nothing and leaves no upload behind in tmp/", async () => {
+    t.failCommit(true);
+    await expect(t.svc.publish(addr("x.txt"), Readable.from([Buffer.from("x")]), null, key)).rejects.toThrow("commit failed");
+    expect(t.outbox).toHaveLength(0);
+    expect(t.delivered).toHaveLength(0);
+  });
+
+  it("a removal reports the size and digest of what was removed, with reason request", async () => {
+    await t.svc.publish(addr("a/b.txt"), Readable.from([Buffer.from("hello")]), null, key);
+    expect(await t.svc.remove(addr("a/b.txt"), key)).toBe(true);
+    expect(existsSync(join(t.root, "repositories/libs/a/b.txt"))).toBe(false);
+    expect(t.rows.size).toBe(0);
+    expect(t.delivered[1]).toMatchObject({ kind: "artifact.removed", reason: "request", size: 5, digest: `sha256:${sha("hello")}`, actor: key });
+    expect(await t.svc.remove(addr("a/b.txt"), key)).toBe(false);
+    expect(t.delivered).toHaveLength(2);
+  });
+
+  it("removing a file nothing indexed reads its digest from the file", async () => {
+    await t.files.write("libs", ["loose.txt"], Readable.from([Buffer.from("loose")]));
+    expect(await t.svc.remove(addr("loose.txt"), key)).toBe(true);
+    expect(t.delivered[0]).toMatchObject({ kind: "artifact.removed", size: 5, digest: `sha256:${sha("loose")}` });
+  });
+
+  it("a removal a crash interrupted (metadata left, file gone) is finished by the next DELETE", async () => {
+    await t.svc.publish(addr("c.txt"), Readable.from([Buffer.from("c")]), null, key);
+    rmSync(join(t.root, "repositories/libs/c.txt"));
+    expect(await t.svc.remove(addr("c.txt"), key)).toBe(true);
+    expect(t.rows.size).toBe(0);
+  });
+
+  it("retention removes only the version the walk saw, and never a held artifact", async () => {
+    await t.svc.publish(addr("r/1.txt"), Readable.from([Buffer.from("one")]), null, key);
+    const row = t.rows.get("libs/r/1.txt")!;
+    expect(await t.svc.removeForRetention(addr("r/1.txt"), { sha256: sha("other"), updated: row.updated.getTime() }, walker)).toEqual({ removed: false, why: "changed" });
+    await t.svc.hold(addr("r/1.txt"), "quarantine", key);
+    expect(await t.svc.removeForRetention(addr("r/1.txt"), { sha256: row.sha256, updated: row.updated.getTime() }, walker)).toEqual({ removed: false, why: "held" });
+    await t.svc.release(addr("r/1.txt"), "cleared", key);
+    expect(await t.svc.removeForRetention(addr("r/1.txt"), { sha256: row.sha256, updated: row.updated.getTime() }, walker)).toEqual({ removed: true, size: 3 });
+    expect(t.delivered.map((e) => e.kind)).toEqual(["artifact.published", "artifact.held", "artifact.released", "artifact.removed"]);
+    expect(t.delivered[3]).toMatchObject({ reason: "retention", actor: walker });
+    expect(await t.svc.removeForRetention(addr("r/1.txt"), { sha256: row.sha256, updated: row.updated.getTime() }, walker)).toEqual({ removed: false, why: "gone" });
+  });
+
+  it("index fills missing metadata and corrects wrong metadata, only for the file the walk read", async () => {
+    await t.files.write("libs", ["i.txt"], Readable.from([Buffer.from("index me")]));
+    const id = (await t.files.identity("libs", ["i.txt"]))!;
+    expect(await t.svc.index(addr("i.txt"), { ...id, ino: id.ino + 1 }, sha("index me"))).toBe("changed");
+    expect(await t.svc.index(addr("i.txt"), id, sha("index me"))).toBe("created");
+    expect(t.rows.get("libs/i.txt")).toMatchObject({ size: 8, sha256: sha("index me") });
+    expect(t.rows.get("libs/i.txt")!.updated.getTime()).toBe(id.mtimeMs);
+    expect(await t.svc.index(addr("i.txt"), id, sha("index me"))).toBe("unchanged");
+    t.rows.set("libs/i.txt", { ...t.rows.get("libs/i.txt")!, sha256: sha("stale"), size: 1 });
+    expect(await t.svc.index(addr("i.txt"), id, sha("index me"))).toBe("corrected");
+    expect(t.rows.get("libs/i.txt")).toMatchObject({ size: 8, sha256: sha("index me") });
+    expect(await t.svc.index(addr("nothing.txt"), id, sha("x"))).toBe("missing");
+    expect(t.delivered).toHaveLength(0);
+  });
+
+  it("forget drops metadata only when the file is really gone, and reports the removal", async () => {
+    await t.svc.publish(addr("f.txt"), Readable.from([Buffer.from("f")]), null, key);
+    expect(await t.svc.forget(addr("f.txt"), walker)).toBe(false);
+    rmSync(join(t.root, "repositories/libs/f.txt"));
+    expect(await t.svc.forget(addr("f.txt"), walker)).toBe(true);
+    expect(t.delivered[1]).toMatchObject({ kind: "artifact.removed", actor: walker, digest: `sha256:${sha("f")}` });
+  });
+
+  it("hold, release and finding events carry the artifact's digest; holding twice for one reason is one event", async () => {
+    await t.svc.publish(addr("h.txt"), Readable.from([Buffer.from("h")]), null, key);
+    expect(await t.svc.hold(addr("h.txt"), "malware", walker)).toMatchObject({ kind: "artifact.held", reason: "malware" });
+    expect(await t.svc.hold(addr("h.txt"), "malware", walker)).toBeUndefined();
+    const f = await t.svc.recordFinding(addr("h.txt"), { type: "malware", severity: "critical", summary: "EICAR test file" }, walker);
+    expect(eventParsers["artifact.finding"](JSON.parse(JSON.stringify(f)))).toBeTruthy();
+    expect(await t.svc.release(addr("h.txt"), "false positive", key)).toMatchObject({ kind: "artifact.released" });
+    expect(await t.svc.release(addr("h.txt"), "again", key)).toBeUndefined();
+    await expect(t.svc.hold(addr("none.txt"), "x", key)).rejects.toThrow(/no artifact/);
+  });
+
+  it("a read-only store refuses removals before touching anything", async () => {
+    const ro = await setup(true);
+    try {
+      await expect(ro.svc.remove(addr("x.txt"), key)).rejects.toMatchObject({ status: 403 });
+      await expect(ro.svc.publish(addr("x.txt"), Readable.from([Buffer.from("x")]), null, key)).rejects.toMatchObject({ status: 403 });
+    } finally {
+      rmSync(ro.root, { recursive: true, force: true });
+    }
+  });
+});
+
+describe("file store", () => {
+  it("a write renames into a folder a walk tidied away meanwhile", async () => {
+    const root = mkdtempSync(join(tmpdir(), "file-store-"));
+    try {
+      const files = fileStoreFactory({ root, readOnly: false });
+      await files.init(["libs"]);
+      const staged = await files.stage(Readable.from([Buffer.from("x")]));
+      writeFileSync(join(root, "probe"), "");
+      expect(await files.place(staged, "libs", ["deep", "er", "x.txt"])).toEqual({ created: true });
+      expect(await files.hash("libs", ["deep", "er", "x.txt"])).toEqual({ size: 1, sha256: sha("x") });
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
+  });
+});

@@ -1,0 +1,202 @@
+import type { Readable } from "node:stream";
+import { forbidden, notFound, type Actor, type ArtifactEvent, type ArtifactFinding, type ArtifactHeld, type ArtifactPublished, type ArtifactReleased, type ArtifactRemoved, type Principal } from "@svc/contracts";
+import { newEventId } from "@svc/kit";
+import type { FileIdentity, FileStore } from "./file-store.js";
+import type { Db, MetadataStore } from "../store/metadata-store.js";
+import type { OutboxStore } from "../store/outbox-store.js";
+
+export interface ArtifactServiceDeps {
+  files: Pick<FileStore, "readOnly" | "stage" | "place" | "discard" | "remove" | "identity" | "hash">;
+  metadata: Pick<MetadataStore, "transaction" | "lockPath" | "find" | "recordArtifact" | "correctArtifact" | "forgetArtifact" | "setHold">;
+  outbox: Pick<OutboxStore, "add">;
+  /** Publishes a committed event (awaited; a failure leaves it to the outbox relay). */
+  deliver: (event: ArtifactEvent) => Promise<unknown>;
+  tenant: string;
+}
+
+export interface Address {
+  repository: string;
+  /** Validated segments; joined with "/" they are `path`. */
+  segments: string[];
+  path: string;
+}
+
+export type IndexOutcome = "created" | "corrected" | "unchanged" | "changed" | "missing";
+export type RetentionOutcome = { removed: true; size: number } | { removed: false; why: "gone" | "held" | "changed" };
+export type Finding = ArtifactFinding["finding"];
+
+/** An event's actor from the gateway's principal: a kind and an id, never a secret. */
+export function actorOf(p: Principal): Actor {
+  return { kind: p.kind, id: p.id };
+}
+
+export const READ_ONLY = "this server is read-only (svc.read-only): writes are refused";
+
+/**
+ * Every change to an artifact: the file, its metadata row and an outbox event, made under a
+ * per-path lock in one transaction, then the event published before the caller answers. A
+ * crash between the file change and the commit leaves a file the metadata does not match;
+ * the walker's repair and backfill jobs reconcile it (through index() and forget()).
+ */
+export function artifactServiceFactory(deps: ArtifactServiceDeps) {
+  const { files, metadata, outbox } = deps;
+  const base = (a: Address, size: number, sha256: string, actor: Actor, at = new Date()) => ({
+    id: newEventId(),
+    time: at.toISOString(),
+    tenant: deps.tenant,
+    repository: a.repository,
+    path: a.path,
+    size,
+    digest: `sha256:${sha256}`,
+    actor,
+  });
+  const deliver = async (event: ArtifactEvent | undefined) => {
+    if (!event) return;
+    try {
+      await deps.deliver(event);
+    } catch {
+      // The event is in the outbox; the relay publishes it.
+    }
+  };
+
+  /** A change with its event, under the path's lock, in one transaction; then the event goes out. */
+  const change = async <T extends ArtifactEvent | undefined, R>(a: Address, fn: (tx: Db) => Promise<{ event: T; result: R }>): Promise<R> => {
+    const { event, result } = await metadata.transaction(async (tx) => {
+      await metadata.lockPath(tx, a.repository, a.path);
+      const out = await fn(tx);
+      if (out.event) await outbox.add(tx, out.event);
+      return out;
+    });
+    await deliver(event);
+    return result;
+  };
+
+  return {
+    /** PUT: stores the upload and publishes `artifact.published`. */
+    async publish(a: Address, source: Readable, contentType: string | null, actor: Actor): Promise<{ size: number; sha256: string; created: boolean }> {
+      const staged = await files.stage(source);
+      try {
+        return await change(a, async (tx) => {
+          const { created } = await files.place(staged, a.repository, a.segments);
+          const at = new Date();
+          await metadata.recordArtifact({ repository: a.repository, path: a.path, size: staged.size, sha256: staged.sha256, contentType, at }, tx);
+          const event: ArtifactPublished = { ...base(a, staged.size, staged.sha256, actor, at), kind: "artifact.published", replaced: !created };
+          return { event, result: { size: staged.size, sha256: staged.sha256, created } };
+        });
+      } catch (err) {
+        await files.discard(staged);
+        throw err;
+      }
+    },
+
+    /**
+     * DELETE: removes the file and its metadata and publishes `artifact.removed` (reason
+     * "request"). A path with metadata but no file (a removal a crash interrupted) is finished.
+     * False when there was nothing at the path.
+     */
+    async remove(a: Address, actor: Actor): Promise<boolean> {
+      if (files.readOnly) throw forbidden(READ_ONLY);
+      return change(a, async (tx) => {
+        const row = await metadata.find(a.repository, a.path, tx);
+        const file = await files.identity(a.repository, a.segments);
+        if (!row && !file) return { event: undefined, result: false };
+        // A file nothing indexed yet is read once for the event's digest.
+        const { size, sha256 } = row ?? (await files.hash(a.repository, a.segments));
+        if (file) await files.remove(a.repository, a.segments);
+        if (row) await metadata.forgetArtifact(a.repository, a.path, tx);
+        const event: ArtifactRemoved = { ...base(a, size, sha256, actor), kind: "artifact.removed", reason: "request" };
+        return { event, result: true };
+      });
+    },
+
+    /**
+     * Retention: removes an artifact only if it is still the version the walk saw (same digest
+     * and publish time) and not held; publishes `artifact.removed` with reason "retention".
+     */
+    async removeForRetention(a: Address, expect: { sha256: string; updated: number }, actor: Actor): Promise<RetentionOutcome> {
+      if (files.readOnly) throw forbidden(READ_ONLY);
+      return change(a, async (tx): Promise<{ event: ArtifactRemoved | undefined; result: RetentionOutcome }> => {
+        const row = await metadata.find(a.repository, a.path, tx);
+        if (!row) return { event: undefined, result: { removed: false, why: "gone" } };
+        if (row.heldReason !== null) return { event: undefined, result: { removed: false, why: "held" } };
+        if (row.sha256 !== expect.sha256 || row.updated.getTime() !== expect.updated) return { event: undefined, result: { removed: false, why: "changed" } };
+        if (await files.identity(a.repository, a.segments)) await files.remove(a.repository, a.segments);
+        await metadata.forgetArtifact(a.repository, a.path, tx);
+        const event: ArtifactRemoved = { ...base(a, row.size, row.sha256, actor), kind: "artifact.removed", reason: "retention" };
+        return { event, result: { removed: true, size: row.size } };
+      });
+    },
+
+    /**
+     * Backfill and repair: records the size and digest a walk measured, if the file is still
+     * the one it read (same inode, size and modification time). No event: the content did not
+     * change, only what the index knows about it.
+     */
+    async index(a: Address, observed: FileIdentity, sha256: string): Promise<IndexOutcome> {
+      if (files.readOnly) throw forbidden(READ_ONLY);
+      return change(a, async (tx): Promise<{ event: undefined; result: IndexOutcome }> => {
+        const file = await files.identity(a.repository, a.segments);
+        if (!file) return { event: undefined, result: "missing" };
+        if (file.ino !== observed.ino || file.size !== observed.size || file.mtimeMs !== observed.mtimeMs) return { event: undefined, result: "changed" };
+        const row = await metadata.find(a.repository, a.path, tx);
+        if (!row) {
+          await metadata.recordArtifact({ repository: a.repository, path: a.path, size: file.size, sha256, contentType: null, at: new Date(file.mtimeMs) }, tx);
+          return { event: undefined, result: "created" };
+        }
+        if (row.size === file.size && row.sha256 === sha256) return { event: undefined, result: "unchanged" };
+        await metadata.correctArtifact({ repository: a.repository, path: a.path, size: file.size, sha256 }, tx);
+        return { event: undefined, result: "corrected" };
+      });
+    },
+
+    /**
+     * Repair: drops metadata whose file is gone (a removal a crash interrupted, or a file
+     * deleted outside the service) and publishes the removal that never went out.
+     */
+    async forget(a: Address, actor: Actor): Promise<boolean> {
+      if (files.readOnly) throw forbidden(READ_ONLY);
+      return change(a, async (tx) => {
+        if (await files.identity(a.repository, a.segments)) return { event: undefined, result: false };
+        const row = await metadata.forgetArtifact(a.repository, a.path, tx);
+        if (!row) return { event: undefined, result: false };
+        const event: ArtifactRemoved = { ...base(a, row.size, row.sha256, actor), kind: "artifact.removed", reason: "request" };
+        return { event, result: true };
+      });
+    },
+
+    /** Holds an artifact (quarantine); publishes `artifact.held`. Undefined when already held for that reason. */
+    async hold(a: Address, reason: string, actor: Actor): Promise<ArtifactHeld | undefined> {
+      return change(a, async (tx) => {
+        const row = await metadata.find(a.repository, a.path, tx);
+        if (!row) throw notFound(`no artifact at ${a.repository}/${a.path}`);
+        if (row.heldReason === reason) return { event: undefined, result: undefined };
+        await metadata.setHold(a.repository, a.path, reason, tx);
+        const event: ArtifactHeld = { ...base(a, row.size, row.sha256, actor), kind: "artifact.held", reason };
+        return { event, result: event };
+      });
+    },
+
+    /** Releases a held artifact; publishes `artifact.released`. Undefined when it was not held. */
+    async release(a: Address, reason: string, actor: Actor): Promise<ArtifactReleased | undefined> {
+      return change(a, async (tx) => {
+        const row = await metadata.find(a.repository, a.path, tx);
+        if (!row) throw notFound(`no artifact at ${a.repository}/${a.path}`);
+        if (row.heldReason === null) return { event: undefined, result: undefined };
+        await metadata.setHold(a.repository, a.path, null, tx);
+        const event: ArtifactReleased = { ...base(a, row.size, row.sha256, actor), kind: "artifact.released", reason };
+        return { event, result: event };
+      });
+    },
+
+    /** Reports a finding (malware, vulnerability, ...) about an artifact; publishes `artifact.finding`. */
+    async recordFinding(a: Address, finding: Finding, actor: Actor): Promise<ArtifactFinding> {
+      return change(a, async (tx) => {
+        const row = await metadata.find(a.repository, a.path, tx);
+        if (!row) throw notFound(`no artifact at ${a.repository}/${a.path}`);
+        const event: ArtifactFinding = { ...base(a, row.size, row.sha256, actor), kind: "artifact.finding", finding };
+        return { event, result: event };
+      });
+    },
+  };
+}
+export type ArtifactService = ReturnType<typeof artifactServiceFactory>;

@@ -1,0 +1,92 @@
+/**
+ * A walk reads the store once and hands every entry to each job riding along. Jobs act only
+ * through WalkActions: changes to artifacts go to the artifacts service (which owns the
+ * metadata and publishes the events); the walker itself only deletes abandoned uploads in
+ * tmp/ and empty folders.
+ */
+export const JOB_NAMES = ["retention", "reclaim", "repair", "backfill"] as const;
+export type JobName = (typeof JOB_NAMES)[number];
+/** "Every job" of the rebuild walk: reclaiming space, repairing the index, back-filling it. */
+export const REBUILD_JOBS: readonly JobName[] = ["reclaim", "repair", "backfill"];
+
+export const isJobName = (s: string): s is JobName => (JOB_NAMES as readonly string[]).includes(s);
+
+/** A file on disk as the walk saw it (the identity the artifacts service re-checks). */
+export interface FileInfo {
+  ino: number;
+  size: number;
+  mtimeMs: number;
+}
+
+/** What the artifacts service's metadata says about a path. */
+export interface MetaInfo {
+  path: string;
+  size: number;
+  sha256: string;
+  /** ISO instant of the last publish; also the version's identity for retention. */
+  updated: string;
+  lastDownloaded: string | null;
+  held: boolean;
+}
+
+/** One path of a repository: on disk, in the metadata, or both. */
+export interface StoreEntry {
+  repository: string;
+  path: string;
+  file?: FileInfo;
+  meta?: MetaInfo;
+  /** SHA-256 (hex) of the file, read once per walk whichever jobs ask; undefined when it is gone. */
+  sha256(): Promise<string | undefined>;
+}
+
+export interface TempEntry {
+  name: string;
+  size: number;
+  mtimeMs: number;
+}
+
+export interface RetentionPolicy {
+  path?: string;
+  keepVersions?: number;
+  maxAge?: string;
+  unusedFor?: string;
+}
+
+export interface RepositoryInfo {
+  name: string;
+  format: string;
+  retention: RetentionPolicy | null;
+}
+
+export interface WalkActions {
+  removeForRetention(a: { repository: string; path: string; sha256: string; updated: string }): Promise<{ removed: boolean; size?: number; why?: string }>;
+  index(a: { repository: string; path: string; ino: number; size: number; mtimeMs: number; sha256: string }): Promise<{ outcome: string }>;
+  forget(a: { repository: string; path: string }): Promise<{ forgotten: boolean }>;
+  /** Deletes tmp/<name> if it is still untouched for `olderThanMs`: the bytes freed, or undefined. */
+  removeTemp(name: string, olderThanMs: number): Promise<number | undefined>;
+  /** Removes an empty folder if still empty and untouched for `olderThanMs`; true when removed. */
+  removeEmptyFolder(repository: string, folder: string, olderThanMs: number): Promise<boolean>;
+}
+
+export type Counts = Record<string, number>;
+
+export interface Job {
+  readonly name: JobName;
+  readonly counts: Counts;
+  beginRepository?(repo: RepositoryInfo): void;
+  entry?(e: StoreEntry): Promise<void>;
+  /** After every entry of a folder (and its subfolders) was seen; `children` as listed. */
+  leaveFolder?(repository: string, folder: string, children: number): Promise<void>;
+  temp?(t: TempEntry): Promise<void>;
+}
+
+export interface JobContext {
+  actions: WalkActions;
+  /** The walk's start: every age is measured from it. */
+  now: Date;
+}
+
+export const parentOf = (path: string): string => {
+  const i = path.lastIndexOf("/");
+  return i < 0 ? "" : path.slice(0, i);
+};

@@ -1,0 +1,47 @@
+import type { ColumnType, Generated } from "kysely";
+
+export const SCHEMA = "walker";
+
+export interface WalkTable {
+  name: string;
+  schedule: string;
+  enabled: boolean;
+  jobs: string[];
+  created_at: ColumnType<Date, Date | undefined, never>;
+  updated_at: ColumnType<Date, Date | undefined, Date>;
+  /** The last scheduled instant some replica claimed: each instant runs once cluster-wide. */
+  last_fire_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
+}
+
+export type Outcome = "running" | "succeeded" | "failed" | "interrupted";
+
+export interface RunTable {
+  id: Generated<string>;
+  walk: string;
+  trigger: "schedule" | "manual";
+  scheduled_for: Date | null;
+  /** The lease holder (process) that ran it. */
+  holder: string;
+  jobs: string[];
+  started_at: ColumnType<Date, Date | undefined, never>;
+  ended_at: Date | null;
+  outcome: Outcome;
+  counts: ColumnType<Record<string, Record<string, number>>, string, string>;
+  entries: ColumnType<string, number | undefined, number>;
+  bytes: ColumnType<string, number | undefined, number>;
+  error_reference: string | null;
+}
+
+/** One row per walk name while some process runs it; expired rows belong to dead holders. */
+export interface LeaseTable {
+  name: string;
+  holder: string;
+  acquired_at: Date;
+  expires_at: Date;
+}
+
+export interface WalkerDatabase {
+  walks: WalkTable;
+  runs: RunTable;
+  leases: LeaseTable;
+}

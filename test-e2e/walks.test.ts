@@ -1,0 +1,270 @@
+import { createHash, randomBytes } from "node:crypto";
+import { existsSync, mkdirSync, rmSync, utimesSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import pg from "pg";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { keyId } from "@svc/keys";
+import { identityHeaders } from "@svc/kit";
+import { startSuite, type Suite } from "./suite.js";
+import { adminCaller, collectArtifactEvents, eventually, systemCall } from "./upstream.js";
+
+type Run = { id: string; walk: string; trigger: string; scheduledFor: string | null; outcome: string; jobs: string[]; counts: Record<string, Record<string, number>>; node: string; reference: string | null };
+type Walk = { name: string; schedule: string; enabled: boolean; jobs: string[]; nextRun: string | null; lastRun: Run | null };
+type Meta = { path: string; size: number; sha256: string; lastDownloaded: string | null };
+
+const sha = (s: string) => createHash("sha256").update(s).digest("hex");
+const HOUR = 3_600_000;
+
+describe("walks", () => {
+  let s: Suite;
+  let walks: Awaited<ReturnType<typeof adminCaller>>["call"];
+  let repos: Awaited<ReturnType<typeof adminCaller>>["call"];
+  let db: pg.Client;
+  const store = (...p: string[]) => join(s.storeRoot, ...p);
+  const put = (path: string, body: string) => s.call("PUT", `/repository/default/${path}`, { key: s.bootstrapKey, body });
+  const get = (path: string) => s.call("GET", `/repository/default/${path}`, { key: s.bootstrapKey });
+  const metadata = async (): Promise<Map<string, Meta>> => {
+    const res = await systemCall(s, "artifacts", "GET", "/internal/repositories/default/artifacts?limit=5000");
+    expect(res.status).toBe(200);
+    return new Map(((await res.json()) as Meta[]).map((m) => [m.path, m]));
+  };
+  const runs = async (walk: string): Promise<Run[]> => {
+    const res = await walks("GET", `/api/walks/${walk}/runs`);
+    expect(res.status).toBe(200);
+    return (await res.json()) as Run[];
+  };
+  /** Waits (bounded) until a run has ended, and returns its record. */
+  const ended = (walk: string, id: string, timeoutMs = 45_000) =>
+    eventually(`run ${id} of ${walk} to end`, async () => (await runs(walk)).find((r) => r.id === id && r.outcome !== "running"), timeoutMs);
+
+  beforeAll(async () => {
+    s = await startSuite();
+    walks = (await adminCaller(s, "/api/walks", "walker")).call;
+    repos = (await adminCaller(s, "/api/repositories", "artifacts")).call;
+    db = new pg.Client({ connectionString: s.databaseUrl });
+    await db.connect();
+  });
+  afterAll(async () => {
+    await db?.end();
+    await s?.stop();
+  });
+
+  it("a new deployment has the retention walk daily and the rebuild walk on Sundays, 03:00 UTC", async () => {
+    const res = await walks("GET", "/api/walks");
+    expect(res.status).toBe(200);
+    const list = (await res.json()) as Walk[];
+    expect(list.map(({ name, schedule, enabled, jobs }) => ({ name, schedule, enabled, jobs }))).toEqual([
+      { name: "rebuild", schedule: "0 0 3 * * 0", enabled: true, jobs: ["reclaim", "repair", "backfill"] },
+      { name: "retention", schedule: "0 0 3 * * *", enabled: true, jobs: ["retention"] },
+    ]);
+    const rebuildNext = new Date(list[0]!.nextRun!);
+    expect([rebuildNext.getUTCDay(), rebuildNext.getUTCHours(), rebuildNext.getUTCMinutes(), rebuildNext.getUTCSeconds()]).toEqual([0, 3, 0, 0]);
+    expect(new Date(list[1]!.nextRun!).getUTCHours()).toBe(3);
+  });
+
+  it("refuses bad input with a 400 naming it, and an unknown walk with a 404", async () => {
+    const bad = await walks("POST", "/api/walks", { name: "nightly", schedule: "0 3 * * *", jobs: ["reclaim"] });
+    expect(bad.status).toBe(400);
+    const p = (await bad.json()) as { field: string; detail: string };
+    expect(p.field).toBe("schedule");
+    expect(p.detail).toContain('"0 3 * * *"');
+    const range = await walks("POST", "/api/walks", { name: "nightly", schedule: "0 61 3 * * *", jobs: ["reclaim"] });
+    expect(range.status).toBe(400);
+    expect(((await range.json()) as { detail: string }).detail).toContain("0 61 3 * * *");
+    const job = await walks("POST", "/api/walks", { name: "nightly", schedule: "0 0 3 * * *", jobs: ["reclaim", "defrag"] });
+    expect(job.status).toBe(400);
+    expect(await job.json()).toMatchObject({ field: "jobs", detail: expect.stringContaining('"defrag"') });
+    expect((await walks("POST", "/api/walks", { name: "nightly", schedule: "0 0 3 * * *", jobs: ["reclaim"], colour: "red" })).status).toBe(400);
+    expect((await walks("POST", "/api/walks", { name: "run", schedule: "0 0 3 * * *", jobs: ["reclaim"] })).status).toBe(400);
+    expect((await walks("PUT", "/api/walks/rebuild", { schedule: "every sunday" })).status).toBe(400);
+    expect((await walks("PUT", "/api/walks/rebuild", { jobs: [] })).status).toBe(400);
+    expect((await walks("PUT", "/api/walks/rebuild", {})).status).toBe(400);
+    expect((await walks("PUT", "/api/walks/nope", { enabled: false })).status).toBe(404);
+    expect((await walks("DELETE", "/api/walks/nope")).status).toBe(404);
+    expect((await walks("GET", "/api/walks/nope")).status).toBe(404);
+    expect((await walks("GET", "/api/walks/nope/runs")).status).toBe(404);
+    expect((await walks("POST", "/api/walks/nope/run")).status).toBe(404);
+    for (const q of ["limit=0", "limit=501", "limit=x", "colour=red"]) expect((await walks("GET", `/api/walks?${q}`)).status, q).toBe(400);
+    // Nothing of that changed anything.
+    expect(((await (await walks("GET", "/api/walks")).json()) as Walk[]).map((w) => w.name)).toEqual(["rebuild", "retention"]);
+  });
+
+  it("adds, pages, edits and removes walks", async () => {
+    const added = await walks("POST", "/api/walks", { name: "nightly", schedule: "0 30 1 * * *", jobs: ["repair", "repair"], enabled: false });
+    expect(added.status).toBe(201);
+    expect(await added.json()).toMatchObject({ name: "nightly", schedule: "0 30 1 * * *", enabled: false, jobs: ["repair"], nextRun: null, lastRun: null });
+    expect((await walks("POST", "/api/walks", { name: "nightly", schedule: "0 30 1 * * *", jobs: ["repair"] })).status).toBe(409);
+
+    const page1 = await walks("GET", "/api/walks?limit=2");
+    expect(((await page1.json()) as Walk[]).map((w) => w.name)).toEqual(["nightly", "rebuild"]);
+    const cursor = page1.headers.get("x-next-cursor");
+    expect(cursor).toBe("rebuild");
+    const page2 = await walks("GET", `/api/walks?limit=2&after=${cursor}`);
+    expect(((await page2.json()) as Walk[]).map((w) => w.name)).toEqual(["retention"]);
+    expect(page2.headers.get("x-next-cursor")).toBeNull();
+
+    const edited = await walks("PUT", "/api/walks/nightly", { schedule: "0 0 2 * * 1-5", enabled: true, jobs: ["backfill", "reclaim"] });
+    expect(edited.status).toBe(200);
+    const w = (await edited.json()) as Walk;
+    expect(w).toMatchObject({ schedule: "0 0 2 * * 1-5", enabled: true, jobs: ["backfill", "reclaim"] });
+    expect(new Date(w.nextRun!).getUTCHours()).toBe(2);
+    expect((await walks("DELETE", "/api/walks/nightly")).status).toBe(204);
+    expect((await walks("GET", "/api/walks/nightly")).status).toBe(404);
+  });
+
+  it("walking the store now backfills, repairs and reclaims, and leaves a run record", async () => {
+    const dir = `rebuild-${randomBytes(4).toString("hex")}`;
+    // A file put behind the service's back: no metadata.
+    mkdirSync(store("repositories", "default", dir), { recursive: true });
+    writeFileSync(store("repositories", "default", dir, "loose.txt"), "loose content");
+    // Metadata that no longer matches its file (changed outside the service).
+    expect((await put(`${dir}/changed.txt`, "original")).status).toBe(201);
+    writeFileSync(store("repositories", "default", dir, "changed.txt"), "changed outside");
+    // Metadata whose file is gone.
+    expect((await put(`${dir}/ghost.txt`, "boo")).status).toBe(201);
+    rmSync(store("repositories", "default", dir, "ghost.txt"));
+    // An abandoned upload, and one in progress.
+    writeFileSync(store("tmp", "abandoned-upload"), "half an upload");
+    const old = new Date(Date.now() - 2 * HOUR);
+    utimesSync(store("tmp", "abandoned-upload"), old, old);
+    writeFileSync(store("tmp", "upload-in-progress"), "still coming");
+
+    const res = await walks("POST", "/api/walks/run");
+    expect(res.status).toBe(202);
+    const started = (await res.json()) as Run;
+    expect(started).toMatchObject({ walk: "rebuild", trigger: "manual", jobs: ["reclaim", "repair", "backfill"] });
+    const run = await ended("rebuild", started.id);
+    expect(run.outcome).toBe("succeeded");
+    expect(run.reference).toBeNull();
+    expect(run.counts.backfill).toMatchObject({ filled: 1, bytes: 13 });
+    expect(run.counts.repair).toMatchObject({ fixed: 1, forgotten: 1 });
+    expect(run.counts.reclaim).toMatchObject({ tempFiles: 1, bytes: 14, unindexed: 1 });
+
+    const meta = await metadata();
+    expect(meta.get(`${dir}/loose.txt`)).toMatchObject({ size: 13, sha256: sha("loose content") });
+    expect(meta.get(`${dir}/changed.txt`)).toMatchObject({ size: 15, sha256: sha("changed outside") });
+    expect(meta.has(`${dir}/ghost.txt`)).toBe(false);
+    expect(existsSync(store("tmp", "abandoned-upload"))).toBe(false);
+    expect(existsSync(store("tmp", "upload-in-progress"))).toBe(true);
+    expect((await get(`${dir}/loose.txt`)).status).toBe(200);
+
+    // The walk's last run shows in the listing, and its meters reach the deployment's metrics.
+    const walk = (await (await walks("GET", "/api/walks/rebuild")).json()) as Walk;
+    expect(walk.lastRun).toMatchObject({ id: started.id, outcome: "succeeded" });
+    const metricsPath = "/metrics";
+    const text = await eventually("walk meters in the deployment's metrics", async () => {
+      const r = await fetch(`${s.urls.admin}${metricsPath}`, { headers: identityHeaders(s.internalSecret, "GET", metricsPath, `key:${s.tenant}:${keyId(s.bootstrapKey)}`) });
+      const t = await r.text();
+      return t.includes('svc_walk_runs_total{walk="rebuild",outcome="succeeded"') ? t : undefined;
+    });
+    expect(text).toContain("svc_walk_job_count");
+  });
+
+  it("a rebuild walk naming one job carries that job alone; with no rebuild walk, walking the store now runs every job", async () => {
+    expect((await walks("PUT", "/api/walks/rebuild", { jobs: ["reclaim"] })).status).toBe(200);
+    const one = (await (await walks("POST", "/api/walks/run")).json()) as Run;
+    expect(one.jobs).toEqual(["reclaim"]);
+    expect(Object.keys((await ended("rebuild", one.id)).counts)).toEqual(["reclaim"]);
+
+    expect((await walks("DELETE", "/api/walks/rebuild")).status).toBe(204);
+    const res = await walks("POST", "/api/walks/run");
+    expect(res.status).toBe(202);
+    const all = (await res.json()) as Run;
+    expect(all).toMatchObject({ walk: "rebuild", jobs: ["reclaim", "repair", "backfill"] });
+    expect((await ended("rebuild", all.id)).outcome).toBe("succeeded");
+  });
+
+  it("a run left running by a walker that died is marked interrupted, and its lease lapses", async () => {
+    // What a walker killed mid-walk leaves: a lease that is no longer renewed and a "running" record.
+    await db.query(`insert into walker.leases (name, holder, acquired_at, expires_at) values ('rebuild', 'walker@dead:1', now(), now() + interval '3 seconds')`);
+    const { rows } = await db.query(`insert into walker.runs (walk, trigger, holder, jobs, outcome) values ('rebuild', 'manual', 'walker@dead:1', '{reclaim}', 'running') returning id`);
+    const deadRun = String(rows[0].id);
+    expect((await walks("POST", "/api/walks/run")).status).toBe(409); // the lease still stands
+    const res = await eventually("the dead holder's lease to lapse", async () => {
+      const r = await walks("POST", "/api/walks/run");
+      return r.status === 202 ? r : undefined;
+    });
+    const run = (await res.json()) as Run;
+    const all = await runs("rebuild");
+    expect(all.find((r) => r.id === deadRun)).toMatchObject({ outcome: "interrupted", node: "walker@dead:1" });
+    expect((await ended("rebuild", run.id)).outcome).toBe("succeeded");
+  });
+
+  it("retention removes exactly what the repository's policy says, and publishes each removal", async () => {
+    const dir = `retention-${randomBytes(4).toString("hex")}`;
+    const events = await collectArtifactEvents(inject("natsUrl"), s.tenant, (e) => e.path.startsWith(`${dir}/`) && e.kind === "artifact.removed");
+    try {
+      const policy = await repos("PUT", "/api/repositories/default/retention", { path: `${dir}/app`, keepVersions: 2 });
+      expect(policy.status).toBe(200);
+      expect(await policy.json()).toEqual({ path: `${dir}/app`, keepVersions: 2 });
+      expect((await repos("PUT", "/api/repositories/default/retention", { keepVersions: 0 })).status).toBe(400);
+      expect((await repos("PUT", "/api/repositories/default/retention", { keepVersions: 2, colour: "red" })).status).toBe(400);
+      expect((await repos("PUT", "/api/repositories/nope/retention", { keepVersions: 2 })).status).toBe(404);
+      expect(await (await repos("GET", "/api/repositories/default/retention")).json()).toEqual({ path: `${dir}/app`, keepVersions: 2 });
+
+      // Published one after another: 1.zip is the oldest.
+      for (const v of ["1", "2", "3", "4"]) expect((await put(`${dir}/app/${v}.zip`, `app ${v}`)).status).toBe(201);
+      for (const v of ["1", "2", "3"]) expect((await put(`${dir}/app/sub/${v}.zip`, `sub ${v}`)).status).toBe(201);
+      for (const v of ["1", "2", "3"]) expect((await put(`${dir}/other/${v}.zip`, `other ${v}`)).status).toBe(201);
+
+      const res = await walks("POST", "/api/walks/retention/run");
+      expect(res.status).toBe(202);
+      const run = await ended("retention", ((await res.json()) as Run).id);
+      expect(run.outcome).toBe("succeeded");
+      expect(run.counts.retention).toMatchObject({ versions: 7, removed: 3, kept: 4, skipped: 0 });
+
+      const gone = [`${dir}/app/1.zip`, `${dir}/app/2.zip`, `${dir}/app/sub/1.zip`];
+      for (const p of gone) expect((await get(p)).status, p).toBe(404);
+      for (const p of [`${dir}/app/3.zip`, `${dir}/app/4.zip`, `${dir}/app/sub/2.zip`, `${dir}/app/sub/3.zip`, `${dir}/other/1.zip`, `${dir}/other/2.zip`, `${dir}/other/3.zip`]) {
+        expect((await get(p)).status, p).toBe(200);
+      }
+      const got = await events.until("three removal events", (es) => es.length >= 3);
+      expect(got.map((e) => e.path).sort()).toEqual(gone.sort());
+      for (const e of got) expect(e).toMatchObject({ kind: "artifact.removed", reason: "retention", actor: { kind: "system", id: "walker" } });
+      expect(got.find((e) => e.path === `${dir}/app/1.zip`)).toMatchObject({ size: 5, digest: `sha256:${sha("app 1")}` });
+
+      expect((await repos("DELETE", "/api/repositories/default/retention")).status).toBe(204);
+      expect((await repos("DELETE", "/api/repositories/default/retention")).status).toBe(404);
+    } finally {
+      await events.close();
+    }
+  });
+
+  it("downloads are recorded for retention's \"not downloaded for\", in batches", async () => {
+    const path = `downloads-${randomBytes(4).toString("hex")}/app.zip`;
+    expect((await put(path, "zip")).status).toBe(201);
+    expect((await metadata()).get(path)?.lastDownloaded).toBeNull();
+    expect((await get(path)).status).toBe(200);
+    const m = await eventually("the download to be recorded", async () => (await metadata()).get(path)?.lastDownloaded ?? undefined);
+    expect(Date.parse(m)).toBeLessThanOrEqual(Date.now());
+  });
+
+  it("a walk on a seconds schedule runs by itself, and with two walker replicas each instant runs once", async () => {
+    const added = await walks("POST", "/api/walks", { name: "tick", schedule: "*/2 * * * * *", jobs: ["reclaim"] });
+    expect(added.status).toBe(201);
+    const first = await eventually("a scheduled run", async () => (await runs("tick")).find((r) => r.outcome === "succeeded"));
+    expect(first).toMatchObject({ trigger: "schedule", jobs: ["reclaim"] });
+    expect(new Date(first.scheduledFor!).getUTCSeconds() % 2).toBe(0);
+
+    const replica = await s.startReplica("walker");
+    try {
+      const since = (await runs("tick")).length;
+      const later = await eventually("four more scheduled runs with two replicas", async () => {
+        const all = await runs("tick");
+        return all.length >= since + 4 && all.every((r) => r.outcome !== "running") ? all : undefined;
+      }, 45_000);
+      const instants = later.map((r) => r.scheduledFor);
+      expect(new Set(instants).size).toBe(instants.length);
+      expect(later.every((r) => r.outcome === "succeeded" && r.trigger === "schedule")).toBe(true);
+    } finally {
+      expect((await walks("PUT", "/api/walks/tick", { enabled: false })).status).toBe(200);
+      await replica.stop();
+    }
+    const stopped = (await runs("tick")).length;
+    await new Promise((r) => setTimeout(r, 3000)); // a disabled walk does not fire (not a timing assertion: nothing may happen)
+    const after = await runs("tick");
+    expect(after.filter((r) => r.outcome === "running")).toEqual([]);
+    expect(after.length).toBeLessThanOrEqual(stopped + 1); // at most one instant already claimed when it was disabled
+    expect((await walks("DELETE", "/api/walks/tick")).status).toBe(204);
+  });
+});

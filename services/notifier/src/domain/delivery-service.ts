@@ -1,0 +1,92 @@
+import { conflict, notFound } from "@svc/contracts";
+import type { DeliveryRow, DeliveryStore } from "../store/delivery-store.js";
+import type { DeliveryState } from "../store/schema.js";
+import type { Endpoint } from "./endpoint-settings.js";
+
+export interface DeliveryView {
+  id: string;
+  event: string;
+  type: string;
+  endpoint: string;
+  state: DeliveryState;
+  attempts: number;
+  /** When the next attempt is due (pending deliveries only). */
+  nextAttempt: string | null;
+  lastStatus: number | null;
+  lastError: string | null;
+  created: string;
+  updated: string;
+  delivered: string | null;
+}
+
+export interface EndpointView {
+  url: string;
+  events: string[];
+  allEvents: boolean;
+  signed: boolean;
+}
+
+const iso = (d: Date | string | null) => (d === null ? null : new Date(d).toISOString());
+
+export function toView(r: DeliveryRow): DeliveryView {
+  return {
+    id: String(r.id),
+    event: r.event_id,
+    type: r.kind,
+    endpoint: r.endpoint,
+    state: r.state,
+    attempts: r.attempts,
+    nextAttempt: r.state === "pending" ? iso(r.next_attempt_at) : null,
+    lastStatus: r.last_status,
+    lastError: r.last_error,
+    created: iso(r.created_at)!,
+    updated: iso(r.updated_at)!,
+    delivered: iso(r.delivered_at),
+  };
+}
+
+/** The administration API's view of deliveries and endpoints. */
+export function deliveryServiceFactory(deps: {
+  store: Pick<DeliveryStore, "list" | "get" | "requeue">;
+  endpoints: readonly Endpoint[];
+  enabled: boolean;
+  wake: (url: string) => void;
+}) {
+  const configured = new Set(deps.endpoints.map((e) => e.url));
+  return {
+    async list(q: { state?: DeliveryState; endpoint?: string; event?: string; after?: string; limit: number }): Promise<{ items: DeliveryView[]; next?: string }> {
+      // One more than asked tells whether more remain.
+      const rows = await deps.store.list({ ...q, limit: q.limit + 1 });
+      const items = rows.slice(0, q.limit).map(toView);
+      return { items, next: rows.length > q.limit ? items[items.length - 1]?.id : undefined };
+    },
+
+    async get(id: string): Promise<DeliveryView> {
+      const r = await deps.store.get(id);
+      if (!r) throw notFound(`no delivery ${id}`);
+      return toView(r);
+    },
+
+    /** Sends a set-aside delivery again, with a fresh round of retries. */
+    async redeliver(id: string): Promise<DeliveryView> {
+      const r = await deps.store.get(id);
+      if (!r) throw notFound(`no delivery ${id}`);
+      if (r.state !== "set-aside") throw conflict(`only a set-aside delivery can be redelivered; delivery ${id} is ${r.state}`);
+      if (!deps.enabled) throw conflict("webhook delivery is off (svc.webhook=false)");
+      if (!configured.has(r.endpoint)) throw conflict(`the endpoint of delivery ${id} is no longer in svc.webhook-endpoints`);
+      if (!(await deps.store.requeue(id))) throw conflict(`delivery ${id} changed meanwhile; look again`);
+      deps.wake(r.endpoint);
+      return this.get(id);
+    },
+
+    endpoints(q: { after?: string; limit: number }): { items: EndpointView[]; next?: string } {
+      const sorted = [...deps.endpoints].sort((a, b) => (a.url < b.url ? -1 : a.url > b.url ? 1 : 0));
+      const page = sorted.filter((e) => q.after === undefined || e.url > q.after).slice(0, q.limit);
+      const items = page.map((e) => ({ url: e.url, events: [...e.kinds], allEvents: e.allEvents, signed: e.key !== undefined }));
+      const last = items[items.length - 1];
+      return { items, next: last && sorted.some((e) => e.url > last.url) ? last.url : undefined };
+    },
+  };
+}
+
+export type DeliveryService = ReturnType<typeof deliveryServiceFactory>;

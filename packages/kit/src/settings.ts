@@ -154,6 +154,8 @@ export const SETTINGS = {
   webhookSecrets: def("svc.webhook-secrets", str, "", true),
   webhookAttempts: def("svc.webhook-attempts", count, 5),
   webhookAllowInternal: def("svc.webhook-allow-internal", bool, false),
+  webhookRetryBaseMs: def("svc.webhook-retry-base", duration, 30_000),
+  webhookTimeoutMs: def("svc.webhook-timeout", duration, 10_000),
   configFile: def("svc.config-file", str, ""),
 } as const;
 
@@ -294,6 +296,7 @@ export const DEPLOYMENT_SETTINGS: (keyof Defs)[] = [
   "denyListAction",
   "blockPrivateImportHosts",
   "webhook",
+  "webhookEndpoints",
   "webhookAttempts",
   "webhookAllowInternal",
 ];

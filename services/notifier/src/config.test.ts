@@ -51,10 +51,9 @@ describe("notifier settings", () => {
   });
 
   it("refuses bad durations for the service's own knobs", () => {
-    expect(problemsOf({ SVC_WEBHOOK_RETRY_BASE: "soon", SVC_WEBHOOK_TIMEOUT: "0" })).toEqual([
-      expect.stringMatching(/^SVC_WEBHOOK_RETRY_BASE .*must be a duration/),
-      expect.stringMatching(/^SVC_WEBHOOK_TIMEOUT .*must be a duration/),
-    ]);
+    expect(problemsOf({ SVC_WEBHOOK_RETRY_BASE: "soon" })).toEqual([expect.stringMatching(/^svc\.webhook-retry-base \(from environment SVC_WEBHOOK_RETRY_BASE\) must be a duration/)]);
+    expect(problemsOf({ SVC_WEBHOOK_TIMEOUT: "0" })).toEqual([expect.stringMatching(/^svc\.webhook-timeout \(from environment SVC_WEBHOOK_TIMEOUT\) must be a duration from 100 ms/)]);
+    expect(problemsOf({}, ["-Dsvc.webhook-retry-base=2s"])).toEqual([]);
   });
 
   it("allows internal and plain-http endpoints only with svc.webhook-allow-internal", () => {

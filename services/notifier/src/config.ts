@@ -1,5 +1,4 @@
-import { loadSettings, parseSettingDuration, requireSettings, SettingsError, type Settings } from "@svc/kit";
-import { DEFAULT_RETRY_BASE_MS } from "./domain/backoff.js";
+import { loadSettings, requireSettings, SettingsError, type Settings } from "@svc/kit";
 import { parseWebhookSettings, type Endpoint } from "./domain/endpoint-settings.js";
 
 export interface NotifierConfig {
@@ -18,39 +17,28 @@ export interface NotifierConfig {
   /** svc.webhook-attempts: retries after the first try, before a delivery is set aside. */
   retries: number;
   allowInternal: boolean;
-  /** SVC_WEBHOOK_RETRY_BASE: the pause before the first retry (each next one doubles). */
+  /** svc.webhook-retry-base: the pause before the first retry (each next one doubles). */
   retryBaseMs: number;
-  /** SVC_WEBHOOK_TIMEOUT: the longest one delivery attempt may take, connection included. */
+  /** svc.webhook-timeout: the longest one delivery attempt may take, connection included. */
   timeoutMs: number;
 }
 
-/**
- * Two knobs of this service only, read from the environment here (the shared loader refuses
- * `-D`/properties-file names it does not know): `SVC_WEBHOOK_RETRY_BASE` (default 30 s) and
- * `SVC_WEBHOOK_TIMEOUT` (default 10 s), both durations like every other setting.
- */
-const LOCAL = {
-  retryBase: { env: "SVC_WEBHOOK_RETRY_BASE", default: DEFAULT_RETRY_BASE_MS, min: 10, max: 3_600_000 },
-  timeout: { env: "SVC_WEBHOOK_TIMEOUT", default: 10_000, min: 100, max: 300_000 },
+const LIMITS = {
+  retryBase: { name: "svc.webhook-retry-base", min: 10, max: 3_600_000 },
+  timeout: { name: "svc.webhook-timeout", min: 100, max: 300_000 },
 } as const;
 
-function localDuration(env: NodeJS.ProcessEnv, d: (typeof LOCAL)[keyof typeof LOCAL], problems: string[]): number {
-  const raw = env[d.env];
-  if (raw === undefined || raw.trim() === "") return d.default;
-  const ms = parseSettingDuration(raw);
-  if (ms === undefined || ms < d.min || ms > d.max) {
-    problems.push(`${d.env} (from environment ${d.env}) must be a duration from ${d.min} ms to ${d.max / 1000} s, such as 30s, PT1M or 500ms`);
-    return d.default;
-  }
-  return ms;
+function within(value: number, d: (typeof LIMITS)[keyof typeof LIMITS], source: string, problems: string[]): number {
+  if (value < d.min || value > d.max) problems.push(`${d.name} (from ${source}) must be a duration from ${d.min} ms to ${d.max / 1000} s, such as 30s, PT1M or 500ms`);
+  return value;
 }
 
 export function loadConfig(argv = process.argv.slice(2), env = process.env): NotifierConfig {
   const s = loadSettings({ argv, env });
   requireSettings(s, ["databaseUrl", "internalSecret", "natsUrl"]);
   const problems: string[] = [];
-  const retryBaseMs = localDuration(env, LOCAL.retryBase, problems);
-  const timeoutMs = localDuration(env, LOCAL.timeout, problems);
+  const retryBaseMs = within(s.webhookRetryBaseMs, LIMITS.retryBase, s.sources["svc.webhook-retry-base"] ?? "default", problems);
+  const timeoutMs = within(s.webhookTimeoutMs, LIMITS.timeout, s.sources["svc.webhook-timeout"] ?? "default", problems);
   const web = parseWebhookSettings({
     endpoints: s.webhookEndpoints,
     secrets: s.webhookSecrets,

@@ -2,10 +2,14 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import httpProxy from "@fastify/http-proxy";
 import type { FastifyReplyFromHooks } from "@fastify/reply-from";
 import type { Logger } from "pino";
+import { Pool, type Dispatcher } from "undici";
 import { IDENTITY_HEADERS, ServiceError, encodePrincipal } from "@svc/contracts";
-import { clientAddress, createBaseApp, identityHeaders, sendUnexpected, type AddressMatcher, type Check } from "@svc/kit";
+import { Right, deploymentRights } from "@svc/grants";
+import { clientAddress, createBaseApp, identitySigner, sendUnexpected, type AddressMatcher, type Check, type IdentitySigner, type ServiceMetrics } from "@svc/kit";
 import { authorize, checkKey, classify, unauthenticated, type AccessPolicy, type Target } from "./domain/access.js";
-import { readPresentedKey } from "./domain/key-reader.js";
+import { readPresentedKey, type Presented } from "./domain/key-reader.js";
+import type { GatewayMetrics } from "./domain/gateway-metrics.js";
+import type { Verdict } from "./domain/rate-limiter.js";
 import type { KeyRights, RightsCache } from "./domain/rights-cache.js";
 
 export interface GatewayDeps {
@@ -14,8 +18,12 @@ export interface GatewayDeps {
   internalSecret: string;
   policy: AccessPolicy;
   cache: RightsCache;
-  upstreams: { auth: string; artifacts: string; admin: string };
+  upstreams: { auth: string; artifacts: string; admin: string; walker: string; notifier: string };
   checks: Check[];
+  /** The per-tenant rate limit (Redis), or undefined when none is configured at all. */
+  limiter?: { take(bucket: string, tenantForLimit: string): Promise<Verdict> };
+  metrics?: ServiceMetrics;
+  gatewayMetrics?: GatewayMetrics;
   /** Proxies whose X-Forwarded-For is believed (svc.trusted-proxies). */
   trustedProxies: AddressMatcher;
   /** Records each use of a key (svc.track-key-usage), or undefined when off. */
@@ -33,11 +41,55 @@ declare module "fastify" {
 }
 
 const STRIP = ["service-repository-key", "authorization", "cookie", ...IDENTITY_HEADERS];
+const ANONYMOUS_BUCKET = "~anonymous";
+const NO_KEY: Presented = { kind: "none" };
+const TOO_MANY = "too many requests for this tenant: slow down and retry after a minute";
+
+/**
+ * Carries the principal from rewriteRequestHeaders to the upstream pool on the header object that
+ * reply-from hands to undici. A symbol: no client header can set it, and undici sends only
+ * string-keyed headers.
+ */
+const kPrincipal = Symbol("svc.forwardedPrincipal");
+
+/**
+ * The keep-alive connection pool to one upstream. It signs each request where undici takes it:
+ * over the method and the exact path (with query) that goes on the wire, whatever reply-from
+ * and http-proxy made of the client's URL. A request without a principal goes unsigned, and the
+ * upstream refuses it.
+ */
+class SigningPool extends Pool {
+  constructor(
+    origin: string,
+    options: Pool.Options,
+    private readonly sign: IdentitySigner,
+  ) {
+    super(origin, options);
+  }
+
+  override dispatch(opts: Dispatcher.DispatchOptions, handler: Dispatcher.DispatchHandler): boolean {
+    const headers = opts.headers as Record<string | symbol, unknown> | null | undefined;
+    const principal = headers?.[kPrincipal];
+    if (typeof principal === "string") this.sign(headers as Record<string, unknown>, opts.method, opts.path, principal);
+    return super.dispatch(opts, handler);
+  }
+}
 
 export function buildApp(deps: GatewayDeps): FastifyInstance {
   const app = createBaseApp({
     log: deps.log,
     checks: deps.checks,
+    metrics: deps.metrics,
+    // Health detail (which dependency is down, and why) only for an administrator of this tenant.
+    healthDetail: async (request) => {
+      if (!deps.policy.auth) return true;
+      const presented = readPresentedKey(request.headers);
+      if (presented.kind !== "key" || presented.key.tenant !== deps.tenant) return false;
+      const key = deps.cache.peek(presented.key.id)?.value ?? (await deps.cache.get(presented.key.id).catch(() => null));
+      const now = Date.now();
+      if (!key || key.revoked || !(key.expiresAt > now)) return false;
+      return (deploymentRights(key.grants, now) & Right.manageRead) !== 0;
+    },
     fastify: { keepAliveTimeout: 65_000, bodyLimit: 1024 * 1024 },
   });
   app.decorateRequest("forwardedPrincipal", "");
@@ -50,19 +102,27 @@ export function buildApp(deps: GatewayDeps): FastifyInstance {
     authorize(policy, target, key, typeof header === "string" ? header : undefined, Date.now());
   };
 
-  // Every request is identified and authorised here, before anything is proxied.
-  app.addHook("onRequest", (request, reply, done) => {
-    if (request.url.startsWith("/health/")) return done();
-    let target: Target;
+  /** Admits a request that presents a key (null: unknown); throws the refusal. */
+  const admitKey = (request: FastifyRequest, target: Target, key: KeyRights | null) => {
+    checkKey(target, key, tenant, Date.now());
+    let from: string | undefined;
+    if (key.allowedFrom) {
+      from = clientAddress(request.socket.remoteAddress, request.headers["x-forwarded-for"], deps.trustedProxies);
+      if (!key.allowedFrom(from)) throw new ServiceError("forbidden", `this key may not be used from ${from}`);
+    }
+    decide(request, target, key);
+    request.forwardedPrincipal = encodePrincipal({ kind: "key", tenant, id: key.id });
+    if (deps.recordUse) deps.recordUse(key.id, from ?? clientAddress(request.socket.remoteAddress, request.headers["x-forwarded-for"], deps.trustedProxies));
+  };
+
+  /** Identifies and authorises a request; calls done() to go on or done(err) to refuse. */
+  const admit = (request: FastifyRequest, reply: FastifyReply, target: Target, presented: Presented, done: (err?: Error) => void) => {
     try {
-      target = classify(request.method, request.url);
-      request.target = target;
       if (!policy.auth) {
         decide(request, target, null);
         request.forwardedPrincipal = anonymousPrincipal;
         return done();
       }
-      const presented = readPresentedKey(request.headers);
       if (presented.kind === "malformed") {
         throw new ServiceError("unauthenticated", "the key in Service-Repository-Key is malformed", target.kind === "artifact" ? { headers: { "www-authenticate": 'Basic realm="artifact repository", charset="UTF-8"' } } : {});
       }
@@ -73,26 +133,15 @@ export function buildApp(deps: GatewayDeps): FastifyInstance {
       }
       const parsed = presented.key;
       if (parsed.tenant !== tenant) throw unauthenticated(target, "this key belongs to another tenant");
-      const finish = (key: KeyRights | null) => {
-        checkKey(target, key, tenant, Date.now());
-        let from: string | undefined;
-        if (key.allowedFrom) {
-          from = clientAddress(request.socket.remoteAddress, request.headers["x-forwarded-for"], deps.trustedProxies);
-          if (!key.allowedFrom(from)) throw new ServiceError("forbidden", `this key may not be used from ${from}`);
-        }
-        decide(request, target, key);
-        request.forwardedPrincipal = encodePrincipal({ kind: "key", tenant, id: key.id });
-        if (deps.recordUse) deps.recordUse(key.id, from ?? clientAddress(request.socket.remoteAddress, request.headers["x-forwarded-for"], deps.trustedProxies));
-      };
       const hit = cache.peek(parsed.id);
       if (hit) {
-        finish(hit.value);
+        admitKey(request, target, hit.value);
         return done();
       }
       cache.get(parsed.id).then(
         (key) => {
           try {
-            finish(key);
+            admitKey(request, target, key);
             done();
           } catch (err) {
             done(err as Error);
@@ -105,6 +154,31 @@ export function buildApp(deps: GatewayDeps): FastifyInstance {
     } catch (err) {
       done(err as Error);
     }
+  };
+
+  // Every request is rate limited, identified and authorised here, before anything is proxied.
+  // Health probes and metric scrapes are never limited.
+  const limiter = deps.limiter;
+  app.addHook("onRequest", (request, reply, done) => {
+    if (request.url.startsWith("/health/")) return done();
+    let target: Target;
+    try {
+      target = classify(request.method, request.url);
+    } catch (err) {
+      return done(err as Error);
+    }
+    request.target = target;
+    const presented = policy.auth ? readPresentedKey(request.headers) : NO_KEY;
+    if (!limiter || (target.kind === "api" && target.metrics)) return admit(request, reply, target, presented, done);
+    const bucket = presented.kind === "key" ? presented.key.tenant : ANONYMOUS_BUCKET;
+    limiter.take(bucket, presented.kind === "key" ? presented.key.tenant : tenant).then((verdict) => {
+      if (verdict === "refuse") {
+        deps.gatewayMetrics?.rateLimited.inc({ bucket: bucket === ANONYMOUS_BUCKET ? "anonymous" : "tenant" });
+        return done(new ServiceError("rate_limited", TOO_MANY, { headers: { "retry-after": "60" } }));
+      }
+      if (verdict === "degraded") deps.gatewayMetrics?.rateLimitDegraded.inc();
+      admit(request, reply, target, presented, done);
+    }, done);
   });
 
   // A change made through this node is effective here at once: drop the key before answering.
@@ -115,24 +189,44 @@ export function buildApp(deps: GatewayDeps): FastifyInstance {
   });
 
   const replyOptions: FastifyReplyFromHooks = {
+    // `headers` is reply-from's own copy of the client's headers: changed in place.
     rewriteRequestHeaders: (request, headers) => {
-      for (const h of STRIP) delete headers[h];
-      // Sign exactly the path the upstream will see (reply-from normalises it through WHATWG URL).
-      const u = new URL(request.url, "http://upstream.invalid");
-      return { ...headers, ...identityHeaders(deps.internalSecret, request.method, u.pathname + u.search, request.forwardedPrincipal) };
+      for (let i = 0; i < STRIP.length; i++) if (headers[STRIP[i]!] !== undefined) delete headers[STRIP[i]!];
+      // The pool signs it together with the exact path it sends (SigningPool).
+      (headers as Record<symbol, unknown>)[kPrincipal] = request.forwardedPrincipal;
+      return headers;
     },
     onError: (reply, error) => {
       const err = (error as { error?: unknown })?.error ?? error;
       sendUnexpected(reply.request as FastifyRequest, reply as FastifyReply, err);
     },
   };
-  const undici = { connections: deps.connections ?? 64, pipelining: 1, keepAliveTimeout: 60_000 };
+  // One keep-alive pool per upstream service (shared by its prefixes). Upstreams keep idle
+  // connections 65 s; we drop ours first.
+  const sign = identitySigner(deps.internalSecret);
+  const pools = new Map<string, SigningPool>();
+  const poolFor = (origin: string) => {
+    let pool = pools.get(origin);
+    if (!pool) {
+      pool = new SigningPool(origin, { connections: deps.connections ?? 64, pipelining: 1, keepAliveTimeout: 60_000 }, sign);
+      pools.set(origin, pool);
+    }
+    return pool;
+  };
+  app.addHook("onClose", async () => {
+    await Promise.all([...pools.values()].map((p) => p.close()));
+  });
+  // Per-request log lines cost throughput (as in createBaseApp); failures are still logged.
   const disableRequestLogging = true;
+  const proxy = (upstream: string, prefix: string) =>
+    app.register(httpProxy, { upstream, prefix, rewritePrefix: prefix, replyOptions, undici: poolFor(new URL(upstream).origin), disableRequestLogging });
 
-  app.register(httpProxy, { upstream: deps.upstreams.artifacts, prefix: "/repository", rewritePrefix: "/repository", replyOptions, undici, disableRequestLogging });
-  for (const prefix of ["/api/credentials", "/api/principals", "/api/groups"]) {
-    app.register(httpProxy, { upstream: deps.upstreams.auth, prefix, rewritePrefix: prefix, replyOptions, undici, disableRequestLogging });
-  }
-  app.register(httpProxy, { upstream: deps.upstreams.admin, prefix: "/api", rewritePrefix: "/api", replyOptions, undici, disableRequestLogging });
+  proxy(deps.upstreams.artifacts, "/repository");
+  proxy(deps.upstreams.artifacts, "/api/repositories");
+  for (const prefix of ["/api/credentials", "/api/principals", "/api/groups"]) proxy(deps.upstreams.auth, prefix);
+  proxy(deps.upstreams.walker, "/api/walks");
+  proxy(deps.upstreams.notifier, "/api/webhooks");
+  proxy(deps.upstreams.admin, "/api");
+  proxy(deps.upstreams.admin, "/metrics");
   return app;
 }

@@ -16,6 +16,10 @@ export type GatewayConfig = Pick<
   | "authUrl"
   | "artifactsUrl"
   | "adminUrl"
+  | "walkerUrl"
+  | "notifierUrl"
+  | "redisUrl"
+  | "rateLimit"
   | "logLevel"
 >;
 

@@ -1,9 +1,12 @@
 import { Pool } from "undici";
-import { addressMatcher, createBus, createLogger, onShutdown, refuseStart } from "@svc/kit";
+import { addressMatcher, controlSubjects, createBus, createLogger, createMetrics, loadSettings, onShutdown, refuseStart, startNodeAgent } from "@svc/kit";
 import { buildApp } from "./app.js";
 import { loadConfig, type GatewayConfig } from "./config.js";
 import { accessPolicy } from "./domain/access.js";
 import { authClientFactory } from "./domain/auth-client.js";
+import { gatewayMetricsFactory } from "./domain/gateway-metrics.js";
+import { limitSourceFactory } from "./domain/limit-source.js";
+import { rateLimiterFactory } from "./domain/rate-limiter.js";
 import { rightsCacheFactory } from "./domain/rights-cache.js";
 import { usageRecorderFactory } from "./domain/usage-recorder.js";
 
@@ -14,7 +17,8 @@ try {
   refuseStart("gateway", err);
 }
 
-const { log } = createLogger("gateway", config.logLevel);
+const { log, ring } = createLogger("gateway", config.logLevel);
+const metrics = createMetrics("gateway");
 const policy = accessPolicy(config);
 if (!config.auth) {
   log.warn("svc.auth=false: every request is served anonymously; anyone who can reach this port can read, publish and delete (advisory svc.auth.open)");
@@ -26,28 +30,57 @@ if (config.readOnly) log.warn("svc.read-only is on: every artifact write is refu
 const authClient = authClientFactory({ authUrl: config.authUrl, internalSecret: config.internalSecret, tenant: config.tenant });
 const cache = rightsCacheFactory({ ttlMs: config.cacheTtlMs, lookup: authClient.lookup });
 
+const gatewayMetrics = gatewayMetricsFactory(metrics, cache);
+
+// The rate limit: svc.rate-limit per tenant per minute, overrides from the admin service.
+const limits = limitSourceFactory({ adminUrl: config.adminUrl, internalSecret: config.internalSecret, tenant: config.tenant, defaultPerMinute: config.rateLimit, log });
+const limiter = config.redisUrl ? rateLimiterFactory({ redisUrl: config.redisUrl, log, limitFor: limits.limitFor }) : undefined;
+if (!config.redisUrl) log.warn("svc.redis-url is not set: requests are served without a rate limit");
+void limits.refresh();
+
 const usage = config.trackKeyUsage ? usageRecorderFactory({ send: authClient.postUsage, log }) : undefined;
 
 const bus = createBus({ url: config.natsUrl, tenant: config.tenant, name: "gateway", log });
 bus.subscribe("credential.changed", (event) => {
+  gatewayMetrics.eventLag.observe(Math.max(0, (Date.now() - Date.parse(event.time)) / 1000));
   if (event.subject.kind === "key") cache.evict(event.subject.id);
   else cache.clear(); // a person's or group's change can touch many keys' holders: start afresh
 });
 
+const agent = startNodeAgent({
+  bus,
+  settings: loadSettings(),
+  metrics,
+  ring,
+  status: () => ({ nats: bus.connected() ? "up" : "down", ...(limiter ? { redis: limiter.up() ? "up" : "down" } : {}) }),
+});
+bus.listen(controlSubjects(config.internalSecret).limits, () => void limits.refresh());
+
 const probes = new Map<string, Pool>();
+/** Postgres as the auth service last reported it (the gateway has no connection of its own). */
+let postgres: { ok: true } | { ok: false; error: string } = { ok: false, error: "not checked yet" };
+let authProbe: Promise<unknown> = Promise.resolve();
 const upstreamCheck = (name: string, url: string) => {
   const pool = new Pool(url, { connections: 2 });
   probes.set(name, pool);
+  const check = async () => {
+    try {
+      const res = await pool.request({ method: "GET", path: "/health/ready", headersTimeout: 2000, bodyTimeout: 2000 });
+      const body = (await res.body.json().catch(() => ({}))) as { checks?: Record<string, { status: string; error?: string }> };
+      const pg = body.checks?.postgres;
+      if (name === "auth") postgres = pg?.status === "up" ? { ok: true } : { ok: false, error: pg?.error ?? "unknown" };
+      return res.statusCode === 200 ? ({ ok: true } as const) : ({ ok: false, error: `answered ${res.statusCode}` } as const);
+    } catch (err) {
+      if (name === "auth") postgres = { ok: false, error: "the auth service did not answer" };
+      return { ok: false as const, error: (err as Error).message };
+    }
+  };
   return {
     name,
-    check: async () => {
-      try {
-        const res = await pool.request({ method: "GET", path: "/health/ready", headersTimeout: 2000, bodyTimeout: 2000 });
-        await res.body.dump();
-        return res.statusCode === 200 ? ({ ok: true } as const) : ({ ok: false, error: `answered ${res.statusCode}` } as const);
-      } catch (err) {
-        return { ok: false as const, error: (err as Error).message };
-      }
+    check: () => {
+      const p = check();
+      if (name === "auth") authProbe = p;
+      return p;
     },
   };
 };
@@ -60,15 +93,29 @@ const app = buildApp({
   cache,
   trustedProxies: addressMatcher(config.trustedProxies),
   recordUse: usage?.record,
-  upstreams: { auth: config.authUrl, artifacts: config.artifactsUrl, admin: config.adminUrl },
+  upstreams: { auth: config.authUrl, artifacts: config.artifactsUrl, admin: config.adminUrl, walker: config.walkerUrl, notifier: config.notifierUrl },
+  limiter,
+  metrics,
+  gatewayMetrics,
   checks: [
     upstreamCheck("auth", config.authUrl),
     upstreamCheck("artifacts", config.artifactsUrl),
     upstreamCheck("admin", config.adminUrl),
+    upstreamCheck("walker", config.walkerUrl),
+    upstreamCheck("notifier", config.notifierUrl),
+    // What the auth service's own probe (started just before this one) says of its database.
+    {
+      name: "postgres",
+      check: async () => {
+        await authProbe;
+        return postgres;
+      },
+    },
     { name: "nats", check: async () => (bus.connected() ? { ok: true } : { ok: false, error: "not connected" }) },
+    ...(limiter ? [{ name: "redis", check: async () => (limiter.up() ? ({ ok: true } as const) : ({ ok: false, error: "not reachable" } as const)) }] : []),
   ],
 });
 await app.listen({ host: config.host, port: config.port });
 log.info({ port: config.port, cacheTtlMs: config.cacheTtlMs }, "gateway ready");
 
-onShutdown(log, [() => app.close(), async () => usage?.close(), () => bus.close(), () => authClient.close(), ...[...probes.values()].map((p) => () => p.close())]);
+onShutdown(log, [() => app.close(), async () => agent.stop(), async () => usage?.close(), () => limits.close(), async () => limiter?.close(), () => bus.close(), () => authClient.close(), ...[...probes.values()].map((p) => () => p.close())]);

@@ -16,7 +16,7 @@ import type { KeyRights } from "./rights-cache.js";
 /** What a request asks for, read from its method and path. */
 export type Target =
   | { kind: "artifact"; repository: string; path: string; write: boolean }
-  | { kind: "api"; write: boolean; capabilities: boolean; credentialId: string | undefined }
+  | { kind: "api"; write: boolean; capabilities: boolean; credentialId: string | undefined; metrics: boolean }
   | { kind: "open" };
 
 const CREDENTIAL_PATH = /^\/api\/credentials\/([0-9a-f]{64})(?:[/?]|$)/;
@@ -39,8 +39,11 @@ export function classify(method: string, url: string): Target {
       write,
       capabilities: pathname === "/api/capabilities",
       credentialId: CREDENTIAL_PATH.exec(url)?.[1],
+      metrics: false,
     };
   }
+  // The deployment's meters: manage:read over * (of this, the operator's, tenant), like /api/.
+  if (url === "/metrics" || url.startsWith("/metrics?")) return { kind: "api", write, capabilities: false, credentialId: undefined, metrics: true };
   return { kind: "open" };
 }
 

@@ -1,0 +1,116 @@
+// The gateway's forwarding contract, against a stand-in upstream: what arrives there is signed over
+// the exact method and path (with query) it received, and carries no client credentials.
+import { createServer, request as httpRequest, type IncomingHttpHeaders, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import pino from "pino";
+import type { FastifyInstance } from "fastify";
+import { compileGrants } from "@svc/grants";
+import { makeKey, parseKey } from "@svc/keys";
+import { addressMatcher, verifyIdentity } from "@svc/kit";
+import { buildApp } from "./app.js";
+import { accessPolicy } from "./domain/access.js";
+import { rightsCacheFactory, type KeyRights } from "./domain/rights-cache.js";
+
+const secret = "test-internal-secret";
+const key = makeKey("default");
+const keyId = (parseKey(key) as { ok: true; key: { id: string } }).key.id;
+
+interface Seen {
+  method: string;
+  url: string;
+  headers: IncomingHttpHeaders;
+}
+
+let upstream: Server;
+let gateway: FastifyInstance;
+let gatewayPort = 0;
+const seen: Seen[] = [];
+
+/** A raw request (no URL normalisation on the client side). */
+function send(method: string, path: string, headers: Record<string, string>): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest({ host: "127.0.0.1", port: gatewayPort, method, path, headers }, (res) => {
+      let body = "";
+      res.setEncoding("utf8");
+      res.on("data", (d: string) => (body += d));
+      res.on("end", () => resolve({ status: res.statusCode ?? 0, body }));
+    });
+    req.on("error", reject);
+    req.end();
+  });
+}
+
+beforeAll(async () => {
+  upstream = createServer((req, res) => {
+    seen.push({ method: req.method ?? "", url: req.url ?? "", headers: req.headers });
+    res.end("ok");
+  });
+  await new Promise<void>((r) => upstream.listen(0, "127.0.0.1", r));
+  const url = `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`;
+  const rights: KeyRights = {
+    id: keyId,
+    tenant: "default",
+    revoked: false,
+    expiresAt: Infinity,
+    allowedFrom: null,
+    grants: compileGrants([{ scope: "*", tokens: ["*"], expires: null }]),
+  };
+  gateway = buildApp({
+    log: pino({ level: "silent" }),
+    tenant: "default",
+    internalSecret: secret,
+    policy: accessPolicy({ auth: true, readOnly: false, anonymousRights: [] }),
+    cache: rightsCacheFactory({ ttlMs: 60_000, lookup: async (id) => (id === keyId ? rights : null) }),
+    upstreams: { auth: url, artifacts: url, admin: url, walker: url, notifier: url },
+    checks: [],
+    trustedProxies: addressMatcher([]),
+  });
+  await gateway.listen({ host: "127.0.0.1", port: 0 });
+  gatewayPort = (gateway.server.address() as AddressInfo).port;
+});
+
+afterAll(async () => {
+  await gateway?.close();
+  await new Promise((r) => upstream?.close(r));
+});
+
+describe("gateway forwarding", () => {
+  const paths = [
+    "/repository/default/dir/file.bin",
+    "/repository/default/dir/file.bin?",
+    '/repository/default/dir/file.bin?a="x"&b=<y>',
+    "/repository/default/dir/a%20b.bin?q=1&q=2&flag",
+    "/api/credentials/" + "a".repeat(64) + "?x=%zz",
+  ];
+
+  for (const path of paths) {
+    it(`signs exactly what the upstream receives: GET ${path}`, async () => {
+      seen.length = 0;
+      const res = await send("GET", path, {
+        "service-repository-key": key,
+        authorization: `Bearer ${key}`,
+        cookie: "session=1",
+        "x-svc-identity": "system:default:forged",
+        "x-svc-identity-ts": "1",
+        "x-svc-identity-sig": "forged",
+      });
+      expect(res.status).toBe(200);
+      expect(seen).toHaveLength(1);
+      const got = seen[0]!;
+      expect(got.url).toBe(path);
+      const v = verifyIdentity(secret, got.method, got.url, got.headers);
+      expect(v).toEqual({ ok: true, principal: { kind: "key", tenant: "default", id: keyId } });
+      expect(got.headers["service-repository-key"]).toBeUndefined();
+      expect(got.headers.authorization).toBeUndefined();
+      expect(got.headers.cookie).toBeUndefined();
+    });
+  }
+
+  it("refuses before proxying when the key is unknown or absent", async () => {
+    seen.length = 0;
+    expect((await send("GET", "/repository/default/f.bin", { "service-repository-key": makeKey("default") })).status).toBe(401);
+    expect((await send("GET", "/repository/default/f.bin", {})).status).toBe(401);
+    expect(seen).toHaveLength(0);
+  });
+});

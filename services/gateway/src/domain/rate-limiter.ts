@@ -49,16 +49,22 @@ export function rateLimiterFactory(opts: RateLimiterOptions) {
   redis.defineCommand("gcra", { numberOfKeys: 1, lua: GCRA });
   const prefix = opts.keyPrefix ?? "svc:ratelimit:";
   let down = false;
+  // The first connection takes a moment: not an outage unless it takes longer than this.
+  const startedAt = Date.now();
+  const CONNECT_GRACE_MS = 5000;
+  let everReady = false;
   redis.on("error", () => {
     // Reported through `degraded` below; ioredis retries by itself.
   });
   redis.on("ready", () => {
     if (down) opts.log.info("Redis is reachable again: rate limits are enforced");
     down = false;
+    everReady = true;
   });
 
   const markDown = (err: unknown) => {
     opts.onDegraded?.();
+    if (!everReady && Date.now() - startedAt < CONNECT_GRACE_MS) return;
     if (!down) {
       down = true;
       opts.log.warn({ err: { message: (err as Error)?.message } }, "Redis is unreachable: requests are served without a rate limit until it is back");
@@ -85,7 +91,8 @@ export function rateLimiterFactory(opts: RateLimiterOptions) {
         return "degraded";
       }
     },
-    up: () => !down && redis.status === "ready",
+    /** false during an outage (not while the first connection is still being made). */
+    up: () => !down && (redis.status === "ready" || (!everReady && Date.now() - startedAt < CONNECT_GRACE_MS)),
     close: () => redis.quit().catch(() => redis.disconnect()),
   };
 }

@@ -69,3 +69,34 @@ describe("many gateways with the events lost", () => {
     }
   });
 });
+
+describe("many gateways with the credential cache off (svc.cache.ttl=0)", () => {
+  let infra: Infra;
+  let s: Suite;
+  let b: Awaited<ReturnType<Suite["startGateway"]>>;
+  beforeAll(async () => {
+    const dir = join(inject("dataDir"), `nats-ttl0-${process.pid}`);
+    mkdirSync(dir, { recursive: true });
+    infra = await startInfra({ dataDir: dir, log: () => {}, env: { SVC_DATABASE_URL: inject("adminDatabaseUrl"), SVC_REDIS_URL: inject("redisUrl") } });
+    s = await startSuite({ env: { SVC_CACHE_TTL: "0", SVC_NATS_URL: infra.natsUrl } });
+    b = await s.startGateway();
+    await s.call("PUT", "/repository/default/shared.txt", { key: s.bootstrapKey, body: "shared" });
+  });
+  afterAll(async () => {
+    await b?.stop();
+    await s?.stop();
+    await infra?.stop();
+  });
+
+  it("every gateway asks afresh, so a revocation holds everywhere at once even with NATS down", async () => {
+    const k = await s.mint({ grants: [{ scope: "*", tokens: ["repository:read"] }] });
+    expect((await get(b.url, k.key)).status).toBe(200);
+    await infra.stopServer("nats");
+    try {
+      expect((await s.call("DELETE", `/api/credentials/${k.id}`, { key: s.bootstrapKey })).status).toBe(204);
+      expect((await get(b.url, k.key)).status).toBe(401);
+    } finally {
+      await infra.startServer("nats");
+    }
+  });
+});

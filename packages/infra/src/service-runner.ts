@@ -62,7 +62,7 @@ export interface RunningServices {
    * Another gateway node in front of the same upstreams, with its own cache: for
    * multi-node behaviour. `env` overrides settings for that node only.
    */
-  startGateway(env?: Record<string, string>): Promise<{ url: string; output: () => string[]; stop: () => Promise<void> }>;
+  startGateway(env?: Record<string, string>): Promise<{ url: string; pid: number | undefined; output: () => string[]; stop: () => Promise<void> }>;
   /**
    * Another process of any upstream service (a second walker, artifacts, ...) on its own port,
    * with the same settings as the first: for replica behaviour. `env` overrides settings for it.
@@ -245,6 +245,7 @@ export async function startServices(opts: ServicesOptions): Promise<RunningServi
       }
       return {
         url,
+        pid: child.pid,
         output: () => out,
         stop: () =>
           new Promise<void>((res) => {

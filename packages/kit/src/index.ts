@@ -9,3 +9,4 @@ export * from "./service.js";
 export * from "./addresses.js";
 export * from "./metrics.js";
 export * from "./node-agent.js";
+export * from "./paging.js";

@@ -4,6 +4,7 @@ import { ServiceError, type Principal } from "@svc/contracts";
 import { installErrorHandling } from "./errors.js";
 import { verifyIdentity } from "./identity.js";
 import { instrumentHttp, type ServiceMetrics } from "./metrics.js";
+import { problemSchema } from "./paging.js";
 
 declare module "fastify" {
   interface FastifyRequest {
@@ -49,6 +50,7 @@ export function createBaseApp(opts: BaseAppOptions): FastifyInstance {
     ...opts.fastify,
   });
   installErrorHandling(app);
+  app.addSchema(problemSchema);
   if (opts.metrics) instrumentHttp(app, opts.metrics);
   app.decorateRequest("principal", null as unknown as Principal);
 

@@ -12,23 +12,9 @@ export interface AdminDeps {
   checks: Check[];
 }
 
-const problemSchema = {
-  $id: "problem",
-  type: "object",
-  properties: {
-    type: { type: "string" },
-    title: { type: "string" },
-    status: { type: "integer" },
-    code: { type: "string" },
-    detail: { type: "string" },
-    field: { type: "string" },
-    reference: { type: "string" },
-  },
-};
 
 export function buildApp(deps: AdminDeps): FastifyInstance {
   const app = createBaseApp({ log: deps.log, internalSecret: deps.internalSecret, checks: deps.checks, metrics: deps.operations.metrics });
-  app.addSchema(problemSchema);
   capabilityRoutes(app, deps.capabilities);
   operationsRoutes(app, deps.operations);
   return app;

@@ -6,7 +6,6 @@ import type { DownloadRecorder } from "./domain/download-recorder.js";
 import type { FileStore } from "./domain/file-store.js";
 import type { MetadataStore } from "./store/metadata-store.js";
 import { internalRoutes } from "./routes/internal-routes.js";
-import { problemSchema } from "./routes/paging.js";
 import { rawRoutes } from "./routes/raw-routes.js";
 import { repositoryRoutes } from "./routes/repository-routes.js";
 
@@ -24,7 +23,6 @@ export interface ArtifactsDeps {
 
 export function buildApp(deps: ArtifactsDeps): FastifyInstance {
   const app = createBaseApp({ log: deps.log, internalSecret: deps.internalSecret, checks: deps.checks, metrics: deps.metrics, fastify: { keepAliveTimeout: 65_000 } });
-  app.addSchema(problemSchema);
   rawRoutes(app, deps);
   repositoryRoutes(app, deps);
   internalRoutes(app, deps);

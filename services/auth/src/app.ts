@@ -17,23 +17,9 @@ export interface AuthDeps {
   metrics?: ServiceMetrics;
 }
 
-const problemSchema = {
-  $id: "problem",
-  type: "object",
-  properties: {
-    type: { type: "string" },
-    title: { type: "string" },
-    status: { type: "integer" },
-    code: { type: "string" },
-    detail: { type: "string" },
-    field: { type: "string" },
-    reference: { type: "string" },
-  },
-};
 
 export function buildApp(deps: AuthDeps): FastifyInstance {
   const app = createBaseApp({ log: deps.log, internalSecret: deps.internalSecret, checks: deps.checks, metrics: deps.metrics });
-  app.addSchema(problemSchema);
   credentialRoutes(app, deps.credentials);
   principalRoutes(app, deps.principals);
   groupRoutes(app, deps.principals);

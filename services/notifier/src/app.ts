@@ -12,23 +12,9 @@ export interface NotifierDeps {
   metrics?: ServiceMetrics;
 }
 
-const problemSchema = {
-  $id: "problem",
-  type: "object",
-  properties: {
-    type: { type: "string" },
-    title: { type: "string" },
-    status: { type: "integer" },
-    code: { type: "string" },
-    detail: { type: "string" },
-    field: { type: "string" },
-    reference: { type: "string" },
-  },
-};
 
 export function buildApp(deps: NotifierDeps): FastifyInstance {
   const app = createBaseApp({ log: deps.log, internalSecret: deps.internalSecret, checks: deps.checks, metrics: deps.metrics });
-  app.addSchema(problemSchema);
   webhookRoutes(app, deps.deliveries);
   return app;
 }

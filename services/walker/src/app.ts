@@ -2,7 +2,6 @@ import type { FastifyInstance } from "fastify";
 import type { Logger } from "pino";
 import { createBaseApp, type Check, type ServiceMetrics } from "@svc/kit";
 import type { WalkService } from "./domain/walk-service.js";
-import { problemSchema } from "./routes/paging.js";
 import { walkRoutes } from "./routes/walk-routes.js";
 
 export interface WalkerDeps {
@@ -15,7 +14,6 @@ export interface WalkerDeps {
 
 export function buildApp(deps: WalkerDeps): FastifyInstance {
   const app = createBaseApp({ log: deps.log, internalSecret: deps.internalSecret, checks: deps.checks, metrics: deps.metrics });
-  app.addSchema(problemSchema);
   walkRoutes(app, deps.walks);
   return app;
 }

@@ -1,7 +1,7 @@
 import type { FastifyInstance } from "fastify";
 import { forbidden, invalid, notFound } from "@svc/contracts";
 import { isTenant } from "@svc/keys";
-import { aggregateMetrics, type Bus, type ControlSubjects, type LogReply, type ServiceMetrics, type Settings } from "@svc/kit";
+import { errorResponses as errors, aggregateMetrics, type Bus, type ControlSubjects, type LogReply, type ServiceMetrics, type Settings } from "@svc/kit";
 import { mergeLogs, readLogQuery } from "../domain/log-query.js";
 import type { NodeRegistry } from "../domain/node-registry.js";
 import { computePosture } from "../domain/posture.js";
@@ -20,8 +20,6 @@ export interface OperationsDeps {
   gatherMs?: number;
 }
 
-const problem = { $ref: "problem#" } as const;
-const errors = { 400: problem, 401: problem, 403: problem, 404: problem, 500: problem };
 
 export function operationsRoutes(app: FastifyInstance, deps: OperationsDeps): void {
   const own = settingsDigest(deps.settings);

@@ -3,7 +3,7 @@ import { forbidden, invalid } from "@svc/contracts";
 import { actorOf, type ArtifactService } from "../domain/artifact-service.js";
 import type { MetadataStore } from "../store/metadata-store.js";
 import { addressOf } from "./address.js";
-import { errors } from "./paging.js";
+import { errorResponses as errors } from "@svc/kit";
 
 export interface InternalRoutesDeps {
   artifacts: ArtifactService;

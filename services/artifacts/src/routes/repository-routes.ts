@@ -2,7 +2,7 @@ import type { FastifyInstance } from "fastify";
 import { forbidden, notFound } from "@svc/contracts";
 import { parseRetentionPolicy, retentionPolicySchema, type RetentionPolicy } from "../domain/retention-policy.js";
 import type { MetadataStore } from "../store/metadata-store.js";
-import { errors, pagingQuerySchema, readPaging } from "./paging.js";
+import { errorResponses as errors, pagingQuerySchema, readPaging } from "@svc/kit";
 
 const repositorySchema = {
   type: "object",

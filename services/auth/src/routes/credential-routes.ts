@@ -1,9 +1,7 @@
 import type { FastifyInstance } from "fastify";
 import type { CredentialService } from "../domain/credential-service.js";
-import { pagingQuerySchema, readPaging } from "./paging.js";
+import { errorResponses as errors, pagingQuerySchema, readPaging } from "@svc/kit";
 
-const problem = { $ref: "problem#" } as const;
-const errors = { 400: problem, 401: problem, 403: problem, 404: problem, 409: problem, 500: problem };
 const idParam = {
   type: "object",
   properties: { id: { type: "string", pattern: "^[0-9a-f]{64}$" } },

@@ -1,9 +1,7 @@
 import type { FastifyInstance } from "fastify";
 import type { PrincipalService } from "../domain/principal-service.js";
-import { pagingQuerySchema, readPaging } from "./paging.js";
+import { errorResponses as errors, pagingQuerySchema, readPaging } from "@svc/kit";
 
-const problem = { $ref: "problem#" } as const;
-const errors = { 400: problem, 401: problem, 403: problem, 404: problem, 409: problem, 500: problem };
 const grantSchema = {
   type: "object",
   properties: { scope: { type: "string" }, tokens: { type: "array", items: { type: "string" } }, expires: { type: ["string", "null"] } },

@@ -1,10 +1,8 @@
 import type { FastifyInstance } from "fastify";
 import type { DeliveryService } from "../domain/delivery-service.js";
 import { DELIVERY_STATES, type DeliveryState } from "../store/schema.js";
-import { readLimit } from "./paging.js";
+import { errorResponses as errors, readLimit } from "@svc/kit";
 
-const problem = { $ref: "problem#" } as const;
-const errors = { 400: problem, 401: problem, 403: problem, 404: problem, 409: problem, 500: problem };
 
 const deliverySchema = {
   type: "object",

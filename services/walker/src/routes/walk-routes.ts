@@ -2,7 +2,7 @@ import type { FastifyInstance } from "fastify";
 import type { RunRecord } from "../store/walk-store.js";
 import { JOB_NAMES } from "../domain/job-types.js";
 import type { WalkService, WalkView } from "../domain/walk-service.js";
-import { errors, pagingQuerySchema, readPaging } from "./paging.js";
+import { errorResponses as errors, pagingQuerySchema, readPaging } from "@svc/kit";
 
 const counts = { type: "object", additionalProperties: { type: "object", additionalProperties: { type: "number" } } } as const;
 const runSchema = {

@@ -347,6 +347,24 @@ describe("webhook deliveries", () => {
     expect((await deliveries(`endpoint=${encodeURIComponent(url("/slow"))}&state=delivered`)).length).toBe(3);
   });
 
+  it("publishing goes on while a receiver sits on its requests", async () => {
+    rx.state.holdSlow = true;
+    try {
+      const finding = await publish("artifact.finding");
+      await eventually("the slow receiver holding a request", () => (rx.held.length > 0 ? true : undefined));
+      // Publishes through the gateway answer, and their deliveries to other endpoints arrive,
+      // while the slow receiver still holds its request unanswered.
+      for (let i = 0; i < 3; i++) {
+        const event = await put();
+        await eventually(`delivery of ${event.id} to /all`, () => (rx.got("/all", event.id).length === 1 ? true : undefined));
+      }
+      expect(rx.held.length).toBeGreaterThan(0);
+      expect(rx.got("/slow", finding.id)).toHaveLength(1);
+    } finally {
+      rx.releaseSlow();
+    }
+  });
+
   it("delivery records survive a restart, a pending delivery resumes, and a notifier that was down catches up", async () => {
     const before = await deliveries("limit=500");
     // A long pause, so that the delivery is still waiting for its retry when the notifier stops.

@@ -35,68 +35,56 @@ describe("many gateways, one truth", () => {
   });
 });
 
-describe("many gateways with the events lost", () => {
-  let infra: Infra;
-  let s: Suite;
-  let b: Awaited<ReturnType<Suite["startGateway"]>>;
+/** Two gateways in front of one deployment whose NATS is its own, so a test may stop it. */
+function twoGatewaysWithOwnNats(cacheTtl: string) {
+  const ctx = {} as { infra: Infra; s: Suite; b: Awaited<ReturnType<Suite["startGateway"]>> };
   beforeAll(async () => {
-    // A NATS of this test's own, so stopping it disturbs no other test.
-    const dir = join(inject("dataDir"), `nats-${process.pid}`);
+    const dir = join(inject("dataDir"), `nats-ttl${cacheTtl}-${process.pid}`);
     mkdirSync(dir, { recursive: true });
-    infra = await startInfra({ dataDir: dir, log: () => {}, env: { SVC_DATABASE_URL: inject("adminDatabaseUrl"), SVC_REDIS_URL: inject("redisUrl") } });
-    s = await startSuite({ env: { SVC_CACHE_TTL: "3s", SVC_NATS_URL: infra.natsUrl } });
-    b = await s.startGateway();
-    await s.call("PUT", "/repository/default/shared.txt", { key: s.bootstrapKey, body: "shared" });
+    ctx.infra = await startInfra({ dataDir: dir, log: () => {}, env: { SVC_DATABASE_URL: inject("adminDatabaseUrl"), SVC_REDIS_URL: inject("redisUrl") } });
+    ctx.s = await startSuite({ env: { SVC_CACHE_TTL: cacheTtl, SVC_NATS_URL: ctx.infra.natsUrl } });
+    ctx.b = await ctx.s.startGateway();
+    await ctx.s.call("PUT", "/repository/default/shared.txt", { key: ctx.s.bootstrapKey, body: "shared" });
   });
   afterAll(async () => {
-    await b?.stop();
-    await s?.stop();
-    await infra?.stop();
+    await ctx.b?.stop();
+    await ctx.s?.stop();
+    await ctx.infra?.stop();
   });
+  return ctx;
+}
+
+describe("many gateways with the events lost", () => {
+  const ctx = twoGatewaysWithOwnNats("3s");
 
   it("with NATS down a revoked key still stops working everywhere within svc.cache.ttl", async () => {
-    const k = await s.mint({ grants: [{ scope: "*", tokens: ["repository:read"] }] });
-    expect((await get(b.url, k.key)).status).toBe(200);
-    await infra.stopServer("nats");
+    const k = await ctx.s.mint({ grants: [{ scope: "*", tokens: ["repository:read"] }] });
+    expect((await get(ctx.b.url, k.key)).status).toBe(200);
+    await ctx.infra.stopServer("nats");
     try {
-      expect((await s.call("DELETE", `/api/credentials/${k.id}`, { key: s.bootstrapKey })).status).toBe(204);
-      expect((await get(s.gatewayUrl, k.key)).status).toBe(401); // the changing node: at once
-      expect((await get(b.url, k.key)).status).toBe(200); // B has not heard: it serves from its cache
+      expect((await ctx.s.call("DELETE", `/api/credentials/${k.id}`, { key: ctx.s.bootstrapKey })).status).toBe(204);
+      expect((await get(ctx.s.gatewayUrl, k.key)).status).toBe(401); // the changing node: at once
+      expect((await get(ctx.b.url, k.key)).status).toBe(200); // B has not heard: it serves from its cache
       await new Promise((r) => setTimeout(r, 3500));
-      expect((await get(b.url, k.key)).status).toBe(401); // the cache entry outlived its TTL
+      expect((await get(ctx.b.url, k.key)).status).toBe(401); // the cache entry outlived its TTL
     } finally {
-      await infra.startServer("nats");
+      await ctx.infra.startServer("nats");
     }
   });
 });
 
 describe("many gateways with the credential cache off (svc.cache.ttl=0)", () => {
-  let infra: Infra;
-  let s: Suite;
-  let b: Awaited<ReturnType<Suite["startGateway"]>>;
-  beforeAll(async () => {
-    const dir = join(inject("dataDir"), `nats-ttl0-${process.pid}`);
-    mkdirSync(dir, { recursive: true });
-    infra = await startInfra({ dataDir: dir, log: () => {}, env: { SVC_DATABASE_URL: inject("adminDatabaseUrl"), SVC_REDIS_URL: inject("redisUrl") } });
-    s = await startSuite({ env: { SVC_CACHE_TTL: "0", SVC_NATS_URL: infra.natsUrl } });
-    b = await s.startGateway();
-    await s.call("PUT", "/repository/default/shared.txt", { key: s.bootstrapKey, body: "shared" });
-  });
-  afterAll(async () => {
-    await b?.stop();
-    await s?.stop();
-    await infra?.stop();
-  });
+  const ctx = twoGatewaysWithOwnNats("0");
 
   it("every gateway asks afresh, so a revocation holds everywhere at once even with NATS down", async () => {
-    const k = await s.mint({ grants: [{ scope: "*", tokens: ["repository:read"] }] });
-    expect((await get(b.url, k.key)).status).toBe(200);
-    await infra.stopServer("nats");
+    const k = await ctx.s.mint({ grants: [{ scope: "*", tokens: ["repository:read"] }] });
+    expect((await get(ctx.b.url, k.key)).status).toBe(200);
+    await ctx.infra.stopServer("nats");
     try {
-      expect((await s.call("DELETE", `/api/credentials/${k.id}`, { key: s.bootstrapKey })).status).toBe(204);
-      expect((await get(b.url, k.key)).status).toBe(401);
+      expect((await ctx.s.call("DELETE", `/api/credentials/${k.id}`, { key: ctx.s.bootstrapKey })).status).toBe(204);
+      expect((await get(ctx.b.url, k.key)).status).toBe(401);
     } finally {
-      await infra.startServer("nats");
+      await ctx.infra.startServer("nats");
     }
   });
 });

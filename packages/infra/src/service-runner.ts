@@ -62,7 +62,7 @@ export interface RunningServices {
    * Another gateway node in front of the same upstreams, with its own cache: for
    * multi-node behaviour. `env` overrides settings for that node only.
    */
-  startGateway(env?: Record<string, string>): Promise<{ url: string; pid: number | undefined; output: () => string[]; stop: () => Promise<void> }>;
+  startGateway(env?: Record<string, string>): Promise<Replica>;
   /**
    * Another process of any upstream service (a second walker, artifacts, ...) on its own port,
    * with the same settings as the first: for replica behaviour. `env` overrides settings for it.
@@ -204,6 +204,41 @@ export async function startServices(opts: ServicesOptions): Promise<RunningServi
   };
   process.once("exit", onExit);
 
+  async function startReplica(name: ServiceName, env: Record<string, string> = {}): Promise<Replica> {
+    const port = await freePort();
+    const url = `http://127.0.0.1:${port}`;
+    const childEnv: NodeJS.ProcessEnv = { ...base };
+    for (const [k, v] of Object.entries({ ...shared, ...overrides.get(name), ...env, SVC_PORT: String(port) })) if (v !== undefined) childEnv[k] = v;
+    const { command, args } = serviceCommand(name, opts.nodeArgs?.[name]);
+    const child = spawn(command, [...args, ...(opts.args ?? [])], { env: childEnv, stdio: ["ignore", "pipe", "pipe"] });
+    extras.add(child);
+    const out: string[] = [];
+    child.stdout.setEncoding("utf8").on("data", (d: string) => out.push(...d.split("\n").filter(Boolean)));
+    child.stderr.setEncoding("utf8").on("data", (d: string) => out.push(...d.split("\n").filter(Boolean)));
+    try {
+      await waitHealthy(url, child, 60_000);
+    } catch (err) {
+      child.kill("SIGKILL");
+      throw new Error(`extra ${name} ${(err as Error).message}:\n${out.slice(-30).join("\n")}`);
+    }
+    return {
+      url,
+      pid: child.pid,
+      output: () => out,
+      stop: (signal: NodeJS.Signals = "SIGTERM") =>
+        new Promise<void>((res) => {
+          if (child.exitCode !== null || child.signalCode !== null) return res();
+          const timer = setTimeout(() => child.kill("SIGKILL"), 10_000);
+          child.once("exit", () => {
+            clearTimeout(timer);
+            extras.delete(child);
+            res();
+          });
+          child.kill(signal);
+        }),
+    };
+  }
+
   return {
     gatewayUrl: urls.gateway,
     urls,
@@ -226,72 +261,8 @@ export async function startServices(opts: ServicesOptions): Promise<RunningServi
     stopService: stopOne,
     startService: (name, env) => launch(name, env),
     pid: (name) => children.get(name)?.pid,
-    async startGateway(env = {}) {
-      const port = await freePort();
-      const url = `http://127.0.0.1:${port}`;
-      const childEnv: NodeJS.ProcessEnv = { ...base };
-      for (const [k, v] of Object.entries({ ...shared, ...env, SVC_PORT: String(port) })) if (v !== undefined) childEnv[k] = v;
-      const { command, args } = serviceCommand("gateway", opts.nodeArgs?.gateway);
-      const child = spawn(command, [...args, ...(opts.args ?? [])], { env: childEnv, stdio: ["ignore", "pipe", "pipe"] });
-      extras.add(child);
-      const out: string[] = [];
-      child.stdout.setEncoding("utf8").on("data", (d: string) => out.push(...d.split("\n").filter(Boolean)));
-      child.stderr.setEncoding("utf8").on("data", (d: string) => out.push(...d.split("\n").filter(Boolean)));
-      try {
-        await waitHealthy(url, child, 60_000);
-      } catch (err) {
-        child.kill("SIGKILL");
-        throw new Error(`extra gateway ${(err as Error).message}:\n${out.slice(-30).join("\n")}`);
-      }
-      return {
-        url,
-        pid: child.pid,
-        output: () => out,
-        stop: () =>
-          new Promise<void>((res) => {
-            if (child.exitCode !== null || child.signalCode !== null) return res();
-            child.once("exit", () => {
-              extras.delete(child);
-              res();
-            });
-            child.kill("SIGTERM");
-          }),
-      };
-    },
-    async startReplica(name, env = {}) {
-      const port = await freePort();
-      const url = `http://127.0.0.1:${port}`;
-      const childEnv: NodeJS.ProcessEnv = { ...base };
-      for (const [k, v] of Object.entries({ ...shared, ...overrides.get(name), ...env, SVC_PORT: String(port) })) if (v !== undefined) childEnv[k] = v;
-      const { command, args } = serviceCommand(name, opts.nodeArgs?.[name]);
-      const child = spawn(command, [...args, ...(opts.args ?? [])], { env: childEnv, stdio: ["ignore", "pipe", "pipe"] });
-      extras.add(child);
-      const out: string[] = [];
-      child.stdout.setEncoding("utf8").on("data", (d: string) => out.push(...d.split("\n").filter(Boolean)));
-      child.stderr.setEncoding("utf8").on("data", (d: string) => out.push(...d.split("\n").filter(Boolean)));
-      try {
-        await waitHealthy(url, child, 60_000);
-      } catch (err) {
-        child.kill("SIGKILL");
-        throw new Error(`extra ${name} ${(err as Error).message}:\n${out.slice(-30).join("\n")}`);
-      }
-      return {
-        url,
-        pid: child.pid,
-        output: () => out,
-        stop: (signal: NodeJS.Signals = "SIGTERM") =>
-          new Promise<void>((res) => {
-            if (child.exitCode !== null || child.signalCode !== null) return res();
-            const timer = setTimeout(() => child.kill("SIGKILL"), 10_000);
-            child.once("exit", () => {
-              clearTimeout(timer);
-              extras.delete(child);
-              res();
-            });
-            child.kill(signal);
-          }),
-      };
-    },
+    startGateway: (env = {}) => startReplica("gateway", env),
+    startReplica: (name, env = {}) => startReplica(name, env),
     async stop() {
       process.removeListener("exit", onExit);
       for (const c of extras) c.kill("SIGKILL");

@@ -1,3 +1,4 @@
+import { scopeFromPath } from "./scope-param.js";
 import type { FastifyInstance } from "fastify";
 import type { CredentialService } from "../domain/credential-service.js";
 import { errorResponses as errors, pagingQuerySchema, readPaging } from "@svc/kit";
@@ -111,12 +112,7 @@ export function credentialRoutes(app: FastifyInstance, svc: CredentialService): 
     async (req, reply) => {
       const id = req.params.id;
       if (!/^[0-9a-f]{64}$/.test(id)) return reply.callNotFound();
-      let scope: string;
-      try {
-        scope = decodeURIComponent(req.params["*"]);
-      } catch {
-        scope = req.params["*"];
-      }
+      const scope = scopeFromPath(req.params["*"]);
       await svc.removeGrant(id, scope);
       req.log.info({ credentialId: id, scope, principal: req.principal.id }, "credential grant removed");
       return reply.code(204).send();

@@ -1,3 +1,4 @@
+import { scopeFromPath } from "./scope-param.js";
 import type { FastifyInstance } from "fastify";
 import type { PrincipalService } from "../domain/principal-service.js";
 import { errorResponses as errors, pagingQuerySchema, readPaging } from "@svc/kit";
@@ -66,12 +67,7 @@ export function groupRoutes(app: FastifyInstance, svc: PrincipalService): void {
     "/api/groups/:name/grants/*",
     { schema: { response: { 204: { type: "null" }, ...errors } } },
     async (req, reply) => {
-      let scope: string;
-      try {
-        scope = decodeURIComponent(req.params["*"]);
-      } catch {
-        scope = req.params["*"];
-      }
+      const scope = scopeFromPath(req.params["*"]);
       await svc.revokeGroupGrant(req.params.name, scope);
       req.log.info({ group: req.params.name, scope, principal: req.principal.id }, "group grant removed");
       return reply.code(204).send();

@@ -61,7 +61,10 @@ export interface LogReply {
 
 export const LEVEL_VALUES: Record<string, number> = { TRACE: 10, DEBUG: 20, INFO: 30, WARN: 40, ERROR: 50, FATAL: 60 };
 
-export function settingsDigest(settings: Settings): { fingerprint: string; settings: Record<string, string> } {
+/** What the node agent needs of a service's settings: the deployment-wide ones, the tenant and the secret that keys the control subjects. */
+export type NodeAgentSettings = Pick<Settings, (typeof DEPLOYMENT_SETTINGS)[number] | "tenant" | "internalSecret">;
+
+export function settingsDigest(settings: NodeAgentSettings): { fingerprint: string; settings: Record<string, string> } {
   const out: Record<string, string> = {};
   for (const field of DEPLOYMENT_SETTINGS) {
     out[settingName(field)] = createHash("sha256").update(JSON.stringify(settings[field] ?? null)).digest("hex").slice(0, 16);
@@ -90,7 +93,7 @@ export function answerLogs(ring: LogRing, node: string, service: string, q: LogQ
 
 export function startNodeAgent(opts: {
   bus: Bus;
-  settings: Settings;
+  settings: NodeAgentSettings;
   metrics: ServiceMetrics;
   ring: LogRing;
   status?: () => Record<string, string>;

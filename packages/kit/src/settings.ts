@@ -277,7 +277,7 @@ function isLoopback(host: string): boolean {
  * a value) so the posture can name a node that differs. Secrets, addresses and per-node
  * choices (ports, log level, store path) are left out.
  */
-export const DEPLOYMENT_SETTINGS: (keyof Defs)[] = [
+export const DEPLOYMENT_SETTINGS = [
   "tenant",
   "repository",
   "auth",
@@ -299,7 +299,7 @@ export const DEPLOYMENT_SETTINGS: (keyof Defs)[] = [
   "webhookEndpoints",
   "webhookAttempts",
   "webhookAllowInternal",
-];
+] as const satisfies readonly (keyof Defs)[];
 
 export function settingName(field: keyof Defs): string {
   return SETTINGS[field].name;

@@ -1,4 +1,4 @@
-import { createBus, createDb, createLogger, createMetrics, loadSettings, migrate, onShutdown, pingDb, refuseStart, startNodeAgent } from "@svc/kit";
+import { createBus, createDb, createLogger, createMetrics, migrate, onShutdown, pingDb, refuseStart, startNodeAgent } from "@svc/kit";
 import { buildApp } from "./app.js";
 import { loadConfig, type ArtifactsConfig } from "./config.js";
 import { artifactServiceFactory } from "./domain/artifact-service.js";
@@ -20,7 +20,7 @@ try {
 const { log, ring } = createLogger("artifacts", config.logLevel);
 const metrics = createMetrics("artifacts");
 const bus = createBus({ url: config.natsUrl, tenant: config.tenant, name: "artifacts", log });
-const agent = startNodeAgent({ bus, settings: loadSettings(), metrics, ring, status: () => ({ nats: bus.connected() ? "up" : "down" }) });
+const agent = startNodeAgent({ bus, settings: config, metrics, ring, status: () => ({ nats: bus.connected() ? "up" : "down" }) });
 const { db, pool } = createDb<ArtifactsDatabase>(config.databaseUrl, { applicationName: "svc-artifacts" });
 try {
   await migrate(db as never, pool, SCHEMA, migrations);

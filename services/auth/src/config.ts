@@ -1,4 +1,4 @@
-import { loadSettings, requireSettings, type Settings } from "@svc/kit";
+import { loadSettings, requireSettings, type Settings, type NodeAgentSettings } from "@svc/kit";
 
 export type AuthConfig = Pick<
   Settings,
@@ -14,7 +14,8 @@ export type AuthConfig = Pick<
   | "host"
   | "port"
   | "logLevel"
->;
+> &
+  NodeAgentSettings;
 
 export function loadConfig(argv = process.argv.slice(2), env = process.env): AuthConfig {
   const s = loadSettings({ argv, env });

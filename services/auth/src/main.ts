@@ -1,5 +1,5 @@
 import { subjectFor, type CredentialChanged } from "@svc/contracts";
-import { createBus, createDb, createLogger, createMetrics, loadSettings, migrate, newEventId, onShutdown, pingDb, refuseStart, startNodeAgent } from "@svc/kit";
+import { createBus, createDb, createLogger, createMetrics, migrate, newEventId, onShutdown, pingDb, refuseStart, startNodeAgent } from "@svc/kit";
 import { buildApp } from "./app.js";
 import { loadConfig, type AuthConfig } from "./config.js";
 import { credentialServiceFactory } from "./domain/credential-service.js";
@@ -28,7 +28,7 @@ try {
 }
 
 const bus = createBus({ url: config.natsUrl, tenant: config.tenant, name: "auth", log });
-const agent = startNodeAgent({ bus, settings: loadSettings(), metrics, ring, status: () => ({ nats: bus.connected() ? "up" : "down" }) });
+const agent = startNodeAgent({ bus, settings: config, metrics, ring, status: () => ({ nats: bus.connected() ? "up" : "down" }) });
 // Awaited before a change is answered, so other gateways hear of it at once; when NATS is down
 // this returns at once (logged), and svc.cache.ttl bounds how long other gateways may lag.
 const publish = (change: Omit<CredentialChanged, "id" | "time" | "tenant">) =>

@@ -1,4 +1,4 @@
-import { loadSettings, requireSettings, type Settings } from "@svc/kit";
+import { loadSettings, requireSettings, type Settings, type NodeAgentSettings } from "@svc/kit";
 
 export type GatewayConfig = Pick<
   Settings,
@@ -21,7 +21,8 @@ export type GatewayConfig = Pick<
   | "redisUrl"
   | "rateLimit"
   | "logLevel"
->;
+> &
+  NodeAgentSettings;
 
 export function loadConfig(argv = process.argv.slice(2), env = process.env): GatewayConfig {
   const s = loadSettings({ argv, env });

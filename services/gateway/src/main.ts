@@ -1,5 +1,5 @@
 import { Pool } from "undici";
-import { addressMatcher, controlSubjects, createBus, createLogger, createMetrics, loadSettings, onShutdown, refuseStart, startNodeAgent } from "@svc/kit";
+import { addressMatcher, controlSubjects, createBus, createLogger, createMetrics, onShutdown, refuseStart, startNodeAgent } from "@svc/kit";
 import { buildApp } from "./app.js";
 import { loadConfig, type GatewayConfig } from "./config.js";
 import { accessPolicy } from "./domain/access.js";
@@ -49,7 +49,7 @@ bus.subscribe("credential.changed", (event) => {
 
 const agent = startNodeAgent({
   bus,
-  settings: loadSettings(),
+  settings: config,
   metrics,
   ring,
   status: () => ({ nats: bus.connected() ? "up" : "down", ...(limiter ? { redis: limiter.up() ? "up" : "down" } : {}) }),

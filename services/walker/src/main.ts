@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { createBus, createDb, createLogger, createMetrics, loadSettings, migrate, onShutdown, pingDb, refuseStart, startNodeAgent } from "@svc/kit";
+import { createBus, createDb, createLogger, createMetrics, migrate, onShutdown, pingDb, refuseStart, startNodeAgent } from "@svc/kit";
 import { buildApp } from "./app.js";
 import { loadConfig, type WalkerConfig } from "./config.js";
 import { artifactsClientFactory } from "./domain/artifacts-client.js";
@@ -32,7 +32,7 @@ try {
 }
 
 const bus = createBus({ url: config.natsUrl, tenant: config.tenant, name: "walker", log });
-const agent = startNodeAgent({ bus, settings: loadSettings(), metrics, ring, status: () => ({ nats: bus.connected() ? "up" : "down" }) });
+const agent = startNodeAgent({ bus, settings: config, metrics, ring, status: () => ({ nats: bus.connected() ? "up" : "down" }) });
 
 const store = walkStoreFactory(db);
 // Unique per process: a restarted walker is a new holder, so its predecessor's runs read as interrupted.

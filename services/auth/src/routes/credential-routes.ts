@@ -1,3 +1,4 @@
+import { grantBody, grantSchema } from "./grant-schemas.js";
 import { scopeFromPath } from "./scope-param.js";
 import type { FastifyInstance } from "fastify";
 import type { CredentialService } from "../domain/credential-service.js";
@@ -9,10 +10,6 @@ const idParam = {
   required: ["id"],
 } as const;
 
-const grantSchema = {
-  type: "object",
-  properties: { scope: { type: "string" }, tokens: { type: "array", items: { type: "string" } }, expires: { type: ["string", "null"] } },
-} as const;
 
 const credentialSchema = {
   type: "object",
@@ -90,12 +87,7 @@ export function credentialRoutes(app: FastifyInstance, svc: CredentialService): 
     {
       schema: {
         params: idParam,
-        body: {
-          type: "object",
-          properties: { scope: { type: "string", maxLength: 1024 }, tokens: { type: "array", items: { type: "string" }, maxItems: 32 }, expires: { type: ["string", "null"], maxLength: 64 } },
-          required: ["scope", "tokens"],
-          additionalProperties: false,
-        },
+        body: grantBody,
         response: { 200: grantSchema, ...errors },
       },
     },

@@ -1,12 +1,9 @@
+import { grantBody, grantSchema } from "./grant-schemas.js";
 import { scopeFromPath } from "./scope-param.js";
 import type { FastifyInstance } from "fastify";
 import type { PrincipalService } from "../domain/principal-service.js";
 import { errorResponses as errors, pagingQuerySchema, readPaging } from "@svc/kit";
 
-const grantSchema = {
-  type: "object",
-  properties: { scope: { type: "string" }, tokens: { type: "array", items: { type: "string" } }, expires: { type: ["string", "null"] } },
-} as const;
 const nameParam = { type: "object", properties: { name: { type: "string" } }, required: ["name"] } as const;
 
 /** `/api/groups`: a group name is one percent-encoded path segment. */
@@ -47,12 +44,7 @@ export function groupRoutes(app: FastifyInstance, svc: PrincipalService): void {
     {
       schema: {
         params: nameParam,
-        body: {
-          type: "object",
-          properties: { scope: { type: "string", maxLength: 1024 }, tokens: { type: "array", items: { type: "string" }, maxItems: 32 }, expires: { type: ["string", "null"], maxLength: 64 } },
-          required: ["scope", "tokens"],
-          additionalProperties: false,
-        },
+        body: grantBody,
         response: { 200: grantSchema, ...errors },
       },
     },

@@ -1,16 +1,8 @@
+import { grantBodyProperties, grantSchema } from "./grant-schemas.js";
 import type { FastifyInstance } from "fastify";
 import type { PrincipalService } from "../domain/principal-service.js";
 import { errorResponses as errors, pagingQuerySchema, readPaging } from "@svc/kit";
 
-const grantSchema = {
-  type: "object",
-  properties: { scope: { type: "string" }, tokens: { type: "array", items: { type: "string" } }, expires: { type: ["string", "null"] } },
-} as const;
-const grantBody = {
-  scope: { type: "string", maxLength: 1024 },
-  tokens: { type: "array", items: { type: "string" }, maxItems: 32 },
-  expires: { type: ["string", "null"], maxLength: 64 },
-} as const;
 const idQuery = { type: "object", properties: { id: { type: "string", maxLength: 300 } }, required: ["id"], additionalProperties: false } as const;
 
 /** `/api/principals`: people by provider-qualified id (`oauth/<id>`, `oidc/<sub>`), always in the query or body. */
@@ -39,7 +31,7 @@ export function principalRoutes(app: FastifyInstance, svc: PrincipalService): vo
       schema: {
         body: {
           type: "object",
-          properties: { id: { type: "string", maxLength: 300 }, label: { type: "string", maxLength: 200 }, ...grantBody },
+          properties: { id: { type: "string", maxLength: 300 }, label: { type: "string", maxLength: 200 }, ...grantBodyProperties },
           required: ["id", "scope", "tokens"],
           additionalProperties: false,
         },

@@ -17,6 +17,8 @@ export interface Bus {
   /** Core subscription to a kind's subject: for live reactions such as cache eviction. */
   subscribe<K extends EventKind>(kind: K, handler: (event: EventCatalog[K]) => void): void;
   connected(): boolean;
+  /** Resolves true once connected (at once if already), false after `timeoutMs` without a connection. */
+  ready(timeoutMs: number): Promise<boolean>;
   /**
    * Control plane (deployment-wide, not per tenant, core NATS): answer requests on a subject
    * with a handler's JSON result. Re-attached on every (re)connect.
@@ -43,6 +45,7 @@ export function createBus(opts: { url: string; tenant: string; name: string; log
   let streamReady = false;
   // False while the client is reconnecting: publishing then would only wait for a timeout.
   let up = false;
+  const whenUp: Array<() => void> = [];
   const pending: Array<{ kind: EventKind; handler: (e: never) => void }> = [];
   const responders: Array<{ subject: string; handler: (request: unknown) => unknown | Promise<unknown> }> = [];
   const listeners: Array<{ subject: string; handler: (message: unknown) => void }> = [];
@@ -137,6 +140,7 @@ export function createBus(opts: { url: string; tenant: string; name: string; log
         nc = conn;
         js = conn.jetstream();
         up = true;
+        for (const resolve of whenUp.splice(0)) resolve();
         log.info("connected to NATS");
         for (const p of pending) attach(conn, p.kind, p.handler as never);
         for (const r of responders) attachResponder(conn, r);
@@ -187,6 +191,17 @@ export function createBus(opts: { url: string; tenant: string; name: string; log
       if (nc) attach(nc, kind, handler);
     },
     connected: () => nc !== undefined && !nc.isClosed() && up,
+    ready(timeoutMs) {
+      if (nc && !nc.isClosed() && up) return Promise.resolve(true);
+      return new Promise((resolve) => {
+        const timer = setTimeout(() => resolve(false), timeoutMs);
+        timer.unref();
+        whenUp.push(() => {
+          clearTimeout(timer);
+          resolve(true);
+        });
+      });
+    },
     respond(subject, handler) {
       const r = { subject, handler };
       responders.push(r);

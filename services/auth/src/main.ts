@@ -43,6 +43,12 @@ const credentials = credentialServiceFactory({
   publish,
 });
 const principals = principalServiceFactory({ credentials: credentialStore, subjects: subjectStoreFactory(db), publish });
+// Changes made at start-up (bootstrap key, seeded admins) are announced like any other, so give
+// NATS a moment to connect first; other gateways may hold the key in their caches. Bounded:
+// without NATS the changes still apply, and svc.cache.ttl bounds how long others lag.
+if (config.bootstrapKey || config.uiAdmins.length > 0) {
+  if (!(await bus.ready(10_000))) log.warn("NATS is not reachable: start-up credential changes are not announced to other gateways");
+}
 if (config.uiAdmins.length > 0) {
   await principals.seedAdministrators(config.uiAdmins);
   log.info({ admins: config.uiAdmins }, "seeded deployment-wide administration for svc.ui.admins");

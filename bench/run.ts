@@ -17,6 +17,7 @@ import autocannon from "autocannon";
 import { Agent, request } from "undici";
 import { createDatabase, freePort, startInfra, type Infra } from "@svc/infra";
 import { startServices, type RunningServices, type ServiceName } from "@svc/infra/service-runner";
+import { SERVICE_NODE_OPTIONS } from "@svc/infra/runtime";
 import { identityHeaders } from "@svc/kit";
 import { parseKey } from "@svc/keys";
 import { summariseProfile } from "./cpuprofile.js";
@@ -38,7 +39,7 @@ function option(name: string, fallback: number): number {
 const flag = (name: string) => process.argv.includes(`--${name}`);
 
 if (flag("help")) {
-  console.log(`usage: npm run bench -- [--profile] [--connections=50] [--duration=8] [--rounds=2] [--warmup=3] [--large-runs=3] [--rate-limit=999999999|0] [--no-nginx] [--no-large]`);
+  console.log(`usage: npm run bench -- [--profile] [--connections=50] [--duration=8] [--rounds=2] [--warmup=3] [--large-runs=3] [--rate-limit=999999999|0] [--no-nginx] [--no-large] [--no-small]`);
   process.exit(0);
 }
 
@@ -61,6 +62,7 @@ const RATE_LIMIT = (() => {
   return n;
 })();
 const LARGE = !flag("no-large");
+const SMALL = !flag("no-small");
 
 const SMALL_SIZE = 1024;
 const LARGE_SIZE = 256 * 1024 * 1024;
@@ -178,7 +180,7 @@ interface Downloader {
 }
 
 function startDownloader(): Downloader {
-  const child = spawn(process.execPath, ["--import", "tsx", join(repoRoot, "bench", "downloader.ts")], { stdio: ["pipe", "pipe", "inherit"] });
+  const child = spawn(process.execPath, [...SERVICE_NODE_OPTIONS, "--import", "tsx", join(repoRoot, "bench", "downloader.ts")], { stdio: ["pipe", "pipe", "inherit"] });
   const waiting = new Map<number, { resolve: (a: Record<string, unknown>) => void; reject: (e: Error) => void }>();
   let next = 1;
   let buf = "";
@@ -360,13 +362,13 @@ async function main(): Promise<void> {
 
     // The cost of the rate limit, in the same run: a second gateway node in front of the same
     // upstreams with the limit off (svc.rate-limit=0), taking turns with the limited one.
-    const unlimited = RATE_LIMIT !== 0 ? await s.startGateway({ SVC_RATE_LIMIT: "0" }) : undefined;
+    const unlimited = SMALL && RATE_LIMIT !== 0 ? await s.startGateway({ SVC_RATE_LIMIT: "0" }) : undefined;
     if (unlimited) cleanups.push(() => unlimited.stop());
     if (unlimited) await check("gateway, no limit", unlimited.url + SMALL_PATH, keyHeaders(), SMALL_SIZE);
 
     // ---- small files: each round runs gateway, (gateway without the limit,) direct, nginx in turn
     const smallRounds: Record<string, SmallRound[]> = { gateway: [], "gateway, no limit": [], direct: [], nginx: [] };
-    for (let round = 0; round < ROUNDS; round++) {
+    for (let round = 0; SMALL && round < ROUNDS; round++) {
       smallRounds.gateway!.push(await smallRound("gateway", round, s.gatewayUrl, keyHeaders, procs()));
       if (unlimited) smallRounds["gateway, no limit"]!.push(await smallRound("gateway, no limit", round, unlimited.url, keyHeaders, { ...procs(), gateway: unlimited.pid }));
       smallRounds.direct!.push(await smallRound("direct", round, s.urls.artifacts, signed(SMALL_PATH), procs()));
@@ -425,54 +427,57 @@ async function main(): Promise<void> {
 
     const byLabel = <T extends { label: string }>(rows: T[], l: string) => rows.find((r) => r.label === l);
     const sd = byLabel(small, "direct");
-    console.log("");
-    console.log(`1 KiB GET, ${CONNECTIONS} connections, ${ROUNDS} round(s) of ${DURATION} s per target taken in turns, after a ${WARMUP} s warm-up (autocannon)`);
-    console.log(
-      table(
-        ["target", "req/s", "rounds req/s", "p50 ms", "p99 ms", "vs direct", "2xx", "non-2xx", "errors", "CPU% client", "CPU% gateway", "CPU% artifacts", "CPU% nginx"],
-        small.map((r) => [
-          r.label,
-          fmt(r.rps),
-          r.rounds.map((x) => fmt(x.rps)).join(" / "),
-          fmt(r.rounds.reduce((a, x) => a + x.p50, 0) / r.rounds.length, 1),
-          fmt(Math.max(...r.rounds.map((x) => x.p99)), 1),
-          sd ? pct(r.rps / sd.rps) : "-",
-          r.ok,
-          r.rounds.reduce((a, x) => a + x.non2xx, 0),
-          r.rounds.reduce((a, x) => a + x.errors, 0),
-          fmt((r.cpu.client / (r.seconds * 1000)) * 100),
-          fmt((r.cpu.gateway / (r.seconds * 1000)) * 100),
-          fmt((r.cpu.artifacts / (r.seconds * 1000)) * 100),
-          fmt((r.cpu.nginx / (r.seconds * 1000)) * 100),
-        ]),
-      ),
-    );
-    console.log("(req/s: all rounds together; p50: mean of the rounds; p99: the worst round)");
-    console.log("");
-    console.log("CPU per request (µs)");
-    console.log(
-      table(
-        ["target", "client", "gateway", "artifacts", "nginx", "total"],
-        small.map((r) => {
-          const per = (ms: number) => (r.ok > 0 ? (ms * 1000) / r.ok : NaN);
-          const c = r.cpu;
-          return [r.label, fmt(per(c.client)), fmt(per(c.gateway)), fmt(per(c.artifacts)), fmt(per(c.nginx)), fmt(per(c.client + c.gateway + c.artifacts + c.nginx))];
-        }),
-      ),
-    );
-    const sg = byLabel(small, "gateway");
-    const smallRatio = sg && sd ? sg.rps / sd.rps : NaN;
-    console.log("");
-    console.log(`small files: gateway/direct = ${pct(smallRatio)} (goal >= ${GOAL_SMALL * 100}%: ${smallRatio >= GOAL_SMALL ? "met" : "not met"})`);
-    const sn = byLabel(small, "nginx");
-    if (sn && sd) console.log(`             nginx/direct   = ${pct(sn.rps / sd.rps)}`);
-    const su = byLabel(small, "gateway, no limit");
-    if (su && sg) {
-      const cost = 1 - sg.rps / su.rps;
-      const cpuPerReq = (r: typeof sg) => (r.ok > 0 ? (r.cpu.gateway * 1000) / r.ok : NaN);
-      const cpuCost = cpuPerReq(sg) / cpuPerReq(su) - 1;
-      console.log(`rate limit:  gateway with the limit ${fmt(sg.rps)} req/s, without ${fmt(su.rps)} req/s: costs ${pct(cost)} of throughput (goal < 10%: ${cost < 0.1 ? "met" : "not met"})`);
-      console.log(`             gateway CPU per request ${fmt(cpuPerReq(sg))} µs with the limit, ${fmt(cpuPerReq(su))} µs without: ${cpuCost >= 0 ? "+" : ""}${pct(cpuCost)} (steadier than req/s on a shared VM)`);
+    if (small.length) {
+      console.log("");
+      console.log(`1 KiB GET, ${CONNECTIONS} connections, ${ROUNDS} round(s) of ${DURATION} s per target taken in turns, after a ${WARMUP} s warm-up (autocannon)`);
+      console.log(
+        table(
+          ["target", "req/s", "rounds req/s", "p50 ms", "p99 ms", "vs direct", "2xx", "non-2xx", "errors", "CPU% client", "CPU% gateway", "CPU% artifacts", "CPU% nginx"],
+          small.map((r) => [
+            r.label,
+            fmt(r.rps),
+            r.rounds.map((x) => fmt(x.rps)).join(" / "),
+            fmt(r.rounds.reduce((a, x) => a + x.p50, 0) / r.rounds.length, 1),
+            fmt(Math.max(...r.rounds.map((x) => x.p99)), 1),
+            sd ? pct(r.rps / sd.rps) : "-",
+            r.ok,
+            r.rounds.reduce((a, x) => a + x.non2xx, 0),
+            r.rounds.reduce((a, x) => a + x.errors, 0),
+            fmt((r.cpu.client / (r.seconds * 1000)) * 100),
+            fmt((r.cpu.gateway / (r.seconds * 1000)) * 100),
+            fmt((r.cpu.artifacts / (r.seconds * 1000)) * 100),
+            fmt((r.cpu.nginx / (r.seconds * 1000)) * 100),
+          ]),
+        ),
+      );
+      console.log("(req/s: all rounds together; p50: mean of the rounds; p99: the worst round)");
+      console.log("");
+      console.log("CPU per request (µs)");
+      console.log(
+        table(
+          ["target", "client", "gateway", "artifacts", "nginx", "total"],
+          small.map((r) => {
+            const per = (ms: number) => (r.ok > 0 ? (ms * 1000) / r.ok : NaN);
+            const c = r.cpu;
+            return [r.label, fmt(per(c.client)), fmt(per(c.gateway)), fmt(per(c.artifacts)), fmt(per(c.nginx)), fmt(per(c.client + c.gateway + c.artifacts + c.nginx))];
+          }),
+        ),
+      );
+      const sg = byLabel(small, "gateway");
+      const smallRatio = sg && sd ? sg.rps / sd.rps : NaN;
+      console.log("");
+      console.log(`small files: gateway/direct = ${pct(smallRatio)} (goal >= ${GOAL_SMALL * 100}%: ${smallRatio >= GOAL_SMALL ? "met" : "not met"})`);
+      const sn = byLabel(small, "nginx");
+      if (sn && sd) console.log(`             nginx/direct   = ${pct(sn.rps / sd.rps)}`);
+      const su = byLabel(small, "gateway, no limit");
+      if (su && sg) {
+        const cost = 1 - sg.rps / su.rps;
+        const cpuPerReq = (r: typeof sg) => (r.ok > 0 ? (r.cpu.gateway * 1000) / r.ok : NaN);
+        const cpuCost = cpuPerReq(sg) / cpuPerReq(su) - 1;
+        console.log(`rate limit:  gateway with the limit ${fmt(sg.rps)} req/s, without ${fmt(su.rps)} req/s: costs ${pct(cost)} of throughput (goal < 10%: ${cost < 0.1 ? "met" : "not met"})`);
+        console.log(`             gateway CPU per request ${fmt(cpuPerReq(sg))} µs with the limit, ${fmt(cpuPerReq(su))} µs without: ${cpuCost >= 0 ? "+" : ""}${pct(cpuCost)} (steadier than req/s on a shared VM)`);
+    }
+
     }
 
     if (large.length) {

@@ -20,6 +20,7 @@ import { dirname, join, resolve } from "node:path";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { startInfra, type Infra } from "../packages/infra/src/index.js";
+import { SERVICE_NODE_OPTIONS } from "../packages/infra/src/runtime.js";
 import { makeKey, parseKey } from "../packages/keys/src/index.js";
 
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), "..");
@@ -387,7 +388,7 @@ class StartFailure extends Error {
 }
 
 function spawnService(def: ServiceDef, env: NodeJS.ProcessEnv): Running {
-  const proc = spawn(process.execPath, ["--import", "tsx", def.main, ...dArgs], {
+  const proc = spawn(process.execPath, [...SERVICE_NODE_OPTIONS, "--import", "tsx", def.main, ...dArgs], {
     cwd: repoRoot,
     env: { ...env, SVC_PORT: String(def.port) },
     stdio: ["ignore", "pipe", "pipe"],

@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
 import { readFileSync, readdirSync } from "node:fs";
+import { request } from "node:http";
 import { join } from "node:path";
 import { Readable } from "node:stream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -95,6 +96,39 @@ describe("raw artifacts", () => {
     const json = '{ "name":"x",   "version":"1.0.0" }';
     await s.call("PUT", "/repository/default/npm/package.json", { key: key(), body: json, headers: { "content-type": "application/json" } });
     expect(await (await s.call("GET", "/repository/default/npm/package.json", { key: key() })).text()).toBe(json);
+  });
+
+  it("takes uploads the way curl and older clients send them: Expect: 100-continue, chunked, hop-by-hop headers", async () => {
+    const u = new URL(s.gatewayUrl);
+    const upload = (path: string, headers: Record<string, string>, body: string) =>
+      new Promise<{ status: number; sawContinue: boolean }>((resolve, reject) => {
+        let sawContinue = false;
+        const req = request({ host: u.hostname, port: u.port, method: "PUT", path, headers: { "service-repository-key": key(), ...headers } }, (res) => {
+          res.resume();
+          res.on("end", () => resolve({ status: res.statusCode ?? 0, sawContinue }));
+        });
+        req.on("error", reject);
+        if (headers.expect) {
+          // As curl does: the body goes only after the server said to continue.
+          req.on("continue", () => {
+            sawContinue = true;
+            req.end(body);
+          });
+        } else {
+          req.end(body);
+        }
+      });
+
+    const sized = await upload("/repository/default/clients/expect.txt", { expect: "100-continue", "content-length": "5" }, "hello");
+    expect(sized).toEqual({ status: 201, sawContinue: true });
+    const chunked = await upload("/repository/default/clients/chunked.txt", { expect: "100-continue", "transfer-encoding": "chunked" }, "streamed");
+    expect(chunked).toEqual({ status: 201, sawContinue: true });
+    const hopByHop = await upload("/repository/default/clients/hop.txt", { "keep-alive": "timeout=5", te: "trailers", "proxy-connection": "keep-alive" }, "old client");
+    expect(hopByHop.status).toBe(201);
+
+    expect(await (await s.call("GET", "/repository/default/clients/expect.txt", { key: key() })).text()).toBe("hello");
+    expect(await (await s.call("GET", "/repository/default/clients/chunked.txt", { key: key() })).text()).toBe("streamed");
+    expect(await (await s.call("GET", "/repository/default/clients/hop.txt", { key: key() })).text()).toBe("old client");
   });
 
   it("answers 404 for a missing artifact, a folder and an unknown repository", async () => {

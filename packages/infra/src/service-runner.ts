@@ -5,6 +5,7 @@ import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { makeKey } from "@svc/keys";
 import { freePort } from "./index.js";
+import { SERVICE_NODE_OPTIONS } from "./runtime.js";
 
 /**
  * Runs the suite's services as real processes for end-to-end tests and benchmarks, each with
@@ -80,7 +81,7 @@ export interface Replica {
 }
 
 export function serviceCommand(name: string, nodeArgs: readonly string[] = []): { command: string; args: string[] } {
-  return { command: process.execPath, args: [...nodeArgs, "--import", "tsx", join(repoRoot, "services", name, "src", "main.ts")] };
+  return { command: process.execPath, args: [...SERVICE_NODE_OPTIONS, ...nodeArgs, "--import", "tsx", join(repoRoot, "services", name, "src", "main.ts")] };
 }
 
 async function waitHealthy(url: string, child: ChildProcess, timeoutMs: number): Promise<void> {

@@ -40,7 +40,13 @@ declare module "fastify" {
   }
 }
 
-const STRIP = ["service-repository-key", "authorization", "cookie", ...IDENTITY_HEADERS];
+/**
+ * Never forwarded: the client's credentials and identity claims, and the hop-by-hop headers
+ * that describe the client's connection to us, not ours to the upstream. Node answers
+ * `Expect: 100-continue` itself (curl sends it with every upload over 1 MiB), and undici refuses
+ * to send `expect`, `keep-alive` or `upgrade` at all: forwarded, they made an upload fail with 500.
+ */
+const STRIP = ["service-repository-key", "authorization", "cookie", ...IDENTITY_HEADERS, "expect", "keep-alive", "upgrade", "proxy-connection", "te", "trailer"];
 const ANONYMOUS_BUCKET = "~anonymous";
 const NO_KEY: Presented = { kind: "none" };
 const TOO_MANY = "too many requests for this tenant: slow down and retry after a minute";

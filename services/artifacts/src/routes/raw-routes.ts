@@ -14,7 +14,12 @@ export interface RawRoutesDeps {
   repositories: () => ReadonlySet<string>;
 }
 
-/** Bytes read from a file per read while sending it. */
+/**
+ * Bytes read from a file per read while sending it. 256 KiB would make this service alone faster
+ * (bench: 1250 against 850 MB/s straight to it), but clients reach it only through the gateway,
+ * which reads at most 64 KiB per socket read anyway: there, bursts of 256 KiB made the 256 MiB
+ * download slower (about 620 against 700 MB/s). 64 KiB is what serves users best.
+ */
 const READ_CHUNK = 64 * 1024;
 
 /** Raw repositories: `/repository/<repository>/<path>` with GET, HEAD, PUT and DELETE. */

@@ -167,6 +167,21 @@ describe("rate limit, health and metrics", () => {
   });
 });
 
+describe("a burst of requests at once", () => {
+  let s: Suite;
+  beforeAll(async () => {
+    // 10 a minute: a bucket of 10, refilled one every 6 s.
+    s = await startSuite({ env: { SVC_RATE_LIMIT: "10" } });
+  });
+  afterAll(() => s?.stop());
+
+  it("lets exactly a bucket's worth through and refuses the rest, however many arrive together", async () => {
+    const statuses = await Promise.all(Array.from({ length: 40 }, () => s.call("GET", "/repository/default/none", { key: s.bootstrapKey }).then((r) => r.status)));
+    expect(statuses.filter((st) => st === 404)).toHaveLength(10);
+    expect(statuses.filter((st) => st === 429)).toHaveLength(30);
+  });
+});
+
 describe("a deployment without a rate limit", () => {
   let s: Suite;
   beforeAll(async () => {

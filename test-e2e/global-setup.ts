@@ -2,6 +2,7 @@ import { mkdirSync } from "node:fs";
 import { join, resolve } from "node:path";
 import type { TestProject } from "vitest/node";
 import { startInfra, type Infra } from "@svc/infra";
+import { ensurePrometheus } from "@svc/infra/prometheus";
 
 declare module "vitest" {
   export interface ProvidedContext {
@@ -9,12 +10,14 @@ declare module "vitest" {
     redisUrl: string;
     natsUrl: string;
     dataDir: string;
+    /** A Prometheus server binary, for the scrape test. */
+    prometheus: string;
   }
 }
 
 let infra: Infra | undefined;
 
-/** One Postgres, Redis and NATS for the whole run, on free ports under .data/test-<pid>. */
+/** One Postgres, Redis and NATS for the whole run, on free ports under .data/test-<pid>; a Prometheus binary. */
 export default async function setup(project: TestProject) {
   const dataDir = resolve(import.meta.dirname, "..", ".data", `test-${process.pid}`);
   mkdirSync(dataDir, { recursive: true });
@@ -23,6 +26,8 @@ export default async function setup(project: TestProject) {
   project.provide("redisUrl", infra.redisUrl);
   project.provide("natsUrl", infra.natsUrl);
   project.provide("dataDir", dataDir);
+  // Unpacked once under .data/tools and kept for later runs (nothing is installed).
+  project.provide("prometheus", await ensurePrometheus(resolve(import.meta.dirname, "..", ".data", "tools"), () => {}));
   return async () => {
     await infra?.stop();
   };

@@ -2,6 +2,7 @@ import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { startInfra, type Infra } from "@svc/infra";
+import { startPrometheus } from "@svc/infra/prometheus";
 import { startSuite, type Suite } from "./suite.js";
 
 async function until<T>(fn: () => Promise<T>, ok: (v: T) => boolean, ms = 15_000): Promise<T> {
@@ -95,6 +96,34 @@ describe("rate limit, health and metrics", () => {
     }
     expect(sample(text, "svc_gateway_key_cache_hits_total")).toBeGreaterThan(0);
     expect(text).toContain("svc_http_request_duration_seconds_bucket");
+  });
+
+  it("is scraped by a real Prometheus with a manage:read key", async () => {
+    const reader = await s.mint({ grants: [{ scope: "*", tokens: ["manage:read"] }] });
+    const gateway = new URL(s.gatewayUrl);
+    const prometheus = await startPrometheus(inject("prometheus"), join(inject("dataDir"), `prometheus-${process.pid}`), {
+      target: gateway.host,
+      metricsPath: "/metrics",
+      bearerToken: reader.key,
+    });
+    try {
+      type Vector = { resultType: string; result: { metric: Record<string, string>; value: [number, string] }[] };
+      const query = (q: string) => prometheus.api<Vector>(`query?query=${encodeURIComponent(q)}`);
+      // A scrape every second: wait for one that took samples.
+      const scraped = await until(() => query('scrape_samples_scraped{job="svc"}'), (v) => Number(v.result[0]?.value[1] ?? 0) > 0, 20_000);
+      expect(Number(scraped.result[0]?.value[1])).toBeGreaterThan(0);
+      const up = await query('up{job="svc"}');
+      expect(up.result.map((r) => r.value[1])).toEqual(["1"]);
+      const targets = await prometheus.api<{ activeTargets: { health: string; lastError: string }[] }>("targets");
+      expect(targets.activeTargets.map((t) => [t.health, t.lastError])).toEqual([["up", ""]]);
+      // Every service's meters arrive under their own label.
+      const services = await query('count by (service) (svc_http_requests_total{job="svc"})');
+      expect(services.result.map((r) => r.metric.service).sort()).toEqual(["admin", "artifacts", "auth", "gateway", "notifier", "walker"]);
+      const histogram = await query('svc_http_request_duration_seconds_bucket{job="svc",le="+Inf"}');
+      expect(histogram.result.length).toBeGreaterThan(0);
+    } finally {
+      await prometheus.stop();
+    }
   });
 
   it("refuses a tenant over its ceiling with 429 and Retry-After: 60, but never probes or scrapes", async () => {

@@ -111,7 +111,7 @@ function pathDirs(): string[] {
   return [...new Set([...fromPath, ...extra])];
 }
 
-function findInPath(name: string): string | undefined {
+export function findInPath(name: string): string | undefined {
   for (const dir of pathDirs()) {
     const p = join(dir, name);
     if (isExecutable(p)) return p;
@@ -187,6 +187,21 @@ function runLogged(cmd: string, args: string[], log: (l: string) => void, prefix
 let aptUpdated: Promise<void> | undefined;
 let installing: Promise<void> | undefined;
 
+/** `apt-get update`, once per process (root, or `sudo -n`). */
+export function updateAptLists(log: (l: string) => void): Promise<void> {
+  const asAdmin = (cmd: string, args: string[]): [string, string[]] => (isRoot() ? [cmd, args] : ["sudo", ["-n", cmd, ...args]]);
+  aptUpdated ??= (async () => {
+    log("[infra] apt-get update");
+    const [c, a] = asAdmin("apt-get", ["update"]);
+    const code = await runLogged(c, a, () => {}, "", { ...process.env, DEBIAN_FRONTEND: "noninteractive" });
+    if (code !== 0) {
+      aptUpdated = undefined;
+      throw new Error(`apt-get update failed with exit code ${code}`);
+    }
+  })();
+  return aptUpdated;
+}
+
 async function installPackages(packages: string[], log: (l: string) => void): Promise<void> {
   const root = isRoot();
   let sudo = false;
@@ -219,16 +234,7 @@ async function installPackages(packages: string[], log: (l: string) => void): Pr
       }
       wrotePolicy = true;
     }
-    aptUpdated ??= (async () => {
-      log("[infra] apt-get update");
-      const [c, a] = asAdmin("apt-get", ["update"]);
-      const code = await runLogged(c, a, () => {}, "", aptEnv);
-      if (code !== 0) {
-        aptUpdated = undefined;
-        throw new Error(`apt-get update failed with exit code ${code}`);
-      }
-    })();
-    await aptUpdated;
+    await updateAptLists(log);
     log(`[infra] installing ${packages.join(" ")} (apt-get, services are not started)`);
     const [c, a] = asAdmin(root ? "apt-get" : "env", root
       ? ["install", "-y", ...packages]

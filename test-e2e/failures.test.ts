@@ -81,6 +81,16 @@ describe("unexpected failures", () => {
       expect(text).not.toMatch(/ENOTDIR|\/tmp|store|\.data|at /);
       const line = await s.waitForOutput(new RegExp(`Unexpected failure ${ref} while PUT /repository/default/fails.txt`), { service: "artifacts" });
       expect((JSON.parse(line) as { err: { stack: string } }).err.stack).toMatch(/ENOTDIR/);
+
+      // A package client that asks for JSON (npm does) gets a JSON error document instead.
+      const npm = await s.call("PUT", "/repository/default/fails.txt", { key: s.bootstrapKey, body: "x", headers: { accept: "application/json" } });
+      expect(npm.status).toBe(500);
+      expect(npm.headers.get("content-type")).toMatch(/^application\/json/);
+      const doc = (await npm.json()) as { error: string; reference: string };
+      expect(doc.reference).toMatch(REF);
+      expect(doc.reference).not.toBe(ref);
+      expect(doc.error).toBe(`Unexpected failure. Reference: ${doc.reference}`);
+      await s.waitForOutput(new RegExp(`Unexpected failure ${doc.reference} while PUT /repository/default/fails.txt`), { service: "artifacts" });
     } finally {
       rmSync(tmp);
       renameSync(`${tmp}.moved`, tmp);

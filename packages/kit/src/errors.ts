@@ -2,14 +2,22 @@ import { randomBytes } from "node:crypto";
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { ERROR_STATUS, PROBLEM_CONTENT_TYPE, ServiceError, failureReference, problem, type ErrorCode, type Problem } from "@svc/contracts";
 
-/** Each client surface gets errors in its own format. */
-export type Surface = "api" | "oci" | "text";
+/**
+ * Each client surface gets errors in its own format: a problem document on the API, an OCI error
+ * body on container routes, a JSON error document for a package client that asks for JSON on an
+ * artifact route (npm does, and prints the `error` field), plain text for everything else
+ * (curl, Maven, a browser).
+ */
+export type Surface = "api" | "oci" | "package" | "text";
 
-export function surfaceOf(url: string): Surface {
+export function surfaceOf(url: string, accept?: string | string[]): Surface {
   if (url.startsWith("/api/") || url === "/api") return "api";
   if (url.startsWith("/v2/") || url === "/v2") return "oci";
+  if (url.startsWith("/repository/") && accept !== undefined && /json/i.test(String(accept))) return "package";
   return "text";
 }
+
+const surfaceOfRequest = (request: FastifyRequest): Surface => surfaceOf(request.url, request.headers.accept);
 
 export const newReference = (): string => failureReference((n) => randomBytes(n));
 
@@ -33,6 +41,8 @@ export function sendProblem(reply: FastifyReply, surface: Surface, p: Problem, h
       return reply.type("application/json").send(
         JSON.stringify({ errors: [{ code: OCI_CODES[p.code] ?? "UNKNOWN", message: sentence, detail: p.reference ? { reference: p.reference } : {} }] }),
       );
+    case "package":
+      return reply.type("application/json").send(JSON.stringify(p.reference ? { error: sentence, reference: p.reference } : { error: sentence }));
     default:
       return reply.type("text/plain; charset=utf-8").send(`${sentence}\n`);
   }
@@ -50,13 +60,13 @@ function codeForStatus(status: number): ErrorCode {
 export function sendUnexpected(request: FastifyRequest, reply: FastifyReply, err: unknown): FastifyReply {
   const reference = newReference();
   request.log.error({ err, reference }, `Unexpected failure ${reference} while ${request.method} ${request.url}`);
-  return sendProblem(reply, surfaceOf(request.url), problem("unexpected", undefined, { reference }));
+  return sendProblem(reply, surfaceOfRequest(request), problem("unexpected", undefined, { reference }));
 }
 
 /** One error handler for every service. */
 export function installErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((err: FastifyError | ServiceError | Error, request, reply) => {
-    const surface = surfaceOf(request.url);
+    const surface = surfaceOfRequest(request);
     if (err instanceof ServiceError) {
       const extra = err.field ? { field: err.field } : {};
       return sendProblem(reply, surface, problem(err.code, err.message, extra), err.headers);
@@ -87,6 +97,6 @@ export function installErrorHandling(app: FastifyInstance): void {
   });
 
   app.setNotFoundHandler((request, reply) => {
-    sendProblem(reply, surfaceOf(request.url), problem("not_found", `no route for ${request.method} ${request.url.split("?")[0]}`));
+    sendProblem(reply, surfaceOfRequest(request), problem("not_found", `no route for ${request.method} ${request.url.split("?")[0]}`));
   });
 }

@@ -18,6 +18,7 @@ export default defineConfig({
           sequence: { groupOrder: 1 },
           include: ["test-e2e/**/*.test.ts"],
           globalSetup: ["test-e2e/global-setup.ts"],
+          setupFiles: ["test-e2e/setup.ts"],
           testTimeout: 60_000,
           hookTimeout: 180_000,
           // Each file starts its own suite of service processes; two at a time fit two cores.

@@ -21,6 +21,7 @@ import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { startInfra, type Infra } from "../packages/infra/src/index.js";
 import { SERVICE_NODE_OPTIONS } from "../packages/infra/src/runtime.js";
+import { pidAlive } from "../packages/infra/src/process.js";
 import { makeKey, parseKey } from "../packages/keys/src/index.js";
 
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), "..");
@@ -323,14 +324,6 @@ function saveServicePids(): void {
   }
 }
 
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === "EPERM";
-  }
-}
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
@@ -343,7 +336,7 @@ async function stopLeftovers(): Promise<void> {
     return;
   }
   for (const e of list) {
-    if (typeof e.pid !== "number" || typeof e.main !== "string" || !alive(e.pid)) continue;
+    if (typeof e.pid !== "number" || typeof e.main !== "string" || !pidAlive(e.pid)) continue;
     let cmd = "";
     try {
       cmd = readFileSync(`/proc/${e.pid}/cmdline`, "utf8");
@@ -358,8 +351,8 @@ async function stopLeftovers(): Promise<void> {
       /* gone */
     }
     const deadline = Date.now() + STOP_GRACE_MS;
-    while (alive(e.pid) && Date.now() < deadline) await sleep(100);
-    if (alive(e.pid)) {
+    while (pidAlive(e.pid) && Date.now() < deadline) await sleep(100);
+    if (pidAlive(e.pid)) {
       try {
         process.kill(e.pid, "SIGKILL");
       } catch {
@@ -542,7 +535,7 @@ function acquireLock(): void {
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
     const pid = Number.parseInt(readFileSync(lockFile(), "utf8"), 10);
-    if (Number.isInteger(pid) && pid !== process.pid && alive(pid) && isNode(pid)) {
+    if (Number.isInteger(pid) && pid !== process.pid && pidAlive(pid) && isNode(pid)) {
       warn(`another suite (pid ${pid}) is already running on ${dataDir}; stop it first or set SVC_DATA_DIR`);
       process.exit(1);
     }

@@ -24,6 +24,25 @@ export interface CallOptions {
   raw?: boolean;
 }
 
+/** The suites this test file has running, with the refusals and failures their calls met. */
+const running = new Set<{ services: RunningServices; refused: string[] }>();
+
+/**
+ * What a failed test's reader needs and vitest does not show: the last refusals and failures the
+ * suite's calls met (status and body, which says why) and the last lines each service logged.
+ * Printed by test-e2e/setup.ts when a test fails.
+ */
+export function failureReport(): string {
+  const parts: string[] = [];
+  for (const r of running) {
+    parts.push(`--- ${r.services.gatewayUrl}: last answers >= 400 through the gateway`, ...r.refused);
+    for (const service of ["gateway", "auth", "artifacts"] as const) {
+      parts.push(`--- ${service}: last lines`, ...r.services.output(service).slice(-15).map((l) => l.slice(0, 600)));
+    }
+  }
+  return parts.join("\n");
+}
+
 /** A fresh database and store with the real services in front of the run's shared servers. */
 export async function startSuite(opts: Partial<Pick<ServicesOptions, "env" | "args" | "services">> = {}): Promise<Suite> {
   const name = `t_${randomBytes(6).toString("hex")}`;
@@ -31,6 +50,13 @@ export async function startSuite(opts: Partial<Pick<ServicesOptions, "env" | "ar
   const dataDir = join(inject("dataDir"), name);
   mkdirSync(dataDir, { recursive: true });
   const services = await startServices({ databaseUrl, redisUrl: inject("redisUrl"), natsUrl: inject("natsUrl"), dataDir, ...opts });
+
+  const entry = { services, refused: [] as string[] };
+  running.add(entry);
+  const stop = async () => {
+    running.delete(entry);
+    await services.stop();
+  };
 
   const call = async (method: string, path: string, o: CallOptions = {}): Promise<Response> => {
     const headers: Record<string, string> = { ...o.headers };
@@ -41,7 +67,16 @@ export async function startSuite(opts: Partial<Pick<ServicesOptions, "env" | "ar
       body = JSON.stringify(o.body);
       headers["content-type"] ??= "application/json";
     }
-    return fetch(`${services.gatewayUrl}${path}`, { method, headers, body, duplex: "half" } as RequestInit);
+    const res = await fetch(`${services.gatewayUrl}${path}`, { method, headers, body, duplex: "half" } as RequestInit);
+    // Kept for failureReport(): a refusal's body says why. Read from a copy before the test sees
+    // the response, so an assertion failing right after this call finds it recorded.
+    const length = Number(res.headers.get("content-length") ?? NaN);
+    if (res.status >= 400 && method !== "HEAD" && length < 65536) {
+      const text = await res.clone().text().catch((err: Error) => `(body unreadable: ${err.message})`);
+      entry.refused.push(`${method} ${path} -> ${res.status}: ${text.slice(0, 300)}`);
+      if (entry.refused.length > 10) entry.refused.shift();
+    }
+    return res;
   };
 
   const mint: Suite["mint"] = async (m = {}) => {
@@ -69,5 +104,5 @@ export async function startSuite(opts: Partial<Pick<ServicesOptions, "env" | "ar
     });
   };
 
-  return { ...services, databaseUrl, call, rawCall, mint };
+  return { ...services, stop, databaseUrl, call, rawCall, mint };
 }

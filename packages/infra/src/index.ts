@@ -22,6 +22,9 @@ import {
 import { connect, createServer, type Socket } from "node:net";
 import { delimiter, join, resolve } from "node:path";
 import pg from "pg";
+import { reservePort } from "./ports.js";
+import { pidAlive } from "./process.js";
+export { releasePort } from "./ports.js";
 
 export type ServerName = "postgres" | "redis" | "nats";
 
@@ -297,18 +300,12 @@ export async function ensureBinaries(log: (line: string) => void = (l) => consol
   };
 }
 
-/** A TCP port that is free on 127.0.0.1 right now. */
+/**
+ * A TCP port on 127.0.0.1 that is free and reserved for this process, so that no other run of
+ * this project on the machine picks it too (see ports.ts).
+ */
 export function freePort(): Promise<number> {
-  return new Promise((resolvePromise, reject) => {
-    const srv = createServer();
-    srv.unref();
-    srv.on("error", reject);
-    srv.listen(0, "127.0.0.1", () => {
-      const addr = srv.address();
-      const port = typeof addr === "object" && addr ? addr.port : 0;
-      srv.close(() => (port ? resolvePromise(port) : reject(new Error("could not pick a free port"))));
-    });
-  });
+  return reservePort();
 }
 
 /** True when nothing listens on 127.0.0.1:port (we can bind it). */
@@ -366,14 +363,6 @@ function tailOf(file: string, lines = 30): string {
   }
 }
 
-function pidAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === "EPERM";
-  }
-}
 
 function procCmdline(pid: number): string | undefined {
   try {

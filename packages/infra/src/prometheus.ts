@@ -1,7 +1,7 @@
 import { spawn, spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { findInPath, freePort, updateAptLists } from "./index.js";
+import { findInPath, freePort, releasePort, updateAptLists } from "./index.js";
 
 /**
  * A real Prometheus server, for checking that the gateway's /metrics is what Prometheus scrapes.
@@ -79,11 +79,15 @@ export async function startPrometheus(binary: string, dataDir: string, scrape: S
   const url = `http://127.0.0.1:${port}`;
   const stop = () =>
     new Promise<void>((resolve) => {
-      if (child.exitCode !== null || child.signalCode !== null) return resolve();
+      const done = () => {
+        releasePort(port);
+        resolve();
+      };
+      if (child.exitCode !== null || child.signalCode !== null) return done();
       const timer = setTimeout(() => child.kill("SIGKILL"), 10_000);
       child.once("exit", () => {
         clearTimeout(timer);
-        resolve();
+        done();
       });
       child.kill("SIGTERM");
     });

@@ -4,7 +4,7 @@ import { existsSync, mkdirSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { makeKey } from "@svc/keys";
-import { freePort } from "./index.js";
+import { freePort, releasePort } from "./index.js";
 import { SERVICE_NODE_OPTIONS } from "./runtime.js";
 
 /**
@@ -205,8 +205,10 @@ export async function startServices(opts: ServicesOptions): Promise<RunningServi
   };
   process.once("exit", onExit);
 
+  const replicaPorts: number[] = [];
   async function startReplica(name: ServiceName, env: Record<string, string> = {}): Promise<Replica> {
     const port = await freePort();
+    replicaPorts.push(port);
     const url = `http://127.0.0.1:${port}`;
     const childEnv: NodeJS.ProcessEnv = { ...base };
     for (const [k, v] of Object.entries({ ...shared, ...overrides.get(name), ...env, SVC_PORT: String(port) })) if (v !== undefined) childEnv[k] = v;
@@ -268,6 +270,7 @@ export async function startServices(opts: ServicesOptions): Promise<RunningServi
       process.removeListener("exit", onExit);
       for (const c of extras) c.kill("SIGKILL");
       await Promise.all([...children.keys()].map((n) => stopOne(n)));
+      for (const port of [...Object.values(ports), ...replicaPorts]) releasePort(port);
     },
   };
 }

@@ -1,0 +1,610 @@
+// Keeps deploy/ (the Dockerfile and the Kubernetes manifests) consistent with the code: the
+// services that exist, the settings catalog, the command line every service runs with, the
+// ports, the health probes, who calls whom, and the shared store. Every check collects what is
+// wrong and fails with that list.
+import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { describe, expect, it } from "vitest";
+import { parseAllDocuments } from "yaml";
+import { Deployment, type IDeployment } from "kubernetes-models/apps/v1/Deployment";
+import { ConfigMap } from "kubernetes-models/v1/ConfigMap";
+import { Namespace } from "kubernetes-models/v1/Namespace";
+import { PersistentVolumeClaim } from "kubernetes-models/v1/PersistentVolumeClaim";
+import { Secret } from "kubernetes-models/v1/Secret";
+import { Service, type IService } from "kubernetes-models/v1/Service";
+import { Ingress, type IIngress } from "kubernetes-models/networking.k8s.io/v1/Ingress";
+import { NetworkPolicy, type INetworkPolicy } from "kubernetes-models/networking.k8s.io/v1/NetworkPolicy";
+import { PodDisruptionBudget, type IPodDisruptionBudget } from "kubernetes-models/policy/v1/PodDisruptionBudget";
+import { DEPLOYMENT_SETTINGS, envName, loadSettings, SETTINGS } from "@svc/kit";
+import { SERVICE_NODE_OPTIONS } from "./runtime.js";
+
+const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), "../../..");
+const deployDir = join(repoRoot, "deploy");
+const k8sDir = join(deployDir, "kubernetes");
+const rel = (p: string) => p.slice(repoRoot.length + 1);
+
+/** Services that exist: a folder under services/ with src/main.ts (as `npm start` finds them). */
+const SERVICES = readdirSync(join(repoRoot, "services"))
+  .filter((n) => existsSync(join(repoRoot, "services", n, "src", "main.ts")))
+  .sort();
+/** The public door (README "The gateway and its upstreams"). */
+const GATEWAY = "gateway";
+const HEALTH = { live: "/health/live", started: "/health/started", ready: "/health/ready" } as const;
+const HEALTH_PATHS: string[] = Object.values(HEALTH);
+/** The settings ConfigMap every Deployment takes whole, and the Secret template. */
+const SETTINGS_CONFIGMAP = "svc-settings";
+const SECRET_NAME = "svc-secrets";
+
+type Settings = typeof SETTINGS;
+type Field = keyof Settings;
+const FIELDS = Object.keys(SETTINGS) as Field[];
+const KNOWN_ENV = new Map(FIELDS.map((f) => [envName(SETTINGS[f].name), f]));
+const isSecretSetting = (f: Field) => (SETTINGS[f] as { secret?: boolean }).secret === true;
+const SECRET_ENV = FIELDS.filter(isSecretSetting).map((f) => envName(SETTINGS[f].name)).sort();
+const DEPLOYMENT_WIDE_ENV = new Set(DEPLOYMENT_SETTINGS.map((f) => envName(SETTINGS[f].name)));
+/** svc.<service>.url settings: where one service finds another. */
+const URL_SETTINGS = FIELDS.flatMap((f) => {
+  const m = /^svc\.([a-z0-9-]+)\.url$/.exec(SETTINGS[f].name);
+  return m && SERVICES.includes(m[1]!) ? [{ field: f, target: m[1]!, env: envName(SETTINGS[f].name) }] : [];
+});
+
+/** The exact command line of packages/infra/src/runtime.ts and service-runner.ts, from the image's working folder. */
+const commandFor = (service: string) => ["node", ...SERVICE_NODE_OPTIONS, "--import", "tsx", `services/${service}/src/main.ts`];
+
+// ---------------------------------------------------------------------------------------------
+// reading the manifests
+
+interface Doc {
+  file: string;
+  obj: Record<string, unknown>;
+}
+
+function yamlFiles(): string[] {
+  return readdirSync(k8sDir).filter((f) => /\.ya?ml$/.test(f)).sort();
+}
+
+function readDocs(file: string): { docs: Doc[]; errors: string[] } {
+  const docs: Doc[] = [];
+  const errors: string[] = [];
+  parseAllDocuments(readFileSync(join(k8sDir, file), "utf8")).forEach((d, i) => {
+    for (const e of [...d.errors, ...d.warnings]) errors.push(`${file} document ${i + 1}: ${e.message}`);
+    const obj = d.toJS() as unknown;
+    if (obj === null || obj === undefined) return;
+    if (typeof obj !== "object" || Array.isArray(obj)) errors.push(`${file} document ${i + 1} is not a mapping`);
+    else docs.push({ file, obj: obj as Record<string, unknown> });
+  });
+  return { docs, errors };
+}
+
+const all = yamlFiles().flatMap((f) => readDocs(f).docs);
+const isExample = (file: string) => file.endsWith(".example.yaml");
+const applied = all.filter((d) => !isExample(d.file) && d.file !== "kustomization.yaml");
+const examples = all.filter((d) => isExample(d.file));
+const kustomization = all.find((d) => d.file === "kustomization.yaml")?.obj as
+  | { resources?: string[]; namespace?: string; images?: { name?: string; newName?: string; newTag?: string }[] }
+  | undefined;
+
+const ofKind = (docs: Doc[], kind: string) => docs.filter((d) => d.obj.kind === kind);
+const nameOf = (d: Doc) => String((d.obj.metadata as { name?: unknown } | undefined)?.name ?? "");
+const where = (d: Doc) => `${d.obj.kind} ${nameOf(d)} (${d.file})`;
+
+const deployments = ofKind(applied, "Deployment").map((d) => ({ doc: d, m: d.obj as unknown as IDeployment }));
+const services = ofKind(applied, "Service").map((d) => ({ doc: d, m: d.obj as unknown as IService }));
+const policies = ofKind(applied, "NetworkPolicy").map((d) => ({ doc: d, m: d.obj as unknown as INetworkPolicy }));
+const budgets = ofKind(applied, "PodDisruptionBudget").map((d) => ({ doc: d, m: d.obj as unknown as IPodDisruptionBudget }));
+const ingresses = ofKind([...applied, ...examples], "Ingress").map((d) => ({ doc: d, m: d.obj as unknown as IIngress }));
+const configMap = ofKind(applied, "ConfigMap").find((d) => nameOf(d) === SETTINGS_CONFIGMAP);
+const settingsData = ((configMap?.obj.data ?? {}) as Record<string, string>);
+const secretDoc = ofKind(all, "Secret").find((d) => nameOf(d) === SECRET_NAME);
+const secretData = ((secretDoc?.obj.stringData ?? secretDoc?.obj.data ?? {}) as Record<string, string>);
+
+type Container = NonNullable<NonNullable<NonNullable<IDeployment["spec"]>["template"]["spec"]>["containers"]>[number];
+const podSpec = (d: IDeployment) => d.spec?.template.spec;
+const podLabels = (d: IDeployment) => d.spec?.template.metadata?.labels ?? {};
+const containerOf = (d: IDeployment): Container | undefined => podSpec(d)?.containers[0];
+const deploymentNamed = (name: string) => deployments.find((d) => d.m.metadata?.name === name);
+
+/** Whether every label of a selector is on the pod. An empty selector matches everything. */
+function selects(selector: Record<string, string> | undefined, labels: Record<string, string>): boolean {
+  return Object.entries(selector ?? {}).every(([k, v]) => labels[k] === v);
+}
+
+/** Deployments whose pods a label selector picks. */
+function selected(selector: Record<string, string> | undefined): string[] {
+  return deployments.filter((d) => selects(selector, podLabels(d.m))).map((d) => d.m.metadata?.name ?? "?");
+}
+
+/** A port given by number or by a container port's name, as the container's port number. */
+function resolvePort(c: Container | undefined, port: number | string | undefined): number | undefined {
+  if (c === undefined || port === undefined) return undefined;
+  const ports = c.ports ?? [];
+  const p = typeof port === "number" ? ports.find((x) => x.containerPort === port) : ports.find((x) => x.name === port);
+  return p?.containerPort;
+}
+
+/** A Deployment's literal env values (value:, not valueFrom). */
+function literalEnv(d: IDeployment): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const e of containerOf(d)?.env ?? []) if (e.value !== undefined) out[e.name] = e.value;
+  return out;
+}
+
+/** Settings a Deployment's container receives, and from where. */
+function settingSources(d: IDeployment): Map<string, "configmap" | "literal" | "secret" | "optional-secret"> {
+  const out = new Map<string, "configmap" | "literal" | "secret" | "optional-secret">();
+  const c = containerOf(d);
+  for (const from of c?.envFrom ?? []) {
+    if (from.configMapRef?.name === SETTINGS_CONFIGMAP) for (const k of Object.keys(settingsData)) out.set(k, "configmap");
+  }
+  for (const e of c?.env ?? []) {
+    if (e.value !== undefined) out.set(e.name, "literal");
+    else if (e.valueFrom?.secretKeyRef) out.set(e.name, e.valueFrom.secretKeyRef.optional ? "optional-secret" : "secret");
+  }
+  return out;
+}
+
+/** The port a Deployment's service listens on: SVC_PORT from its env or the ConfigMap, else the default. */
+function svcPort(d: IDeployment): number {
+  const raw = literalEnv(d).SVC_PORT ?? settingsData.SVC_PORT;
+  return raw === undefined ? SETTINGS.port.default : Number(raw);
+}
+
+function sourceOf(service: string, file: string): string {
+  const p = join(repoRoot, "services", service, "src", file);
+  return existsSync(p) ? readFileSync(p, "utf8") : "";
+}
+
+/** Settings a service refuses to start without: requireSettings(s, [...]) in its config.ts. */
+function requiredFields(service: string): Field[] {
+  const m = /requireSettings\(\s*\w+\s*,\s*\[([^\]]*)\]/.exec(sourceOf(service, "config.ts"));
+  return m ? [...m[1]!.matchAll(/["'](\w+)["']/g)].map((x) => x[1] as Field).filter((f) => f in SETTINGS) : [];
+}
+
+/** Services a service calls over HTTP: the svc.<target>.url settings its config.ts reads. */
+function callees(service: string): string[] {
+  const src = sourceOf(service, "config.ts");
+  return URL_SETTINGS.filter((u) => new RegExp(`["']${u.field}["']`).test(src)).map((u) => u.target);
+}
+const callersOf = (target: string) => SERVICES.filter((s) => s !== target && callees(s).includes(target));
+
+function bytes(q: string | number | undefined): number | undefined {
+  if (q === undefined) return undefined;
+  const m = /^(\d+(?:\.\d+)?)(Ki|Mi|Gi|Ti|k|M|G|T)?$/.exec(String(q));
+  if (!m) return undefined;
+  const unit = { Ki: 2 ** 10, Mi: 2 ** 20, Gi: 2 ** 30, Ti: 2 ** 40, k: 1e3, M: 1e6, G: 1e9, T: 1e12 }[m[2] ?? ""] ?? 1;
+  return Number(m[1]) * unit;
+}
+
+function cores(q: string | number | undefined): number | undefined {
+  if (q === undefined) return undefined;
+  const m = /^(\d+(?:\.\d+)?)(m)?$/.exec(String(q));
+  return m ? Number(m[1]) / (m[2] ? 1000 : 1) : undefined;
+}
+
+// ---------------------------------------------------------------------------------------------
+
+describe("deploy/kubernetes", () => {
+  it("has manifests to check", () => {
+    expect(SERVICES.length, "no services/<name>/src/main.ts found").toBeGreaterThan(0);
+    expect(deployments.length, `no Deployment in ${rel(k8sDir)}`).toBeGreaterThan(0);
+    expect(kustomization, `${rel(k8sDir)}/kustomization.yaml is missing`).toBeDefined();
+    expect(configMap, `no ConfigMap ${SETTINGS_CONFIGMAP}`).toBeDefined();
+    expect(secretDoc, `no Secret ${SECRET_NAME} (template)`).toBeDefined();
+  });
+
+  it("every YAML document parses and has apiVersion, kind and a name", () => {
+    const problems: string[] = [];
+    for (const f of yamlFiles()) {
+      const { docs, errors } = readDocs(f);
+      problems.push(...errors);
+      for (const d of docs) {
+        if (typeof d.obj.apiVersion !== "string" || typeof d.obj.kind !== "string") problems.push(`${f}: a document without apiVersion or kind`);
+        else if (d.obj.kind !== "Kustomization" && nameOf(d) === "") problems.push(`${f}: ${d.obj.kind} without metadata.name`);
+      }
+    }
+    expect(problems).toEqual([]);
+  });
+
+  it("every object is valid against the Kubernetes API schema (kubernetes-models)", () => {
+    const models: Record<string, (o: never) => { validate(): void }> = {
+      "v1/Namespace": (o) => new Namespace(o),
+      "v1/ConfigMap": (o) => new ConfigMap(o),
+      "v1/Secret": (o) => new Secret(o),
+      "v1/Service": (o) => new Service(o),
+      "v1/PersistentVolumeClaim": (o) => new PersistentVolumeClaim(o),
+      "apps/v1/Deployment": (o) => new Deployment(o),
+      "networking.k8s.io/v1/NetworkPolicy": (o) => new NetworkPolicy(o),
+      "networking.k8s.io/v1/Ingress": (o) => new Ingress(o),
+      "policy/v1/PodDisruptionBudget": (o) => new PodDisruptionBudget(o),
+    };
+    const problems: string[] = [];
+    for (const d of all) {
+      if (d.obj.kind === "Kustomization") continue;
+      const key = `${String(d.obj.apiVersion)}/${String(d.obj.kind)}`;
+      const make = models[key];
+      if (!make) {
+        problems.push(`${where(d)}: no schema for ${key} in this test; add its kubernetes-models class to the table`);
+        continue;
+      }
+      try {
+        make(d.obj as never).validate();
+      } catch (err) {
+        problems.push(`${where(d)}: ${(err as Error).message}`);
+      }
+    }
+    expect(problems).toEqual([]);
+  });
+
+  it("the kustomization lists every manifest of the folder and none of the *.example.yaml templates", () => {
+    const problems: string[] = [];
+    const listed = kustomization?.resources ?? [];
+    for (const f of yamlFiles()) {
+      if (f === "kustomization.yaml") continue;
+      if (isExample(f) && listed.includes(f)) problems.push(`kustomization.yaml lists the template ${f}: \`kubectl apply -k\` would apply its placeholders (and overwrite a real Secret)`);
+      if (!isExample(f) && !listed.includes(f)) problems.push(`kustomization.yaml does not list ${f}: \`kubectl apply -k\` would leave it out`);
+    }
+    for (const f of listed) if (!existsSync(join(k8sDir, f))) problems.push(`kustomization.yaml lists ${f}, which is not in ${rel(k8sDir)}`);
+    const ns = ofKind(applied, "Namespace").map(nameOf);
+    if (kustomization?.namespace && !ns.includes(kustomization.namespace)) problems.push(`kustomization.yaml puts everything in namespace ${kustomization.namespace}, but namespace.yaml names ${ns.join(", ") || "none"}`);
+    expect(problems).toEqual([]);
+  });
+
+  it("every service in services/ has a Deployment and a Service, and there are no others", () => {
+    const problems: string[] = [];
+    for (const s of SERVICES) {
+      if (!deploymentNamed(s)) problems.push(`services/${s}/src/main.ts exists but there is no Deployment ${s}`);
+      if (!services.some((x) => x.m.metadata?.name === s)) problems.push(`services/${s}/src/main.ts exists but there is no Service ${s}`);
+    }
+    for (const d of deployments) if (!SERVICES.includes(d.m.metadata?.name ?? "")) problems.push(`${where(d.doc)} runs no service of services/ (no services/${d.m.metadata?.name}/src/main.ts)`);
+    for (const s of services) if (!SERVICES.includes(s.m.metadata?.name ?? "")) problems.push(`${where(s.doc)} is named after no service of services/`);
+    expect(problems).toEqual([]);
+  });
+
+  it("every container runs the one command line of packages/infra/src/runtime.ts, from one image", () => {
+    const problems: string[] = [];
+    const images = new Set<string>();
+    for (const d of deployments) {
+      const name = d.m.metadata?.name ?? "";
+      const containers = podSpec(d.m)?.containers ?? [];
+      if (containers.length !== 1) problems.push(`${where(d.doc)} has ${containers.length} containers; one is expected`);
+      const c = containerOf(d.m);
+      const want = commandFor(name);
+      if (JSON.stringify(c?.command) !== JSON.stringify(want)) problems.push(`${where(d.doc)}: command is ${JSON.stringify(c?.command)}, want ${JSON.stringify(want)}`);
+      if (c?.args?.length) problems.push(`${where(d.doc)}: args ${JSON.stringify(c.args)} would follow main.ts; put settings in the ConfigMap or env`);
+      if (c?.image) images.add(c.image);
+    }
+    if (images.size !== 1) problems.push(`the Deployments use ${images.size} images (${[...images].join(", ")}); deploy/Dockerfile builds one for every service`);
+    const image = [...images][0]?.replace(/[:@].*$/, "");
+    const entry = kustomization?.images?.find((i) => i.name === image);
+    if (image && !entry) problems.push(`kustomization.yaml has no images entry named ${image}, so the registry and tag cannot be set in one place`);
+    expect(problems).toEqual([]);
+  });
+
+  it("every SVC_* name is a setting of the kit catalog", () => {
+    const problems: string[] = [];
+    const check = (name: string, at: string) => {
+      if (name.startsWith("SVC_") && !KNOWN_ENV.has(name)) problems.push(`${at}: ${name} is no setting of packages/kit/src/settings.ts (SETTINGS); the services would ignore it`);
+    };
+    for (const k of Object.keys(settingsData)) {
+      if (!k.startsWith("SVC_")) problems.push(`ConfigMap ${SETTINGS_CONFIGMAP}: ${k} is not a SVC_* setting`);
+      check(k, `ConfigMap ${SETTINGS_CONFIGMAP}`);
+    }
+    for (const k of Object.keys(secretData)) check(k, `Secret ${SECRET_NAME}`);
+    for (const d of deployments) {
+      for (const e of containerOf(d.m)?.env ?? []) {
+        check(e.name, where(d.doc));
+        const ref = e.valueFrom?.secretKeyRef ?? e.valueFrom?.configMapKeyRef;
+        if (ref?.key) check(ref.key, `${where(d.doc)} (key referenced by ${e.name})`);
+      }
+    }
+    // The commented-out examples in settings.yaml too.
+    for (const m of readFileSync(join(k8sDir, "settings.yaml"), "utf8").matchAll(/^\s*#\s*(SVC_[A-Z0-9_]+)\s*:/gm)) check(m[1]!, "settings.yaml (comment)");
+    expect(problems).toEqual([]);
+  });
+
+  it("secret settings come only from the Secret, and its template names every one of them", () => {
+    const problems: string[] = [];
+    for (const k of Object.keys(settingsData)) if (SECRET_ENV.includes(k)) problems.push(`ConfigMap ${SETTINGS_CONFIGMAP} holds ${k}, a secret setting: put it in the Secret ${SECRET_NAME}`);
+    for (const d of deployments) {
+      for (const e of containerOf(d.m)?.env ?? []) {
+        if (SECRET_ENV.includes(e.name) && !e.valueFrom?.secretKeyRef) problems.push(`${where(d.doc)}: ${e.name} is a secret setting and must come from a secretKeyRef`);
+        const ref = e.valueFrom?.secretKeyRef;
+        if (ref && ref.name !== SECRET_NAME) problems.push(`${where(d.doc)}: ${e.name} refers to Secret ${ref.name}; the template is ${SECRET_NAME}`);
+        if (ref && !(ref.key in secretData)) problems.push(`${where(d.doc)}: ${e.name} refers to key ${ref.key}, which the Secret template does not have`);
+      }
+    }
+    const keys = Object.keys(secretData).sort();
+    for (const k of SECRET_ENV) if (!keys.includes(k)) problems.push(`the Secret template (${secretDoc?.file}) lacks ${k}, a secret setting of the kit catalog`);
+    for (const k of keys) if (!SECRET_ENV.includes(k)) problems.push(`the Secret template holds ${k}, which the kit catalog does not mark secret: put it in the ConfigMap`);
+    expect(problems).toEqual([]);
+  });
+
+  it("every placeholder of the Secret template is refused by the settings loader", () => {
+    // A template applied without being filled in must stop the services, not run with it.
+    const problems: string[] = [];
+    for (const [k, v] of Object.entries(secretData)) {
+      if (v.trim() === "") continue;
+      let accepted = true;
+      try {
+        loadSettings({ argv: [], env: { [k]: v } });
+      } catch {
+        accepted = false;
+      }
+      if (accepted) problems.push(`the placeholder of ${k} ("${v}") is a valid value: a Secret applied unchanged would run with it; use one the loader refuses`);
+    }
+    expect(problems).toEqual([]);
+  });
+
+  it("the settings each Deployment gets are accepted by the loader, and the ones its service requires are there", () => {
+    const problems: string[] = [];
+    for (const d of deployments) {
+      const name = d.m.metadata?.name ?? "";
+      try {
+        loadSettings({ argv: [], env: { ...settingsData, ...literalEnv(d.m) } });
+      } catch (err) {
+        problems.push(`${where(d.doc)}: ${(err as Error).message}`);
+      }
+      const got = settingSources(d.m);
+      if (!/requireSettings\(/.test(sourceOf(name, "config.ts"))) problems.push(`services/${name}/src/config.ts has no requireSettings(...) call for this test to read; teach the test where the service's required settings are`);
+      for (const f of requiredFields(name)) {
+        const env = envName(SETTINGS[f].name);
+        const from = got.get(env);
+        if (from === undefined) problems.push(`${where(d.doc)}: services/${name}/src/config.ts requires ${SETTINGS[f].name}, but ${env} is not set`);
+        else if (from === "optional-secret") problems.push(`${where(d.doc)}: ${env} is required by the service but its secretKeyRef is optional`);
+      }
+    }
+    expect(problems).toEqual([]);
+  });
+
+  it("deployment-wide settings come from the one ConfigMap every Deployment takes whole", () => {
+    // Nodes announce a digest of each deployment-wide setting; one that differs raises the
+    // critical advisory svc.nodes.settings-differ. Setting one per Deployment invites that.
+    const problems: string[] = [];
+    for (const d of deployments) {
+      const c = containerOf(d.m);
+      if (!c?.envFrom?.some((e) => e.configMapRef?.name === SETTINGS_CONFIGMAP)) problems.push(`${where(d.doc)} does not take the ConfigMap ${SETTINGS_CONFIGMAP} (envFrom)`);
+      for (const e of c?.env ?? []) if (DEPLOYMENT_WIDE_ENV.has(e.name)) problems.push(`${where(d.doc)} sets ${e.name}, a deployment-wide setting (DEPLOYMENT_SETTINGS): set it in ${SETTINGS_CONFIGMAP} so every node agrees`);
+    }
+    expect(problems).toEqual([]);
+  });
+
+  it("probes use the health paths on the port the service listens on", () => {
+    const problems: string[] = [];
+    for (const d of deployments) {
+      const name = d.m.metadata?.name ?? "";
+      const c = containerOf(d.m);
+      const port = svcPort(d.m);
+      if (!(c?.ports ?? []).some((p) => p.containerPort === port)) problems.push(`${where(d.doc)}: the service listens on ${port} (SVC_PORT) but no containerPort says so`);
+      // Liveness must not follow dependencies (a Postgres outage would restart every pod), and
+      // the gateway's /health/ready is the whole deployment's health (see gateway.yaml).
+      const want = { startupProbe: HEALTH.started, livenessProbe: HEALTH.live, readinessProbe: name === GATEWAY ? HEALTH.started : HEALTH.ready } as const;
+      for (const kind of Object.keys(want) as (keyof typeof want)[]) {
+        const probe = c?.[kind];
+        const get = probe?.httpGet;
+        if (!get) {
+          problems.push(`${where(d.doc)}: no ${kind} with httpGet`);
+          continue;
+        }
+        if (!HEALTH_PATHS.includes(get.path ?? "")) problems.push(`${where(d.doc)}: ${kind} path ${get.path} is none of ${HEALTH_PATHS.join(", ")}`);
+        else if (get.path !== want[kind]) problems.push(`${where(d.doc)}: ${kind} path is ${get.path}, want ${want[kind]}`);
+        const target = resolvePort(c, get.port);
+        if (target === undefined) problems.push(`${where(d.doc)}: ${kind} port ${get.port} is not a container port`);
+        else if (target !== port) problems.push(`${where(d.doc)}: ${kind} probes port ${target} but the service listens on ${port}`);
+      }
+    }
+    expect(problems).toEqual([]);
+  });
+
+  it("every Service selects exactly its Deployment's pods and targets their port", () => {
+    const problems: string[] = [];
+    for (const s of services) {
+      const name = s.m.metadata?.name ?? "";
+      const sel = s.m.spec?.selector;
+      if (!sel || Object.keys(sel).length === 0) {
+        problems.push(`${where(s.doc)} has no selector`);
+        continue;
+      }
+      const picks = selected(sel);
+      if (picks.length !== 1 || picks[0] !== name) problems.push(`${where(s.doc)} selects the pods of [${picks.join(", ")}], want [${name}]`);
+      const d = deploymentNamed(name);
+      for (const p of s.m.spec?.ports ?? []) {
+        const target = resolvePort(d && containerOf(d.m), p.targetPort ?? p.port);
+        if (target === undefined) problems.push(`${where(s.doc)}: targetPort ${p.targetPort ?? p.port} is no containerPort of Deployment ${name}`);
+        else if (d && target !== svcPort(d.m)) problems.push(`${where(s.doc)}: targetPort resolves to ${target} but the service listens on ${svcPort(d.m)}`);
+      }
+      if (name !== GATEWAY && (s.m.spec?.type ?? "ClusterIP") !== "ClusterIP") problems.push(`${where(s.doc)} is ${s.m.spec?.type}: only the gateway may be exposed`);
+    }
+    for (const d of deployments) {
+      if (!selects(d.m.spec?.selector.matchLabels, podLabels(d.m))) problems.push(`${where(d.doc)}: its selector does not match its own pod labels`);
+    }
+    for (const b of budgets) {
+      const picks = selected(b.m.spec?.selector?.matchLabels);
+      if (picks.length !== 1) problems.push(`${where(b.doc)} selects the pods of [${picks.join(", ")}]; one Deployment is expected`);
+    }
+    for (const i of ingresses) {
+      for (const rule of i.m.spec?.rules ?? []) {
+        for (const path of rule.http?.paths ?? []) {
+          const svc = services.find((s) => s.m.metadata?.name === path.backend.service?.name);
+          const want = path.backend.service?.port;
+          if (path.backend.service?.name !== GATEWAY || !svc) problems.push(`${where(i.doc)} sends ${path.path} to ${path.backend.service?.name}; only the gateway is public`);
+          else if (!(svc.m.spec?.ports ?? []).some((p) => (want?.name !== undefined ? p.name === want.name : p.port === want?.number))) problems.push(`${where(i.doc)}: port ${want?.name ?? want?.number} is no port of Service ${GATEWAY}`);
+        }
+      }
+    }
+    expect(problems).toEqual([]);
+  });
+
+  it("every svc.<service>.url setting points at that service's Service and port", () => {
+    const problems: string[] = [];
+    const ns = kustomization?.namespace;
+    for (const u of URL_SETTINGS) {
+      const raw = settingsData[u.env];
+      if (raw === undefined) {
+        problems.push(`ConfigMap ${SETTINGS_CONFIGMAP} does not set ${u.env}; its default (${String(SETTINGS[u.field].default)}) is a local address, not the ${u.target} Service`);
+        continue;
+      }
+      let url: URL;
+      try {
+        url = new URL(raw);
+      } catch {
+        problems.push(`${u.env}: "${raw}" is not a URL`);
+        continue;
+      }
+      const hosts = [u.target, ...(ns ? [`${u.target}.${ns}`, `${u.target}.${ns}.svc`, `${u.target}.${ns}.svc.cluster.local`] : [])];
+      if (!hosts.includes(url.hostname)) problems.push(`${u.env}=${raw}: host ${url.hostname} is not the Service ${u.target} (${hosts.join(", ")})`);
+      const svc = services.find((s) => s.m.metadata?.name === u.target);
+      const port = Number(url.port || (url.protocol === "https:" ? 443 : 80));
+      const sp = svc?.m.spec?.ports?.find((p) => p.port === port);
+      if (!svc) problems.push(`${u.env}=${raw}: there is no Service ${u.target}`);
+      else if (!sp) problems.push(`${u.env}=${raw}: Service ${u.target} has no port ${port} (it has ${(svc.m.spec?.ports ?? []).map((p) => p.port).join(", ")})`);
+      if (url.protocol !== "http:") problems.push(`${u.env}=${raw}: the services speak plain HTTP inside the cluster`);
+    }
+    expect(problems).toEqual([]);
+  });
+
+  it("network policies: only the gateway is open, each upstream accepts exactly the pods that call it", () => {
+    const problems: string[] = [];
+    const denyAll = policies.some((p) => Object.keys(p.m.spec?.podSelector?.matchLabels ?? {}).length === 0 && !p.m.spec?.podSelector?.matchExpressions && (p.m.spec?.policyTypes ?? []).includes("Ingress") && (p.m.spec?.ingress ?? []).length === 0);
+    if (!denyAll) problems.push("no default-deny NetworkPolicy (podSelector {}, policyTypes [Ingress], no ingress rules): pods not named below would be open to every pod of the cluster");
+    for (const d of deployments) {
+      const name = d.m.metadata?.name ?? "";
+      const c = containerOf(d.m);
+      const rules = policies.filter((p) => selects(p.m.spec?.podSelector?.matchLabels, podLabels(d.m))).flatMap((p) => (p.m.spec?.ingress ?? []).map((r) => ({ p, r })));
+      let open = false;
+      const from = new Set<string>();
+      for (const { p, r } of rules) {
+        for (const port of r.ports ?? []) {
+          const target = resolvePort(c, port.port);
+          if (target !== svcPort(d.m)) problems.push(`${where(p.doc)} opens port ${port.port} on ${name}, which is not the port it listens on (${svcPort(d.m)})`);
+        }
+        if (!r.from || r.from.length === 0) {
+          open = true;
+          continue;
+        }
+        for (const peer of r.from) {
+          if (peer.ipBlock || peer.namespaceSelector) {
+            if (name !== GATEWAY) problems.push(`${where(p.doc)} lets ${peer.ipBlock ? "an address block" : "another namespace"} reach ${name}; only the gateway is reachable from outside`);
+            continue;
+          }
+          const picks = selected(peer.podSelector?.matchLabels);
+          if (picks.length !== 1) problems.push(`${where(p.doc)}: a source of ${name} selects the pods of [${picks.join(", ")}]; name one Deployment per source`);
+          for (const s of picks) from.add(s);
+        }
+      }
+      if (name === GATEWAY) {
+        if (!open) problems.push(`no NetworkPolicy lets clients reach the gateway: it is the public door`);
+        continue;
+      }
+      if (open) problems.push(`a NetworkPolicy opens ${name} to everyone; only the gateway is reachable from outside`);
+      const callers = callersOf(name);
+      for (const s of callers) if (!from.has(s)) problems.push(`${s} calls ${name} (services/${s}/src/config.ts reads ${URL_SETTINGS.find((u) => u.target === name)?.field}) but no NetworkPolicy lets it in`);
+      for (const s of from) if (!callers.includes(s)) problems.push(`${name} accepts traffic from ${s}, which never calls it (no svc.${name}.url in services/${s}/src/config.ts)`);
+    }
+    expect(problems).toEqual([]);
+  });
+
+  it("services that use the store share one ReadWriteMany volume at svc.filesystem-root", () => {
+    const problems: string[] = [];
+    const claims = new Set<string>();
+    const roots = new Set<string>();
+    let pods = 0;
+    for (const d of deployments) {
+      const name = d.m.metadata?.name ?? "";
+      if (!requiredFields(name).includes("filesystemRoot")) continue;
+      const root = literalEnv(d.m).SVC_FILESYSTEM_ROOT ?? settingsData.SVC_FILESYSTEM_ROOT;
+      if (!root?.startsWith("/")) {
+        problems.push(`${where(d.doc)}: services/${name} requires svc.filesystem-root; set SVC_FILESYSTEM_ROOT to an absolute path`);
+        continue;
+      }
+      roots.add(root);
+      const mount = (containerOf(d.m)?.volumeMounts ?? []).filter((m) => root === m.mountPath || root.startsWith(`${m.mountPath.replace(/\/$/, "")}/`)).sort((a, b) => b.mountPath.length - a.mountPath.length)[0];
+      const volume = podSpec(d.m)?.volumes?.find((v) => v.name === mount?.name);
+      if (!mount || !volume) problems.push(`${where(d.doc)}: no volume is mounted at ${root} (svc.filesystem-root)`);
+      else if (!volume.persistentVolumeClaim) problems.push(`${where(d.doc)}: the store at ${root} is volume ${volume.name}, not a PersistentVolumeClaim: artifacts would vanish with the pod`);
+      else {
+        claims.add(volume.persistentVolumeClaim.claimName);
+        if (mount.readOnly || volume.persistentVolumeClaim.readOnly) problems.push(`${where(d.doc)}: the store is mounted read-only; ${name} writes to it`);
+        pods += d.m.spec?.replicas ?? 1;
+      }
+    }
+    if (claims.size > 1) problems.push(`the services that use the store mount different claims (${[...claims].join(", ")}): the walker must walk what the artifacts service writes`);
+    if (roots.size > 1) problems.push(`SVC_FILESYSTEM_ROOT differs between services (${[...roots].join(", ")})`);
+    for (const claim of claims) {
+      const pvc = ofKind(applied, "PersistentVolumeClaim").find((p) => nameOf(p) === claim);
+      const modes = ((pvc?.obj.spec as { accessModes?: string[] } | undefined)?.accessModes ?? []);
+      if (!pvc) problems.push(`no PersistentVolumeClaim ${claim} in ${rel(k8sDir)}`);
+      else if (pods > 1 && !modes.includes("ReadWriteMany")) problems.push(`${where(pvc)} is mounted by ${pods} pods but is not ReadWriteMany (${modes.join(", ")})`);
+    }
+    expect(problems).toEqual([]);
+  });
+
+  it("containers run as non-root with a read-only root, no capabilities, and bounded resources", () => {
+    const problems: string[] = [];
+    // The old generation starts at this size (runtime.ts): a memory limit at or below it would
+    // kill the pod before V8 ever collected it.
+    const oldSpaceMb = Number(/^--initial-old-space-size=(\d+)$/.exec(SERVICE_NODE_OPTIONS.find((o) => o.startsWith("--initial-old-space-size=")) ?? "")?.[1] ?? 0);
+    for (const d of deployments) {
+      const pod = podSpec(d.m);
+      const c = containerOf(d.m);
+      const sc = c?.securityContext;
+      if (!(sc?.runAsNonRoot ?? pod?.securityContext?.runAsNonRoot)) problems.push(`${where(d.doc)}: runAsNonRoot is not set`);
+      if ((sc?.runAsUser ?? pod?.securityContext?.runAsUser) === 0) problems.push(`${where(d.doc)}: runs as uid 0`);
+      if (sc?.allowPrivilegeEscalation !== false) problems.push(`${where(d.doc)}: allowPrivilegeEscalation is not false`);
+      if (!sc?.capabilities?.drop?.includes("ALL")) problems.push(`${where(d.doc)}: capabilities are not dropped (drop: [ALL])`);
+      if (sc?.readOnlyRootFilesystem !== true) problems.push(`${where(d.doc)}: the root filesystem is writable; mount volumes where the service writes`);
+      // tsx keeps its transform cache under os.tmpdir() and fails at start when it cannot create it.
+      const tmp = (c?.volumeMounts ?? []).find((m) => m.mountPath === "/tmp");
+      if (sc?.readOnlyRootFilesystem && (!tmp || tmp.readOnly) && !(c?.env ?? []).some((e) => e.name === "TMPDIR")) problems.push(`${where(d.doc)}: no writable /tmp; tsx cannot create its cache on a read-only root`);
+      const r = c?.resources;
+      for (const k of ["cpu", "memory"] as const) {
+        if (r?.requests?.[k] === undefined) problems.push(`${where(d.doc)}: no ${k} request`);
+        if (r?.limits?.[k] === undefined) problems.push(`${where(d.doc)}: no ${k} limit`);
+      }
+      const [mReq, mLim] = [bytes(r?.requests?.memory), bytes(r?.limits?.memory)];
+      const [cReq, cLim] = [cores(r?.requests?.cpu), cores(r?.limits?.cpu)];
+      if (mReq !== undefined && mLim !== undefined && mLim < mReq) problems.push(`${where(d.doc)}: memory limit below its request`);
+      if (cReq !== undefined && cLim !== undefined && cLim < cReq) problems.push(`${where(d.doc)}: cpu limit below its request`);
+      if (mLim !== undefined && mLim <= oldSpaceMb * 2 ** 20) problems.push(`${where(d.doc)}: memory limit ${r?.limits?.memory} is not above the V8 old space's starting size (${oldSpaceMb} MB, runtime.ts)`);
+    }
+    expect(problems).toEqual([]);
+  });
+});
+
+describe("deploy/Dockerfile", () => {
+  const dockerfile = existsSync(join(deployDir, "Dockerfile")) ? readFileSync(join(deployDir, "Dockerfile"), "utf8") : "";
+  const instructions = dockerfile.replace(/\\\n/g, " ").split("\n").filter((l) => !/^\s*#/.test(l));
+
+  it("builds from node:20-bookworm-slim with the repository's pinned pnpm and a frozen lockfile", () => {
+    const problems: string[] = [];
+    if (!dockerfile) problems.push("deploy/Dockerfile is missing");
+    if (!/node:20-bookworm-slim/.test(instructions.join("\n"))) problems.push("the base image is not node:20-bookworm-slim");
+    const pinned = /PNPM_VERSION\s*=\s*"([^"]+)"/.exec(readFileSync(join(repoRoot, "scripts", "ensure-deps.mjs"), "utf8"))?.[1];
+    const arg = /^\s*ARG\s+PNPM_VERSION=(\S+)/m.exec(instructions.join("\n"))?.[1];
+    if (!pinned) problems.push("scripts/ensure-deps.mjs no longer says PNPM_VERSION");
+    else if (arg !== pinned) problems.push(`deploy/Dockerfile installs with pnpm ${arg}, the repository pins ${pinned} (scripts/ensure-deps.mjs)`);
+    const install = instructions.find((l) => /pnpm@/.test(l) && /\binstall\b/.test(l)) ?? "";
+    if (!/npm exec/.test(install)) problems.push("pnpm is not run through npm exec (corepack is not usable)");
+    if (!/--frozen-lockfile/.test(install)) problems.push("the install does not use --frozen-lockfile");
+    expect(problems).toEqual([]);
+  });
+
+  it("runs as a numeric non-root user and its default command is a service's command line", () => {
+    const problems: string[] = [];
+    const users = instructions.filter((l) => /^\s*USER\s/.test(l)).map((l) => l.trim().split(/\s+/)[1] ?? "");
+    const last = users.at(-1) ?? "";
+    // Numeric, so the kubelet can check runAsNonRoot against the image.
+    if (!/^[1-9]\d*(:\d+)?$/.test(last)) problems.push(`the image's USER is "${last || "(none: root)"}"; want a numeric non-root uid`);
+    const cmd = instructions.find((l) => /^\s*CMD\s/.test(l));
+    let argv: unknown;
+    try {
+      argv = JSON.parse(cmd?.replace(/^\s*CMD\s+/, "") ?? "");
+    } catch {
+      argv = undefined;
+    }
+    if (!SERVICES.some((s) => JSON.stringify(argv) === JSON.stringify(commandFor(s)))) problems.push(`CMD ${JSON.stringify(argv)} is not the command line of any service (${JSON.stringify(commandFor(GATEWAY))})`);
+    const ignore = existsSync(join(repoRoot, ".dockerignore")) ? readFileSync(join(repoRoot, ".dockerignore"), "utf8").split("\n").map((l) => l.trim()) : [];
+    for (const p of [".git", ".data", "node_modules"]) if (!ignore.includes(p)) problems.push(`.dockerignore does not keep ${p} out of the build context`);
+    expect(problems).toEqual([]);
+  });
+});

@@ -1,0 +1,45 @@
+import { spawn } from "node:child_process";
+import { existsSync, readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { releasePort, reservePort } from "./ports.js";
+
+const RESERVATIONS = join(tmpdir(), "svc-port-reservations");
+const here = import.meta.dirname;
+
+/** Another process reserving `n` ports at the same time as this one; its ports, once it has exited. */
+function reserveElsewhere(n: number): Promise<number[]> {
+  const code = `import { reservePort } from ${JSON.stringify(join(here, "ports.ts"))};
+const ports = [];
+for (let i = 0; i < ${n}; i++) ports.push(await reservePort());
+console.log(JSON.stringify(ports));`;
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ["--import", "tsx", "--input-type=module", "-e", code], { stdio: ["ignore", "pipe", "inherit"] });
+    let out = "";
+    child.stdout.on("data", (d) => (out += d));
+    child.on("error", reject);
+    child.on("exit", (status) => (status === 0 ? resolve(JSON.parse(out) as number[]) : reject(new Error(`exited with ${status}`))));
+  });
+}
+
+describe("reservePort", () => {
+  it("never gives two processes the same port, and keeps below the kernel's ephemeral range", async () => {
+    const [floor] = readFileSync("/proc/sys/net/ipv4/ip_local_port_range", "utf8").trim().split(/\s+/).map(Number);
+    const others = Promise.all([reserveElsewhere(40), reserveElsewhere(40)]);
+    const ours: number[] = [];
+    for (let i = 0; i < 40; i++) ours.push(await reservePort());
+    const [a, b] = await others;
+    const all = [...ours, ...a!, ...b!];
+    expect(new Set(all).size).toBe(120);
+    for (const port of all) {
+      expect(port).toBeGreaterThanOrEqual(20_000);
+      expect(port).toBeLessThan(floor!);
+    }
+    // Ours are held under our process id; the other processes' went away when they exited.
+    for (const port of ours) expect(readFileSync(join(RESERVATIONS, String(port)), "utf8")).toBe(String(process.pid));
+    for (const port of [...a!, ...b!]) expect(existsSync(join(RESERVATIONS, String(port))), String(port)).toBe(false);
+    for (const port of ours) releasePort(port);
+    for (const port of ours) expect(existsSync(join(RESERVATIONS, String(port)))).toBe(false);
+  });
+});

@@ -1,0 +1,116 @@
+import { randomInt } from "node:crypto";
+import { chmodSync, closeSync, existsSync, mkdirSync, openSync, readFileSync, unlinkSync, writeSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { pidAlive } from "./process.js";
+
+/**
+ * Ports for the processes this project starts (servers, services, Prometheus, nginx), picked so
+ * that two runs on one machine never pick the same one.
+ *
+ * Asking the kernel for a free port (listen on 0, close) is not enough: it hands out ports from
+ * the ephemeral range, and between closing the probe and the service binding the port another
+ * run's probe can be given the same number. Then one service fails with EADDRINUSE while its
+ * callers reach the other run's service on that port (seen in the e2e suite: a gateway asking
+ * another test file's auth service about its key, "unknown key"). So a port is taken from below
+ * the ephemeral range (which the kernel never hands out by itself) and reserved first: a file
+ * per port, created exclusively, holding the reserving process id, in a folder every run on the
+ * machine shares. A reservation whose process is gone is taken over; a process's reservations
+ * are removed when it exits or when it releases them.
+ */
+const RESERVATIONS = join(tmpdir(), "svc-port-reservations");
+const LOWEST = 20_000;
+const mine = new Set<number>();
+let exitHookInstalled = false;
+
+function ephemeralFloor(): number {
+  try {
+    const [low] = readFileSync("/proc/sys/net/ipv4/ip_local_port_range", "utf8").trim().split(/\s+/).map(Number);
+    if (low && Number.isInteger(low)) return low;
+  } catch {
+    // not Linux: the usual Linux default
+  }
+  return 32_768;
+}
+
+
+/** Creates the reservation file for `port`; false when a living process holds it. */
+function reserve(port: number): boolean {
+  const file = join(RESERVATIONS, String(port));
+  for (let attempt = 0; attempt < 2; attempt++) {
+    try {
+      const fd = openSync(file, "wx", 0o644);
+      writeSync(fd, String(process.pid));
+      closeSync(fd);
+      mine.add(port);
+      return true;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
+      let holder = NaN;
+      try {
+        holder = Number(readFileSync(file, "utf8"));
+      } catch {
+        // removed meanwhile: try again
+      }
+      if (holder === process.pid) return false;
+      if (Number.isInteger(holder) && holder > 0 && pidAlive(holder)) return false;
+      // Left by a process that is gone (or half written: a reservation is one short write, so an
+      // empty file can only be a crash between open and write).
+      try {
+        unlinkSync(file);
+      } catch {
+        // someone else took it over first
+      }
+    }
+  }
+  return false;
+}
+
+function canListen(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const srv = createServer();
+    srv.unref();
+    srv.once("error", () => resolve(false));
+    srv.listen(port, "127.0.0.1", () => srv.close(() => resolve(true)));
+  });
+}
+
+/** A port on 127.0.0.1 that nothing listens on and no other run of this project will pick. */
+export async function reservePort(): Promise<number> {
+  if (!existsSync(RESERVATIONS)) {
+    mkdirSync(RESERVATIONS, { recursive: true });
+    // Shared by every user's runs, like /tmp itself (the umask would narrow mkdir's mode).
+    try {
+      chmodSync(RESERVATIONS, 0o1777);
+    } catch {
+      // made by another user's run a moment ago: it set the mode
+    }
+  }
+  if (!exitHookInstalled) {
+    exitHookInstalled = true;
+    process.once("exit", () => {
+      for (const port of mine) releasePort(port);
+    });
+  }
+  const ceiling = ephemeralFloor();
+  if (ceiling - LOWEST < 1000) throw new Error(`too few ports below the ephemeral range (${ceiling}) to pick from`);
+  for (let attempt = 0; attempt < 500; attempt++) {
+    const port = randomInt(LOWEST, ceiling);
+    if (!reserve(port)) continue;
+    if (await canListen(port)) return port;
+    // Something outside this project listens there: leave it alone.
+    releasePort(port);
+  }
+  throw new Error("could not find a free port to reserve");
+}
+
+/** Gives a reserved port back (its process has stopped for good). */
+export function releasePort(port: number): void {
+  if (!mine.delete(port)) return;
+  try {
+    if (Number(readFileSync(join(RESERVATIONS, String(port)), "utf8")) === process.pid) unlinkSync(join(RESERVATIONS, String(port)));
+  } catch {
+    // already gone
+  }
+}

@@ -4,6 +4,7 @@ import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { inject } from "vitest";
 import { keyId, makeKey, parseKey } from "@svc/keys";
+import { freePort } from "@svc/infra";
 import { runToExit } from "@svc/infra/service-runner";
 import { startSuite, type Suite } from "./suite.js";
 
@@ -30,6 +31,32 @@ describe("key-gated start", () => {
     await s.stopService("auth");
     await s.startService("auth");
     expect((await s.call("GET", "/api/credentials", { key: s.bootstrapKey })).status).toBe(200);
+  });
+});
+
+describe("a NATS cluster given as a list of servers", () => {
+  let s: Suite;
+  let unreachable: string;
+  beforeAll(async () => {
+    // The first server of the list answers nothing: every service goes on to the next one.
+    unreachable = `nats://127.0.0.1:${await freePort()}`;
+    s = await startSuite({ env: { SVC_NATS_URL: `${unreachable}, ${inject("natsUrl")}` } });
+  });
+  afterAll(() => s?.stop());
+
+  it("connects every service through a server of the list that answers", async () => {
+    for (const service of ["gateway", "auth", "artifacts", "admin", "walker", "notifier"] as const) {
+      await s.waitForOutput(/connected to NATS/, { service, timeoutMs: 20_000 });
+    }
+    // The log view is gathered from every process over NATS.
+    const deadline = Date.now() + 20_000;
+    let services = new Set<string>();
+    while (Date.now() < deadline && services.size < 6) {
+      const page = (await (await s.call("GET", "/api/logs?limit=1000", { key: s.bootstrapKey })).json()) as { entries: { service: string }[] };
+      services = new Set(page.entries.map((e) => e.service));
+      if (services.size < 6) await new Promise((r) => setTimeout(r, 250));
+    }
+    expect([...services].sort()).toEqual(["admin", "artifacts", "auth", "gateway", "notifier", "walker"]);
   });
 });
 

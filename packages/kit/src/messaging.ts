@@ -33,6 +33,11 @@ export interface Bus {
   close(): Promise<void>;
 }
 
+/** The servers of `svc.nats-url`: one URL, or a cluster's URLs separated by commas. */
+export function natsServers(setting: string): string[] {
+  return setting.split(",").map((s) => s.trim()).filter(Boolean);
+}
+
 export function newEventId(): string {
   return randomUUID();
 }
@@ -132,7 +137,7 @@ export function createBus(opts: { url: string; tenant: string; name: string; log
     let warned = false;
     while (!closed) {
       try {
-        const conn = await connect({ servers: url, name: opts.name, reconnect: true, maxReconnectAttempts: -1, reconnectTimeWait: 500, timeout: 2000 });
+        const conn = await connect({ servers: natsServers(url), name: opts.name, reconnect: true, maxReconnectAttempts: -1, reconnectTimeWait: 500, timeout: 2000 });
         if (closed) {
           await conn.close();
           return;

@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { makeKey } from "@svc/keys";
+import { natsServers } from "./messaging.js";
 import { SettingsError, envName, loadSettings, parseProperties } from "./settings.js";
 
 const load = (env: Record<string, string> = {}, argv: string[] = [], files: Record<string, string> = {}) =>
@@ -34,6 +35,16 @@ describe("settings", () => {
     expect(() => load({ SVC_AUTH: "maybe" })).toThrow(/svc\.auth \(from environment SVC_AUTH\) must be true or false/);
     expect(() => load({}, ["-Dsvc.cache.ttl=soon"])).toThrow(/svc\.cache\.ttl/);
     expect(() => load({ SVC_ANONYMOUS_RIGHTS: "repository:delete" })).toThrow(/svc\.anonymous-rights/);
+  });
+
+  it("takes one NATS URL or a cluster's URLs separated by commas", () => {
+    expect(load({ SVC_NATS_URL: "nats://nats:4222" }).natsUrl).toBe("nats://nats:4222");
+    expect(load({ SVC_NATS_URL: "nats://n1:4222, nats://n2:4222 ,tls://n3:4222" }).natsUrl).toBe("nats://n1:4222,nats://n2:4222,tls://n3:4222");
+    expect(natsServers("nats://n1:4222,nats://n2:4222")).toEqual(["nats://n1:4222", "nats://n2:4222"]);
+    expect(() => load({ SVC_NATS_URL: "nats://n1:4222,http://n2" })).toThrow(/svc\.nats-url .*must be a nats or tls URL \(each entry/);
+    expect(() => load({ SVC_NATS_URL: "nats://n1:4222,,nats://n2:4222" })).toThrow(/svc\.nats-url .*empty entry/);
+    // Other URL settings stay single.
+    expect(() => load({ SVC_REDIS_URL: "redis://a:6379,redis://b:6379" })).toThrow(/svc\.redis-url/);
   });
 
   it("refuses a malformed bootstrap key without echoing it", () => {

@@ -65,6 +65,17 @@ const url = (schemes: string[]): Parser<string> => (raw) => {
     return { ok: false, reason: "must be a URL" };
   }
 };
+/** One URL, or several separated by commas (the servers of one cluster); kept as written. */
+const urlList = (schemes: string[]): Parser<string> => (raw) => {
+  const parts = raw.split(",").map((p) => p.trim());
+  if (parts.length === 1) return url(schemes)(raw);
+  for (const part of parts) {
+    if (part === "") return { ok: false, reason: "has an empty entry in its comma-separated list" };
+    const r = url(schemes)(part);
+    if (!r.ok) return { ok: false, reason: `${r.reason} (each entry of the comma-separated list)` };
+  }
+  return { ok: true, value: parts.join(",") };
+};
 const tenant: Parser<string> = (raw) =>
   isTenant(raw.trim()) ? { ok: true, value: raw.trim() } : { ok: false, reason: "must be 1-63 lowercase letters, digits and inner hyphens" };
 const repository: Parser<string> = (raw) =>
@@ -130,7 +141,7 @@ export const SETTINGS = {
   internalSecret: def("svc.internal-secret", secret, "", true),
   databaseUrl: def("svc.database-url", url(["postgres", "postgresql"]), "", true),
   redisUrl: def("svc.redis-url", url(["redis", "rediss"]), "", true),
-  natsUrl: def("svc.nats-url", url(["nats", "tls"]), "", true),
+  natsUrl: def("svc.nats-url", urlList(["nats", "tls"]), "", true),
   host: def("svc.host", str, "0.0.0.0"),
   port: def("svc.port", port, 8080),
   authUrl: def("svc.auth.url", url(["http", "https"]), "http://127.0.0.1:18081"),

@@ -226,6 +226,66 @@ describe("durability", () => {
     expect(await res.text()).toBe("durable");
   });
 
+  it("a gateway told to stop finishes the downloads under way within svc.shutdown-grace, and cuts them after it", async () => {
+    const size = 64 * 1024 * 1024;
+    const content = Buffer.alloc(size, 7);
+    const digest = createHash("sha256").update(content).digest("hex");
+    expect((await s.call("PUT", "/repository/default/rollout/big.bin", { key: key(), body: content })).status).toBe(201);
+    const u = new URL(s.gatewayUrl);
+
+    /** Starts a download, holds it still until `release` resolves, then reads it to the end. */
+    const heldDownload = (release: Promise<unknown>) =>
+      new Promise<{ bytes: number; sha256: string; complete: boolean }>((resolve, reject) => {
+        const req = request({ host: u.hostname, port: u.port, path: "/repository/default/rollout/big.bin", headers: { "service-repository-key": key() } }, (res) => {
+          expect(res.statusCode).toBe(200);
+          res.pause();
+          const hash = createHash("sha256");
+          let bytes = 0;
+          res.on("data", (c: Buffer) => {
+            bytes += c.length;
+            hash.update(c);
+          });
+          let settled = false;
+          const done = () => {
+            if (settled) return;
+            settled = true;
+            resolve({ bytes, sha256: hash.digest("hex"), complete: res.complete });
+          };
+          res.on("end", done);
+          res.on("error", done);
+          res.on("close", () => {
+            if (!res.complete) done();
+          });
+          void release.then(() => res.resume());
+        });
+        req.on("error", reject);
+        req.end();
+      });
+
+    // Default grace (25 s): the download started before the stop goes to the end; the gateway exits cleanly.
+    let released!: () => void;
+    const gate = new Promise<void>((r) => (released = r));
+    const first = heldDownload(gate);
+    await new Promise((r) => setTimeout(r, 300));
+    const exited = s.stopService("gateway", "SIGTERM");
+    await s.waitForOutput(/shutting down/, { service: "gateway" });
+    released();
+    expect(await first).toEqual({ bytes: size, sha256: digest, complete: true });
+    expect(await exited).toBe(0);
+
+    // With svc.shutdown-grace=1s a download held longer than that is cut, and the gateway says so.
+    await s.startService("gateway", { SVC_SHUTDOWN_GRACE: "1s" });
+    const second = heldDownload(new Promise((r) => setTimeout(r, 3000)));
+    await new Promise((r) => setTimeout(r, 300));
+    const cut = s.stopService("gateway", "SIGTERM");
+    expect(await cut).toBe(1);
+    const result = await second;
+    expect(result.complete).toBe(false);
+    expect(result.bytes).toBeLessThan(size);
+    await s.startService("gateway", { SVC_SHUTDOWN_GRACE: undefined });
+    expect((await s.call("GET", "/repository/default/rollout/big.bin", { key: key() })).status).toBe(200);
+  });
+
   it("a crash in the middle of an upload leaves the old content, never half a file", async () => {
     await s.call("PUT", "/repository/default/atomic/file.bin", { key: key(), body: "old content" });
     let pushed = 0;

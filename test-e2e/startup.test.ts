@@ -4,6 +4,7 @@ import { fileURLToPath } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { inject } from "vitest";
 import { keyId, makeKey, parseKey } from "@svc/keys";
+import pg from "pg";
 import { freePort } from "@svc/infra";
 import { runToExit } from "@svc/infra/service-runner";
 import { startSuite, type Suite } from "./suite.js";
@@ -34,13 +35,13 @@ describe("key-gated start", () => {
   });
 });
 
-describe("a NATS cluster given as a list of servers", () => {
+describe("servers the operator runs: a NATS cluster's list of servers, a bounded Postgres pool", () => {
   let s: Suite;
   let unreachable: string;
   beforeAll(async () => {
     // The first server of the list answers nothing: every service goes on to the next one.
     unreachable = `nats://127.0.0.1:${await freePort()}`;
-    s = await startSuite({ env: { SVC_NATS_URL: `${unreachable}, ${inject("natsUrl")}` } });
+    s = await startSuite({ env: { SVC_NATS_URL: `${unreachable}, ${inject("natsUrl")}`, SVC_DATABASE_POOL_SIZE: "2" } });
   });
   afterAll(() => s?.stop());
 
@@ -57,6 +58,30 @@ describe("a NATS cluster given as a list of servers", () => {
       if (services.size < 6) await new Promise((r) => setTimeout(r, 250));
     }
     expect([...services].sort()).toEqual(["admin", "artifacts", "auth", "gateway", "notifier", "walker"]);
+  });
+
+  it("opens no more Postgres connections per process than svc.database-pool-size, however busy", async () => {
+    // Thirty requests at once that each need the auth service's database (a mint and a listing).
+    const answers = await Promise.all(
+      Array.from({ length: 15 }, (_, i) => [
+        s.call("POST", "/api/credentials", { key: s.bootstrapKey, body: { label: `pool-${i}` } }).then((r) => r.status),
+        s.call("GET", "/api/credentials?limit=500", { key: s.bootstrapKey }).then((r) => r.status),
+      ]).flat(),
+    );
+    expect(answers.filter((st) => st === 201)).toHaveLength(15);
+    expect(answers.filter((st) => st === 200)).toHaveLength(15);
+    const db = new pg.Client({ connectionString: s.databaseUrl });
+    await db.connect();
+    try {
+      const { rows } = await db.query<{ app: string; n: string }>(
+        "select application_name as app, count(*) as n from pg_stat_activity where datname = current_database() and application_name like 'svc-%' group by 1",
+      );
+      const byApp = Object.fromEntries(rows.map((r) => [r.app, Number(r.n)]));
+      expect(byApp["svc-auth"]).toBeGreaterThanOrEqual(1);
+      for (const [app, n] of Object.entries(byApp)) expect(n, app).toBeLessThanOrEqual(2);
+    } finally {
+      await db.end();
+    }
   });
 });
 

@@ -357,6 +357,18 @@ describe("deploy/kubernetes", () => {
     expect(problems).toEqual([]);
   });
 
+  it("each pod's termination grace period outlasts the shutdown grace its service is given", () => {
+    // On SIGTERM a service finishes what is under way for svc.shutdown-grace; Kubernetes kills
+    // the pod after terminationGracePeriodSeconds (default 30) whatever it is doing.
+    const problems: string[] = [];
+    for (const d of deployments) {
+      const grace = loadSettings({ argv: [], env: { ...settingsData, ...literalEnv(d.m) } }).shutdownGraceMs;
+      const podGrace = (d.m.spec?.template?.spec?.terminationGracePeriodSeconds ?? 30) * 1000;
+      if (!(grace < podGrace)) problems.push(`${where(d.doc)}: svc.shutdown-grace is ${grace / 1000} s but the pod is killed after ${podGrace / 1000} s: raise terminationGracePeriodSeconds above it`);
+    }
+    expect(problems).toEqual([]);
+  });
+
   it("deployment-wide settings come from the one ConfigMap every Deployment takes whole", () => {
     // Nodes announce a digest of each deployment-wide setting; one that differs raises the
     // critical advisory svc.nodes.settings-differ. Setting one per Deployment invites that.

@@ -7,8 +7,12 @@ import pg from "pg";
  * session advisory lock keyed by the schema, so several processes starting at once apply
  * them exactly once and never race on CREATE SCHEMA.
  */
-export function createDb<DB>(databaseUrl: string, opts: { max?: number; applicationName?: string } = {}): { db: Kysely<DB>; pool: pg.Pool } {
-  const pool = new pg.Pool({ connectionString: databaseUrl, max: opts.max ?? 10, application_name: opts.applicationName ?? "svc" });
+/**
+ * A pool of at most `max` connections: `configured` (svc.database-pool-size) when it is set, else
+ * the service's own default (`max`, 10 unless given).
+ */
+export function createDb<DB>(databaseUrl: string, opts: { max?: number; configured?: number; applicationName?: string } = {}): { db: Kysely<DB>; pool: pg.Pool } {
+  const pool = new pg.Pool({ connectionString: databaseUrl, max: opts.configured || (opts.max ?? 10), application_name: opts.applicationName ?? "svc" });
   // An idle client that loses its server emits 'error'; without a listener it would crash the process.
   pool.on("error", () => {});
   const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });

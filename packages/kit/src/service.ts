@@ -86,8 +86,12 @@ export function createBaseApp(opts: BaseAppOptions): FastifyInstance {
   return app;
 }
 
-/** Bounded graceful shutdown on SIGTERM/SIGINT: stop accepting, finish in-flight work, close dependencies. */
-export function onShutdown(log: Logger, steps: Array<() => Promise<unknown>>, timeoutMs = 10_000): void {
+/**
+ * Bounded graceful shutdown on SIGTERM/SIGINT: stop accepting, finish in-flight work (a download
+ * under way, an upload being written), close dependencies; after `timeoutMs` (svc.shutdown-grace)
+ * whatever is still running is cut and the process exits 1.
+ */
+export function onShutdown(log: Logger, steps: Array<() => Promise<unknown>>, timeoutMs: number): void {
   let stopping = false;
   const stop = async (signal: string) => {
     if (stopping) return;

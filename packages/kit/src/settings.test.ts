@@ -47,6 +47,12 @@ describe("settings", () => {
     expect(() => load({ SVC_REDIS_URL: "redis://a:6379,redis://b:6379" })).toThrow(/svc\.redis-url/);
   });
 
+  it("takes a Postgres pool size from 1 to 200, 0 leaving each service its own", () => {
+    expect(load().databasePoolSize).toBe(0);
+    expect(load({ SVC_DATABASE_POOL_SIZE: "25" }).databasePoolSize).toBe(25);
+    for (const bad of ["201", "-1", "ten", "2.5"]) expect(() => load({ SVC_DATABASE_POOL_SIZE: bad }), bad).toThrow(/svc\.database-pool-size .*from 1 to 200/);
+  });
+
   it("refuses a malformed bootstrap key without echoing it", () => {
     const good = makeKey();
     const bad = good.slice(0, -1) + (good.endsWith("A") ? "B" : "A");

@@ -109,6 +109,11 @@ const count: Parser<number> = (raw) => {
   const t = raw.trim();
   return /^\d{1,9}$/.test(t) ? { ok: true, value: Number(t) } : { ok: false, reason: "must be a whole number (0 or more)" };
 };
+const poolSize: Parser<number> = (raw) => {
+  const t = raw.trim();
+  const n = Number(t);
+  return /^\d{1,3}$/.test(t) && n <= 200 ? { ok: true, value: n } : { ok: false, reason: "must be a whole number from 1 to 200, or 0 for each service's own default" };
+};
 const oneOf =
   <T extends string>(values: readonly T[]): Parser<T> =>
   (raw) => {
@@ -133,6 +138,7 @@ export const SETTINGS = {
   anonymousRights: def("svc.anonymous-rights", anonymousRights, [] as GrantSpec[]),
   readOnly: def("svc.read-only", bool, false),
   cacheTtlMs: def("svc.cache.ttl", duration, 300_000),
+  shutdownGraceMs: def("svc.shutdown-grace", duration, 25_000),
   credentialDefaultLifetime: def("svc.credential-default-lifetime", isoDuration, undefined),
   credentialMaxLifetime: def("svc.credential-max-lifetime", isoDuration, undefined),
   trackKeyUsage: def("svc.track-key-usage", bool, false),
@@ -142,6 +148,7 @@ export const SETTINGS = {
   databaseUrl: def("svc.database-url", url(["postgres", "postgresql"]), "", true),
   redisUrl: def("svc.redis-url", url(["redis", "rediss"]), "", true),
   natsUrl: def("svc.nats-url", urlList(["nats", "tls"]), "", true),
+  databasePoolSize: def("svc.database-pool-size", poolSize, 0),
   host: def("svc.host", str, "0.0.0.0"),
   port: def("svc.port", port, 8080),
   authUrl: def("svc.auth.url", url(["http", "https"]), "http://127.0.0.1:18081"),

@@ -16,7 +16,7 @@ try {
 
 const { log, ring } = createLogger("admin", config.logLevel);
 const metrics = createMetrics("admin");
-const { db, pool } = createDb<AdminDatabase>(config.databaseUrl, { applicationName: "svc-admin", max: 4 });
+const { db, pool } = createDb<AdminDatabase>(config.databaseUrl, { configured: config.databasePoolSize, applicationName: "svc-admin", max: 4 });
 try {
   await migrate(db as never, pool, SCHEMA, migrations);
 } catch (err) {
@@ -48,4 +48,4 @@ const app = buildApp({
 await app.listen({ host: config.host, port: config.port });
 log.info("admin service ready");
 
-onShutdown(log, [() => app.close(), async () => agent.stop(), () => bus.close(), () => db.destroy()]);
+onShutdown(log, [() => app.close(), async () => agent.stop(), () => bus.close(), () => db.destroy()], config.shutdownGraceMs);

@@ -21,7 +21,7 @@ const { log, ring } = createLogger("artifacts", config.logLevel);
 const metrics = createMetrics("artifacts");
 const bus = createBus({ url: config.natsUrl, tenant: config.tenant, name: "artifacts", log });
 const agent = startNodeAgent({ bus, settings: config, metrics, ring, status: () => ({ nats: bus.connected() ? "up" : "down" }) });
-const { db, pool } = createDb<ArtifactsDatabase>(config.databaseUrl, { applicationName: "svc-artifacts" });
+const { db, pool } = createDb<ArtifactsDatabase>(config.databaseUrl, { configured: config.databasePoolSize, applicationName: "svc-artifacts" });
 try {
   await migrate(db as never, pool, SCHEMA, migrations);
 } catch (err) {
@@ -72,4 +72,4 @@ const app = buildApp({
 await app.listen({ host: config.host, port: config.port });
 log.info({ root: config.filesystemRoot, repository: config.repository }, "artifacts service ready");
 
-onShutdown(log, [() => app.close(), () => downloads.stop(), () => relay.stop(), async () => agent.stop(), () => bus.close(), () => db.destroy()]);
+onShutdown(log, [() => app.close(), () => downloads.stop(), () => relay.stop(), async () => agent.stop(), () => bus.close(), () => db.destroy()], config.shutdownGraceMs);

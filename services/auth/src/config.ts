@@ -14,6 +14,8 @@ export type AuthConfig = Pick<
   | "host"
   | "port"
   | "logLevel"
+  | "shutdownGraceMs"
+  | "databasePoolSize"
 > &
   NodeAgentSettings;
 

@@ -18,7 +18,7 @@ try {
 
 const { log, ring } = createLogger("auth", config.logLevel);
 const metrics = createMetrics("auth");
-const { db, pool } = createDb<AuthDatabase>(config.databaseUrl, { applicationName: "svc-auth" });
+const { db, pool } = createDb<AuthDatabase>(config.databaseUrl, { configured: config.databasePoolSize, applicationName: "svc-auth" });
 try {
   const applied = await migrate(db as never, pool, SCHEMA, migrations);
   if (applied.length) log.info({ applied }, "applied migrations");
@@ -73,4 +73,4 @@ const app = buildApp({
 await app.listen({ host: config.host, port: config.port });
 log.info({ events: subjectFor(config.tenant, "credential.changed") }, "auth service ready");
 
-onShutdown(log, [() => app.close(), async () => agent.stop(), () => bus.close(), () => db.destroy()]);
+onShutdown(log, [() => app.close(), async () => agent.stop(), () => bus.close(), () => db.destroy()], config.shutdownGraceMs);

@@ -21,6 +21,7 @@ export type GatewayConfig = Pick<
   | "redisUrl"
   | "rateLimit"
   | "logLevel"
+  | "shutdownGraceMs"
 > &
   NodeAgentSettings;
 

@@ -118,4 +118,4 @@ const app = buildApp({
 await app.listen({ host: config.host, port: config.port });
 log.info({ port: config.port, cacheTtlMs: config.cacheTtlMs }, "gateway ready");
 
-onShutdown(log, [() => app.close(), async () => agent.stop(), async () => usage?.close(), () => limits.close(), async () => limiter?.close(), () => bus.close(), () => authClient.close(), ...[...probes.values()].map((p) => () => p.close())]);
+onShutdown(log, [() => app.close(), async () => agent.stop(), async () => usage?.close(), () => limits.close(), async () => limiter?.close(), () => bus.close(), () => authClient.close(), ...[...probes.values()].map((p) => () => p.close())], config.shutdownGraceMs);

@@ -11,6 +11,8 @@ export interface NotifierConfig {
   host: string;
   port: number;
   logLevel: string;
+  shutdownGraceMs: number;
+  databasePoolSize: number;
   /** svc.webhook: deliver at all. */
   enabled: boolean;
   endpoints: Endpoint[];
@@ -56,6 +58,8 @@ export function loadConfig(argv = process.argv.slice(2), env = process.env): Not
     host: s.host,
     port: s.port,
     logLevel: s.logLevel,
+    shutdownGraceMs: s.shutdownGraceMs,
+    databasePoolSize: s.databasePoolSize,
     enabled: s.webhook,
     endpoints: web.endpoints,
     retries: s.webhookAttempts,

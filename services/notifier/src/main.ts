@@ -25,7 +25,7 @@ try {
 
 const { log, ring } = createLogger("notifier", config.logLevel);
 const metrics = createMetrics("notifier");
-const { db, pool } = createDb<NotifierDatabase>(config.databaseUrl, { applicationName: "svc-notifier", max: 6 });
+const { db, pool } = createDb<NotifierDatabase>(config.databaseUrl, { configured: config.databasePoolSize, applicationName: "svc-notifier", max: 6 });
 try {
   const applied = await migrate(db as never, pool, SCHEMA, migrations);
   if (applied.length) log.info({ applied }, "applied migrations");
@@ -100,12 +100,16 @@ log.info(
   "notifier service ready",
 );
 
-onShutdown(log, [
-  () => app.close(),
-  () => consumer.stop(),
-  () => worker.stop(),
-  async () => sender.close(),
-  async () => agent.stop(),
-  () => bus.close(),
-  () => db.destroy(),
-]);
+onShutdown(
+  log,
+  [
+    () => app.close(),
+    () => consumer.stop(),
+    () => worker.stop(),
+    async () => sender.close(),
+    async () => agent.stop(),
+    () => bus.close(),
+    () => db.destroy(),
+  ],
+  config.shutdownGraceMs,
+);

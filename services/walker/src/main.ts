@@ -22,7 +22,7 @@ try {
 
 const { log, ring } = createLogger("walker", config.logLevel);
 const metrics = createMetrics("walker");
-const { db, pool } = createDb<WalkerDatabase>(config.databaseUrl, { applicationName: "svc-walker", max: 4 });
+const { db, pool } = createDb<WalkerDatabase>(config.databaseUrl, { configured: config.databasePoolSize, applicationName: "svc-walker", max: 4 });
 try {
   const applied = await migrate(db as never, pool, SCHEMA, migrations);
   if (applied.length) log.info({ applied }, "applied migrations");
@@ -58,4 +58,4 @@ await app.listen({ host: config.host, port: config.port });
 scheduler.start();
 log.info({ holder, root: config.filesystemRoot }, "walker service ready");
 
-onShutdown(log, [() => app.close(), async () => scheduler.stop(), () => runner.stop(), async () => agent.stop(), () => bus.close(), () => db.destroy()]);
+onShutdown(log, [() => app.close(), async () => scheduler.stop(), () => runner.stop(), async () => agent.stop(), () => bus.close(), () => db.destroy()], config.shutdownGraceMs);

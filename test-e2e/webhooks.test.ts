@@ -188,7 +188,7 @@ async function remove(path = `files/${randomUUID()}.txt`): Promise<Record<string
 
 const consumingLines = () => s.output("notifier").filter((l) => l.includes("consuming artifact events")).length;
 
-async function restartNotifier(env?: Record<string, string>): Promise<void> {
+async function restartNotifier(env?: Record<string, string | undefined>): Promise<void> {
   const before = consumingLines();
   await s.stopService("notifier");
   await s.startService("notifier", env);
@@ -392,6 +392,37 @@ describe("webhook deliveries", () => {
 
     const after = await deliveries("limit=500");
     for (const d of before) expect(after.find((a) => a.id === d.id), d.id).toMatchObject({ event: d.event, endpoint: d.endpoint, state: d.state, attempts: d.attempts });
+  });
+
+  it("forgets finished deliveries after svc.webhook-history, never a pending one", async () => {
+    const older = await deliveries("state=delivered&limit=500");
+    expect(older.length).toBeGreaterThan(0);
+    // Failed attempts wait an hour for their retry: /flaky and /redirect stay pending.
+    rx.state.flakyDown = true;
+    await restartNotifier({ SVC_WEBHOOK_HISTORY: "3s", SVC_WEBHOOK_RETRY_BASE: "1h" });
+    const event = await publish("artifact.released");
+    await eventually("the delivery to /all", async () => {
+      const d = (await deliveries(`event=${event.id}&endpoint=${encodeURIComponent(url("/all"))}`))[0];
+      return d?.state === "delivered" ? d : undefined;
+    });
+    const pending = await eventually("two failed first attempts", async () => {
+      const list = (await deliveries(`event=${event.id}`)).filter((d) => d.state === "pending" && d.attempts >= 1);
+      return list.length === 2 ? list : undefined;
+    });
+
+    // Three seconds after it finished, the delivered one is gone; so is everything older.
+    const left = await eventually("the finished deliveries to be forgotten", async () => {
+      const list = await deliveries(`event=${event.id}`);
+      return list.length === 2 ? list : undefined;
+    }, 20_000);
+    expect(left.map((d) => d.id).sort()).toEqual(pending.map((d) => d.id).sort());
+    const remaining = await deliveries("limit=500");
+    for (const d of older) expect(remaining.find((r) => r.id === d.id), d.id).toBeUndefined();
+    expect(remaining.every((d) => d.state === "pending")).toBe(true);
+    await s.waitForOutput(/forgot webhook deliveries older than svc.webhook-history/, { service: "notifier" });
+
+    rx.state.flakyDown = false;
+    await restartNotifier({ SVC_WEBHOOK_HISTORY: undefined, SVC_WEBHOOK_RETRY_BASE: "100ms" });
   });
 
   it("refuses to start with an endpoint written as an internal address, naming each line", async () => {

@@ -174,6 +174,7 @@ export const SETTINGS = {
   webhookAllowInternal: def("svc.webhook-allow-internal", bool, false),
   webhookRetryBaseMs: def("svc.webhook-retry-base", duration, 30_000),
   webhookTimeoutMs: def("svc.webhook-timeout", duration, 10_000),
+  webhookHistoryMs: def("svc.webhook-history", duration, 30 * 24 * 3_600_000),
   configFile: def("svc.config-file", str, ""),
 } as const;
 

@@ -23,6 +23,8 @@ export interface NotifierConfig {
   retryBaseMs: number;
   /** svc.webhook-timeout: the longest one delivery attempt may take, connection included. */
   timeoutMs: number;
+  /** svc.webhook-history: how long finished deliveries (and their events) are kept; 0 = for ever. */
+  historyMs: number;
 }
 
 const LIMITS = {
@@ -59,6 +61,7 @@ export function loadConfig(argv = process.argv.slice(2), env = process.env): Not
     port: s.port,
     logLevel: s.logLevel,
     shutdownGraceMs: s.shutdownGraceMs,
+    historyMs: s.webhookHistoryMs,
     databasePoolSize: s.databasePoolSize,
     enabled: s.webhook,
     endpoints: web.endpoints,

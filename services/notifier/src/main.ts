@@ -4,6 +4,7 @@ import { loadConfig, type NotifierConfig } from "./config.js";
 import { deliveryServiceFactory } from "./domain/delivery-service.js";
 import { deliveryWorkerFactory } from "./domain/delivery-worker.js";
 import { eventIntakeFactory } from "./domain/event-intake.js";
+import { historyPrunerFactory } from "./domain/history-pruner.js";
 import { endpointLabel, webhookMetricsFactory } from "./domain/webhook-metrics.js";
 import { webhookSenderFactory } from "./domain/webhook-sender.js";
 import { startEventConsumer } from "./messaging/event-consumer.js";
@@ -69,6 +70,10 @@ const agent = startNodeAgent({
   status: () => ({ nats: bus.connected() ? "up" : "down", events: consumer.ready() ? "up" : "down" }),
 });
 
+// Records are kept for svc.webhook-history whether or not delivery is on.
+const pruner = historyPrunerFactory({ store, historyMs: config.historyMs, log, onPruned: (what, n) => meters.pruned.inc({ what }, n) });
+pruner.start();
+
 if (config.enabled) {
   worker.start();
   if (config.endpoints.length === 0) log.warn("svc.webhook is on but svc.webhook-endpoints lists no endpoint: nothing will be delivered");
@@ -96,6 +101,7 @@ log.info(
     retries: config.retries,
     retryBaseMs: config.retryBaseMs,
     timeoutMs: config.timeoutMs,
+    historyMs: config.historyMs,
   },
   "notifier service ready",
 );
@@ -106,6 +112,7 @@ onShutdown(
     () => app.close(),
     () => consumer.stop(),
     () => worker.stop(),
+    () => pruner.stop(),
     async () => sender.close(),
     async () => agent.stop(),
     () => bus.close(),

@@ -23,6 +23,13 @@ export function webhookMetricsFactory(registry: Registry, open?: () => Promise<{
     },
   });
   return {
+    /** Records forgotten after svc.webhook-history. */
+    pruned: new Counter({
+      name: "svc_webhook_records_pruned_total",
+      help: "Finished deliveries and their events forgotten after svc.webhook-history",
+      labelNames: ["what"] as const,
+      registers,
+    }),
     /** Final outcome of a delivery: delivered or set aside. */
     deliveries: new Counter({
       name: "svc_webhook_deliveries_total",

@@ -116,6 +116,42 @@ export function deliveryStoreFactory(root: Kysely<NotifierDatabase>) {
       return Number(r.numUpdatedRows) === 1;
     },
 
+    /**
+     * Forgets what finished before `before`: delivered and set-aside deliveries last changed
+     * before it, then events received before it that no delivery refers to any more. Pending
+     * deliveries and their events are never removed. Works in batches of `batch` rows so no
+     * statement holds many locks; answers how many of each went.
+     */
+    async prune(before: Date, batch = 1000, tx?: Db): Promise<{ deliveries: number; events: number }> {
+      let deliveriesGone = 0;
+      for (;;) {
+        const r = await sql<{ n: string }>`
+          with gone as (
+            delete from ${deliveries} where id in (
+              select id from ${deliveries} where state <> 'pending' and updated_at < ${before} order by updated_at limit ${batch}
+            ) returning 1
+          ) select count(*) as n from gone`.execute(tx ?? root);
+        const n = Number(r.rows[0]?.n ?? 0);
+        deliveriesGone += n;
+        if (n < batch) break;
+      }
+      let eventsGone = 0;
+      for (;;) {
+        const r = await sql<{ n: string }>`
+          with gone as (
+            delete from ${events} where id in (
+              select e.id from ${events} e
+              where e.received_at < ${before} and not exists (select 1 from ${deliveries} d where d.event_id = e.id)
+              order by e.received_at limit ${batch}
+            ) returning 1
+          ) select count(*) as n from gone`.execute(tx ?? root);
+        const n = Number(r.rows[0]?.n ?? 0);
+        eventsGone += n;
+        if (n < batch) break;
+      }
+      return { deliveries: deliveriesGone, events: eventsGone };
+    },
+
     /** Deliveries waiting and set aside (both indexed; delivered ones are only counted by the meters). */
     async countOpen(tx?: Db): Promise<{ pending: number; setAside: number }> {
       const count = async (state: DeliveryState) =>

@@ -36,4 +36,11 @@ export const migrations: Record<string, Migration> = {
       await s.createIndex("deliveries_by_state").on("deliveries").columns(["state", "id"]).execute();
     },
   },
+  "0002_history_pruning": {
+    async up(db: Kysely<unknown>) {
+      // What pruning looks for: finished deliveries by when they finished; events by age.
+      await sql`create index deliveries_finished on ${sql.table(`${SCHEMA}.deliveries`)} (updated_at) where state <> 'pending'`.execute(db);
+      await db.schema.withSchema(SCHEMA).createIndex("events_received").on("events").column("received_at").execute();
+    },
+  },
 };

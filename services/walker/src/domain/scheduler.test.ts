@@ -6,6 +6,8 @@ import { schedulerFactory } from "./scheduler.js";
 function cluster(walks: Walk[]) {
   const lastFire = new Map<string, number>();
   const started: { replica: string; walk: string; at: string }[] = [];
+  /** The passes begun: the walks that went over the store together. */
+  const passes: string[][] = [];
   let clock = new Date("2026-03-07T10:00:00.500Z");
   const replica = (id: string) =>
     schedulerFactory({
@@ -20,11 +22,17 @@ function cluster(walks: Walk[]) {
           return true;
         },
       },
-      runner: { begin: async (walk, _jobs, _t, at) => (started.push({ replica: id, walk, at: at!.toISOString() }), undefined) },
+      runner: {
+        beginTogether: async (group, _trigger, at) => {
+          passes.push(group.map((g) => g.walk));
+          for (const g of group) started.push({ replica: id, walk: g.walk, at: at!.toISOString() });
+          return [];
+        },
+      },
       log: { info: () => {}, warn: () => {} },
       now: () => clock,
     });
-  return { replica, started, set: (iso: string) => (clock = new Date(iso)) };
+  return { replica, started, passes, set: (iso: string) => (clock = new Date(iso)) };
 }
 const flush = () => new Promise((r) => setTimeout(r, 0));
 
@@ -57,6 +65,23 @@ describe("walk scheduler", () => {
     await a.tick();
     await flush();
     expect(c.started.map((s) => s.at)).toEqual(["2026-03-07T10:00:02.000Z", "2026-03-07T10:00:12.000Z"]);
+  });
+
+  it("walks due at the same instant go over the store in one pass; at other instants each goes alone", async () => {
+    // The defaults: retention daily at 03:00, rebuild on Sundays at 03:00 (2026-03-08 is a Sunday).
+    const c = cluster([
+      { name: "rebuild", schedule: "0 0 3 * * 0", enabled: true, jobs: ["reclaim", "repair", "backfill"] },
+      { name: "retention", schedule: "0 0 3 * * *", enabled: true, jobs: ["retention"] },
+    ]);
+    const a = c.replica("a");
+    await a.tick();
+    c.set("2026-03-08T03:00:00.000Z");
+    await a.tick();
+    await flush();
+    c.set("2026-03-09T03:00:00.000Z");
+    await a.tick();
+    await flush();
+    expect(c.passes).toEqual([["rebuild", "retention"], ["retention"]]);
   });
 
   it("leaves disabled walks alone", async () => {

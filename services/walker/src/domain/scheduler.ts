@@ -6,7 +6,7 @@ import type { WalkRunner } from "./walk-runner.js";
 
 export interface SchedulerDeps {
   store: Pick<WalkStore, "enabledWalks" | "claimFire" | "markInterrupted">;
-  runner: Pick<WalkRunner, "begin">;
+  runner: Pick<WalkRunner, "beginTogether">;
   log: Pick<Logger, "info" | "warn">;
   /** How often walk definitions are re-read (edits through another replica). */
   reloadEveryMs?: number;
@@ -27,11 +27,19 @@ export function schedulerFactory(deps: SchedulerDeps) {
   let timer: NodeJS.Timeout | undefined;
   let stopped = false;
 
-  const fire = async (w: Walk, at: Date) => {
-    if (!(await deps.store.claimFire(w.name, w.schedule, at))) return;
-    const jobs = w.jobs.filter(isJobName) as JobName[];
-    const started = await deps.runner.begin(w.name, jobs, "schedule", at);
-    if (!started) deps.log.info({ walk: w.name, scheduledFor: at.toISOString() }, "walk skipped: its previous run is still going");
+  /** Walks due at one instant go over the store together, in one pass (the ones this replica claimed). */
+  const fire = async (due: Walk[], at: Date) => {
+    const claimed: Walk[] = [];
+    for (const w of due) if (await deps.store.claimFire(w.name, w.schedule, at)) claimed.push(w);
+    if (claimed.length === 0) return;
+    const started = await deps.runner.beginTogether(
+      claimed.map((w) => ({ walk: w.name, jobs: w.jobs.filter(isJobName) as JobName[] })),
+      "schedule",
+      at,
+    );
+    for (const w of claimed) {
+      if (!started.some((s) => s.run.walk === w.name)) deps.log.info({ walk: w.name, scheduledFor: at.toISOString() }, "walk skipped: its previous run is still going");
+    }
   };
 
   const tick = async () => {
@@ -43,6 +51,7 @@ export function schedulerFactory(deps: SchedulerDeps) {
       const names = new Set(walks.map((w) => w.name));
       for (const n of [...plans.keys()]) if (!names.has(n)) plans.delete(n);
     }
+    const dueAt = new Map<number, Walk[]>();
     for (const w of walks) {
       let plan = plans.get(w.name);
       if (!plan || plan.schedule !== w.schedule) {
@@ -50,11 +59,14 @@ export function schedulerFactory(deps: SchedulerDeps) {
         plans.set(w.name, plan);
       }
       if (plan.next.getTime() <= t.getTime()) {
-        const at = plan.next;
+        const at = plan.next.getTime();
         // Skip instants this process slept through rather than firing them in a burst.
         plan.next = nextRun(w.schedule, t);
-        fire(w, at).catch((err) => deps.log.warn({ err, walk: w.name }, "could not start a scheduled walk"));
+        dueAt.set(at, [...(dueAt.get(at) ?? []), w]);
       }
+    }
+    for (const [at, due] of dueAt) {
+      fire(due, new Date(at)).catch((err) => deps.log.warn({ err, walks: due.map((w) => w.name) }, "could not start a scheduled walk"));
     }
   };
 

@@ -18,6 +18,7 @@ function setup(o: { leaseFree?: boolean; readOnly?: boolean; repositories?: () =
   const log = pino({ level: "info" }, { write: (l: string) => void lines.push(JSON.parse(l)) });
   const records = new Map<string, RunRecord>();
   let released = 0;
+  let repositoryReads = 0;
   const actions: WalkActions = {
     removeForRetention: async () => ({ removed: true }),
     index: async () => ({ outcome: "created" }),
@@ -45,14 +46,20 @@ function setup(o: { leaseFree?: boolean; readOnly?: boolean; repositories?: () =
       holder: "me",
       acquire: async (name) => (o.leaseFree === false ? undefined : { name, lost: () => false, release: async () => void released++ }),
     },
-    source: { repositories: o.repositories ?? (async () => [{ name: "libs", format: "raw", retention: null }]), metadata: async function* () {} },
+    source: {
+      repositories: async () => {
+        repositoryReads++;
+        return (o.repositories ?? (async () => [{ name: "libs", format: "raw", retention: null }]))();
+      },
+      metadata: async function* () {},
+    },
     actions,
     root,
     log,
     metrics: walkMetricsFactory({ registry: new Registry() } as never),
     readOnly: o.readOnly ?? false,
   };
-  return { root, lines, records, runner: walkRunnerFactory(deps), released: () => released };
+  return { root, lines, records, runner: walkRunnerFactory(deps), released: () => released, repositoryReads: () => repositoryReads };
 }
 
 describe("walk runner", () => {
@@ -67,6 +74,29 @@ describe("walk runner", () => {
     await started!.done;
     expect(t.records.get(started!.run.id)).toMatchObject({ outcome: "succeeded", entries: 1, bytes: 1, counts: { reclaim: { unindexed: 1 }, backfill: { filled: 1, bytes: 1 } } });
     expect(t.released()).toBe(1);
+  });
+
+  it("walks begun together read the store once, and each run record gets its own jobs' counts", async () => {
+    writeFileSync(join(t.root, "repositories", "libs", "a.txt"), "a");
+    const started = await t.runner.beginTogether(
+      [
+        { walk: "rebuild", jobs: ["reclaim", "backfill"] },
+        { walk: "retention", jobs: ["retention"] },
+      ],
+      "schedule",
+      new Date("2026-03-08T03:00:00Z"),
+    );
+    expect(started.map((s) => s.run.walk)).toEqual(["rebuild", "retention"]);
+    expect(started[0]!.done).toBe(started[1]!.done);
+    await started[0]!.done;
+    expect(t.repositoryReads()).toBe(1);
+    const [rebuild, retention] = started.map((s) => t.records.get(s.run.id)!);
+    expect(rebuild).toMatchObject({ outcome: "succeeded", entries: 1, counts: { reclaim: { unindexed: 1 }, backfill: { filled: 1, bytes: 1 } } });
+    expect(Object.keys(rebuild!.counts)).toEqual(["reclaim", "backfill"]);
+    expect(retention).toMatchObject({ outcome: "succeeded", entries: 1 });
+    expect(Object.keys(retention!.counts)).toEqual(["retention"]);
+    expect(t.released()).toBe(2);
+    expect(t.lines.filter((l) => l.msg === "walk ended")).toHaveLength(2);
   });
 
   it("a walk running here, or holding its lease elsewhere, is not started twice", async () => {

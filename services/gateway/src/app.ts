@@ -21,7 +21,7 @@ export interface GatewayDeps {
   upstreams: { auth: string; artifacts: string; admin: string; walker: string; notifier: string };
   checks: Check[];
   /** The per-tenant rate limit (Redis), or undefined when none is configured at all. */
-  limiter?: { take(bucket: string, tenantForLimit: string): Promise<Verdict> };
+  limiter?: { take(bucket: string, tenantForLimit: string, then: (verdict: Verdict) => void): void };
   metrics?: ServiceMetrics;
   gatewayMetrics?: GatewayMetrics;
   /** Proxies whose X-Forwarded-For is believed (svc.trusted-proxies). */
@@ -177,14 +177,14 @@ export function buildApp(deps: GatewayDeps): FastifyInstance {
     const presented = policy.auth ? readPresentedKey(request.headers) : NO_KEY;
     if (!limiter || (target.kind === "api" && target.metrics)) return admit(request, reply, target, presented, done);
     const bucket = presented.kind === "key" ? presented.key.tenant : ANONYMOUS_BUCKET;
-    limiter.take(bucket, presented.kind === "key" ? presented.key.tenant : tenant).then((verdict) => {
+    limiter.take(bucket, presented.kind === "key" ? presented.key.tenant : tenant, (verdict) => {
       if (verdict === "refuse") {
         deps.gatewayMetrics?.rateLimited.inc({ bucket: bucket === ANONYMOUS_BUCKET ? "anonymous" : "tenant" });
         return done(new ServiceError("rate_limited", TOO_MANY, { headers: { "retry-after": "60" } }));
       }
       if (verdict === "degraded") deps.gatewayMetrics?.rateLimitDegraded.inc();
       admit(request, reply, target, presented, done);
-    }, done);
+    });
   });
 
   // A change made through this node is effective here at once: drop the key before answering.

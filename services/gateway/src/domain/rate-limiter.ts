@@ -48,7 +48,7 @@ type LimitedRedis = Redis & { gcra(key: string, emissionMs: number, burstMs: num
 /** The requests waiting for one bucket's next script call. */
 interface Waiting {
   perMinute: number;
-  resolves: ((v: Verdict) => void)[];
+  callbacks: ((v: Verdict) => void)[];
 }
 
 export function rateLimiterFactory(opts: RateLimiterOptions) {
@@ -89,16 +89,27 @@ export function rateLimiterFactory(opts: RateLimiterOptions) {
   const waiting = new Map<string, Waiting>();
   let flushScheduled = false;
 
+  /** Hands each waiting request its verdict; one caller's mistake does not strand the others. */
+  const answer = (w: Waiting, verdictOf: (i: number) => Verdict) => {
+    for (let i = 0; i < w.callbacks.length; i++) {
+      try {
+        w.callbacks[i]!(verdictOf(i));
+      } catch (err) {
+        opts.log.error({ err }, "a rate-limit verdict could not be handed over");
+      }
+    }
+  };
+
   const decide = async (bucket: string, w: Waiting) => {
     let granted: number;
     try {
-      granted = await redis.gcra(prefix + bucket, 60_000 / w.perMinute, 60_000, w.resolves.length);
+      granted = await redis.gcra(prefix + bucket, 60_000 / w.perMinute, 60_000, w.callbacks.length);
     } catch (err) {
       markDown(err);
-      for (const resolve of w.resolves) resolve("degraded");
+      answer(w, () => "degraded");
       return;
     }
-    for (let i = 0; i < w.resolves.length; i++) w.resolves[i]!(i < granted ? "allow" : "refuse");
+    answer(w, (i) => (i < granted ? "allow" : "refuse"));
   };
 
   const flush = () => {
@@ -110,26 +121,26 @@ export function rateLimiterFactory(opts: RateLimiterOptions) {
 
   return {
     /**
-     * Takes one request from the tenant's bucket (`~anonymous` is the keyless callers' bucket).
-     * Never throws.
+     * Takes one request from the tenant's bucket (`~anonymous` is the keyless callers' bucket) and
+     * calls `then` with the verdict: at once when there is no limit or Redis is down, else once
+     * the bucket's next script call answers. Never throws. (A callback rather than a promise:
+     * this runs for every request.)
      */
-    take(bucket: string, tenantForLimit: string): Promise<Verdict> {
+    take(bucket: string, tenantForLimit: string, then: (verdict: Verdict) => void): void {
       const perMinute = opts.limitFor(tenantForLimit);
-      if (perMinute <= 0) return Promise.resolve("unlimited");
+      if (perMinute <= 0) return then("unlimited");
       if (redis.status !== "ready") {
         markDown(new Error(`redis connection is ${redis.status}`));
-        return Promise.resolve("degraded");
+        return then("degraded");
       }
-      return new Promise<Verdict>((resolve) => {
-        const w = waiting.get(bucket);
-        if (w) w.resolves.push(resolve);
-        else waiting.set(bucket, { perMinute, resolves: [resolve] });
-        // After the requests that arrived in this turn of the event loop have been read.
-        if (!flushScheduled) {
-          flushScheduled = true;
-          setImmediate(flush);
-        }
-      });
+      const w = waiting.get(bucket);
+      if (w) w.callbacks.push(then);
+      else waiting.set(bucket, { perMinute, callbacks: [then] });
+      // After the requests that arrived in this turn of the event loop have been read.
+      if (!flushScheduled) {
+        flushScheduled = true;
+        setImmediate(flush);
+      }
     },
     /** false during an outage (not while the first connection is still being made). */
     up: () => !down && (redis.status === "ready" || (!everReady && Date.now() - startedAt < CONNECT_GRACE_MS)),

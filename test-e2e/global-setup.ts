@@ -1,4 +1,4 @@
-import { mkdirSync } from "node:fs";
+import { mkdirSync, rmSync } from "node:fs";
 import { join, resolve } from "node:path";
 import type { TestProject } from "vitest/node";
 import { startInfra, type Infra } from "@svc/infra";
@@ -30,5 +30,9 @@ export default async function setup(project: TestProject) {
   project.provide("prometheus", await ensurePrometheus(resolve(import.meta.dirname, "..", ".data", "tools"), () => {}));
   return async () => {
     await infra?.stop();
+    // Each run's servers, stores and logs take several hundred MB: gone with the run, unless
+    // kept on purpose to look into a failure.
+    if (process.env.SVC_TEST_KEEP_DATA === "1") console.error(`test data kept in ${dataDir}`);
+    else rmSync(dataDir, { recursive: true, force: true });
   };
 }

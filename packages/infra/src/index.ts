@@ -19,10 +19,10 @@ import {
   writeFileSync,
   writeSync,
 } from "node:fs";
-import { connect, createServer, type Socket } from "node:net";
+import { connect, type Socket } from "node:net";
 import { delimiter, join, resolve } from "node:path";
 import pg from "pg";
-import { reservePort } from "./ports.js";
+import { portIsFree, reservePort } from "./ports.js";
 import { pidAlive } from "./process.js";
 export { releasePort } from "./ports.js";
 
@@ -306,16 +306,6 @@ export async function ensureBinaries(log: (line: string) => void = (l) => consol
  */
 export function freePort(): Promise<number> {
   return reservePort();
-}
-
-/** True when nothing listens on 127.0.0.1:port (we can bind it). */
-function portIsFree(port: number): Promise<boolean> {
-  return new Promise((resolvePromise) => {
-    const srv = createServer();
-    srv.unref();
-    srv.once("error", () => resolvePromise(false));
-    srv.listen({ port, host: "127.0.0.1", exclusive: true }, () => srv.close(() => resolvePromise(true)));
-  });
 }
 
 function quoteIdent(name: string): string {
@@ -981,17 +971,9 @@ export async function startInfra(opts: InfraOptions): Promise<Infra> {
 
   try {
     const bins = need.length > 0 ? await ensureSome(need, log) : {};
-    const picked = new Set<number>();
-    const pickPort = async (fixed: number | undefined): Promise<{ port: number; fixed: boolean }> => {
-      if (fixed !== undefined) return { port: fixed, fixed: true };
-      for (;;) {
-        const p = await freePort();
-        if (!picked.has(p)) {
-          picked.add(p);
-          return { port: p, fixed: false };
-        }
-      }
-    };
+    // A reserved port is never handed out twice while it is held (ports.ts).
+    const pickPort = async (fixed: number | undefined): Promise<{ port: number; fixed: boolean }> =>
+      fixed !== undefined ? { port: fixed, fixed: true } : { port: await freePort(), fixed: false };
     /** True when the port is free; a picked port taken meanwhile gives false (pick again). */
     const portReady = async (name: ServerName, port: number, fixed: boolean, attempt: number): Promise<boolean> => {
       if (await portIsFree(port)) return true;

@@ -34,7 +34,6 @@ function ephemeralFloor(): number {
   return 32_768;
 }
 
-
 /** Creates the reservation file for `port`; false when a living process holds it. */
 function reserve(port: number): boolean {
   const file = join(RESERVATIONS, String(port));
@@ -67,12 +66,13 @@ function reserve(port: number): boolean {
   return false;
 }
 
-function canListen(port: number): Promise<boolean> {
+/** True when nothing listens on 127.0.0.1:port (we can bind it). */
+export function portIsFree(port: number): Promise<boolean> {
   return new Promise((resolve) => {
     const srv = createServer();
     srv.unref();
     srv.once("error", () => resolve(false));
-    srv.listen(port, "127.0.0.1", () => srv.close(() => resolve(true)));
+    srv.listen({ port, host: "127.0.0.1", exclusive: true }, () => srv.close(() => resolve(true)));
   });
 }
 
@@ -98,7 +98,7 @@ export async function reservePort(): Promise<number> {
   for (let attempt = 0; attempt < 500; attempt++) {
     const port = randomInt(LOWEST, ceiling);
     if (!reserve(port)) continue;
-    if (await canListen(port)) return port;
+    if (await portIsFree(port)) return port;
     // Something outside this project listens there: leave it alone.
     releasePort(port);
   }

@@ -2,6 +2,7 @@ import { spawn, spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { findInPath, freePort, releasePort, updateAptLists } from "./index.js";
+import { stopChild } from "./process.js";
 
 /**
  * A real Prometheus server, for checking that the gateway's /metrics is what Prometheus scrapes.
@@ -77,20 +78,10 @@ export async function startPrometheus(binary: string, dataDir: string, scrape: S
   child.stdout.on("data", (d) => (output += d));
   child.stderr.on("data", (d) => (output += d));
   const url = `http://127.0.0.1:${port}`;
-  const stop = () =>
-    new Promise<void>((resolve) => {
-      const done = () => {
-        releasePort(port);
-        resolve();
-      };
-      if (child.exitCode !== null || child.signalCode !== null) return done();
-      const timer = setTimeout(() => child.kill("SIGKILL"), 10_000);
-      child.once("exit", () => {
-        clearTimeout(timer);
-        done();
-      });
-      child.kill("SIGTERM");
-    });
+  const stop = async () => {
+    await stopChild(child);
+    releasePort(port);
+  };
 
   const deadline = Date.now() + 30_000;
   for (;;) {

@@ -5,6 +5,7 @@ import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { makeKey } from "@svc/keys";
 import { freePort, releasePort } from "./index.js";
+import { stopChild } from "./process.js";
 import { SERVICE_NODE_OPTIONS } from "./runtime.js";
 
 /**
@@ -179,15 +180,7 @@ export async function startServices(opts: ServicesOptions): Promise<RunningServi
 
   const stopOne = (name: ServiceName, signal: NodeJS.Signals = "SIGTERM"): Promise<number | null> => {
     const child = children.get(name);
-    if (!child || child.exitCode !== null || child.signalCode !== null) return Promise.resolve(child?.exitCode ?? null);
-    return new Promise((res) => {
-      const timer = setTimeout(() => child.kill("SIGKILL"), 10_000);
-      child.once("exit", (code) => {
-        clearTimeout(timer);
-        res(code);
-      });
-      child.kill(signal);
-    });
+    return child ? stopChild(child, signal) : Promise.resolve(null);
   };
 
   const upstreams = names.filter((n) => n !== "gateway");
@@ -228,17 +221,10 @@ export async function startServices(opts: ServicesOptions): Promise<RunningServi
       url,
       pid: child.pid,
       output: () => out,
-      stop: (signal: NodeJS.Signals = "SIGTERM") =>
-        new Promise<void>((res) => {
-          if (child.exitCode !== null || child.signalCode !== null) return res();
-          const timer = setTimeout(() => child.kill("SIGKILL"), 10_000);
-          child.once("exit", () => {
-            clearTimeout(timer);
-            extras.delete(child);
-            res();
-          });
-          child.kill(signal);
-        }),
+      stop: async (signal: NodeJS.Signals = "SIGTERM") => {
+        await stopChild(child, signal);
+        extras.delete(child);
+      },
     };
   }
 

@@ -26,6 +26,8 @@ let upstream: Server;
 let gateway: FastifyInstance;
 let gatewayPort = 0;
 const seen: Seen[] = [];
+let upstreamClosedNow: () => void = () => {};
+const upstreamClosed = new Promise<void>((r) => (upstreamClosedNow = r));
 
 /** A raw request (no URL normalisation on the client side). */
 function send(method: string, path: string, headers: Record<string, string>): Promise<{ status: number; body: string }> {
@@ -44,6 +46,25 @@ function send(method: string, path: string, headers: Record<string, string>): Pr
 beforeAll(async () => {
   upstream = createServer((req, res) => {
     seen.push({ method: req.method ?? "", url: req.url ?? "", headers: req.headers });
+    if (req.url === "/repository/default/chunked") {
+      // No Content-Length: the download pool cannot delimit it.
+      res.write("chunked ");
+      return res.end("body");
+    }
+    if (req.url === "/repository/default/bad-header") {
+      // A header value Node refuses to send on.
+      return req.socket.end("HTTP/1.1 200 OK\r\nX-Bad: a\u0001b\r\nContent-Length: 2\r\n\r\nok", "latin1");
+    }
+    if (req.url === "/repository/default/endless") {
+      res.writeHead(200, { "content-length": String(1024 * 1024 * 1024) });
+      const chunk = Buffer.alloc(64 * 1024);
+      const timer = setInterval(() => res.write(chunk), 5);
+      res.on("close", () => {
+        clearInterval(timer);
+        upstreamClosedNow();
+      });
+      return;
+    }
     res.end("ok");
   });
   await new Promise<void>((r) => upstream.listen(0, "127.0.0.1", r));
@@ -106,6 +127,55 @@ describe("gateway forwarding", () => {
       expect(got.headers.cookie).toBeUndefined();
     });
   }
+
+  it("passes end-to-end request headers on, and neither hop-by-hop ones nor those Connection names", async () => {
+    seen.length = 0;
+    const res = await send("GET", "/repository/default/h.bin", {
+      "service-repository-key": key,
+      connection: "keep-alive, x-hop",
+      "x-hop": "1",
+      "keep-alive": "timeout=5",
+      te: "trailers",
+      "proxy-connection": "keep-alive",
+      range: "bytes=0-1",
+      "if-none-match": '"x"',
+      "user-agent": "curl/8",
+    });
+    expect(res.status).toBe(200);
+    const got = seen[0]!.headers;
+    for (const name of ["x-hop", "keep-alive", "te", "proxy-connection"]) expect(got[name], name).toBeUndefined();
+    expect(got).toMatchObject({ range: "bytes=0-1", "if-none-match": '"x"', "user-agent": "curl/8" });
+  });
+
+  it("sends a GET whose answer has no Content-Length again the general way: the client gets it whole", async () => {
+    seen.length = 0;
+    const res = await send("GET", "/repository/default/chunked", { "service-repository-key": key });
+    expect(res).toEqual({ status: 200, body: "chunked body" });
+    expect(seen).toHaveLength(2);
+    for (const s of seen) expect(verifyIdentity(secret, s.method, s.url, s.headers).ok).toBe(true);
+  });
+
+  it("answers 500 with a reference when the upstream's answer cannot be passed on", async () => {
+    const res = await send("GET", "/repository/default/bad-header", { "service-repository-key": key });
+    expect(res.status).toBe(500);
+    expect(res.body).toMatch(/^Unexpected failure\. Reference: [A-Z0-9]{12}\n$/);
+  });
+
+  it("closes the upstream connection when the client gives up on a download", async () => {
+    await new Promise<void>((resolve, reject) => {
+      const req = httpRequest({ host: "127.0.0.1", port: gatewayPort, path: "/repository/default/endless", headers: { "service-repository-key": key } }, (res) => {
+        res.once("data", () => {
+          req.destroy();
+          resolve();
+        });
+      });
+      req.on("error", () => {});
+      req.on("close", () => resolve());
+      setTimeout(() => reject(new Error("no body arrived")), 5000);
+      req.end();
+    });
+    await upstreamClosed;
+  });
 
   it("refuses before proxying when the key is unknown or absent", async () => {
     seen.length = 0;

@@ -1,11 +1,12 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
-import httpProxy from "@fastify/http-proxy";
+import httpProxy, { type FastifyHttpProxyOptions } from "@fastify/http-proxy";
 import type { FastifyReplyFromHooks } from "@fastify/reply-from";
 import type { Logger } from "pino";
 import { Pool, type Dispatcher } from "undici";
 import { IDENTITY_HEADERS, ServiceError, encodePrincipal } from "@svc/contracts";
 import { Right, deploymentRights } from "@svc/grants";
 import { clientAddress, createBaseApp, identitySigner, sendUnexpected, type AddressMatcher, type Check, type IdentitySigner, type ServiceMetrics } from "@svc/kit";
+import { DownloadPool } from "./download-pool.js";
 import { authorize, checkKey, classify, unauthenticated, type AccessPolicy, type Target } from "./domain/access.js";
 import { readPresentedKey, type Presented } from "./domain/key-reader.js";
 import type { GatewayMetrics } from "./domain/gateway-metrics.js";
@@ -79,6 +80,67 @@ class SigningPool extends Pool {
     if (typeof principal === "string") this.sign(headers as Record<string, unknown>, opts.method, opts.path, principal);
     return super.dispatch(opts, handler);
   }
+}
+
+type ProxyHandler = NonNullable<FastifyHttpProxyOptions["handler"]>;
+
+/** Request headers a download does not pass on (beside STRIP): the upstream connection's own. */
+const NOT_FORWARDED = new Set([...STRIP, "connection", "host", "content-length", "transfer-encoding"]);
+
+/** The request head sent upstream for a GET: the client's end-to-end headers, our host, the signed identity. */
+function downloadRequestHead(request: FastifyRequest, path: string, host: string, sign: IdentitySigner): string {
+  let head = `GET ${path} HTTP/1.1\r\nhost: ${host}\r\n`;
+  const connection = request.headers.connection;
+  const listed = typeof connection === "string" ? connection.toLowerCase().split(",").map((t) => t.trim()) : [];
+  const raw = request.raw.rawHeaders;
+  for (let i = 0; i < raw.length; i += 2) {
+    const lower = raw[i]!.toLowerCase();
+    if (NOT_FORWARDED.has(lower) || listed.includes(lower)) continue;
+    head += `${raw[i]}: ${raw[i + 1]}\r\n`;
+  }
+  const identity: Record<string, unknown> = {};
+  sign(identity, "GET", path, request.forwardedPrincipal);
+  for (const name in identity) head += `${name}: ${identity[name] as string}\r\n`;
+  return `${head}\r\n`;
+}
+
+/**
+ * Answers a GET from the download pool: the upstream's status and headers, then its body in
+ * buffers the pool lends and takes back once written to the client.
+ */
+function forwardDownload(pool: DownloadPool, request: FastifyRequest, reply: FastifyReply, dest: string, host: string, sign: IdentitySigner, unframed: () => void): void {
+  // The path reply-from would send: the destination resolved against the upstream, the client's query as it came.
+  const q = request.url.indexOf("?");
+  const path = new URL(dest, "http://upstream").pathname + (q < 0 ? "" : request.url.slice(q));
+  const res = reply.raw;
+  const cancel = pool.request(downloadRequestHead(request, path, host, sign), {
+    head: ({ status, headers }) => {
+      try {
+        res.writeHead(status, headers);
+      } catch (err) {
+        // A header Node will not send (a control character): refused like any other failure.
+        cancel();
+        sendUnexpected(request, reply, err);
+        return;
+      }
+      reply.hijack();
+    },
+    data: (chunk, release) => {
+      res.write(chunk, release);
+    },
+    end: () => {
+      res.end();
+    },
+    unframed,
+    fail: (err, headSent) => {
+      if (headSent) res.destroy(err);
+      else sendUnexpected(request, reply, err);
+    },
+  });
+  // The client went away before the whole answer was written: drop the upstream connection.
+  res.once("close", () => {
+    if (!res.writableFinished) cancel();
+  });
 }
 
 export function buildApp(deps: GatewayDeps): FastifyInstance {
@@ -219,15 +281,34 @@ export function buildApp(deps: GatewayDeps): FastifyInstance {
     }
     return pool;
   };
+  // Artifact downloads (GET /repository/...) take their own pool: see download-pool.ts.
+  const artifacts = new URL(deps.upstreams.artifacts);
+  const downloads =
+    artifacts.protocol === "http:"
+      ? new DownloadPool({ host: artifacts.hostname, port: Number(artifacts.port || 80), connections: deps.connections ?? 64, idleTimeoutMs: 60_000, timeoutMs: 300_000 })
+      : undefined;
   app.addHook("onClose", async () => {
+    downloads?.close();
     await Promise.all([...pools.values()].map((p) => p.close()));
   });
   // Per-request log lines cost throughput (as in createBaseApp); failures are still logged.
   const disableRequestLogging = true;
-  const proxy = (upstream: string, prefix: string) =>
-    app.register(httpProxy, { upstream, prefix, rewritePrefix: prefix, replyOptions, undici: poolFor(new URL(upstream).origin), disableRequestLogging });
+  const proxy = (upstream: string, prefix: string, handler?: ProxyHandler) =>
+    app.register(httpProxy, { upstream, prefix, rewritePrefix: prefix, replyOptions, undici: poolFor(new URL(upstream).origin), disableRequestLogging, handler });
 
-  proxy(deps.upstreams.artifacts, "/repository");
+  proxy(
+    deps.upstreams.artifacts,
+    "/repository",
+    downloads &&
+      ((request, reply, dest, options) => {
+        // Anything the download pool cannot read (a body not delimited by Content-Length) is
+        // sent again the general way: a GET may be repeated.
+        const general = () => reply.from(dest, options);
+        if (request.method !== "GET") return general();
+        forwardDownload(downloads, request, reply, dest, artifacts.host, sign, general);
+        return reply;
+      }),
+  );
   proxy(deps.upstreams.artifacts, "/api/repositories");
   for (const prefix of ["/api/credentials", "/api/principals", "/api/groups"]) proxy(deps.upstreams.auth, prefix);
   proxy(deps.upstreams.walker, "/api/walks");

@@ -39,7 +39,7 @@ function option(name: string, fallback: number): number {
 const flag = (name: string) => process.argv.includes(`--${name}`);
 
 if (flag("help")) {
-  console.log(`usage: npm run bench -- [--profile] [--connections=50] [--duration=8] [--rounds=2] [--warmup=3] [--large-runs=3] [--rate-limit=999999999|0] [--no-nginx] [--no-large] [--no-small]`);
+  console.log(`usage: npm run bench -- [--profile] [--connections=50] [--duration=8] [--rounds=2] [--warmup=3] [--large-runs=5] [--rate-limit=999999999|0] [--no-nginx] [--no-large] [--no-small]`);
   process.exit(0);
 }
 
@@ -51,7 +51,7 @@ const WARMUP = Math.min(option("warmup", 3), 15);
 // Targets take turns, round after round: this machine's speed drifts, and a drift should not
 // land on one target only.
 const ROUNDS = Math.floor(option("rounds", 2));
-const LARGE_RUNS = Math.floor(option("large-runs", 3));
+const LARGE_RUNS = Math.floor(option("large-runs", 5));
 const NGINX = !flag("no-nginx");
 // The gateway's per-tenant rate limit (svc.rate-limit, requests per minute): high enough never to
 // refuse a bench request, but on, so every request pays for it as it does in production. 0 = off.

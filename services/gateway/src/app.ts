@@ -285,7 +285,7 @@ export function buildApp(deps: GatewayDeps): FastifyInstance {
   const artifacts = new URL(deps.upstreams.artifacts);
   const downloads =
     artifacts.protocol === "http:"
-      ? new DownloadPool({ host: artifacts.hostname, port: Number(artifacts.port || 80), connections: deps.connections ?? 64, idleTimeoutMs: 60_000, timeoutMs: 300_000 })
+      ? new DownloadPool({ host: artifacts.hostname, port: Number(artifacts.port || 80), connections: deps.connections ?? 64, timeoutMs: 60_000 })
       : undefined;
   app.addHook("onClose", async () => {
     downloads?.close();

@@ -35,7 +35,7 @@ async function listen<T extends HttpServer | NetServer>(server: T): Promise<{ se
 }
 
 function pool(port: number, options: Partial<DownloadPoolOptions> = {}): DownloadPool {
-  const p = new DownloadPool({ host: "127.0.0.1", port, connections: 8, idleTimeoutMs: 60_000, timeoutMs: 5_000, ...options });
+  const p = new DownloadPool({ host: "127.0.0.1", port, connections: 8, timeoutMs: 5_000, ...options });
   pools.push(p);
   return p;
 }

@@ -54,9 +54,11 @@ export interface DownloadPoolOptions {
   port: number;
   /** Most connections open at once; further requests wait for one. */
   connections: number;
-  /** An idle connection is closed after this long (below the upstream's keep-alive timeout). */
-  idleTimeoutMs: number;
-  /** A request fails when the upstream sends nothing for this long. */
+  /**
+   * A connection that carries nothing for this long is closed: an idle one quietly (keep it below
+   * the upstream's keep-alive timeout), one waiting for an answer with a failure. Set once per
+   * connection, not per request: re-arming a socket timer costs on every request.
+   */
   timeoutMs: number;
   /** Free read buffers kept for reuse. */
   keepBuffers?: number;
@@ -109,6 +111,7 @@ class Connection {
       noDelay: true,
       onread: { buffer: () => this.armed, callback: (n: number, buf: Uint8Array) => this.onRead(n, buf as Buffer) },
     });
+    this.socket.setTimeout(pool.options.timeoutMs);
     this.socket.on("error", (err) => this.lost(err));
     this.socket.on("close", () => this.lost(new Error("the upstream closed the connection")));
     this.socket.on("timeout", () => this.socket.destroy(this.call ? new Error(`the upstream sent nothing for ${pool.options.timeoutMs} ms`) : undefined));
@@ -119,7 +122,6 @@ class Connection {
     call.connection = this;
     this.head = null;
     this.inBody = false;
-    this.socket.setTimeout(this.pool.options.timeoutMs);
     this.socket.write(call.requestHead, "latin1");
   }
 
@@ -304,7 +306,6 @@ export class DownloadPool {
   idle(connection: Connection): void {
     const next = this.waiting.shift();
     if (next) return connection.run(next);
-    connection.socket.setTimeout(this.options.idleTimeoutMs);
     this.idleConnections.push(connection);
   }
 

@@ -15,12 +15,14 @@ export interface RawRoutesDeps {
 }
 
 /**
- * Bytes read from a file per read, and written to the socket per write, while sending it. Each
- * chunk costs a trip to the thread pool, a buffer and a write: at 256 KiB instead of 64 KiB this
- * service spends about 0.6 instead of 1.0 ms of CPU per MB sent, and a 256 MiB download through
- * the gateway went from about 625 to 780 MB/s on the 2-core bench machine (bench/README.md).
+ * Bytes read from a file per read, and written to the socket per write, while sending it (and
+ * the most a download holds in memory here). Each chunk costs a trip to the thread pool, a
+ * buffer and a write: at 256 KiB instead of 64 KiB this service spent about 0.6 instead of 1.0 ms
+ * of CPU per MB sent; at 1 MiB, about 0.55 sent straight to a client and 0.57 instead of 0.70
+ * when sending through the gateway, where it shares the two cores of the bench machine with two
+ * more busy processes and every thread-pool trip is a context switch (bench/README.md).
  */
-const READ_CHUNK = 256 * 1024;
+const READ_CHUNK = 1024 * 1024;
 
 /** Raw repositories: `/repository/<repository>/<path>` with GET, HEAD, PUT and DELETE. */
 export function rawRoutes(app: FastifyInstance, deps: RawRoutesDeps): void {

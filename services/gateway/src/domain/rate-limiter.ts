@@ -7,12 +7,14 @@ import type { Logger } from "pino";
  * requests; it refills continuously. Time comes from Redis, so gateways with skewed clocks share
  * one ceiling.
  *
- * Each request is decided by one atomic script call, and never waits for more than one round
- * trip. Requests for the same bucket that arrive in the same turn of the event loop share that
- * call: it takes as many cells as there are requests, and answers how many it granted (the
- * first ones in arrival order are let through, the rest refused), exactly what that many single
- * calls in a row would have answered. Under load this is a fraction of the Redis commands, and
- * of the gateway's CPU per request, of one call per request.
+ * Each request is decided by one atomic script call. Requests for the same bucket share calls:
+ * at most one call per bucket is under way, and the requests that arrive meanwhile wait for its
+ * answer, then go together in the next call. A call takes as many cells as it carries requests
+ * and answers how many it granted (the first ones in arrival order are let through, the rest
+ * refused), exactly what that many single calls in a row would have answered. No request waits
+ * for more than two round trips; under load this is a fraction of the Redis commands, and of
+ * the gateway's CPU per request, of one call per request (or of one call per event-loop turn,
+ * which is what this did before the gateway's download path got cheap enough for that to show).
  *
  * Redis being down is a value, not an exception: the request is let through (fail open), a
  * warning is logged once per outage, and the outage is counted and reported.
@@ -112,11 +114,22 @@ export function rateLimiterFactory(opts: RateLimiterOptions) {
     answer(w, (i) => (i < granted ? "allow" : "refuse"));
   };
 
+  /** Buckets with a script call under way: what arrives meanwhile waits for its answer, then goes in one call. */
+  const inFlight = new Set<string>();
+
+  const send = (bucket: string, w: Waiting) => {
+    waiting.delete(bucket);
+    inFlight.add(bucket);
+    void decide(bucket, w).then(() => {
+      inFlight.delete(bucket);
+      const next = waiting.get(bucket);
+      if (next) send(bucket, next);
+    });
+  };
+
   const flush = () => {
     flushScheduled = false;
-    const batch = [...waiting];
-    waiting.clear();
-    for (const [bucket, w] of batch) void decide(bucket, w);
+    for (const [bucket, w] of [...waiting]) if (!inFlight.has(bucket)) send(bucket, w);
   };
 
   return {

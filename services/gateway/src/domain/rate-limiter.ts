@@ -13,8 +13,7 @@ import type { Logger } from "pino";
  * and answers how many it granted (the first ones in arrival order are let through, the rest
  * refused), exactly what that many single calls in a row would have answered. No request waits
  * for more than two round trips; under load this is a fraction of the Redis commands, and of
- * the gateway's CPU per request, of one call per request (or of one call per event-loop turn,
- * which is what this did before the gateway's download path got cheap enough for that to show).
+ * the gateway's CPU per request, of one call per request or per event-loop turn.
  *
  * Redis being down is a value, not an exception: the request is let through (fail open), a
  * warning is logged once per outage, and the outage is counted and reported.

@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { request } from "node:http";
+import { Redis } from "ioredis";
 import { inject } from "vitest";
 import { createDatabase } from "@svc/infra";
 import { startServices, type RunningServices, type ServicesOptions } from "@svc/infra/service-runner";
@@ -43,13 +44,36 @@ export function failureReport(): string {
   return parts.join("\n");
 }
 
+/**
+ * A Redis database of the suite's own on the run's shared server: rate buckets are keyed by
+ * tenant, and every suite's tenant is `default`, so a suite with a tiny limit would otherwise
+ * empty the bucket of every suite running beside it (seen: a 429 in an unrelated test). Numbered
+ * by a counter in database 0, so parallel test files never pick the same one while the server
+ * has more databases than the run has suites (ours: 1024; a server of the operator's: its own
+ * count, 16 by default).
+ */
+async function suiteRedisUrl(): Promise<string> {
+  const shared = inject("redisUrl");
+  const redis = new Redis(shared, { lazyConnect: true, maxRetriesPerRequest: 2 });
+  try {
+    await redis.connect();
+    const [, count] = (await redis.config("GET", "databases")) as [string, string];
+    const n = await redis.incr("svc:test:suites");
+    const url = new URL(shared);
+    url.pathname = `/${1 + (n % (Number(count) - 1))}`;
+    return url.toString();
+  } finally {
+    redis.disconnect();
+  }
+}
+
 /** A fresh database and store with the real services in front of the run's shared servers. */
 export async function startSuite(opts: Partial<Pick<ServicesOptions, "env" | "args" | "services">> = {}): Promise<Suite> {
   const name = `t_${randomBytes(6).toString("hex")}`;
   const databaseUrl = await createDatabase(inject("adminDatabaseUrl"), name);
   const dataDir = join(inject("dataDir"), name);
   mkdirSync(dataDir, { recursive: true });
-  const services = await startServices({ databaseUrl, redisUrl: inject("redisUrl"), natsUrl: inject("natsUrl"), dataDir, ...opts });
+  const services = await startServices({ databaseUrl, redisUrl: await suiteRedisUrl(), natsUrl: inject("natsUrl"), dataDir, ...opts });
 
   const entry = { services, refused: [] as string[] };
   running.add(entry);

@@ -732,6 +732,8 @@ function childArgs(st: ChildState): string[] {
       "--dir", st.dir,
       "--appendonly", "yes",
       "--save", "",
+      // Test suites each take a database of their own (test-e2e/suite.ts).
+      "--databases", "1024",
       "--daemonize", "no",
       "--protected-mode", "no",
     ];

@@ -1,5 +1,5 @@
 import { randomInt } from "node:crypto";
-import { chmodSync, closeSync, existsSync, mkdirSync, openSync, readFileSync, unlinkSync, writeSync } from "node:fs";
+import { chmodSync, existsSync, linkSync, mkdirSync, readFileSync, unlinkSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -38,10 +38,13 @@ function ephemeralFloor(): number {
 function reserve(port: number): boolean {
   const file = join(RESERVATIONS, String(port));
   for (let attempt = 0; attempt < 2; attempt++) {
+    // Written whole under a private name, then linked into place (link fails if the name
+    // exists): another run never sees a reservation without its process id. (Created empty and
+    // then written, a reader in between took it for a crashed run's and took the port too.)
+    const draft = join(RESERVATIONS, `.${port}.${process.pid}`);
+    writeFileSync(draft, String(process.pid), { mode: 0o644 });
     try {
-      const fd = openSync(file, "wx", 0o644);
-      writeSync(fd, String(process.pid));
-      closeSync(fd);
+      linkSync(draft, file);
       mine.add(port);
       return true;
     } catch (err) {
@@ -54,13 +57,14 @@ function reserve(port: number): boolean {
       }
       if (holder === process.pid) return false;
       if (Number.isInteger(holder) && holder > 0 && pidAlive(holder)) return false;
-      // Left by a process that is gone (or half written: a reservation is one short write, so an
-      // empty file can only be a crash between open and write).
+      // Left by a process that is gone.
       try {
         unlinkSync(file);
       } catch {
         // someone else took it over first
       }
+    } finally {
+      unlinkSync(draft);
     }
   }
   return false;

@@ -22,14 +22,33 @@ export class SettingsError extends Error {
 
 type Parser<T> = (raw: string) => { ok: true; value: T } | { ok: false; reason: string };
 
-interface SettingDef<T> {
+/** The service processes, as the settings reference names them. */
+export const SERVICE_NAMES = ["gateway", "auth", "artifacts", "admin", "walker", "notifier"] as const;
+export type ServiceName = (typeof SERVICE_NAMES)[number];
+
+/**
+ * What the settings reference (docs/configuration/settings.md, rendered by settings-reference.ts)
+ * says about a setting. `readBy` is stated here because the services' config.ts `Pick<>` lists
+ * are types, not data; settings-reference.test.ts holds the two together. `every` marks what the
+ * loader itself acts on in every process.
+ */
+export interface SettingDoc {
+  description: string;
+  /** The default as an operator writes it, where the parsed value reads badly (milliseconds, blank). */
+  defaultText?: string;
+  readBy: readonly ServiceName[] | "every";
+}
+
+export interface SettingDef<T> extends SettingDoc {
   name: string;
   parse: Parser<T>;
   default: T;
   secret?: boolean;
 }
 
-const def = <T>(name: string, parse: Parser<T>, dflt: T, secret = false): SettingDef<T> => ({ name, parse, default: dflt, secret });
+const def = <T>(name: string, parse: Parser<T>, dflt: T, doc: SettingDoc, secret = false): SettingDef<T> => ({ name, parse, default: dflt, secret, ...doc });
+const ALL: readonly ServiceName[] = SERVICE_NAMES;
+const DB_USERS: readonly ServiceName[] = ["auth", "artifacts", "admin", "walker", "notifier"];
 
 const str: Parser<string> = (raw) => ({ ok: true, value: raw.trim() });
 const bool: Parser<boolean> = (raw) => {
@@ -131,51 +150,94 @@ const secret: Parser<string> = (raw) => {
 };
 
 export const SETTINGS = {
-  tenant: def("svc.tenant", tenant, "default"),
-  repository: def("svc.repository", repository, "default"),
-  auth: def("svc.auth", bool, true),
-  bootstrapKey: def("svc.bootstrap-key", key, "", true),
-  anonymousRights: def("svc.anonymous-rights", anonymousRights, [] as GrantSpec[]),
-  readOnly: def("svc.read-only", bool, false),
-  cacheTtlMs: def("svc.cache.ttl", duration, 300_000),
-  shutdownGraceMs: def("svc.shutdown-grace", duration, 25_000),
-  credentialDefaultLifetime: def("svc.credential-default-lifetime", isoDuration, undefined),
-  credentialMaxLifetime: def("svc.credential-max-lifetime", isoDuration, undefined),
-  trackKeyUsage: def("svc.track-key-usage", bool, false),
-  trustedProxies: def("svc.trusted-proxies", addressList, [] as string[]),
-  uiAdmins: def("svc.ui.admins", admins, [] as string[]),
-  internalSecret: def("svc.internal-secret", secret, "", true),
-  databaseUrl: def("svc.database-url", url(["postgres", "postgresql"]), "", true),
-  redisUrl: def("svc.redis-url", url(["redis", "rediss"]), "", true),
-  natsUrl: def("svc.nats-url", urlList(["nats", "tls"]), "", true),
-  databasePoolSize: def("svc.database-pool-size", poolSize, 0),
-  host: def("svc.host", str, "0.0.0.0"),
-  port: def("svc.port", port, 8080),
-  authUrl: def("svc.auth.url", url(["http", "https"]), "http://127.0.0.1:18081"),
-  artifactsUrl: def("svc.artifacts.url", url(["http", "https"]), "http://127.0.0.1:18082"),
-  adminUrl: def("svc.admin.url", url(["http", "https"]), "http://127.0.0.1:18083"),
-  notifierUrl: def("svc.notifier.url", url(["http", "https"]), "http://127.0.0.1:18084"),
-  walkerUrl: def("svc.walker.url", url(["http", "https"]), "http://127.0.0.1:18085"),
-  filesystemRoot: def("svc.filesystem-root", str, ""),
-  logLevel: def("svc.log-level", logLevel, "info"),
-  profile: def("svc.profile", profile, ""),
-  rateLimit: def("svc.rate-limit", count, 6000),
-  malwareAction: def("svc.malware-action", oneOf(["BLOCK", "WARN", "ALLOW"] as const), "BLOCK"),
-  vulnerabilityAction: def("svc.vulnerability-action", oneOf(["BLOCK", "WARN", "ALLOW"] as const), "BLOCK"),
-  vulnerabilityThreshold: def("svc.vulnerability-threshold", oneOf(["CRITICAL", "HIGH", "MEDIUM", "LOW", "NONE"] as const), "HIGH"),
-  denyListAction: def("svc.deny-list-action", oneOf(["BLOCK", "WARN", "ALLOW"] as const), "BLOCK"),
-  blockPrivateImportHosts: def("svc.block-private-import-hosts", bool, true),
-  webhook: def("svc.webhook", bool, false),
+  tenant: def("svc.tenant", tenant, "default", { readBy: ALL,
+    description: "The tenant served. A key of another tenant is refused (401); events go to the JetStream stream `SVC_<TENANT>` on subjects `svc.<tenant>.…`." }),
+  repository: def("svc.repository", repository, "default", { readBy: ["artifacts"],
+    description: "The repository created under the store at first start." }),
+  auth: def("svc.auth", bool, true, { readBy: ["gateway", "admin"],
+    description: "`false` serves every request anonymously, writes included: warned at boot and raised as the critical advisory `svc.auth.open`." }),
+  bootstrapKey: def("svc.bootstrap-key", key, "", { readBy: ["auth"],
+    description: "A well-formed key provisioned on every boot with `*` over every repository, never expiring. A malformed key, or one of another tenant than `svc.tenant`, refuses start-up; a `SECURITY` line is logged on every boot while it is set." }, true),
+  anonymousRights: def("svc.anonymous-rights", anonymousRights, [] as GrantSpec[], { readBy: ["gateway", "admin"],
+    description: "The keyless caller's rights, comma-separated: `repository:read`, `<repository>=repository:read`, `<surface>:*` or `*`. A key holds its own grants plus these." }),
+  readOnly: def("svc.read-only", bool, false, { readBy: ["gateway", "artifacts", "walker", "admin"],
+    description: "`true` answers every artifact write with 403, at the gateway and again at the store; walks look and count but change nothing. The administration API stays writable." }),
+  cacheTtlMs: def("svc.cache.ttl", duration, 300_000, { readBy: ["gateway"], defaultText: "5m",
+    description: "How long a gateway caches a key's rights; `0` switches the cache off. Credential-change events evict entries at once; this bounds the delay when events are lost." }),
+  shutdownGraceMs: def("svc.shutdown-grace", duration, 25_000, { readBy: ALL, defaultText: "25s",
+    description: "On SIGTERM a service stops taking requests and finishes those under way for at most this long, then cuts them and exits 1. Give the container runtime a longer grace period." }),
+  credentialDefaultLifetime: def("svc.credential-default-lifetime", isoDuration, undefined, { readBy: ["auth"], defaultText: "P90D",
+    description: "Lifetime (ISO-8601 duration) of a key minted without `expires`." }),
+  credentialMaxLifetime: def("svc.credential-max-lifetime", isoDuration, undefined, { readBy: ["auth"], defaultText: "blank (no cap)",
+    description: "Cap on every key's lifetime: a longer request, `nonExpiring` and a cleared expiry are pulled back to it, and the answer says the expiry given." }),
+  trackKeyUsage: def("svc.track-key-usage", bool, false, { readBy: ["gateway", "auth"],
+    description: "`true`: each gateway counts key uses and sends them to the auth service in one batch every 5 s; listings show `lastUsed`, `lastUsedFrom` and `useCount`." }),
+  trustedProxies: def("svc.trusted-proxies", addressList, [] as string[], { readBy: ["gateway"],
+    description: "Addresses and CIDRs of proxies whose `X-Forwarded-For` the gateway believes: the client address is then the nearest hop that is not a trusted proxy (key allowlists, usage tracking)." }),
+  uiAdmins: def("svc.ui.admins", admins, [] as string[], { readBy: ["auth"],
+    description: "Person ids (`oauth/<id>`, `oidc/<sub>`), comma-separated, granted `*` over `*` on every start; a `*` entry refuses start-up. Removing an id leaves its grant until revoked through the API." }),
+  internalSecret: def("svc.internal-secret", secret, "", { readBy: ALL, defaultText: "required",
+    description: "At least 32 characters, the same on every service: the gateway signs each request's identity with it and upstreams refuse requests without a valid signature; it also keys the deployment's NATS control subjects." }, true),
+  databaseUrl: def("svc.database-url", url(["postgres", "postgresql"]), "", { readBy: DB_USERS, defaultText: "required",
+    description: "PostgreSQL URL (`postgres://` or `postgresql://`; node-postgres options such as `sslmode` in the query). Each service creates and migrates its own schema at start." }, true),
+  redisUrl: def("svc.redis-url", url(["redis", "rediss"]), "", { readBy: ["gateway"],
+    description: "Redis URL (`redis://` or `rediss://`) holding the rate buckets. Blank: the gateway serves without a rate limit and warns at start; unreachable: it serves without the limit (fail open)." }, true),
+  natsUrl: def("svc.nats-url", urlList(["nats", "tls"]), "", { readBy: ALL, defaultText: "required",
+    description: "NATS URL with JetStream (`nats://` or `tls://`), or a cluster's seed URLs separated by commas." }, true),
+  databasePoolSize: def("svc.database-pool-size", poolSize, 0, { readBy: DB_USERS,
+    description: "Most Postgres connections one service process opens (1-200); `0` keeps each service's own: 10 for auth and artifacts, 6 for the notifier, 4 for admin and walker." }),
+  host: def("svc.host", str, "0.0.0.0", { readBy: ALL,
+    description: "The address a service listens on (`npm start` sets 127.0.0.1)." }),
+  port: def("svc.port", port, 8080, { readBy: ALL,
+    description: "The port a service listens on (`npm start`: the gateway on 8080, the others on 18081 and up)." }),
+  authUrl: def("svc.auth.url", url(["http", "https"]), "http://127.0.0.1:18081", { readBy: ["gateway"],
+    description: "Where the gateway reaches the auth service." }),
+  artifactsUrl: def("svc.artifacts.url", url(["http", "https"]), "http://127.0.0.1:18082", { readBy: ["gateway", "walker"],
+    description: "Where the gateway reaches the artifacts service, and the walker its internal routes." }),
+  adminUrl: def("svc.admin.url", url(["http", "https"]), "http://127.0.0.1:18083", { readBy: ["gateway"],
+    description: "Where the gateway reaches the admin service (the rest of `/api/`, `/metrics`, per-tenant rate limits)." }),
+  notifierUrl: def("svc.notifier.url", url(["http", "https"]), "http://127.0.0.1:18084", { readBy: ["gateway"],
+    description: "Where the gateway reaches the notifier (`/api/webhooks`)." }),
+  walkerUrl: def("svc.walker.url", url(["http", "https"]), "http://127.0.0.1:18085", { readBy: ["gateway"],
+    description: "Where the gateway reaches the walker (`/api/walks`)." }),
+  filesystemRoot: def("svc.filesystem-root", str, "", { readBy: ["artifacts", "walker"], defaultText: "required (artifacts, walker)",
+    description: "The artifact store's folder (`repositories/` and `tmp/` under it). Every artifacts replica and the walker must see the same folder." }),
+  logLevel: def("svc.log-level", logLevel, "info", { readBy: ALL,
+    description: "pino level: `fatal`, `error`, `warn`, `info`, `debug`, `trace` or `silent`." }),
+  profile: def("svc.profile", profile, "", { readBy: "every",
+    description: "`dev` raises the critical advisory `svc.profile.dev`; refused at start unless `svc.host` is a loopback address." }),
+  rateLimit: def("svc.rate-limit", count, 6000, { readBy: ["gateway", "admin"],
+    description: "Requests per minute per tenant, shared by every gateway through Redis (one bucket per tenant, one for keyless callers); `0` removes the limit and raises `svc.ratelimit.unset`. Per-tenant overrides: `/api/rate-limits`." }),
+  malwareAction: def("svc.malware-action", oneOf(["BLOCK", "WARN", "ALLOW"] as const), "BLOCK", { readBy: ["admin"],
+    description: "`BLOCK`, `WARN` or `ALLOW`. Posture only for now: `ALLOW` raises `svc.malware.allow` (critical)." }),
+  vulnerabilityAction: def("svc.vulnerability-action", oneOf(["BLOCK", "WARN", "ALLOW"] as const), "BLOCK", { readBy: ["admin"],
+    description: "`BLOCK`, `WARN` or `ALLOW`. Posture only for now: `ALLOW` raises `svc.vulnerability.allow`." }),
+  vulnerabilityThreshold: def("svc.vulnerability-threshold", oneOf(["CRITICAL", "HIGH", "MEDIUM", "LOW", "NONE"] as const), "HIGH", { readBy: ["admin"],
+    description: "`CRITICAL`, `HIGH`, `MEDIUM`, `LOW` or `NONE`. Posture only for now: `NONE` raises `svc.vulnerability.threshold-none`." }),
+  denyListAction: def("svc.deny-list-action", oneOf(["BLOCK", "WARN", "ALLOW"] as const), "BLOCK", { readBy: ["admin"],
+    description: "`BLOCK`, `WARN` or `ALLOW`. Posture only for now: `ALLOW` raises `svc.deny-list.allow`." }),
+  blockPrivateImportHosts: def("svc.block-private-import-hosts", bool, true, { readBy: ["admin"],
+    description: "`false` would let imports reach internal or plain-http hosts. Posture only for now: `false` raises `svc.import.private-hosts`." }),
+  webhook: def("svc.webhook", bool, false, { readBy: ["notifier"],
+    description: "`true` delivers webhooks. Off, the notifier still reads and acknowledges events but records nothing: events published meanwhile are never sent." }),
   /** One endpoint a line; the notifier validates the line syntax at start. */
-  webhookEndpoints: def("svc.webhook-endpoints", str, ""),
+  webhookEndpoints: def("svc.webhook-endpoints", str, "", { readBy: ["notifier"],
+    description: "One endpoint per line (newlines or `;`; blank lines and `#` comments skipped): `<URL> <events>`, events `none` (every event) or kinds such as `published, removed`." }),
   /** Per endpoint; the notifier validates it at start. */
-  webhookSecrets: def("svc.webhook-secrets", str, "", true),
-  webhookAttempts: def("svc.webhook-attempts", count, 5),
-  webhookAllowInternal: def("svc.webhook-allow-internal", bool, false),
-  webhookRetryBaseMs: def("svc.webhook-retry-base", duration, 30_000),
-  webhookTimeoutMs: def("svc.webhook-timeout", duration, 10_000),
-  webhookHistoryMs: def("svc.webhook-history", duration, 30 * 24 * 3_600_000),
-  configFile: def("svc.config-file", str, ""),
+  webhookSecrets: def("svc.webhook-secrets", str, "", { readBy: ["notifier"],
+    description: "One line per signed endpoint: `<URL> <secret>`; `whsec_<base64>` or text, at least 16 bytes. An endpoint without a secret gets unsigned deliveries." }, true),
+  webhookAttempts: def("svc.webhook-attempts", count, 5, { readBy: ["notifier"],
+    description: "Retries after the first try before a delivery is set aside; `0`: one try." }),
+  webhookAllowInternal: def("svc.webhook-allow-internal", bool, false, { readBy: ["notifier"],
+    description: "Also allow `http://` endpoints and endpoints on loopback, private, link-local and other non-public addresses." }),
+  webhookRetryBaseMs: def("svc.webhook-retry-base", duration, 30_000, { readBy: ["notifier"], defaultText: "30s",
+    description: "Pause before the first retry (10 ms to 1 h); retry n waits between half and all of base × 2^(n-1), at most an hour." }),
+  webhookTimeoutMs: def("svc.webhook-timeout", duration, 10_000, { readBy: ["notifier"], defaultText: "10s",
+    description: "The longest one delivery attempt may take, connecting included (100 ms to 300 s)." }),
+  webhookHistoryMs: def("svc.webhook-history", duration, 30 * 24 * 3_600_000, { readBy: ["notifier"], defaultText: "30d",
+    description: "How long a finished delivery (delivered or set aside) is kept after its last change; `0` keeps everything." }),
+  configFile: def("svc.config-file", str, "", { readBy: "every",
+    description: "A Java-style properties file read after `-D` arguments and the environment; an unknown `svc.` name in it refuses start-up." }),
 } as const;
 
 type Defs = typeof SETTINGS;

@@ -10,3 +10,5 @@ export * from "./addresses.js";
 export * from "./metrics.js";
 export * from "./node-agent.js";
 export * from "./paging.js";
+export * from "./internal-client.js";
+export * from "./store-layout.js";

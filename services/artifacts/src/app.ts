@@ -3,7 +3,7 @@ import type { Logger } from "pino";
 import { createBaseApp, type Check, type ServiceMetrics } from "@svc/kit";
 import type { ArtifactService } from "./domain/artifact-service.js";
 import type { DownloadRecorder } from "./domain/download-recorder.js";
-import type { FileStore } from "./domain/file-store.js";
+import type { FileStore } from "./store/file-store.js";
 import type { MetadataStore } from "./store/metadata-store.js";
 import { internalRoutes } from "./routes/internal-routes.js";
 import { rawRoutes } from "./routes/raw-routes.js";

@@ -3,7 +3,7 @@ import { buildApp } from "./app.js";
 import { loadConfig, type ArtifactsConfig } from "./config.js";
 import { artifactServiceFactory } from "./domain/artifact-service.js";
 import { downloadRecorderFactory } from "./domain/download-recorder.js";
-import { fileStoreFactory } from "./domain/file-store.js";
+import { fileStoreFactory } from "./store/file-store.js";
 import { outboxRelayFactory } from "./domain/outbox-relay.js";
 import { metadataStoreFactory } from "./store/metadata-store.js";
 import { outboxStoreFactory } from "./store/outbox-store.js";

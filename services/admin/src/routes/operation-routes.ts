@@ -1,5 +1,5 @@
 import type { FastifyInstance } from "fastify";
-import { forbidden, invalid, notFound } from "@svc/contracts";
+import { ADMIN_INTERNAL, forbidden, invalid, notFound, type RateLimitsDoc } from "@svc/contracts";
 import { isTenant } from "@svc/keys";
 import { errorResponses as errors, aggregateMetrics, type Bus, type ControlSubjects, type LogReply, type ServiceMetrics, type Settings } from "@svc/kit";
 import { mergeLogs, readLogQuery } from "../domain/log-query.js";
@@ -92,7 +92,7 @@ export function operationsRoutes(app: FastifyInstance, deps: OperationsDeps): vo
     return reply.code(204).send();
   });
 
-  app.get("/internal/rate-limits", async (req) => {
+  app.get(ADMIN_INTERNAL.rateLimits, async (req): Promise<RateLimitsDoc> => {
     if (req.principal.kind !== "system") throw forbidden("internal route");
     const rows = await deps.limits.list();
     return { default: deps.settings.rateLimit, tenants: Object.fromEntries(rows.map((r) => [r.tenant, r.requests_per_minute])) };

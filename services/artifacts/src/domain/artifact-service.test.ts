@@ -7,7 +7,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { eventParsers, type ArtifactEvent } from "@svc/contracts";
 import type { ArtifactRecord } from "../store/metadata-store.js";
 import { artifactServiceFactory, type Address } from "./artifact-service.js";
-import { fileStoreFactory } from "./file-store.js";
+import { fileStoreFactory } from "../store/file-store.js";
 
 const sha = (s: string) => createHash("sha256").update(s).digest("hex");
 const addr = (path: string): Address => ({ repository: "libs", path, segments: path.split("/") });

@@ -1,7 +1,7 @@
 import type { Readable } from "node:stream";
 import { forbidden, notFound, type Actor, type ArtifactEvent, type ArtifactFinding, type ArtifactHeld, type ArtifactPublished, type ArtifactReleased, type ArtifactRemoved, type Principal } from "@svc/contracts";
 import { newEventId } from "@svc/kit";
-import type { FileIdentity, FileStore } from "./file-store.js";
+import type { FileIdentity, FileStore } from "../store/file-store.js";
 import type { Db, MetadataStore } from "../store/metadata-store.js";
 import type { OutboxStore } from "../store/outbox-store.js";
 

@@ -1,4 +1,4 @@
-import { invalid } from "@svc/contracts";
+import { invalid, type RetentionPolicy } from "@svc/contracts";
 import { durationMs, parseIsoDuration } from "@svc/kit";
 import { parseArtifactUrl } from "@svc/grants";
 
@@ -12,13 +12,9 @@ import { parseArtifactUrl } from "@svc/grants";
  * `keepVersions` newest versions of its folder. With `keepVersions` alone, everything past the
  * newest N of each folder goes. `path` narrows the policy to artifacts at or under a folder.
  * Held artifacts and files the metadata does not know yet are never removed.
+ * The walker reads the policy through the internal routes, hence its type in @svc/contracts.
  */
-export interface RetentionPolicy {
-  path?: string;
-  keepVersions?: number;
-  maxAge?: string;
-  unusedFor?: string;
-}
+export type { RetentionPolicy };
 
 export const MAX_KEEP_VERSIONS = 100_000;
 

@@ -1,5 +1,27 @@
 import type { FastifyInstance, FastifyRequest } from "fastify";
-import { forbidden, invalid } from "@svc/contracts";
+import {
+  ARTIFACTS_INTERNAL,
+  NEXT_CURSOR_HEADER,
+  artifactsPageQuerySchema,
+  artifactsPageSchema,
+  forbidden,
+  forgetRequestSchema,
+  forgetResultSchema,
+  indexRequestSchema,
+  indexResultSchema,
+  invalid,
+  retentionRemoveRequestSchema,
+  retentionRemoveResultSchema,
+  type ArtifactMeta,
+  type ArtifactsPageQuery,
+  type ForgetRequest,
+  type ForgetResult,
+  type IndexRequest,
+  type IndexResult,
+  type RepositorySummary,
+  type RetentionRemoveRequest,
+  type RetentionRemoveResult,
+} from "@svc/contracts";
 import { actorOf, type ArtifactService } from "../domain/artifact-service.js";
 import type { MetadataStore } from "../store/metadata-store.js";
 import { addressOf } from "./address.js";
@@ -15,50 +37,27 @@ const systemOnly = (req: FastifyRequest) => {
   if (req.principal.kind !== "system") throw forbidden("internal route");
 };
 
-const where = { repository: { type: "string", minLength: 1, maxLength: 200 }, path: { type: "string", minLength: 1, maxLength: 1024 } } as const;
-const hex64 = { type: "string", pattern: "^[0-9a-f]{64}$" } as const;
-
 /**
  * Routes only other services call (signed as a system principal), never proxied from outside:
- * what the walker needs to walk the store without touching this service's tables.
+ * what the walker needs to walk the store without touching this service's tables. Paths and
+ * shapes are the contract in @svc/contracts the walker's client is typed from.
  */
 export function internalRoutes(app: FastifyInstance, deps: InternalRoutesDeps): void {
-  app.get("/internal/repositories", async (req) => {
+  app.get(ARTIFACTS_INTERNAL.repositories, async (req) => {
     systemOnly(req);
-    return deps.metadata.repositories();
+    // The retention column holds what parseRetentionPolicy accepted.
+    return (await deps.metadata.repositories()) as RepositorySummary[];
   });
 
   /** A repository's metadata in byte order of the path, the order a walk reads the tree in. */
-  app.get<{ Params: { name: string }; Querystring: { after?: string; limit?: string } }>(
-    "/internal/repositories/:name/artifacts",
-    {
-      schema: {
-        querystring: { type: "object", properties: { after: { type: "string", maxLength: 1024 }, limit: { type: "string", pattern: "^[0-9]{1,5}$" } }, additionalProperties: false },
-        response: {
-          200: {
-            type: "array",
-            items: {
-              type: "object",
-              properties: {
-                path: { type: "string" },
-                size: { type: "integer" },
-                sha256: { type: "string" },
-                updated: { type: "string" },
-                lastDownloaded: { type: ["string", "null"] },
-                downloads: { type: "integer" },
-                held: { type: "boolean" },
-              },
-            },
-          },
-          ...errors,
-        },
-      },
-    },
-    async (req, reply) => {
+  app.get<{ Params: { name: string }; Querystring: ArtifactsPageQuery }>(
+    ARTIFACTS_INTERNAL.artifacts,
+    { schema: { querystring: artifactsPageQuerySchema, response: { 200: artifactsPageSchema, ...errors } } },
+    async (req, reply): Promise<ArtifactMeta[]> => {
       systemOnly(req);
       const limit = Math.min(Math.max(Number(req.query.limit ?? 1000), 1), 5000);
       const rows = await deps.metadata.page(req.params.name, req.query.after || undefined, limit);
-      if (rows.length === limit) reply.header("x-next-cursor", rows[rows.length - 1]!.path);
+      if (rows.length === limit) reply.header(NEXT_CURSOR_HEADER, rows[rows.length - 1]!.path);
       return rows.map((r) => ({
         path: r.path,
         size: r.size,
@@ -71,20 +70,10 @@ export function internalRoutes(app: FastifyInstance, deps: InternalRoutesDeps): 
     },
   );
 
-  app.post<{ Body: { repository: string; path: string; reason: "retention"; sha256: string; updated: string } }>(
-    "/internal/artifacts/remove",
-    {
-      schema: {
-        body: {
-          type: "object",
-          properties: { ...where, reason: { type: "string", enum: ["retention"] }, sha256: hex64, updated: { type: "string", maxLength: 40 } },
-          required: ["repository", "path", "reason", "sha256", "updated"],
-          additionalProperties: false,
-        },
-        response: { 200: { type: "object", properties: { removed: { type: "boolean" }, size: { type: "integer" }, why: { type: "string" } } }, ...errors },
-      },
-    },
-    async (req) => {
+  app.post<{ Body: RetentionRemoveRequest }>(
+    ARTIFACTS_INTERNAL.remove,
+    { schema: { body: retentionRemoveRequestSchema, response: { 200: retentionRemoveResultSchema, ...errors } } },
+    async (req): Promise<RetentionRemoveResult> => {
       systemOnly(req);
       const b = req.body;
       const updated = Date.parse(b.updated);
@@ -95,20 +84,10 @@ export function internalRoutes(app: FastifyInstance, deps: InternalRoutesDeps): 
     },
   );
 
-  app.post<{ Body: { repository: string; path: string; ino: number; size: number; mtimeMs: number; sha256: string } }>(
-    "/internal/artifacts/index",
-    {
-      schema: {
-        body: {
-          type: "object",
-          properties: { ...where, ino: { type: "integer", minimum: 0 }, size: { type: "integer", minimum: 0 }, mtimeMs: { type: "integer" }, sha256: hex64 },
-          required: ["repository", "path", "ino", "size", "mtimeMs", "sha256"],
-          additionalProperties: false,
-        },
-        response: { 200: { type: "object", properties: { outcome: { type: "string" } } }, ...errors },
-      },
-    },
-    async (req) => {
+  app.post<{ Body: IndexRequest }>(
+    ARTIFACTS_INTERNAL.index,
+    { schema: { body: indexRequestSchema, response: { 200: indexResultSchema, ...errors } } },
+    async (req): Promise<IndexResult> => {
       systemOnly(req);
       const b = req.body;
       const outcome = await deps.artifacts.index(addressOf(b.repository, b.path, deps.repositories()), { ino: b.ino, size: b.size, mtimeMs: b.mtimeMs }, b.sha256);
@@ -117,15 +96,10 @@ export function internalRoutes(app: FastifyInstance, deps: InternalRoutesDeps): 
     },
   );
 
-  app.post<{ Body: { repository: string; path: string } }>(
-    "/internal/artifacts/forget",
-    {
-      schema: {
-        body: { type: "object", properties: where, required: ["repository", "path"], additionalProperties: false },
-        response: { 200: { type: "object", properties: { forgotten: { type: "boolean" } } }, ...errors },
-      },
-    },
-    async (req) => {
+  app.post<{ Body: ForgetRequest }>(
+    ARTIFACTS_INTERNAL.forget,
+    { schema: { body: forgetRequestSchema, response: { 200: forgetResultSchema, ...errors } } },
+    async (req): Promise<ForgetResult> => {
       systemOnly(req);
       const b = req.body;
       const forgotten = await deps.artifacts.forget(addressOf(b.repository, b.path, deps.repositories()), actorOf(req.principal));

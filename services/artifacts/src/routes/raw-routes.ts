@@ -4,7 +4,7 @@ import { ServiceError, notFound } from "@svc/contracts";
 import { parseArtifactUrl, type ArtifactAddress } from "@svc/grants";
 import { actorOf, type ArtifactService } from "../domain/artifact-service.js";
 import type { DownloadRecorder } from "../domain/download-recorder.js";
-import type { FileStore } from "../domain/file-store.js";
+import type { FileStore } from "../store/file-store.js";
 
 export interface RawRoutesDeps {
   files: FileStore;

@@ -1,5 +1,5 @@
 import { makeKey, keyId, parseKey } from "@svc/keys";
-import { conflict, invalid, notFound, type CredentialChanged } from "@svc/contracts";
+import { conflict, invalid, notFound, type CredentialChanged, type KeyResolution, type KeyUsageBatch } from "@svc/contracts";
 import { addDuration, parseAddressList, parseExpiry, parseIsoDuration } from "@svc/kit";
 import type { CredentialRow, CredentialStore } from "../store/credential-store.js";
 import { grantView, readGrant, readScope, type GrantInput, type GrantView } from "./grant-input.js";
@@ -20,16 +20,6 @@ export interface CredentialView {
   lastUsed?: string | null;
   lastUsedFrom?: string | null;
   useCount?: number;
-}
-
-/** What the gateway needs to decide a request: never the secret (it is not stored). */
-export interface Resolution {
-  id: string;
-  tenant: string;
-  state: CredentialView["state"];
-  expires: string | null;
-  allowedAddresses: string[];
-  grants: GrantView[];
 }
 
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
@@ -225,7 +215,7 @@ export function credentialServiceFactory(deps: CredentialServiceDeps) {
       };
     },
 
-    async recordUsage(batch: { id: string; count: number; lastUsed: string; address: string }[]): Promise<void> {
+    async recordUsage(batch: KeyUsageBatch): Promise<void> {
       if (!deps.trackUsage) return;
       const rows = batch
         .filter((u) => /^[0-9a-f]{64}$/.test(u.id) && Number.isInteger(u.count) && u.count > 0 && !Number.isNaN(Date.parse(u.lastUsed)))
@@ -239,7 +229,8 @@ export function credentialServiceFactory(deps: CredentialServiceDeps) {
       await deps.publish({ subject: { kind: "key", id }, change: "revoked" });
     },
 
-    async resolve(id: string): Promise<Resolution | undefined> {
+    /** What the gateway needs to decide a request: never the secret (it is not stored). */
+    async resolve(id: string): Promise<KeyResolution | undefined> {
       const row = await store.findById(id);
       if (!row) return undefined;
       const grants = await store.grantsOf("key", [id]);

@@ -1,7 +1,6 @@
 import type { Logger } from "pino";
-import { Pool } from "undici";
-import { encodePrincipal } from "@svc/contracts";
-import { identityHeaders } from "@svc/kit";
+import { ADMIN_INTERNAL, type RateLimitsDoc } from "@svc/contracts";
+import { internalClient } from "@svc/kit";
 
 /**
  * The rate ceilings this gateway applies: `svc.rate-limit` for every tenant, and the per-tenant
@@ -9,20 +8,21 @@ import { identityHeaders } from "@svc/kit";
  * change, and every 30 s in case an announcement was lost.
  */
 export function limitSourceFactory(opts: { adminUrl: string; internalSecret: string; tenant: string; defaultPerMinute: number; log: Logger; refreshMs?: number }) {
-  const pool = new Pool(opts.adminUrl, { connections: 2 });
-  const principal = encodePrincipal({ kind: "system", tenant: opts.tenant, id: "gateway" });
+  const admin = internalClient({
+    baseUrl: opts.adminUrl,
+    service: "admin service",
+    internalSecret: opts.internalSecret,
+    tenant: opts.tenant,
+    caller: "gateway",
+    connections: 2,
+    timeoutMs: 3000,
+  });
   let overrides = new Map<string, number>();
   let warned = false;
 
   const refresh = async (): Promise<void> => {
-    const path = "/internal/rate-limits";
     try {
-      const res = await pool.request({ method: "GET", path, headers: identityHeaders(opts.internalSecret, "GET", path, principal), headersTimeout: 3000, bodyTimeout: 3000 });
-      if (res.statusCode !== 200) {
-        await res.body.dump();
-        throw new Error(`admin service answered ${res.statusCode}`);
-      }
-      const body = (await res.body.json()) as { tenants: Record<string, number> };
+      const { body } = await admin.get<RateLimitsDoc>(ADMIN_INTERNAL.rateLimits, { expect: [200] });
       overrides = new Map(Object.entries(body.tenants));
       warned = false;
     } catch (err) {
@@ -38,7 +38,7 @@ export function limitSourceFactory(opts: { adminUrl: string; internalSecret: str
     limitFor: (tenant: string): number => overrides.get(tenant) ?? opts.defaultPerMinute,
     close: async () => {
       clearInterval(timer);
-      await pool.close();
+      await admin.close();
     },
   };
 }

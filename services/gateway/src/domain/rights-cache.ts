@@ -1,4 +1,5 @@
 import { LRUCache } from "lru-cache";
+import type { KeyResolution } from "@svc/contracts";
 import { compileGrants, type CompiledGrant } from "@svc/grants";
 import { addressMatcher, type AddressMatcher } from "@svc/kit";
 
@@ -14,16 +15,7 @@ export interface KeyRights {
   grants: CompiledGrant[];
 }
 
-export interface ResolutionDoc {
-  id: string;
-  tenant: string;
-  state: "active" | "expired" | "revoked";
-  expires: string | null;
-  allowedAddresses: string[];
-  grants: { scope: string; tokens: string[]; expires: string | null }[];
-}
-
-export function compileResolution(doc: ResolutionDoc): KeyRights {
+export function compileResolution(doc: KeyResolution): KeyRights {
   return {
     id: doc.id,
     tenant: doc.tenant,

@@ -1,18 +1,12 @@
 import type { Logger } from "pino";
-
-export interface UsageRecord {
-  id: string;
-  count: number;
-  lastUsed: string;
-  address: string;
-}
+import type { KeyUsageBatch } from "@svc/contracts";
 
 /**
  * Counts key use in memory and sends it to the auth service in one batch every few seconds,
  * so tracking never adds a database write to a request. A failed batch is kept and merged
  * into the next one.
  */
-export function usageRecorderFactory(opts: { send: (batch: UsageRecord[]) => Promise<void>; log: Logger; intervalMs?: number; maxKeys?: number }) {
+export function usageRecorderFactory(opts: { send: (batch: KeyUsageBatch) => Promise<void>; log: Logger; intervalMs?: number; maxKeys?: number }) {
   let pending = new Map<string, { count: number; at: number; address: string }>();
   const maxKeys = opts.maxKeys ?? 100_000;
 

@@ -1,6 +1,14 @@
-import { encodePrincipal } from "@svc/contracts";
-import { identityHeaders } from "@svc/kit";
-import type { MetaInfo, RepositoryInfo, WalkActions } from "./job-types.js";
+import {
+  ARTIFACTS_INTERNAL,
+  NEXT_CURSOR_HEADER,
+  type ArtifactMeta,
+  type ForgetResult,
+  type IndexResult,
+  type RepositorySummary,
+  type RetentionRemoveResult,
+} from "@svc/contracts";
+import { internalClient } from "@svc/kit";
+import type { WalkActions } from "./job-types.js";
 
 export interface ArtifactsClientOptions {
   baseUrl: string;
@@ -14,41 +22,39 @@ export interface ArtifactsClientOptions {
  * reads and changes artifact metadata only through them (one owner per table).
  */
 export function artifactsClientFactory(o: ArtifactsClientOptions) {
-  const principal = encodePrincipal({ kind: "system", tenant: o.tenant, id: "walker" });
-  const call = async <T>(method: string, pathAndQuery: string, body?: unknown): Promise<{ value: T; headers: Headers }> => {
-    const url = new URL(pathAndQuery, o.baseUrl);
-    const signedPath = url.pathname + url.search;
-    const headers: Record<string, string> = identityHeaders(o.internalSecret, method, signedPath, principal);
-    if (body !== undefined) headers["content-type"] = "application/json";
-    const res = await fetch(url, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), signal: AbortSignal.timeout(o.timeoutMs ?? 30_000) });
-    const text = await res.text();
-    if (!res.ok) throw new Error(`artifacts service answered ${res.status} to ${method} ${url.pathname}: ${text.slice(0, 300)}`);
-    return { value: (text ? JSON.parse(text) : undefined) as T, headers: res.headers };
-  };
+  const artifacts = internalClient({
+    baseUrl: o.baseUrl,
+    service: "artifacts service",
+    internalSecret: o.internalSecret,
+    tenant: o.tenant,
+    caller: "walker",
+    timeoutMs: o.timeoutMs ?? 30_000,
+  });
 
   return {
-    async repositories(): Promise<RepositoryInfo[]> {
-      return (await call<RepositoryInfo[]>("GET", "/internal/repositories")).value;
+    async repositories(): Promise<RepositorySummary[]> {
+      return (await artifacts.get<RepositorySummary[]>(ARTIFACTS_INTERNAL.repositories)).body;
     },
 
     /** Every metadata row of a repository in byte order of the path, a page at a time. */
-    async *metadata(repository: string, pageSize = 1000): AsyncGenerator<MetaInfo> {
+    async *metadata(repository: string, pageSize = 1000): AsyncGenerator<ArtifactMeta> {
       let after: string | undefined;
       for (;;) {
         const q = new URLSearchParams({ limit: String(pageSize) });
         if (after !== undefined) q.set("after", after);
-        const { value, headers } = await call<MetaInfo[]>("GET", `/internal/repositories/${encodeURIComponent(repository)}/artifacts?${q}`);
-        yield* value;
-        const next = headers.get("x-next-cursor");
-        if (!next || value.length === 0) return;
+        const { body, headers } = await artifacts.get<ArtifactMeta[]>(`${ARTIFACTS_INTERNAL.artifactsPath(repository)}?${q}`);
+        yield* body;
+        const next = headers[NEXT_CURSOR_HEADER];
+        if (typeof next !== "string" || !next || body.length === 0) return;
         after = next;
       }
     },
 
-    removeForRetention: (a: Parameters<WalkActions["removeForRetention"]>[0]) =>
-      call<{ removed: boolean; size?: number; why?: string }>("POST", "/internal/artifacts/remove", { ...a, reason: "retention" }).then((r) => r.value),
-    index: (a: Parameters<WalkActions["index"]>[0]) => call<{ outcome: string }>("POST", "/internal/artifacts/index", a).then((r) => r.value),
-    forget: (a: Parameters<WalkActions["forget"]>[0]) => call<{ forgotten: boolean }>("POST", "/internal/artifacts/forget", a).then((r) => r.value),
+    removeForRetention: async (a: Parameters<WalkActions["removeForRetention"]>[0]) =>
+      (await artifacts.post<RetentionRemoveResult>(ARTIFACTS_INTERNAL.remove, { ...a, reason: "retention" })).body,
+    index: async (a: Parameters<WalkActions["index"]>[0]) => (await artifacts.post<IndexResult>(ARTIFACTS_INTERNAL.index, a)).body,
+    forget: async (a: Parameters<WalkActions["forget"]>[0]) => (await artifacts.post<ForgetResult>(ARTIFACTS_INTERNAL.forget, a)).body,
+    close: () => artifacts.close(),
   };
 }
 export type ArtifactsClient = ReturnType<typeof artifactsClientFactory>;

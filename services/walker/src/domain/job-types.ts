@@ -1,3 +1,13 @@
+import type {
+  ArtifactMeta,
+  ForgetRequest,
+  ForgetResult,
+  IndexRequest,
+  RepositorySummary,
+  RetentionPolicy,
+  RetentionRemoveRequest,
+} from "@svc/contracts";
+
 /**
  * A walk reads the store once and hands every entry to each job riding along. Jobs act only
  * through WalkActions: changes to artifacts go to the artifacts service (which owns the
@@ -18,16 +28,8 @@ export interface FileInfo {
   mtimeMs: number;
 }
 
-/** What the artifacts service's metadata says about a path. */
-export interface MetaInfo {
-  path: string;
-  size: number;
-  sha256: string;
-  /** ISO instant of the last publish; also the version's identity for retention. */
-  updated: string;
-  lastDownloaded: string | null;
-  held: boolean;
-}
+/** What the artifacts service's metadata says about a path (a row of its internal metadata page). */
+export type MetaInfo = ArtifactMeta;
 
 /** One path of a repository: on disk, in the metadata, or both. */
 export interface StoreEntry {
@@ -45,23 +47,18 @@ export interface TempEntry {
   mtimeMs: number;
 }
 
-export interface RetentionPolicy {
-  path?: string;
-  keepVersions?: number;
-  maxAge?: string;
-  unusedFor?: string;
-}
+export type { RetentionPolicy };
+export type RepositoryInfo = RepositorySummary;
 
-export interface RepositoryInfo {
-  name: string;
-  format: string;
-  retention: RetentionPolicy | null;
-}
-
+/**
+ * Artifact changes are asked of the artifacts service's internal routes, with their requests;
+ * the answers are read more loosely than the routes give them, because in read-only mode the
+ * walk answers them itself ("read-only") without asking.
+ */
 export interface WalkActions {
-  removeForRetention(a: { repository: string; path: string; sha256: string; updated: string }): Promise<{ removed: boolean; size?: number; why?: string }>;
-  index(a: { repository: string; path: string; ino: number; size: number; mtimeMs: number; sha256: string }): Promise<{ outcome: string }>;
-  forget(a: { repository: string; path: string }): Promise<{ forgotten: boolean }>;
+  removeForRetention(a: Omit<RetentionRemoveRequest, "reason">): Promise<{ removed: boolean; size?: number; why?: string }>;
+  index(a: IndexRequest): Promise<{ outcome: string }>;
+  forget(a: ForgetRequest): Promise<ForgetResult>;
   /** Deletes tmp/<name> if it is still untouched for `olderThanMs`: the bytes freed, or undefined. */
   removeTemp(name: string, olderThanMs: number): Promise<number | undefined>;
   /** Removes an empty folder if still empty and untouched for `olderThanMs`; true when removed. */

@@ -1,9 +1,6 @@
-import { createHash } from "node:crypto";
-import { createReadStream } from "node:fs";
 import { readdir, stat } from "node:fs/promises";
 import { join } from "node:path";
-import { Writable } from "node:stream";
-import { pipeline } from "node:stream/promises";
+import { digestFile, storeLayout } from "@svc/kit";
 import type { FileInfo, Job, MetaInfo, RepositoryInfo, StoreEntry } from "./job-types.js";
 
 /** Byte order of UTF-8, the order of Postgres' "C" collation the metadata is paged in. */
@@ -69,25 +66,13 @@ export async function* mergeWithMetadata(tree: AsyncIterable<TreeItem>, metadata
   }
 }
 
-export async function hashFile(file: string): Promise<string> {
-  const h = createHash("sha256");
-  const sink = new Writable({
-    write(chunk: Buffer, _enc, cb) {
-      h.update(chunk);
-      cb();
-    },
-  });
-  await pipeline(createReadStream(file, { highWaterMark: 256 * 1024 }), sink);
-  return h.digest("hex");
-}
-
 export interface WalkProgress {
   entries: number;
   bytes: number;
 }
 
 export interface StoreWalkOptions {
-  /** svc.filesystem-root: repositories/<name>/ and tmp/ under it. */
+  /** svc.filesystem-root, laid out as storeLayout says. */
   root: string;
   repositories: RepositoryInfo[];
   metadata: (repository: string) => AsyncIterable<MetaInfo>;
@@ -103,19 +88,19 @@ export interface StoreWalkOptions {
  * whichever jobs need it.
  */
 export async function walkStore(o: StoreWalkOptions): Promise<"complete" | "stopped"> {
-  const tmpDir = join(o.root, "tmp");
+  const layout = storeLayout(o.root);
   const tempJobs = o.jobs.filter((j) => j.temp);
   if (tempJobs.length) {
-    const names = await readdir(tmpDir).catch(() => [] as string[]);
+    const names = await readdir(layout.tmpDir).catch(() => [] as string[]);
     for (const name of names.sort()) {
       if (o.shouldStop()) return "stopped";
-      const st = await stat(join(tmpDir, name)).catch(() => undefined);
+      const st = await stat(layout.tmpFile(name)).catch(() => undefined);
       if (!st?.isFile()) continue;
       for (const j of tempJobs) await j.temp!({ name, size: st.size, mtimeMs: st.mtimeMs });
     }
   }
   for (const repo of o.repositories) {
-    const dir = join(o.root, "repositories", repo.name);
+    const dir = layout.repositoryDir(repo.name);
     for (const j of o.jobs) j.beginRepository?.(repo);
     for await (const item of mergeWithMetadata(readTree(dir), o.metadata(repo.name))) {
       if (o.shouldStop()) return "stopped";
@@ -131,10 +116,13 @@ export async function walkStore(o: StoreWalkOptions): Promise<"complete" | "stop
         meta: item.meta,
         // A file removed meanwhile (a client's DELETE) has no digest: the jobs pass it by.
         sha256: () =>
-          (digest ??= hashFile(join(dir, ...item.path.split("/"))).catch((err: NodeJS.ErrnoException) => {
-            if (err.code === "ENOENT") return undefined;
-            throw err;
-          })),
+          (digest ??= digestFile(layout.pathOf(repo.name, item.path.split("/"))).then(
+            (d) => d.sha256,
+            (err: NodeJS.ErrnoException) => {
+              if (err.code === "ENOENT") return undefined;
+              throw err;
+            },
+          )),
       };
       o.progress.entries++;
       if (item.file) o.progress.bytes += item.file.size;

@@ -1,15 +1,13 @@
-import { randomUUID, createHash } from "node:crypto";
-import { createReadStream, createWriteStream } from "node:fs";
+import { createWriteStream } from "node:fs";
 import { mkdir, open, readdir, rename, rm, rmdir, stat, unlink } from "node:fs/promises";
 import { join } from "node:path";
-import { Transform, Writable, type Readable } from "node:stream";
+import type { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { conflict, forbidden } from "@svc/contracts";
+import { digestFile, digestingStream, storeLayout, type ContentDigest } from "@svc/kit";
 
 /**
- * The filesystem store. Layout under the root:
- *   repositories/<repository>/<path>   artifact content
- *   tmp/<uuid>                         uploads in progress
+ * The filesystem store, laid out as storeLayout says (the walker walks the same layout).
  * A write streams into tmp/ (same filesystem), is flushed to disk, then renamed into place
  * and the directory entry flushed: a crash leaves the old content or none, never half a file.
  * The read-only switch is enforced here too, so nothing inside the service bypasses it.
@@ -52,31 +50,22 @@ async function syncDir(dir: string): Promise<void> {
 }
 
 export function fileStoreFactory(opts: FileStoreOptions) {
-  const reposDir = join(opts.root, "repositories");
-  const tmpDir = join(opts.root, "tmp");
-  const repoDir = (repository: string) => join(reposDir, repository);
-  const fileOf = (repository: string, segments: string[]) => join(repoDir(repository), ...segments);
+  const layout = storeLayout(opts.root);
+  const { tmpDir, repositoryDir: repoDir } = layout;
+  const fileOf = (repository: string, segments: string[]) => layout.pathOf(repository, segments);
 
   /** Streams an upload into tmp/ (flushed to disk), hashing it on the way. */
   const stage = async (source: Readable): Promise<Staged> => {
     if (opts.readOnly) throw forbidden(READ_ONLY);
-    const tmp = join(tmpDir, randomUUID());
-    const hash = createHash("sha256");
-    let size = 0;
-    const meter = new Transform({
-      transform(chunk: Buffer, _enc, cb) {
-        hash.update(chunk);
-        size += chunk.length;
-        cb(null, chunk);
-      },
-    });
+    const tmp = layout.newTmpFile();
+    const meter = digestingStream();
     try {
-      await pipeline(source, meter, createWriteStream(tmp, { flags: "wx", mode: 0o644, flush: true }));
+      await pipeline(source, meter.stream, createWriteStream(tmp, { flags: "wx", mode: 0o644, flush: true }));
     } catch (err) {
       await rm(tmp, { force: true }).catch(() => {});
       throw err;
     }
-    return { tmp, size, sha256: hash.digest("hex") };
+    return { tmp, ...meter.digest() };
   };
 
   /** Renames a staged upload into place and flushes the folder entry. */
@@ -130,7 +119,7 @@ export function fileStoreFactory(opts: FileStoreOptions) {
       // Leftovers of uploads a crash interrupted more than a day ago (other replicas may be writing now).
       const cutoff = Date.now() - 86_400_000;
       for (const name of await readdir(tmpDir)) {
-        const p = join(tmpDir, name);
+        const p = layout.tmpFile(name);
         const st = await stat(p).catch(() => undefined);
         if (st && st.mtimeMs < cutoff) await rm(p, { force: true });
       }
@@ -156,19 +145,7 @@ export function fileStoreFactory(opts: FileStoreOptions) {
     },
 
     /** Reads a stored file through once: its size and SHA-256 (hex). */
-    async hash(repository: string, segments: string[]): Promise<{ size: number; sha256: string }> {
-      const h = createHash("sha256");
-      let size = 0;
-      const sink = new Writable({
-        write(chunk: Buffer, _enc, cb) {
-          h.update(chunk);
-          size += chunk.length;
-          cb();
-        },
-      });
-      await pipeline(createReadStream(fileOf(repository, segments), { highWaterMark: 256 * 1024 }), sink);
-      return { size, sha256: h.digest("hex") };
-    },
+    hash: (repository: string, segments: string[]): Promise<ContentDigest> => digestFile(fileOf(repository, segments)),
 
     /** Removes a file; false when there was none. Empty parent folders are tidied up. */
     async remove(repository: string, segments: string[]): Promise<boolean> {

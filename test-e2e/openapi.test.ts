@@ -1,21 +1,11 @@
 import SwaggerParser from "@apidevtools/swagger-parser";
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, inject, it, vi } from "vitest";
 import { controlSubjects, createBus, createLogger, openApiPath, type ApiReport, type Bus, type OpenApiDocument } from "@svc/kit";
 import { startSuite, type Suite } from "./suite.js";
 
 /** The services the gateway forwards /api/ routes to. */
 const API_SERVICES = ["admin", "artifacts", "auth", "notifier", "walker"];
 const HTTP_METHODS = ["get", "put", "post", "delete", "options", "head", "patch", "trace"];
-
-async function until<T>(fn: () => Promise<T>, ok: (v: T) => boolean, ms = 20_000): Promise<T> {
-  const end = Date.now() + ms;
-  let v = await fn();
-  while (!ok(v) && Date.now() < end) {
-    await new Promise((r) => setTimeout(r, 300));
-    v = await fn();
-  }
-  return v;
-}
 
 describe("the API describes itself at /api/openapi.json", () => {
   let s: Suite;
@@ -27,7 +17,8 @@ describe("the API describes itself at /api/openapi.json", () => {
     expect(res.status).toBe(200);
     return (await res.json()) as OpenApiDocument;
   };
-  const complete = () => until(served, (d) => d["x-missing-services"] === undefined);
+  const settled = { timeout: 20_000, interval: 300 };
+  const complete = () => vi.waitUntil(async () => served().then((d) => d["x-missing-services"] === undefined && d), settled);
 
   beforeAll(async () => {
     s = await startSuite();
@@ -42,8 +33,10 @@ describe("the API describes itself at /api/openapi.json", () => {
   it("holds every /api/ route every service registered, with its method and its error responses", async () => {
     // What fastify registered, as each process reports it beside its document: not the generator's output.
     const subject = controlSubjects(s.internalSecret).openapi;
-    const gather = async () => (await bus.gather(subject, {}, 1000)) as ApiReport[];
-    const reports = await until(gather, (rs) => API_SERVICES.every((name) => rs.some((r) => r.service === name && r.routes.length > 0)));
+    const reports = await vi.waitUntil(async () => {
+      const rs = (await bus.gather(subject, {}, 1000)) as ApiReport[];
+      return API_SERVICES.every((name) => rs.some((r) => r.service === name && r.routes.length > 0)) && rs;
+    }, settled);
     const registered = new Map<string, ApiReport["routes"]>();
     for (const r of reports) if (API_SERVICES.includes(r.service) && !registered.has(r.service)) registered.set(r.service, r.routes);
     expect([...registered.keys()].sort()).toEqual(API_SERVICES);

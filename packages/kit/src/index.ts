@@ -12,3 +12,4 @@ export * from "./node-agent.js";
 export * from "./paging.js";
 export * from "./internal-client.js";
 export * from "./store-layout.js";
+export * from "./openapi.js";

@@ -2,6 +2,7 @@ import { createHash } from "node:crypto";
 import type { Bus } from "./messaging.js";
 import type { LogEntry, LogRing } from "./logger.js";
 import type { ServiceMetrics } from "./metrics.js";
+import { apiReport } from "./openapi.js";
 import { DEPLOYMENT_SETTINGS, settingName, type Settings } from "./settings.js";
 
 /**
@@ -14,6 +15,8 @@ export interface ControlSubjects {
   metrics: string;
   logs: string;
   limits: string;
+  /** Each process's API description (openapi.ts). */
+  openapi: string;
 }
 
 /**
@@ -29,6 +32,7 @@ export function controlSubjects(internalSecret: string): ControlSubjects {
     metrics: `svc.control.${d}.metrics`,
     logs: `svc.control.${d}.logs`,
     limits: `svc.control.${d}.limits.changed`,
+    openapi: `svc.control.${d}.openapi`,
   };
 }
 
@@ -106,6 +110,8 @@ export function startNodeAgent(opts: {
 
   bus.respond(control.metrics, async () => ({ node: metrics.node, service: metrics.service, metrics: await metrics.registry.getMetricsAsJSON() }));
   bus.respond(control.logs, (raw) => answerLogs(ring, metrics.node, metrics.service, (raw ?? {}) as LogQuery));
+  // Looked up when asked: the agent starts before the service has built its app.
+  bus.respond(control.openapi, () => apiReport(metrics));
 
   const beat = (): boolean => {
     const hb: Heartbeat = {

@@ -4,6 +4,7 @@ import { ServiceError, type Principal } from "@svc/contracts";
 import { installErrorHandling } from "./errors.js";
 import { verifyIdentity } from "./identity.js";
 import { instrumentHttp, type ServiceMetrics } from "./metrics.js";
+import { describeApi } from "./openapi.js";
 import { problemSchema } from "./paging.js";
 
 declare module "fastify" {
@@ -53,6 +54,8 @@ export function createBaseApp(opts: BaseAppOptions): FastifyInstance {
   app.addSchema(problemSchema);
   if (opts.metrics) instrumentHttp(app, opts.metrics);
   app.decorateRequest("principal", null as unknown as Principal);
+  // The services behind the gateway describe their /api routes; the gateway's own only forward.
+  if (opts.internalSecret) describeApi(app, opts.metrics);
 
   if (opts.internalSecret) {
     const secret = opts.internalSecret;

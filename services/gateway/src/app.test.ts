@@ -9,7 +9,7 @@ import { compileGrants } from "@svc/grants";
 import { makeKey, parseKey } from "@svc/keys";
 import { addressMatcher, verifyIdentity } from "@svc/kit";
 import { buildApp } from "./app.js";
-import { accessPolicy } from "./domain/access.js";
+import { accessPolicy } from "./domain/admission.js";
 import { rightsCacheFactory, type KeyRights } from "./domain/rights-cache.js";
 
 const secret = "test-internal-secret";

@@ -1,14 +1,14 @@
-import { Pool } from "undici";
 import { addressMatcher, controlSubjects, createBus, createLogger, createMetrics, onShutdown, refuseStart, startNodeAgent } from "@svc/kit";
 import { buildApp } from "./app.js";
 import { loadConfig, type GatewayConfig } from "./config.js";
-import { accessPolicy } from "./domain/access.js";
+import { accessPolicy } from "./domain/admission.js";
 import { authClientFactory } from "./domain/auth-client.js";
 import { gatewayMetricsFactory } from "./domain/gateway-metrics.js";
 import { limitSourceFactory } from "./domain/limit-source.js";
 import { rateLimiterFactory } from "./domain/rate-limiter.js";
 import { rightsCacheFactory } from "./domain/rights-cache.js";
 import { usageRecorderFactory } from "./domain/usage-recorder.js";
+import { upstreamProbesFactory } from "./health/upstream-probes.js";
 
 let config: GatewayConfig;
 try {
@@ -56,34 +56,8 @@ const agent = startNodeAgent({
 });
 bus.listen(controlSubjects(config.internalSecret).limits, () => void limits.refresh());
 
-const probes = new Map<string, Pool>();
-/** Postgres as the auth service last reported it (the gateway has no connection of its own). */
-let postgres: { ok: true } | { ok: false; error: string } = { ok: false, error: "not checked yet" };
-let authProbe: Promise<unknown> = Promise.resolve();
-const upstreamCheck = (name: string, url: string) => {
-  const pool = new Pool(url, { connections: 2 });
-  probes.set(name, pool);
-  const check = async () => {
-    try {
-      const res = await pool.request({ method: "GET", path: "/health/ready", headersTimeout: 2000, bodyTimeout: 2000 });
-      const body = (await res.body.json().catch(() => ({}))) as { checks?: Record<string, { status: string; error?: string }> };
-      const pg = body.checks?.postgres;
-      if (name === "auth") postgres = pg?.status === "up" ? { ok: true } : { ok: false, error: pg?.error ?? "unknown" };
-      return res.statusCode === 200 ? ({ ok: true } as const) : ({ ok: false, error: `answered ${res.statusCode}` } as const);
-    } catch (err) {
-      if (name === "auth") postgres = { ok: false, error: "the auth service did not answer" };
-      return { ok: false as const, error: (err as Error).message };
-    }
-  };
-  return {
-    name,
-    check: () => {
-      const p = check();
-      if (name === "auth") authProbe = p;
-      return p;
-    },
-  };
-};
+const upstreams = { auth: config.authUrl, artifacts: config.artifactsUrl, admin: config.adminUrl, walker: config.walkerUrl, notifier: config.notifierUrl };
+const probes = upstreamProbesFactory(upstreams);
 
 const app = buildApp({
   log,
@@ -93,24 +67,12 @@ const app = buildApp({
   cache,
   trustedProxies: addressMatcher(config.trustedProxies),
   recordUse: usage?.record,
-  upstreams: { auth: config.authUrl, artifacts: config.artifactsUrl, admin: config.adminUrl, walker: config.walkerUrl, notifier: config.notifierUrl },
+  upstreams,
   limiter,
   metrics,
   gatewayMetrics,
   checks: [
-    upstreamCheck("auth", config.authUrl),
-    upstreamCheck("artifacts", config.artifactsUrl),
-    upstreamCheck("admin", config.adminUrl),
-    upstreamCheck("walker", config.walkerUrl),
-    upstreamCheck("notifier", config.notifierUrl),
-    // What the auth service's own probe (started just before this one) says of its database.
-    {
-      name: "postgres",
-      check: async () => {
-        await authProbe;
-        return postgres;
-      },
-    },
+    ...probes.checks,
     { name: "nats", check: async () => (bus.connected() ? { ok: true } : { ok: false, error: "not connected" }) },
     ...(limiter ? [{ name: "redis", check: async () => (limiter.up() ? ({ ok: true } as const) : ({ ok: false, error: "not reachable" } as const)) }] : []),
   ],
@@ -118,4 +80,4 @@ const app = buildApp({
 await app.listen({ host: config.host, port: config.port });
 log.info({ port: config.port, cacheTtlMs: config.cacheTtlMs }, "gateway ready");
 
-onShutdown(log, [() => app.close(), async () => agent.stop(), async () => usage?.close(), () => limits.close(), async () => limiter?.close(), () => bus.close(), () => authClient.close(), ...[...probes.values()].map((p) => () => p.close())], config.shutdownGraceMs);
+onShutdown(log, [() => app.close(), async () => agent.stop(), async () => usage?.close(), () => limits.close(), async () => limiter?.close(), () => bus.close(), () => authClient.close(), () => probes.close()], config.shutdownGraceMs);

@@ -1,0 +1,257 @@
+// The admission decision, case by case, without starting a process: what each caller gets
+// (status, message, Basic challenge) or the principal the request is forwarded as.
+import { describe, expect, it } from "vitest";
+import type { FastifyReply, FastifyRequest } from "fastify";
+import { ServiceError } from "@svc/contracts";
+import { compileGrants, parseTokens, type GrantSpec } from "@svc/grants";
+import { makeKey, parseKey } from "@svc/keys";
+import { addressMatcher } from "@svc/kit";
+import { accessPolicy, admissionFactory, type AdmissionDeps } from "./admission.js";
+import { rightsCacheFactory, type KeyRights } from "./rights-cache.js";
+import type { Verdict } from "./rate-limiter.js";
+
+const NOW = Date.now();
+const ART = "/repository/default/libs/com/acme/app.jar";
+const REQUIRED = "a key is required: send it in Service-Repository-Key, as a Bearer token, or as the Basic password";
+
+const keys = new Map<string, KeyRights>();
+/** Roles expanded to right tokens, as the auth service stores them. */
+const expanded = (tokens: string[]) => (parseTokens(tokens) as { ok: true; tokens: string[] }).tokens;
+/** A key the auth service knows, holding `grants`. */
+function minted(grants: { scope: string; tokens: string[] }[], extra: Partial<KeyRights> = {}): string {
+  const key = makeKey("default");
+  const id = (parseKey(key) as { ok: true; key: { id: string } }).key.id;
+  keys.set(id, { id, tenant: "default", revoked: false, expiresAt: Infinity, allowedFrom: null, grants: compileGrants(grants.map((g) => ({ scope: g.scope, tokens: expanded(g.tokens), expires: null }))), ...extra });
+  return key;
+}
+const idOf = (key: string) => (parseKey(key) as { ok: true; key: { id: string } }).key.id;
+
+const admin = minted([{ scope: "*", tokens: ["*"] }]);
+const nothing = minted([]);
+const namedReader = minted([{ scope: "default", tokens: ["read-only"] }]);
+const wildReader = minted([{ scope: "*", tokens: ["repository:read"] }]);
+const prefixDeployer = minted([{ scope: "default:libs/com/acme", tokens: ["deploy"] }]);
+const otherDeployer = minted([{ scope: "other", tokens: ["deploy"] }]);
+const starDeployer = minted([{ scope: "*", tokens: ["deploy"] }]);
+const manageReader = minted([{ scope: "*", tokens: ["manage:read"] }]);
+const scopedManager = minted([{ scope: "default", tokens: ["manage:*"] }]);
+const revoked = minted([{ scope: "*", tokens: ["*"] }], { revoked: true });
+const expired = minted([{ scope: "*", tokens: ["*"] }], { expiresAt: NOW - 1000 });
+const allowlisted = minted([{ scope: "*", tokens: ["*"] }], { allowedFrom: addressMatcher(["10.0.0.0/8"]) });
+const lapsedWild = minted([{ scope: "*", tokens: ["*"] }], {
+  grants: compileGrants([{ scope: "*", tokens: ["*"], expires: new Date(NOW - 1000).toISOString() }]),
+});
+const unknown = makeKey("default");
+const otherTenant = makeKey("othertenant");
+const malformed = admin.slice(0, -2) + "AA";
+const LOOKUP_FAILS = makeKey("default");
+
+type Mode = "enforcing" | "read-only" | "anonymous-read" | "anonymous-one-repository" | "open";
+const POLICIES: Record<Mode, { auth: boolean; readOnly: boolean; anonymousRights: GrantSpec[] }> = {
+  enforcing: { auth: true, readOnly: false, anonymousRights: [] },
+  "read-only": { auth: true, readOnly: true, anonymousRights: [] },
+  "anonymous-read": { auth: true, readOnly: false, anonymousRights: [{ scope: "*", tokens: ["repository:read"] }] },
+  "anonymous-one-repository": { auth: true, readOnly: false, anonymousRights: [{ scope: "default", tokens: ["repository:read"] }] },
+  open: { auth: false, readOnly: false, anonymousRights: [] },
+};
+
+function admission(mode: Mode, extra: Partial<AdmissionDeps> = {}) {
+  const lookup = async (id: string) => {
+    if (id === idOf(LOOKUP_FAILS)) throw new Error("the auth service did not answer");
+    return keys.get(id) ?? null;
+  };
+  return admissionFactory({
+    tenant: "default",
+    policy: accessPolicy(POLICIES[mode]),
+    cache: rightsCacheFactory({ ttlMs: 60_000, lookup }),
+    trustedProxies: addressMatcher([]),
+    ...extra,
+  });
+}
+
+type Outcome = { admittedAs: string } | { status: number; message: string; challenge: boolean; headers?: Record<string, string> };
+
+/** Runs one request through the onRequest hook. */
+function run(a: ReturnType<typeof admission>, method: string, url: string, headers: Record<string, string> = {}, from = "127.0.0.1"): Promise<Outcome> {
+  const request = { method, url, headers, socket: { remoteAddress: from }, forwardedPrincipal: "", log: { error() {} } };
+  return new Promise((resolve) => {
+    // Only a failed key lookup answers by itself (500, with a reference): the rest is handed to done.
+    const reply = {
+      statusCode: 200,
+      headers: () => reply,
+      code: (c: number) => ((reply.statusCode = c), reply),
+      type: () => reply,
+      send: (body: string) => resolve({ status: reply.statusCode, message: body, challenge: false }),
+    };
+    a.admit(request as unknown as FastifyRequest, reply as unknown as FastifyReply, (err?: Error) => {
+      if (!err) return resolve({ admittedAs: request.forwardedPrincipal });
+      const e = err as ServiceError;
+      resolve({ status: e.status, message: e.message, challenge: /^Basic /.test(e.headers?.["www-authenticate"] ?? ""), ...(e.headers?.["retry-after"] ? { headers: e.headers } : {}) });
+    });
+  });
+}
+
+const key = (k: string) => ({ "service-repository-key": k });
+const named = (k: string, repository = "default") => ({ "service-repository-key": k, "service-repository-name": repository });
+const refused = (status: number, message: string, challenge = false) => ({ status, message, challenge });
+const asKey = (k: string) => ({ admittedAs: `key:default:${idOf(k)}` });
+const ANONYMOUS = { admittedAs: "anonymous:default:" };
+
+const cases: [string, Mode, string, string, Record<string, string>, Outcome][] = [
+  // No key.
+  ["no key on an artifact path: 401 with a Basic challenge", "enforcing", "GET", ART, {}, refused(401, REQUIRED, true)],
+  ["no key on /api/: a bare 401", "enforcing", "GET", "/api/credentials", {}, refused(401, REQUIRED)],
+  ["no key on /metrics: a bare 401", "enforcing", "GET", "/metrics", {}, refused(401, REQUIRED)],
+  ["anything but a well-formed key in Authorization counts as no key", "enforcing", "GET", ART, { authorization: "Bearer not-a-key" }, refused(401, REQUIRED, true)],
+  ["a Basic password that is not a key counts as no key", "enforcing", "GET", "/api/credentials", { authorization: `Basic ${Buffer.from("u:p").toString("base64")}` }, refused(401, REQUIRED)],
+  // Malformed, foreign, unknown, revoked, expired keys.
+  ["a malformed Service-Repository-Key on an artifact path", "enforcing", "GET", ART, key(malformed), refused(401, "the key in Service-Repository-Key is malformed", true)],
+  ["a malformed Service-Repository-Key on /api/", "enforcing", "GET", "/api/credentials", key("nope"), refused(401, "the key in Service-Repository-Key is malformed")],
+  ["a key of another tenant", "enforcing", "GET", "/api/credentials", key(otherTenant), refused(401, "this key belongs to another tenant")],
+  ["a key of another tenant on an artifact path", "enforcing", "GET", ART, key(otherTenant), refused(401, "this key belongs to another tenant", true)],
+  ["a well-formed key nobody minted", "enforcing", "GET", ART, key(unknown), refused(401, "unknown key", true)],
+  ["a revoked key", "enforcing", "GET", ART, key(revoked), refused(401, "this key has been revoked", true)],
+  ["an expired key", "enforcing", "GET", "/api/credentials", key(expired), refused(401, "this key has expired")],
+  // Where the key may be used from.
+  ["a key used from outside its allowlist", "enforcing", "GET", ART, key(allowlisted), refused(403, "this key may not be used from 127.0.0.1")],
+  // Rights.
+  ["a key that holds nothing", "enforcing", "GET", ART, named(nothing), refused(403, 'this key does not hold repository:read on default')],
+  ["a read-only key writing", "enforcing", "PUT", ART, named(namedReader), refused(403, "this key does not hold repository:write on default")],
+  ["a read-only key reading its repository, named", "enforcing", "GET", ART, named(namedReader), asKey(namedReader)],
+  ["HEAD is a read", "enforcing", "HEAD", ART, named(namedReader), asKey(namedReader)],
+  ["a repository grant without Service-Repository-Name", "enforcing", "GET", ART, key(namedReader), refused(403, "this key does not hold repository:read on * (no Service-Repository-Name header was sent)")],
+  ["a wildcard grant without Service-Repository-Name", "enforcing", "GET", ART, key(wildReader), asKey(wildReader)],
+  ["a lapsed grant holds nothing", "enforcing", "GET", ART, key(lapsedWild), refused(403, "this key does not hold repository:read on * (no Service-Repository-Name header was sent)")],
+  ["the key in Bearer", "enforcing", "GET", ART, { authorization: `Bearer ${wildReader}` }, asKey(wildReader)],
+  ["the key as Basic's password", "enforcing", "GET", ART, { authorization: `Basic ${Buffer.from(`x:${wildReader}`).toString("base64")}` }, asKey(wildReader)],
+  ["Service-Repository-Key wins over Authorization", "enforcing", "GET", ART, { "service-repository-key": nothing, authorization: `Bearer ${admin}` }, refused(403, "this key does not hold repository:read on * (no Service-Repository-Name header was sent)")],
+  // Prefix scopes, on a segment boundary.
+  ["a prefix scope covers a path under it", "enforcing", "PUT", "/repository/default/libs/com/acme/v2/app.jar", named(prefixDeployer), asKey(prefixDeployer)],
+  ["a prefix scope covers an encoded path under it", "enforcing", "GET", "/repository/default/libs/com/%61cme/app.jar", named(prefixDeployer), asKey(prefixDeployer)],
+  ["a prefix scope does not cover a sibling sharing its letters", "enforcing", "GET", "/repository/default/libs/com/acmecorp/other.jar", named(prefixDeployer), refused(403, "this key does not hold repository:read on default")],
+  ["a prefix scope does not cover a file beside it", "enforcing", "PUT", "/repository/default/libs/com/acme.jar", named(prefixDeployer), refused(403, "this key does not hold repository:write on default")],
+  ["a path that climbs out is refused before any right", "enforcing", "GET", "/repository/default/libs/com/acme/%2e%2e/acmecorp/other.jar", named(prefixDeployer), refused(400, "'.' and '..' segments are not allowed in artifact paths")],
+  // The repository header.
+  ["Service-Repository-Name naming another repository", "enforcing", "GET", ART, named(otherDeployer, "other"), refused(403, 'Service-Repository-Name names repository "other" but this request is for repository "default"')],
+  ["Service-Repository-Name that is no repository name", "enforcing", "GET", ART, named(admin, "bad name"), refused(400, "Service-Repository-Name is not a valid repository name")],
+  // The API.
+  ["/api/ needs manage:read at *: a deploy key", "enforcing", "GET", "/api/credentials", key(starDeployer), refused(403, "this key does not hold manage:read on *")],
+  ["/api/ needs manage at *, not on one repository", "enforcing", "GET", "/api/credentials", key(scopedManager), refused(403, "this key does not hold manage:read on *")],
+  ["an /api/ write needs manage:write", "enforcing", "POST", "/api/credentials", key(manageReader), refused(403, "this key does not hold manage:write on *")],
+  ["an /api/ read with manage:read", "enforcing", "GET", "/api/credentials", key(manageReader), asKey(manageReader)],
+  ["capabilities with a read right somewhere", "enforcing", "GET", "/api/capabilities", key(namedReader), asKey(namedReader)],
+  ["capabilities with no right", "enforcing", "GET", "/api/capabilities", key(nothing), refused(403, "this key does not hold a read right")],
+  ["capabilities with no key", "enforcing", "GET", "/api/capabilities", {}, refused(401, REQUIRED)],
+  ["/metrics needs manage:read at *", "enforcing", "GET", "/metrics", key(starDeployer), refused(403, "this key does not hold manage:read on *")],
+  ["an /api/ path that is not valid percent-encoding", "enforcing", "GET", "/api/%zz", key(admin), refused(400, "the path is not valid percent-encoding")],
+  ["a path nothing guards", "enforcing", "GET", "/", {}, ANONYMOUS],
+  // svc.read-only.
+  ["read-only refuses a write even to a key holding every right", "read-only", "PUT", ART, key(admin), refused(403, "this server is read-only (svc.read-only): writes are refused")],
+  ["read-only refuses a keyless write with 403, not 401", "read-only", "DELETE", ART, {}, refused(403, "this server is read-only (svc.read-only): writes are refused")],
+  ["read-only lets reads through", "read-only", "GET", ART, key(admin), asKey(admin)],
+  ["read-only leaves /api/ writes to the rights", "read-only", "POST", "/api/credentials", key(admin), asKey(admin)],
+  // svc.anonymous-rights.
+  ["anonymous repository:read lets a keyless caller read", "anonymous-read", "GET", ART, {}, ANONYMOUS],
+  ["anonymous repository:read does not let a keyless caller write", "anonymous-read", "PUT", ART, {}, refused(401, REQUIRED, true)],
+  ["anonymous rights add to a key's own", "anonymous-read", "GET", ART, key(nothing), asKey(nothing)],
+  ["anonymous rights keep /api/ closed", "anonymous-read", "GET", "/api/credentials", {}, refused(401, REQUIRED)],
+  ["anonymous rights let a keyless caller see capabilities", "anonymous-read", "GET", "/api/capabilities", {}, ANONYMOUS],
+  ["anonymous rights on one repository, named", "anonymous-one-repository", "GET", ART, { "service-repository-name": "default" }, ANONYMOUS],
+  ["anonymous rights on one repository, not named", "anonymous-one-repository", "GET", ART, {}, refused(401, REQUIRED, true)],
+  // svc.auth=false.
+  ["open mode serves a keyless write", "open", "PUT", ART, {}, ANONYMOUS],
+  ["open mode serves /api/ to anyone", "open", "POST", "/api/credentials", {}, ANONYMOUS],
+  ["open mode reads no key at all", "open", "GET", ART, key("nope"), ANONYMOUS],
+];
+
+describe("admission", () => {
+  for (const [name, mode, method, url, headers, want] of cases) {
+    it(`${name} (${mode}: ${method} ${url})`, async () => {
+      expect(await run(admission(mode), method, url, headers)).toEqual(want);
+    });
+  }
+
+  it("a key is used from an address its allowlist names", async () => {
+    expect(await run(admission("enforcing"), "GET", ART, key(allowlisted), "10.1.2.3")).toEqual(asKey(allowlisted));
+  });
+
+  it("a key is refused after a cache hit the same way as after a lookup", async () => {
+    const a = admission("enforcing");
+    for (let i = 0; i < 2; i++) expect(await run(a, "GET", ART, key(revoked))).toEqual(refused(401, "this key has been revoked", true));
+  });
+
+  it("a key lookup that fails answers 500 with a reference, never the cause", async () => {
+    const got = await run(admission("enforcing"), "GET", "/api/credentials", key(LOOKUP_FAILS));
+    expect(got).toMatchObject({ status: 500 });
+    expect((got as { message: string }).message).not.toMatch(/auth service/);
+    expect((got as { message: string }).message).toMatch(/"reference":"[A-Z0-9]{12}"/);
+  });
+
+  it("records each use of a key with the address it came from", async () => {
+    const uses: [string, string][] = [];
+    await run(admission("enforcing", { recordUse: (id, address) => uses.push([id, address]) }), "GET", ART, key(wildReader), "192.0.2.7");
+    expect(uses).toEqual([[idOf(wildReader), "192.0.2.7"]]);
+  });
+});
+
+describe("admission under a rate limit", () => {
+  const limited = (verdict: Verdict, taken: [string, string][] = []) =>
+    admission("enforcing", {
+      limiter: {
+        take: (bucket, tenantForLimit, then) => {
+          taken.push([bucket, tenantForLimit]);
+          then(verdict);
+        },
+      },
+    });
+
+  it("refuses a request over the tenant's ceiling with 429 and Retry-After: 60, before reading the key's rights", async () => {
+    expect(await run(limited("refuse"), "GET", ART, key(unknown))).toEqual({
+      status: 429,
+      message: "too many requests for this tenant: slow down and retry after a minute",
+      challenge: false,
+      headers: { "retry-after": "60" },
+    });
+  });
+
+  it("takes from the key's tenant's bucket, and keyless callers share one", async () => {
+    const taken: [string, string][] = [];
+    const a = limited("allow", taken);
+    await run(a, "GET", ART, key(admin));
+    await run(a, "GET", ART, {});
+    await run(a, "GET", ART, key(otherTenant));
+    expect(taken).toEqual([
+      ["default", "default"],
+      ["~anonymous", "default"],
+      ["othertenant", "othertenant"],
+    ]);
+  });
+
+  it("never limits metric scrapes or health probes", async () => {
+    expect(await run(limited("refuse"), "GET", "/metrics", key(admin))).toEqual(asKey(admin));
+    expect(await run(limited("refuse"), "GET", "/health/ready", {})).toEqual({ admittedAs: "" });
+  });
+
+  it("serves requests when Redis cannot decide (fail open)", async () => {
+    expect(await run(limited("degraded"), "GET", ART, key(admin))).toEqual(asKey(admin));
+  });
+});
+
+describe("health detail", () => {
+  const may = (mode: Mode, headers: Record<string, string>) =>
+    admission(mode).mayReadHealthDetail({ headers, socket: { remoteAddress: "127.0.0.1" } } as unknown as FastifyRequest);
+
+  it("is shown to a key holding manage:read at *", async () => {
+    expect(await may("enforcing", key(admin))).toBe(true);
+    expect(await may("enforcing", key(manageReader))).toBe(true);
+  });
+
+  it("is not shown without the right, without a key, or to a key that would be refused", async () => {
+    for (const k of [starDeployer, scopedManager, revoked, expired, unknown, otherTenant, malformed, LOOKUP_FAILS]) expect(await may("enforcing", key(k))).toBe(false);
+    expect(await may("enforcing", {})).toBe(false);
+  });
+
+  it("is shown to anyone in open mode", async () => {
+    expect(await may("open", {})).toBe(true);
+  });
+});

@@ -1,0 +1,72 @@
+import type { FastifyReply, FastifyRequest } from "fastify";
+import { sendUnexpected } from "@svc/kit";
+import type { DownloadPool } from "./download-pool.js";
+import { NOT_FORWARDED, type StampIdentity } from "./identity-stamp.js";
+
+/** Request headers a download does not pass on: beside NOT_FORWARDED, the upstream connection's own. */
+const NOT_IN_HEAD = new Set([...NOT_FORWARDED, "connection", "host", "content-length", "transfer-encoding"]);
+
+/** The request head sent upstream for a GET: the client's end-to-end headers, our host, the stamped identity. */
+function downloadRequestHead(request: FastifyRequest, path: string, host: string, stamp: StampIdentity): string {
+  let head = `GET ${path} HTTP/1.1\r\nhost: ${host}\r\n`;
+  const connection = request.headers.connection;
+  const listed = typeof connection === "string" ? connection.toLowerCase().split(",").map((t) => t.trim()) : [];
+  const raw = request.raw.rawHeaders;
+  for (let i = 0; i < raw.length; i += 2) {
+    const lower = raw[i]!.toLowerCase();
+    if (NOT_IN_HEAD.has(lower) || listed.includes(lower)) continue;
+    head += `${raw[i]}: ${raw[i + 1]}\r\n`;
+  }
+  const identity: Record<string, unknown> = {};
+  stamp(identity, "GET", path, request.forwardedPrincipal);
+  for (const name in identity) head += `${name}: ${identity[name] as string}\r\n`;
+  return `${head}\r\n`;
+}
+
+/**
+ * Answers a GET from the download pool: the upstream's status and headers, then its body in
+ * buffers the pool lends and takes back once written to the client. `unframed` sends the
+ * request again the general way when the pool cannot delimit the answer.
+ */
+export function forwardDownload(
+  pool: DownloadPool,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  dest: string,
+  host: string,
+  stamp: StampIdentity,
+  unframed: () => void,
+): void {
+  // The path reply-from would send: the destination resolved against the upstream, the client's query as it came.
+  const q = request.url.indexOf("?");
+  const path = new URL(dest, "http://upstream").pathname + (q < 0 ? "" : request.url.slice(q));
+  const res = reply.raw;
+  const cancel = pool.request(downloadRequestHead(request, path, host, stamp), {
+    head: ({ status, headers }) => {
+      try {
+        res.writeHead(status, headers);
+      } catch (err) {
+        // A header Node will not send (a control character): refused like any other failure.
+        cancel();
+        sendUnexpected(request, reply, err);
+        return;
+      }
+      reply.hijack();
+    },
+    data: (chunk, release) => {
+      res.write(chunk, release);
+    },
+    end: () => {
+      res.end();
+    },
+    unframed,
+    fail: (err, headSent) => {
+      if (headSent) res.destroy(err);
+      else sendUnexpected(request, reply, err);
+    },
+  });
+  // The client went away before the whole answer was written: drop the upstream connection.
+  res.once("close", () => {
+    if (!res.writableFinished) cancel();
+  });
+}

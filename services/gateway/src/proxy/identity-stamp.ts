@@ -1,0 +1,55 @@
+import { Pool, type Dispatcher } from "undici";
+import { IDENTITY_HEADER, IDENTITY_HEADERS } from "@svc/contracts";
+import { identitySigner, type IdentitySigner } from "@svc/kit";
+
+/**
+ * How a forwarded request says who is asking. The client's own credentials and identity claims
+ * are dropped; the admitted principal is stamped with the one function below, by each
+ * transport where it writes the request, over the method and the exact path (with query) that
+ * go on the wire, whatever reply-from and http-proxy made of the client's URL.
+ */
+export type StampIdentity = IdentitySigner;
+
+export function identityStamp(internalSecret: string): StampIdentity {
+  return identitySigner(internalSecret);
+}
+
+/**
+ * Never forwarded: the client's credentials and identity claims, and the hop-by-hop headers
+ * that describe the client's connection to us, not ours to the upstream. Node answers
+ * `Expect: 100-continue` itself (curl sends it with every upload over 1 MiB), and undici refuses
+ * to send `expect`, `keep-alive` or `upgrade` at all: forwarded, they made an upload fail with 500.
+ */
+export const NOT_FORWARDED = ["service-repository-key", "authorization", "cookie", ...IDENTITY_HEADERS, "expect", "keep-alive", "upgrade", "proxy-connection", "te", "trailer"];
+
+/**
+ * Readies reply-from's copy of the client's headers (changed in place): drops what is never
+ * forwarded and names the admitted principal, which SigningPool signs once the path is final.
+ * The client's identity headers are gone by then, so only the gateway's own name is signed.
+ */
+export function claimIdentity(headers: Record<string, unknown>, principal: string): void {
+  for (let i = 0; i < NOT_FORWARDED.length; i++) if (headers[NOT_FORWARDED[i]!] !== undefined) delete headers[NOT_FORWARDED[i]!];
+  headers[IDENTITY_HEADER] = principal;
+}
+
+/**
+ * The keep-alive connection pool to one upstream (the `pooled` transport). It stamps each
+ * request where undici takes it, with the principal claimIdentity named. A request without
+ * one goes unsigned, and the upstream refuses it.
+ */
+export class SigningPool extends Pool {
+  constructor(
+    origin: string,
+    options: Pool.Options,
+    private readonly stamp: StampIdentity,
+  ) {
+    super(origin, options);
+  }
+
+  override dispatch(opts: Dispatcher.DispatchOptions, handler: Dispatcher.DispatchHandler): boolean {
+    const headers = opts.headers as Record<string, unknown> | null | undefined;
+    const principal = headers?.[IDENTITY_HEADER];
+    if (typeof principal === "string") this.stamp(headers!, opts.method, opts.path, principal);
+    return super.dispatch(opts, handler);
+  }
+}

@@ -10,3 +10,4 @@ export * from "./addresses.js";
 export * from "./metrics.js";
 export * from "./node-agent.js";
 export * from "./paging.js";
+export * from "./schemas.js";

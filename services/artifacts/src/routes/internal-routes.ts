@@ -1,9 +1,10 @@
-import type { FastifyInstance, FastifyRequest } from "fastify";
+import type { FastifyRequest } from "fastify";
+import { Type } from "@sinclair/typebox";
 import { forbidden, invalid } from "@svc/contracts";
 import { actorOf, type ArtifactService } from "../domain/artifact-service.js";
 import type { MetadataStore } from "../store/metadata-store.js";
 import { addressOf } from "./address.js";
-import { errorResponses as errors } from "@svc/kit";
+import { Answer, Nullable, StringEnum, problemResponses, type ServiceApp } from "@svc/kit";
 
 export interface InternalRoutesDeps {
   artifacts: ArtifactService;
@@ -15,41 +16,48 @@ const systemOnly = (req: FastifyRequest) => {
   if (req.principal.kind !== "system") throw forbidden("internal route");
 };
 
-const where = { repository: { type: "string", minLength: 1, maxLength: 200 }, path: { type: "string", minLength: 1, maxLength: 1024 } } as const;
-const hex64 = { type: "string", pattern: "^[0-9a-f]{64}$" } as const;
+const where = { repository: Type.String({ minLength: 1, maxLength: 200 }), path: Type.String({ minLength: 1, maxLength: 1024 }) };
+const hex64 = Type.String({ pattern: "^[0-9a-f]{64}$" });
+/** What a walker's call may be refused with: no system identity (401, 403), no such repository (404), bad input (400). */
+const errors = problemResponses(400, 401, 403, 404, 500);
 
 /**
  * Routes only other services call (signed as a system principal), never proxied from outside:
  * what the walker needs to walk the store without touching this service's tables.
  */
-export function internalRoutes(app: FastifyInstance, deps: InternalRoutesDeps): void {
-  app.get("/internal/repositories", async (req) => {
-    systemOnly(req);
-    return deps.metadata.repositories();
-  });
+export function internalRoutes(app: ServiceApp, deps: InternalRoutesDeps): void {
+  app.get(
+    "/internal/repositories",
+    // The retention policy as stored, passed on whole (never cut by a schema).
+    { schema: { response: { 200: Type.Array(Answer({ name: Type.String(), format: Type.String(), retention: Type.Unknown() })), ...problemResponses(401, 403, 500) } } },
+    async (req) => {
+      systemOnly(req);
+      return deps.metadata.repositories();
+    },
+  );
 
   /** A repository's metadata in byte order of the path, the order a walk reads the tree in. */
-  app.get<{ Params: { name: string }; Querystring: { after?: string; limit?: string } }>(
+  app.get(
     "/internal/repositories/:name/artifacts",
     {
       schema: {
-        querystring: { type: "object", properties: { after: { type: "string", maxLength: 1024 }, limit: { type: "string", pattern: "^[0-9]{1,5}$" } }, additionalProperties: false },
+        params: Type.Object({ name: Type.String() }),
+        querystring: Type.Object(
+          { after: Type.Optional(Type.String({ maxLength: 1024 })), limit: Type.Optional(Type.String({ pattern: "^[0-9]{1,5}$" })) },
+          { additionalProperties: false },
+        ),
         response: {
-          200: {
-            type: "array",
-            items: {
-              type: "object",
-              properties: {
-                path: { type: "string" },
-                size: { type: "integer" },
-                sha256: { type: "string" },
-                updated: { type: "string" },
-                lastDownloaded: { type: ["string", "null"] },
-                downloads: { type: "integer" },
-                held: { type: "boolean" },
-              },
-            },
-          },
+          200: Type.Array(
+            Answer({
+              path: Type.String(),
+              size: Type.Integer(),
+              sha256: Type.String(),
+              updated: Type.String(),
+              lastDownloaded: Nullable(Type.String()),
+              downloads: Type.Integer(),
+              held: Type.Boolean(),
+            }),
+          ),
           ...errors,
         },
       },
@@ -71,17 +79,12 @@ export function internalRoutes(app: FastifyInstance, deps: InternalRoutesDeps): 
     },
   );
 
-  app.post<{ Body: { repository: string; path: string; reason: "retention"; sha256: string; updated: string } }>(
+  app.post(
     "/internal/artifacts/remove",
     {
       schema: {
-        body: {
-          type: "object",
-          properties: { ...where, reason: { type: "string", enum: ["retention"] }, sha256: hex64, updated: { type: "string", maxLength: 40 } },
-          required: ["repository", "path", "reason", "sha256", "updated"],
-          additionalProperties: false,
-        },
-        response: { 200: { type: "object", properties: { removed: { type: "boolean" }, size: { type: "integer" }, why: { type: "string" } } }, ...errors },
+        body: Type.Object({ ...where, reason: StringEnum(["retention"]), sha256: hex64, updated: Type.String({ maxLength: 40 }) }, { additionalProperties: false }),
+        response: { 200: Answer({ removed: Type.Boolean(), size: Type.Integer(), why: Type.String() }), ...errors },
       },
     },
     async (req) => {
@@ -95,17 +98,15 @@ export function internalRoutes(app: FastifyInstance, deps: InternalRoutesDeps): 
     },
   );
 
-  app.post<{ Body: { repository: string; path: string; ino: number; size: number; mtimeMs: number; sha256: string } }>(
+  app.post(
     "/internal/artifacts/index",
     {
       schema: {
-        body: {
-          type: "object",
-          properties: { ...where, ino: { type: "integer", minimum: 0 }, size: { type: "integer", minimum: 0 }, mtimeMs: { type: "integer" }, sha256: hex64 },
-          required: ["repository", "path", "ino", "size", "mtimeMs", "sha256"],
-          additionalProperties: false,
-        },
-        response: { 200: { type: "object", properties: { outcome: { type: "string" } } }, ...errors },
+        body: Type.Object(
+          { ...where, ino: Type.Integer({ minimum: 0 }), size: Type.Integer({ minimum: 0 }), mtimeMs: Type.Integer(), sha256: hex64 },
+          { additionalProperties: false },
+        ),
+        response: { 200: Answer({ outcome: Type.String() }), ...errors },
       },
     },
     async (req) => {
@@ -117,12 +118,12 @@ export function internalRoutes(app: FastifyInstance, deps: InternalRoutesDeps): 
     },
   );
 
-  app.post<{ Body: { repository: string; path: string } }>(
+  app.post(
     "/internal/artifacts/forget",
     {
       schema: {
-        body: { type: "object", properties: where, required: ["repository", "path"], additionalProperties: false },
-        response: { 200: { type: "object", properties: { forgotten: { type: "boolean" } } }, ...errors },
+        body: Type.Object(where, { additionalProperties: false }),
+        response: { 200: Answer({ forgotten: Type.Boolean() }), ...errors },
       },
     },
     async (req) => {

@@ -13,3 +13,4 @@ export * from "./paging.js";
 export * from "./internal-client.js";
 export * from "./store-layout.js";
 export * from "./openapi.js";
+export * from "./schemas.js";

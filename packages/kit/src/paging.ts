@@ -1,4 +1,5 @@
-import { invalid } from "@svc/contracts";
+import { Type, type TUnsafe } from "@sinclair/typebox";
+import { invalid, type Problem } from "@svc/contracts";
 
 /**
  * One way to page every list route: `after` (the cursor: the last id or name of the previous
@@ -7,11 +8,10 @@ import { invalid } from "@svc/contracts";
  */
 export const MAX_PAGE = 500;
 
-export const pagingQuerySchema = {
-  type: "object",
-  properties: { after: { type: "string", maxLength: 1024 }, limit: { type: "string" } },
-  additionalProperties: false,
-} as const;
+export const pagingQuerySchema = Type.Object(
+  { after: Type.Optional(Type.String({ maxLength: 1024 })), limit: Type.Optional(Type.String()) },
+  { additionalProperties: false },
+);
 
 export function readLimit(limit: string | undefined): number {
   if (limit === undefined) return MAX_PAGE;
@@ -25,20 +25,34 @@ export function readPaging(q: { after?: string; limit?: string }): { after?: str
 }
 
 /** The problem document every service answers refusals and failures with (registered by createBaseApp). */
-export const problemSchema = {
-  $id: "problem",
-  type: "object",
-  properties: {
-    type: { type: "string" },
-    title: { type: "string" },
-    status: { type: "integer" },
-    code: { type: "string" },
-    detail: { type: "string" },
-    field: { type: "string" },
-    reference: { type: "string" },
-  },
-};
+export const problemSchema = Type.Partial(
+  Type.Object({
+    type: Type.String(),
+    title: Type.String(),
+    status: Type.Integer(),
+    code: Type.String(),
+    detail: Type.String(),
+    field: Type.String(),
+    reference: Type.String(),
+  }),
+  { $id: "problem" },
+);
 
-const problemRef = { $ref: "problem#" } as const;
-/** Response schemas for the error statuses of an administrative route. */
-export const errorResponses = { 400: problemRef, 401: problemRef, 403: problemRef, 404: problemRef, 409: problemRef, 500: problemRef };
+// Refusals are sent as ready-made JSON text, never through these schemas: they document the
+// answers (for the OpenAPI document) and type what a handler could return for them.
+const problemRef: TUnsafe<Problem> = Type.Unsafe<Problem>({ $ref: "problem#" });
+
+/** Problem-document responses for exactly these statuses (routes other services call directly). */
+export function problemResponses<const S extends readonly number[]>(...statuses: S): { [K in S[number]]: TUnsafe<Problem> } {
+  return Object.fromEntries(statuses.map((s) => [s, problemRef])) as { [K in S[number]]: TUnsafe<Problem> };
+}
+
+/**
+ * Problem-document responses of a route behind the gateway: the given statuses, plus what any
+ * such route may answer: 401 (no valid key, or no gateway identity), 403 (a right missing),
+ * 429 (the gateway's rate limit) and 500 (an unexpected failure, under a reference). Routes
+ * taking a JSON body add 400, 413 (over 1 MiB) and 415 (not JSON).
+ */
+export function errorResponses<const S extends readonly number[]>(...statuses: S) {
+  return problemResponses(...statuses, 401, 403, 429, 500);
+}

@@ -1,4 +1,5 @@
-import Fastify, { LogController, type FastifyInstance, type FastifyRequest, type FastifyServerOptions } from "fastify";
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyRequest, type FastifyServerOptions, type RawReplyDefaultExpression, type RawRequestDefaultExpression, type RawServerDefault } from "fastify";
+import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import type { Logger } from "pino";
 import { ServiceError, type Principal } from "@svc/contracts";
 import { installErrorHandling } from "./errors.js";
@@ -35,12 +36,15 @@ export interface BaseAppOptions {
   fastify?: Partial<FastifyServerOptions>;
 }
 
+/** A service's fastify instance: route schemas (TypeBox) type each handler's request and answer. */
+export type ServiceApp = FastifyInstance<RawServerDefault, RawRequestDefaultExpression, RawReplyDefaultExpression, FastifyBaseLogger, TypeBoxTypeProvider>;
+
 /**
  * The common shape of every service: pino logger, one error model, `/health/live` and
  * `/health/ready`, and on upstream services a check that each request carries the gateway's
  * signed identity (health probes excepted).
  */
-export function createBaseApp(opts: BaseAppOptions): FastifyInstance {
+export function createBaseApp(opts: BaseAppOptions): ServiceApp {
   const app = Fastify({
     loggerInstance: opts.log,
     // Per-request log lines cost throughput on the hot path; failures are logged by the error handler.
@@ -86,7 +90,7 @@ export function createBaseApp(opts: BaseAppOptions): FastifyInstance {
       checks: Object.fromEntries(results.map((r) => [r.name, r.ok ? { status: "up" } : { status: "down", error: r.error }])),
     };
   });
-  return app;
+  return app.withTypeProvider<TypeBoxTypeProvider>();
 }
 
 /**

@@ -1,5 +1,6 @@
-import type { FastifyInstance } from "fastify";
+import { Type } from "@sinclair/typebox";
 import type { GrantSpec } from "@svc/grants";
+import { Nullable, errorResponses, type ServiceApp } from "@svc/kit";
 
 export interface Capabilities {
   auth: boolean;
@@ -13,17 +14,14 @@ export function capabilitiesOf(s: { auth: boolean; readOnly: boolean; anonymousR
   return { auth: s.auth, readOnly: s.readOnly, anonymousRights: s.auth && text !== "" ? text : null };
 }
 
-export function capabilityRoutes(app: FastifyInstance, caps: Capabilities): void {
+export function capabilityRoutes(app: ServiceApp, caps: Capabilities): void {
   app.get(
     "/api/capabilities",
     {
       schema: {
         response: {
-          200: {
-            type: "object",
-            properties: { auth: { type: "boolean" }, readOnly: { type: "boolean" }, anonymousRights: { type: ["string", "null"] } },
-            required: ["auth", "readOnly", "anonymousRights"],
-          },
+          200: Type.Object({ auth: Type.Boolean(), readOnly: Type.Boolean(), anonymousRights: Nullable(Type.String()) }),
+          ...errorResponses(),
         },
       },
     },

@@ -1,7 +1,7 @@
-import type { FastifyInstance } from "fastify";
+import { Type } from "@sinclair/typebox";
 import { ADMIN_INTERNAL, forbidden, invalid, notFound, type RateLimitsDoc } from "@svc/contracts";
 import { isTenant } from "@svc/keys";
-import { errorResponses as errors, aggregateMetrics, type Bus, type ControlSubjects, type LogReply, type ServiceMetrics, type Settings } from "@svc/kit";
+import { Answer, NoContent, StringEnum, errorResponses, problemResponses, aggregateMetrics, type ServiceApp, type Bus, type ControlSubjects, type LogReply, type ServiceMetrics, type Settings } from "@svc/kit";
 import { mergeLogs, readLogQuery } from "../domain/log-query.js";
 import type { NodeRegistry } from "../domain/node-registry.js";
 import { computePosture } from "../domain/posture.js";
@@ -20,25 +20,46 @@ export interface OperationsDeps {
   gatherMs?: number;
 }
 
+const advisorySchema = Answer({
+  name: Type.String(),
+  severity: StringEnum(["critical", "warning"]),
+  summary: Type.String(),
+  why: Type.String(),
+  setting: Type.String(),
+  remedy: Type.String(),
+  nodes: Type.Array(Type.String()),
+});
+// Entries pass whole: each carries seq, time, level, service, msg and the fields it was logged with.
+const logEntry = Type.Unknown({ description: "a log entry: seq, time, level, service, msg and the fields it was logged with" });
+const tenantParam = Type.Object({ tenant: Type.String() });
 
-export function operationsRoutes(app: FastifyInstance, deps: OperationsDeps): void {
+export function operationsRoutes(app: ServiceApp, deps: OperationsDeps): void {
   const own = settingsDigest(deps.settings);
   const gatherMs = deps.gatherMs ?? 400;
 
-  app.get("/api/posture", async () => {
-    const advisories = computePosture(deps.settings, deps.nodes.live(), own);
-    return { count: advisories.length, advisories };
-  });
+  app.get(
+    "/api/posture",
+    { schema: { response: { 200: Answer({ count: Type.Integer(), advisories: Type.Array(advisorySchema) }), ...errorResponses() } } },
+    async () => {
+      const advisories = computePosture(deps.settings, deps.nodes.live(), own);
+      return { count: advisories.length, advisories };
+    },
+  );
 
-  app.get<{ Querystring: { level?: string; q?: string; limit?: string; after?: string } }>(
+  app.get(
     "/api/logs",
     {
       schema: {
-        querystring: {
-          type: "object",
-          properties: { level: { type: "string" }, q: { type: "string", maxLength: 200 }, limit: { type: "string" }, after: { type: "string", maxLength: 20_000 } },
-          additionalProperties: false,
-        },
+        querystring: Type.Object(
+          {
+            level: Type.Optional(Type.String()),
+            q: Type.Optional(Type.String({ maxLength: 200 })),
+            limit: Type.Optional(Type.String()),
+            after: Type.Optional(Type.String({ maxLength: 20_000 })),
+          },
+          { additionalProperties: false },
+        ),
+        response: { 200: Answer({ entries: Type.Array(logEntry), next: Type.String() }), ...errorResponses(400) },
       },
     },
     async (req) => {
@@ -51,29 +72,36 @@ export function operationsRoutes(app: FastifyInstance, deps: OperationsDeps): vo
   );
 
   // Served to the gateway's /metrics (which requires manage:read over * of the operator tenant).
-  app.get("/metrics", async (_req, reply) => {
+  app.get("/metrics", { schema: { response: { 200: Type.String({ description: "Prometheus text exposition format" }), ...errorResponses() } } }, async (_req, reply) => {
     const replies = (await deps.bus.gather(deps.control.metrics, {}, gatherMs)) as { node: string; metrics: unknown[] }[];
     const perProcess = [await deps.metrics.registry.getMetricsAsJSON(), ...replies.filter((r) => r && r.node !== deps.metrics.node && Array.isArray(r.metrics)).map((r) => r.metrics)];
     reply.type("text/plain; version=0.0.4; charset=utf-8");
     return aggregateMetrics(perProcess as unknown[][]);
   });
 
-  app.get("/api/rate-limits", async () => {
-    const rows = await deps.limits.list();
-    return { default: deps.settings.rateLimit, tenants: rows.map((r) => ({ tenant: r.tenant, requestsPerMinute: r.requests_per_minute })) };
-  });
+  app.get(
+    "/api/rate-limits",
+    {
+      schema: {
+        response: {
+          200: Answer({ default: Type.Integer(), tenants: Type.Array(Answer({ tenant: Type.String(), requestsPerMinute: Type.Integer() })) }),
+          ...errorResponses(),
+        },
+      },
+    },
+    async () => {
+      const rows = await deps.limits.list();
+      return { default: deps.settings.rateLimit, tenants: rows.map((r) => ({ tenant: r.tenant, requestsPerMinute: r.requests_per_minute })) };
+    },
+  );
 
-  app.put<{ Params: { tenant: string }; Body: { requestsPerMinute: number } }>(
+  app.put(
     "/api/rate-limits/:tenant",
     {
       schema: {
-        body: {
-          type: "object",
-          properties: { requestsPerMinute: { type: "integer", minimum: 0, maximum: 100_000_000 } },
-          required: ["requestsPerMinute"],
-          additionalProperties: false,
-        },
-        response: { 200: { type: "object", properties: { tenant: { type: "string" }, requestsPerMinute: { type: "integer" } } }, ...errors },
+        params: tenantParam,
+        body: Type.Object({ requestsPerMinute: Type.Integer({ minimum: 0, maximum: 100_000_000 }) }, { additionalProperties: false }),
+        response: { 200: Answer({ tenant: Type.String(), requestsPerMinute: Type.Integer() }), ...errorResponses(400, 413, 415) },
       },
     },
     async (req) => {
@@ -85,16 +113,31 @@ export function operationsRoutes(app: FastifyInstance, deps: OperationsDeps): vo
     },
   );
 
-  app.delete<{ Params: { tenant: string } }>("/api/rate-limits/:tenant", async (req, reply) => {
-    if (!(await deps.limits.remove(req.params.tenant))) throw notFound(`no rate-limit override for tenant ${req.params.tenant}`);
-    deps.bus.announce(deps.control.limits, { tenant: req.params.tenant });
-    req.log.info({ tenant: req.params.tenant, principal: req.principal.id }, "rate limit override removed");
-    return reply.code(204).send();
-  });
+  app.delete(
+    "/api/rate-limits/:tenant",
+    { schema: { params: tenantParam, response: { 204: NoContent, ...errorResponses(404) } } },
+    async (req, reply) => {
+      if (!(await deps.limits.remove(req.params.tenant))) throw notFound(`no rate-limit override for tenant ${req.params.tenant}`);
+      deps.bus.announce(deps.control.limits, { tenant: req.params.tenant });
+      req.log.info({ tenant: req.params.tenant, principal: req.principal.id }, "rate limit override removed");
+      return reply.code(204).send();
+    },
+  );
 
-  app.get(ADMIN_INTERNAL.rateLimits, async (req): Promise<RateLimitsDoc> => {
-    if (req.principal.kind !== "system") throw forbidden("internal route");
-    const rows = await deps.limits.list();
-    return { default: deps.settings.rateLimit, tenants: Object.fromEntries(rows.map((r) => [r.tenant, r.requests_per_minute])) };
-  });
+  app.get(
+    ADMIN_INTERNAL.rateLimits,
+    {
+      schema: {
+        response: {
+          200: Answer({ default: Type.Integer(), tenants: Type.Unsafe<RateLimitsDoc["tenants"]>({ type: "object", additionalProperties: { type: "integer" } }) }),
+          ...problemResponses(401, 403, 500),
+        },
+      },
+    },
+    async (req): Promise<RateLimitsDoc> => {
+      if (req.principal.kind !== "system") throw forbidden("internal route");
+      const rows = await deps.limits.list();
+      return { default: deps.settings.rateLimit, tenants: Object.fromEntries(rows.map((r) => [r.tenant, r.requests_per_minute])) };
+    },
+  );
 }

@@ -1,4 +1,5 @@
-import type { FastifyInstance, FastifyRequest } from "fastify";
+import type { FastifyRequest } from "fastify";
+import { Type } from "@sinclair/typebox";
 import {
   ARTIFACTS_INTERNAL,
   NEXT_CURSOR_HEADER,
@@ -25,13 +26,18 @@ import {
 import { actorOf, type ArtifactService } from "../domain/artifact-service.js";
 import type { MetadataStore } from "../store/metadata-store.js";
 import { addressOf } from "./address.js";
-import { errorResponses as errors } from "@svc/kit";
+import { Answer, problemResponses, type ServiceApp } from "@svc/kit";
 
 export interface InternalRoutesDeps {
   artifacts: ArtifactService;
   metadata: Pick<MetadataStore, "repositories" | "page">;
   repositories: () => ReadonlySet<string>;
 }
+
+/** What a walker's call may be refused with: no system identity (401, 403), no such repository (404), bad input (400). */
+const errors = problemResponses(400, 401, 403, 404, 500);
+/** The contract's schema, typed with the contract's shape (one declaration, in @svc/contracts). */
+const contract = <T>(schema: object) => Type.Unsafe<T>(schema);
 
 const systemOnly = (req: FastifyRequest) => {
   if (req.principal.kind !== "system") throw forbidden("internal route");
@@ -42,17 +48,22 @@ const systemOnly = (req: FastifyRequest) => {
  * what the walker needs to walk the store without touching this service's tables. Paths and
  * shapes are the contract in @svc/contracts the walker's client is typed from.
  */
-export function internalRoutes(app: FastifyInstance, deps: InternalRoutesDeps): void {
-  app.get(ARTIFACTS_INTERNAL.repositories, async (req) => {
-    systemOnly(req);
-    // The retention column holds what parseRetentionPolicy accepted.
-    return (await deps.metadata.repositories()) as RepositorySummary[];
-  });
+export function internalRoutes(app: ServiceApp, deps: InternalRoutesDeps): void {
+  app.get(
+    ARTIFACTS_INTERNAL.repositories,
+    // The retention policy as stored, passed on whole (never cut by a schema).
+    { schema: { response: { 200: Type.Array(Answer({ name: Type.String(), format: Type.String(), retention: Type.Unknown() })), ...problemResponses(401, 403, 500) } } },
+    async (req) => {
+      systemOnly(req);
+      // The retention column holds what parseRetentionPolicy accepted.
+      return (await deps.metadata.repositories()) as RepositorySummary[];
+    },
+  );
 
   /** A repository's metadata in byte order of the path, the order a walk reads the tree in. */
-  app.get<{ Params: { name: string }; Querystring: ArtifactsPageQuery }>(
+  app.get(
     ARTIFACTS_INTERNAL.artifacts,
-    { schema: { querystring: artifactsPageQuerySchema, response: { 200: artifactsPageSchema, ...errors } } },
+    { schema: { params: Type.Object({ name: Type.String() }), querystring: contract<ArtifactsPageQuery>(artifactsPageQuerySchema), response: { 200: contract<ArtifactMeta[]>(artifactsPageSchema), ...errors } } },
     async (req, reply): Promise<ArtifactMeta[]> => {
       systemOnly(req);
       const limit = Math.min(Math.max(Number(req.query.limit ?? 1000), 1), 5000);
@@ -70,9 +81,9 @@ export function internalRoutes(app: FastifyInstance, deps: InternalRoutesDeps): 
     },
   );
 
-  app.post<{ Body: RetentionRemoveRequest }>(
+  app.post(
     ARTIFACTS_INTERNAL.remove,
-    { schema: { body: retentionRemoveRequestSchema, response: { 200: retentionRemoveResultSchema, ...errors } } },
+    { schema: { body: contract<RetentionRemoveRequest>(retentionRemoveRequestSchema), response: { 200: contract<RetentionRemoveResult>(retentionRemoveResultSchema), ...errors } } },
     async (req): Promise<RetentionRemoveResult> => {
       systemOnly(req);
       const b = req.body;
@@ -84,9 +95,9 @@ export function internalRoutes(app: FastifyInstance, deps: InternalRoutesDeps): 
     },
   );
 
-  app.post<{ Body: IndexRequest }>(
+  app.post(
     ARTIFACTS_INTERNAL.index,
-    { schema: { body: indexRequestSchema, response: { 200: indexResultSchema, ...errors } } },
+    { schema: { body: contract<IndexRequest>(indexRequestSchema), response: { 200: contract<IndexResult>(indexResultSchema), ...errors } } },
     async (req): Promise<IndexResult> => {
       systemOnly(req);
       const b = req.body;
@@ -96,9 +107,9 @@ export function internalRoutes(app: FastifyInstance, deps: InternalRoutesDeps): 
     },
   );
 
-  app.post<{ Body: ForgetRequest }>(
+  app.post(
     ARTIFACTS_INTERNAL.forget,
-    { schema: { body: forgetRequestSchema, response: { 200: forgetResultSchema, ...errors } } },
+    { schema: { body: contract<ForgetRequest>(forgetRequestSchema), response: { 200: contract<ForgetResult>(forgetResultSchema), ...errors } } },
     async (req): Promise<ForgetResult> => {
       systemOnly(req);
       const b = req.body;

@@ -1,14 +1,13 @@
-import type { FastifyInstance } from "fastify";
+import { Type } from "@sinclair/typebox";
 import { forbidden, notFound } from "@svc/contracts";
 import { parseRetentionPolicy, retentionPolicySchema, type RetentionPolicy } from "../domain/retention-policy.js";
 import type { MetadataStore } from "../store/metadata-store.js";
-import { errorResponses as errors, pagingQuerySchema, readPaging } from "@svc/kit";
+import { Answer, NoContent, errorResponses, pagingQuerySchema, readPaging, type ServiceApp } from "@svc/kit";
 
-const repositorySchema = {
-  type: "object",
-  properties: { name: { type: "string" }, format: { type: "string" }, retention: { anyOf: [{ type: "null" }, retentionPolicySchema] } },
-} as const;
-const nameParam = { type: "object", properties: { name: { type: "string", minLength: 1, maxLength: 200 } }, required: ["name"] } as const;
+const retention = Type.Unsafe<RetentionPolicy>(retentionPolicySchema);
+// Typed unknown: the store reads the policy column as JSON it does not look into.
+const repositorySchema = Answer({ name: Type.String(), format: Type.String(), retention: Type.Unsafe<unknown>(Type.Union([Type.Null(), retention])) });
+const nameParam = Type.Object({ name: Type.String({ minLength: 1, maxLength: 200 }) });
 
 export interface RepositoryRoutesDeps {
   metadata: Pick<MetadataStore, "repositories" | "retention" | "setRetention">;
@@ -19,12 +18,12 @@ export interface RepositoryRoutesDeps {
  * administrators through the gateway (manage:read / manage:write at `*`);
  * `/internal/repositories/...` is the same for the walker, signed as a system principal.
  */
-export function repositoryRoutes(app: FastifyInstance, deps: RepositoryRoutesDeps): void {
+export function repositoryRoutes(app: ServiceApp, deps: RepositoryRoutesDeps): void {
   const { metadata } = deps;
 
-  app.get<{ Querystring: { after?: string; limit?: string } }>(
+  app.get(
     "/api/repositories",
-    { schema: { querystring: pagingQuerySchema, response: { 200: { type: "array", items: repositorySchema }, ...errors } } },
+    { schema: { querystring: pagingQuerySchema, response: { 200: Type.Array(repositorySchema), ...errorResponses(400) } } },
     async (req, reply) => {
       const { after, limit } = readPaging(req.query);
       const all = (await metadata.repositories()).filter((r) => after === undefined || r.name > after);
@@ -40,9 +39,9 @@ export function repositoryRoutes(app: FastifyInstance, deps: RepositoryRoutesDep
       if (internal && kind !== "system") throw forbidden("internal route");
     };
 
-    app.get<{ Params: { name: string } }>(
+    app.get(
       `${prefix}/repositories/:name/retention`,
-      { schema: { params: nameParam, response: { 200: retentionPolicySchema, ...errors } } },
+      { schema: { params: nameParam, response: { 200: retention, ...errorResponses(400, 404) } } },
       async (req) => {
         guard(req.principal.kind);
         const policy = await metadata.retention(req.params.name);
@@ -52,9 +51,9 @@ export function repositoryRoutes(app: FastifyInstance, deps: RepositoryRoutesDep
       },
     );
 
-    app.put<{ Params: { name: string }; Body: RetentionPolicy }>(
+    app.put(
       `${prefix}/repositories/:name/retention`,
-      { schema: { params: nameParam, body: retentionPolicySchema, response: { 200: retentionPolicySchema, ...errors } } },
+      { schema: { params: nameParam, body: retention, response: { 200: retention, ...errorResponses(400, 404, 413, 415) } } },
       async (req) => {
         guard(req.principal.kind);
         const policy = parseRetentionPolicy(req.body);
@@ -64,9 +63,9 @@ export function repositoryRoutes(app: FastifyInstance, deps: RepositoryRoutesDep
       },
     );
 
-    app.delete<{ Params: { name: string } }>(
+    app.delete(
       `${prefix}/repositories/:name/retention`,
-      { schema: { params: nameParam, response: { 204: { type: "null" }, ...errors } } },
+      { schema: { params: nameParam, response: { 204: NoContent, ...errorResponses(400, 404) } } },
       async (req, reply) => {
         guard(req.principal.kind);
         const policy = await metadata.retention(req.params.name);

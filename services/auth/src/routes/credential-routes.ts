@@ -1,53 +1,44 @@
+import { Type } from "@sinclair/typebox";
 import { grantBody, grantSchema } from "./grant-schemas.js";
 import { scopeFromPath } from "./scope-param.js";
-import type { FastifyInstance } from "fastify";
 import type { CredentialService } from "../domain/credential-service.js";
-import { errorResponses as errors, pagingQuerySchema, readPaging } from "@svc/kit";
+import { Answer, NoContent, Nullable, errorResponses, pagingQuerySchema, readPaging, type ServiceApp } from "@svc/kit";
 
-const idParam = {
-  type: "object",
-  properties: { id: { type: "string", pattern: "^[0-9a-f]{64}$" } },
-  required: ["id"],
-} as const;
+const idParam = Type.Object({ id: Type.String({ pattern: "^[0-9a-f]{64}$" }) });
+/** Checked by the handler, not the schema: a malformed id here is a 404 (no such route), as before. */
+const grantPathParams = Type.Object({ id: Type.String(), "*": Type.String() });
 
+const credentialSchema = Answer({
+  id: Type.String(),
+  label: Nullable(Type.String()),
+  created: Type.String(),
+  expires: Nullable(Type.String()),
+  state: Type.String(),
+  revoked: Nullable(Type.String()),
+  allowedAddresses: Type.Array(Type.String()),
+  grants: Type.Array(grantSchema),
+  lastUsed: Nullable(Type.String()),
+  lastUsedFrom: Nullable(Type.String()),
+  useCount: Type.Integer(),
+});
 
-const credentialSchema = {
-  type: "object",
-  properties: {
-    id: { type: "string" },
-    label: { type: ["string", "null"] },
-    created: { type: "string" },
-    expires: { type: ["string", "null"] },
-    state: { type: "string" },
-    revoked: { type: ["string", "null"] },
-    allowedAddresses: { type: "array", items: { type: "string" } },
-    grants: { type: "array", items: grantSchema },
-    lastUsed: { type: ["string", "null"] },
-    lastUsedFrom: { type: ["string", "null"] },
-    useCount: { type: "integer" },
-  },
-} as const;
-
-const mintedSchema = {
-  type: "object",
-  properties: {
-    id: { type: "string" },
-    key: { type: "string" },
-    label: { type: ["string", "null"] },
-    created: { type: "string" },
-    expires: { type: ["string", "null"] },
-    predecessor: { type: "object", properties: { id: { type: "string" }, expires: { type: ["string", "null"] } } },
-  },
-} as const;
+const mintedSchema = Answer({
+  id: Type.String(),
+  key: Type.String(),
+  label: Nullable(Type.String()),
+  created: Type.String(),
+  expires: Nullable(Type.String()),
+  predecessor: Answer({ id: Type.String(), expires: Nullable(Type.String()) }),
+});
 
 /**
  * `/api/credentials`. A scope in the grant-removal path is one percent-encoded segment
  * (`libs%3Acom%2Facme`); the same scope written with literal slashes is read too.
  */
-export function credentialRoutes(app: FastifyInstance, svc: CredentialService): void {
-  app.get<{ Querystring: { after?: string; limit?: string } }>(
+export function credentialRoutes(app: ServiceApp, svc: CredentialService): void {
+  app.get(
     "/api/credentials",
-    { schema: { querystring: pagingQuerySchema, response: { 200: { type: "array", items: credentialSchema }, ...errors } } },
+    { schema: { querystring: pagingQuerySchema, response: { 200: Type.Array(credentialSchema), ...errorResponses(400) } } },
     async (req, reply) => {
       const page = await svc.list(readPaging(req.query));
       if (page.next) reply.header("x-next-cursor", page.next);
@@ -55,16 +46,17 @@ export function credentialRoutes(app: FastifyInstance, svc: CredentialService): 
     },
   );
 
-  app.post<{ Body: { label?: string; expires?: string | null; nonExpiring?: boolean } }>(
+  app.post(
     "/api/credentials",
     {
       schema: {
-        body: {
-          type: ["object", "null"],
-          properties: { label: { type: "string", maxLength: 200 }, expires: { type: ["string", "null"], maxLength: 64 }, nonExpiring: { type: "boolean" } },
-          additionalProperties: false,
-        },
-        response: { 201: mintedSchema, ...errors },
+        body: Nullable(
+          Type.Object(
+            { label: Type.Optional(Type.String({ maxLength: 200 })), expires: Type.Optional(Nullable(Type.String({ maxLength: 64 }))), nonExpiring: Type.Optional(Type.Boolean()) },
+            { additionalProperties: false },
+          ),
+        ),
+        response: { 201: mintedSchema, ...errorResponses(400, 413, 415) },
       },
     },
     async (req, reply) => {
@@ -76,21 +68,15 @@ export function credentialRoutes(app: FastifyInstance, svc: CredentialService): 
     },
   );
 
-  app.get<{ Params: { id: string } }>(
+  app.get(
     "/api/credentials/:id",
-    { schema: { params: idParam, response: { 200: credentialSchema, ...errors } } },
+    { schema: { params: idParam, response: { 200: credentialSchema, ...errorResponses(400, 404) } } },
     async (req) => svc.get(req.params.id),
   );
 
-  app.post<{ Params: { id: string }; Body: { scope: string; tokens: string[]; expires?: string | null } }>(
+  app.post(
     "/api/credentials/:id/grants",
-    {
-      schema: {
-        params: idParam,
-        body: grantBody,
-        response: { 200: grantSchema, ...errors },
-      },
-    },
+    { schema: { params: idParam, body: grantBody, response: { 200: grantSchema, ...errorResponses(400, 404, 409, 413, 415) } } },
     async (req) => {
       const g = await svc.setGrant(req.params.id, { scope: req.body.scope, tokens: req.body.tokens, expires: req.body.expires ?? undefined });
       req.log.info({ credentialId: req.params.id, scope: g.scope, tokens: g.tokens, principal: req.principal.id }, "credential grant set");
@@ -98,9 +84,9 @@ export function credentialRoutes(app: FastifyInstance, svc: CredentialService): 
     },
   );
 
-  app.delete<{ Params: { id: string; "*": string } }>(
+  app.delete(
     "/api/credentials/:id/grants/*",
-    { schema: { response: { 204: { type: "null" }, ...errors } } },
+    { schema: { params: grantPathParams, response: { 204: NoContent, ...errorResponses(400, 404) } } },
     async (req, reply) => {
       const id = req.params.id;
       if (!/^[0-9a-f]{64}$/.test(id)) return reply.callNotFound();
@@ -111,13 +97,13 @@ export function credentialRoutes(app: FastifyInstance, svc: CredentialService): 
     },
   );
 
-  app.put<{ Params: { id: string }; Body: { expires?: string | null } }>(
+  app.put(
     "/api/credentials/:id/expiry",
     {
       schema: {
         params: idParam,
-        body: { type: "object", properties: { expires: { type: ["string", "null"], maxLength: 64 } }, additionalProperties: false },
-        response: { 200: credentialSchema, ...errors },
+        body: Type.Object({ expires: Type.Optional(Nullable(Type.String({ maxLength: 64 }))) }, { additionalProperties: false }),
+        response: { 200: credentialSchema, ...errorResponses(400, 404, 409, 413, 415) },
       },
     },
     async (req) => {
@@ -127,17 +113,16 @@ export function credentialRoutes(app: FastifyInstance, svc: CredentialService): 
     },
   );
 
-  app.put<{ Params: { id: string }; Body: { addresses?: string | string[] | null } }>(
+  app.put(
     "/api/credentials/:id/allowed-ips",
     {
       schema: {
         params: idParam,
-        body: {
-          type: "object",
-          properties: { addresses: { anyOf: [{ type: "string", maxLength: 8192 }, { type: "array", items: { type: "string" }, maxItems: 256 }, { type: "null" }] } },
-          additionalProperties: false,
-        },
-        response: { 200: credentialSchema, ...errors },
+        body: Type.Object(
+          { addresses: Type.Optional(Type.Union([Type.String({ maxLength: 8192 }), Type.Array(Type.String(), { maxItems: 256 }), Type.Null()])) },
+          { additionalProperties: false },
+        ),
+        response: { 200: credentialSchema, ...errorResponses(400, 404, 409, 413, 415) },
       },
     },
     async (req) => {
@@ -147,13 +132,13 @@ export function credentialRoutes(app: FastifyInstance, svc: CredentialService): 
     },
   );
 
-  app.post<{ Params: { id: string }; Body: { overlap?: string | null } | null }>(
+  app.post(
     "/api/credentials/:id/rotate",
     {
       schema: {
         params: idParam,
-        body: { type: ["object", "null"], properties: { overlap: { type: ["string", "null"], maxLength: 64 } }, additionalProperties: false },
-        response: { 201: mintedSchema, ...errors },
+        body: Nullable(Type.Object({ overlap: Type.Optional(Nullable(Type.String({ maxLength: 64 }))) }, { additionalProperties: false })),
+        response: { 201: mintedSchema, ...errorResponses(400, 404, 409, 413, 415) },
       },
     },
     async (req, reply) => {
@@ -164,9 +149,9 @@ export function credentialRoutes(app: FastifyInstance, svc: CredentialService): 
     },
   );
 
-  app.delete<{ Params: { id: string } }>(
+  app.delete(
     "/api/credentials/:id",
-    { schema: { params: idParam, response: { 204: { type: "null" }, ...errors } } },
+    { schema: { params: idParam, response: { 204: NoContent, ...errorResponses(400, 404) } } },
     async (req, reply) => {
       await svc.revoke(req.params.id);
       req.log.info({ credentialId: req.params.id, principal: req.principal.id }, "credential revoked");

@@ -1,18 +1,14 @@
+import { Type } from "@sinclair/typebox";
+import { Answer, Nullable } from "@svc/kit";
+
 /** Request and response schemas of a grant, the same for keys, people and groups. */
-export const grantSchema = {
-  type: "object",
-  properties: { scope: { type: "string" }, tokens: { type: "array", items: { type: "string" } }, expires: { type: ["string", "null"] } },
-} as const;
+export const grantProperties = { scope: Type.String(), tokens: Type.Array(Type.String()), expires: Nullable(Type.String()) };
+export const grantSchema = Answer(grantProperties);
 
 export const grantBodyProperties = {
-  scope: { type: "string", maxLength: 1024 },
-  tokens: { type: "array", items: { type: "string" }, maxItems: 32 },
-  expires: { type: ["string", "null"], maxLength: 64 },
-} as const;
+  scope: Type.String({ maxLength: 1024 }),
+  tokens: Type.Array(Type.String(), { maxItems: 32 }),
+  expires: Type.Optional(Nullable(Type.String({ maxLength: 64 }))),
+};
 
-export const grantBody = {
-  type: "object",
-  properties: grantBodyProperties,
-  required: ["scope", "tokens"],
-  additionalProperties: false,
-} as const;
+export const grantBody = Type.Object(grantBodyProperties, { additionalProperties: false });

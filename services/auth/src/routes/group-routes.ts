@@ -1,24 +1,23 @@
+import { Type } from "@sinclair/typebox";
 import { grantBody, grantSchema } from "./grant-schemas.js";
 import { scopeFromPath } from "./scope-param.js";
-import type { FastifyInstance } from "fastify";
 import type { PrincipalService } from "../domain/principal-service.js";
-import { errorResponses as errors, pagingQuerySchema, readPaging } from "@svc/kit";
+import { Answer, NoContent, Nullable, errorResponses, pagingQuerySchema, readPaging, type ServiceApp } from "@svc/kit";
 
-const nameParam = { type: "object", properties: { name: { type: "string" } }, required: ["name"] } as const;
+const nameParam = Type.Object({ name: Type.String() });
+const memberSchema = Answer({ id: Type.String() });
+const memberId = Type.Object({ id: Type.String({ maxLength: 300 }) }, { additionalProperties: false });
 
 /** `/api/groups`: a group name is one percent-encoded path segment. */
-export function groupRoutes(app: FastifyInstance, svc: PrincipalService): void {
-  app.get<{ Querystring: { after?: string; limit?: string } }>(
+export function groupRoutes(app: ServiceApp, svc: PrincipalService): void {
+  app.get(
     "/api/groups",
     {
       schema: {
         querystring: pagingQuerySchema,
         response: {
-          200: {
-            type: "array",
-            items: { type: "object", properties: { name: { type: "string" }, label: { type: ["string", "null"] }, grants: { type: "array", items: grantSchema }, members: { type: "integer" } } },
-          },
-          ...errors,
+          200: Type.Array(Answer({ name: Type.String(), label: Nullable(Type.String()), grants: Type.Array(grantSchema), members: Type.Integer() })),
+          ...errorResponses(400),
         },
       },
     },
@@ -29,9 +28,9 @@ export function groupRoutes(app: FastifyInstance, svc: PrincipalService): void {
     },
   );
 
-  app.get<{ Params: { name: string }; Querystring: { after?: string; limit?: string } }>(
+  app.get(
     "/api/groups/:name/members",
-    { schema: { params: nameParam, querystring: pagingQuerySchema, response: { 200: { type: "array", items: { type: "object", properties: { id: { type: "string" } } } }, ...errors } } },
+    { schema: { params: nameParam, querystring: pagingQuerySchema, response: { 200: Type.Array(memberSchema), ...errorResponses(400, 404) } } },
     async (req, reply) => {
       const page = await svc.members(req.params.name, readPaging(req.query));
       if (page.next) reply.header("x-next-cursor", page.next);
@@ -39,15 +38,9 @@ export function groupRoutes(app: FastifyInstance, svc: PrincipalService): void {
     },
   );
 
-  app.post<{ Params: { name: string }; Body: { scope: string; tokens: string[]; expires?: string | null } }>(
+  app.post(
     "/api/groups/:name/grants",
-    {
-      schema: {
-        params: nameParam,
-        body: grantBody,
-        response: { 200: grantSchema, ...errors },
-      },
-    },
+    { schema: { params: nameParam, body: grantBody, response: { 200: grantSchema, ...errorResponses(400, 413, 415) } } },
     async (req) => {
       const g = await svc.grantGroup(req.params.name, req.body);
       req.log.info({ group: req.params.name, scope: g.scope, tokens: g.tokens, principal: req.principal.id }, "group grant set");
@@ -55,9 +48,9 @@ export function groupRoutes(app: FastifyInstance, svc: PrincipalService): void {
     },
   );
 
-  app.delete<{ Params: { name: string; "*": string } }>(
+  app.delete(
     "/api/groups/:name/grants/*",
-    { schema: { response: { 204: { type: "null" }, ...errors } } },
+    { schema: { params: Type.Object({ name: Type.String(), "*": Type.String() }), response: { 204: NoContent, ...errorResponses(400, 404) } } },
     async (req, reply) => {
       const scope = scopeFromPath(req.params["*"]);
       await svc.revokeGroupGrant(req.params.name, scope);
@@ -66,15 +59,9 @@ export function groupRoutes(app: FastifyInstance, svc: PrincipalService): void {
     },
   );
 
-  app.post<{ Params: { name: string }; Body: { id: string } }>(
+  app.post(
     "/api/groups/:name/members",
-    {
-      schema: {
-        params: nameParam,
-        body: { type: "object", properties: { id: { type: "string", maxLength: 300 } }, required: ["id"], additionalProperties: false },
-        response: { 200: { type: "object", properties: { id: { type: "string" } } }, 201: { type: "object", properties: { id: { type: "string" } } }, ...errors },
-      },
-    },
+    { schema: { params: nameParam, body: memberId, response: { 200: memberSchema, 201: memberSchema, ...errorResponses(400, 413, 415) } } },
     async (req, reply) => {
       const added = await svc.addMember(req.params.name, req.body.id);
       req.log.info({ group: req.params.name, member: req.body.id, principal: req.principal.id }, added ? "group member added" : "group member already present");
@@ -83,15 +70,9 @@ export function groupRoutes(app: FastifyInstance, svc: PrincipalService): void {
     },
   );
 
-  app.delete<{ Params: { name: string }; Querystring: { id: string } }>(
+  app.delete(
     "/api/groups/:name/members",
-    {
-      schema: {
-        params: nameParam,
-        querystring: { type: "object", properties: { id: { type: "string", maxLength: 300 } }, required: ["id"], additionalProperties: false },
-        response: { 204: { type: "null" }, ...errors },
-      },
-    },
+    { schema: { params: nameParam, querystring: memberId, response: { 204: NoContent, ...errorResponses(400, 404) } } },
     async (req, reply) => {
       await svc.removeMember(req.params.name, req.query.id);
       req.log.info({ group: req.params.name, member: req.query.id, principal: req.principal.id }, "group member removed");
@@ -99,9 +80,9 @@ export function groupRoutes(app: FastifyInstance, svc: PrincipalService): void {
     },
   );
 
-  app.delete<{ Params: { name: string } }>(
+  app.delete(
     "/api/groups/:name",
-    { schema: { params: nameParam, response: { 204: { type: "null" }, ...errors } } },
+    { schema: { params: nameParam, response: { 204: NoContent, ...errorResponses(400, 404) } } },
     async (req, reply) => {
       await svc.removeGroup(req.params.name);
       req.log.info({ group: req.params.name, principal: req.principal.id }, "group removed");

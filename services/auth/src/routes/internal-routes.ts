@@ -1,19 +1,44 @@
-import type { FastifyInstance } from "fastify";
+import { Type } from "@sinclair/typebox";
 import { AUTH_INTERNAL, forbidden, keyUsageBatchSchema, notFound, type KeyResolution, type KeyUsageBatch } from "@svc/contracts";
 import type { CredentialService } from "../domain/credential-service.js";
+import { Answer, NoContent, Nullable, problemResponses, type ServiceApp } from "@svc/kit";
+import { grantSchema } from "./grant-schemas.js";
+
+/** What the gateway needs to admit a key (answered whole: it was never cut by a schema). */
+const resolutionSchema = Answer({
+  id: Type.String(),
+  tenant: Type.String(),
+  state: Type.String(),
+  expires: Nullable(Type.String()),
+  allowedAddresses: Type.Array(Type.String()),
+  grants: Type.Array(grantSchema),
+});
 
 /** Routes only the gateway calls (signed as a system principal), never proxied from outside. */
-export function internalRoutes(app: FastifyInstance, svc: CredentialService): void {
-  app.get<{ Params: { id: string } }>(AUTH_INTERNAL.key, async (req): Promise<KeyResolution> => {
-    if (req.principal.kind !== "system") throw forbidden("internal route");
-    const r = await svc.resolve(req.params.id);
-    if (!r) throw notFound("unknown key");
-    return r;
-  });
+export function internalRoutes(app: ServiceApp, svc: CredentialService): void {
+  app.get(
+    AUTH_INTERNAL.key,
+    { schema: { params: Type.Object({ id: Type.String() }), response: { 200: resolutionSchema, ...problemResponses(401, 403, 404, 500) } } },
+    async (req): Promise<KeyResolution> => {
+      if (req.principal.kind !== "system") throw forbidden("internal route");
+      const r = await svc.resolve(req.params.id);
+      if (!r) throw notFound("unknown key");
+      return r;
+    },
+  );
 
-  app.post<{ Body: KeyUsageBatch }>(AUTH_INTERNAL.usage, { schema: { body: keyUsageBatchSchema } }, async (req, reply) => {
-    if (req.principal.kind !== "system") throw forbidden("internal route");
-    await svc.recordUsage(req.body);
-    return reply.code(204).send();
-  });
+  app.post(
+    AUTH_INTERNAL.usage,
+    {
+      schema: {
+        body: Type.Unsafe<KeyUsageBatch>(keyUsageBatchSchema),
+        response: { 204: NoContent, ...problemResponses(400, 401, 403, 413, 415, 500) },
+      },
+    },
+    async (req, reply) => {
+      if (req.principal.kind !== "system") throw forbidden("internal route");
+      await svc.recordUsage(req.body);
+      return reply.code(204).send();
+    },
+  );
 }

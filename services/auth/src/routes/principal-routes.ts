@@ -1,21 +1,19 @@
-import { grantBodyProperties, grantSchema } from "./grant-schemas.js";
-import type { FastifyInstance } from "fastify";
+import { Type } from "@sinclair/typebox";
+import { grantBodyProperties, grantProperties, grantSchema } from "./grant-schemas.js";
 import type { PrincipalService } from "../domain/principal-service.js";
-import { errorResponses as errors, pagingQuerySchema, readPaging } from "@svc/kit";
+import { Answer, NoContent, Nullable, errorResponses, pagingQuerySchema, readPaging, type ServiceApp } from "@svc/kit";
 
-const idQuery = { type: "object", properties: { id: { type: "string", maxLength: 300 } }, required: ["id"], additionalProperties: false } as const;
+const personId = Type.String({ maxLength: 300 });
+const idQuery = Type.Object({ id: personId }, { additionalProperties: false });
 
 /** `/api/principals`: people by provider-qualified id (`oauth/<id>`, `oidc/<sub>`), always in the query or body. */
-export function principalRoutes(app: FastifyInstance, svc: PrincipalService): void {
-  app.get<{ Querystring: { after?: string; limit?: string } }>(
+export function principalRoutes(app: ServiceApp, svc: PrincipalService): void {
+  app.get(
     "/api/principals",
     {
       schema: {
         querystring: pagingQuerySchema,
-        response: {
-          200: { type: "array", items: { type: "object", properties: { id: { type: "string" }, label: { type: ["string", "null"] }, grants: { type: "array", items: grantSchema } } } },
-          ...errors,
-        },
+        response: { 200: Type.Array(Answer({ id: Type.String(), label: Nullable(Type.String()), grants: Type.Array(grantSchema) })), ...errorResponses(400) },
       },
     },
     async (req, reply) => {
@@ -25,17 +23,12 @@ export function principalRoutes(app: FastifyInstance, svc: PrincipalService): vo
     },
   );
 
-  app.post<{ Body: { id: string; scope: string; tokens: string[]; expires?: string | null; label?: string } }>(
+  app.post(
     "/api/principals/grants",
     {
       schema: {
-        body: {
-          type: "object",
-          properties: { id: { type: "string", maxLength: 300 }, label: { type: "string", maxLength: 200 }, ...grantBodyProperties },
-          required: ["id", "scope", "tokens"],
-          additionalProperties: false,
-        },
-        response: { 200: grantSchema, ...errors },
+        body: Type.Object({ id: personId, label: Type.Optional(Type.String({ maxLength: 200 })), ...grantBodyProperties }, { additionalProperties: false }),
+        response: { 200: grantSchema, ...errorResponses(400, 413, 415) },
       },
     },
     async (req) => {
@@ -45,12 +38,12 @@ export function principalRoutes(app: FastifyInstance, svc: PrincipalService): vo
     },
   );
 
-  app.delete<{ Querystring: { id: string; scope: string } }>(
+  app.delete(
     "/api/principals/grants",
     {
       schema: {
-        querystring: { type: "object", properties: { id: { type: "string", maxLength: 300 }, scope: { type: "string", maxLength: 1024 } }, required: ["id", "scope"], additionalProperties: false },
-        response: { 204: { type: "null" }, ...errors },
+        querystring: Type.Object({ id: personId, scope: Type.String({ maxLength: 1024 }) }, { additionalProperties: false }),
+        response: { 204: NoContent, ...errorResponses(400, 404) },
       },
     },
     async (req, reply) => {
@@ -60,9 +53,9 @@ export function principalRoutes(app: FastifyInstance, svc: PrincipalService): vo
     },
   );
 
-  app.delete<{ Querystring: { id: string } }>(
+  app.delete(
     "/api/principals",
-    { schema: { querystring: idQuery, response: { 204: { type: "null" }, ...errors } } },
+    { schema: { querystring: idQuery, response: { 204: NoContent, ...errorResponses(400, 404) } } },
     async (req, reply) => {
       await svc.removePerson(req.query.id);
       req.log.info({ person: req.query.id, principal: req.principal.id }, "person removed");
@@ -70,21 +63,14 @@ export function principalRoutes(app: FastifyInstance, svc: PrincipalService): vo
     },
   );
 
-  app.get<{ Querystring: { id: string } }>(
+  app.get(
     "/api/principals/rights",
     {
       schema: {
         querystring: idQuery,
         response: {
-          200: {
-            type: "object",
-            properties: {
-              id: { type: "string" },
-              groups: { type: "array", items: { type: "string" } },
-              grants: { type: "array", items: { type: "object", properties: { ...grantSchema.properties, via: { type: "string" } } } },
-            },
-          },
-          ...errors,
+          200: Answer({ id: Type.String(), groups: Type.Array(Type.String()), grants: Type.Array(Answer({ ...grantProperties, via: Type.String() })) }),
+          ...errorResponses(400, 404),
         },
       },
     },

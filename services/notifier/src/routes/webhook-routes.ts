@@ -1,72 +1,52 @@
-import type { FastifyInstance } from "fastify";
+import { Type } from "@sinclair/typebox";
 import type { DeliveryService } from "../domain/delivery-service.js";
-import { DELIVERY_STATES, type DeliveryState } from "../store/schema.js";
-import { errorResponses as errors, readLimit } from "@svc/kit";
+import { DELIVERY_STATES } from "../store/schema.js";
+import { Answer, EmptyBody, Nullable, StringEnum, errorResponses, readLimit, type ServiceApp } from "@svc/kit";
 
+const deliverySchema = Answer({
+  id: Type.String(),
+  event: Type.String(),
+  type: Type.String(),
+  endpoint: Type.String(),
+  state: StringEnum(DELIVERY_STATES),
+  attempts: Type.Integer(),
+  nextAttempt: Nullable(Type.String()),
+  lastStatus: Nullable(Type.Integer()),
+  lastError: Nullable(Type.String()),
+  created: Type.String(),
+  updated: Type.String(),
+  delivered: Nullable(Type.String()),
+});
 
-const deliverySchema = {
-  type: "object",
-  properties: {
-    id: { type: "string" },
-    event: { type: "string" },
-    type: { type: "string" },
-    endpoint: { type: "string" },
-    state: { type: "string", enum: [...DELIVERY_STATES] },
-    attempts: { type: "integer" },
-    nextAttempt: { type: ["string", "null"] },
-    lastStatus: { type: ["integer", "null"] },
-    lastError: { type: ["string", "null"] },
-    created: { type: "string" },
-    updated: { type: "string" },
-    delivered: { type: ["string", "null"] },
-  },
-} as const;
+const endpointSchema = Answer({
+  url: Type.String(),
+  events: Type.Array(Type.String()),
+  allEvents: Type.Boolean(),
+  signed: Type.Boolean(),
+});
 
-const endpointSchema = {
-  type: "object",
-  properties: {
-    url: { type: "string" },
-    events: { type: "array", items: { type: "string" } },
-    allEvents: { type: "boolean" },
-    signed: { type: "boolean" },
-  },
-} as const;
-
-const idParam = {
-  type: "object",
-  properties: { id: { type: "string", pattern: "^[0-9]{1,18}$" } },
-  required: ["id"],
-} as const;
-
-interface ListQuery {
-  state?: DeliveryState;
-  endpoint?: string;
-  event?: string;
-  after?: string;
-  limit?: string;
-}
+const idParam = Type.Object({ id: Type.String({ pattern: "^[0-9]{1,18}$" }) });
 
 /**
  * `/api/webhooks`: delivery records and the endpoints in force. The gateway routes the prefix
  * here and checks manage:read (GET) or manage:write (POST) at `*` before it does.
  */
-export function webhookRoutes(app: FastifyInstance, svc: DeliveryService): void {
-  app.get<{ Querystring: ListQuery }>(
+export function webhookRoutes(app: ServiceApp, svc: DeliveryService): void {
+  app.get(
     "/api/webhooks/deliveries",
     {
       schema: {
-        querystring: {
-          type: "object",
-          properties: {
-            state: { type: "string", enum: [...DELIVERY_STATES] },
-            endpoint: { type: "string", maxLength: 2048 },
-            event: { type: "string", maxLength: 200 },
-            after: { type: "string", pattern: "^([0-9]{1,18})?$" },
-            limit: { type: "string" },
+        querystring: Type.Object(
+          {
+            state: Type.Optional(StringEnum(DELIVERY_STATES)),
+            endpoint: Type.Optional(Type.String({ maxLength: 2048 })),
+            event: Type.Optional(Type.String({ maxLength: 200 })),
+            after: Type.Optional(Type.String({ pattern: "^([0-9]{1,18})?$" })),
+            limit: Type.Optional(Type.String()),
           },
-          additionalProperties: false,
-        },
-        response: { 200: { type: "array", items: deliverySchema }, ...errors },
+          { additionalProperties: false },
+        ),
+        response: { 200: Type.Array(deliverySchema), ...errorResponses(400) },
       },
     },
     async (req, reply) => {
@@ -77,19 +57,19 @@ export function webhookRoutes(app: FastifyInstance, svc: DeliveryService): void 
     },
   );
 
-  app.get<{ Params: { id: string } }>(
+  app.get(
     "/api/webhooks/deliveries/:id",
-    { schema: { params: idParam, response: { 200: deliverySchema, ...errors } } },
+    { schema: { params: idParam, response: { 200: deliverySchema, ...errorResponses(400, 404) } } },
     async (req) => svc.get(req.params.id),
   );
 
-  app.post<{ Params: { id: string } }>(
+  app.post(
     "/api/webhooks/deliveries/:id/redeliver",
     {
       schema: {
         params: idParam,
-        body: { type: ["object", "null"], properties: {}, additionalProperties: false },
-        response: { 200: deliverySchema, ...errors },
+        body: EmptyBody,
+        response: { 200: deliverySchema, ...errorResponses(400, 404, 409, 413, 415) },
       },
     },
     async (req) => {
@@ -99,12 +79,12 @@ export function webhookRoutes(app: FastifyInstance, svc: DeliveryService): void 
     },
   );
 
-  app.get<{ Querystring: { after?: string; limit?: string } }>(
+  app.get(
     "/api/webhooks/endpoints",
     {
       schema: {
-        querystring: { type: "object", properties: { after: { type: "string", maxLength: 2048 }, limit: { type: "string" } }, additionalProperties: false },
-        response: { 200: { type: "array", items: endpointSchema }, ...errors },
+        querystring: Type.Object({ after: Type.Optional(Type.String({ maxLength: 2048 })), limit: Type.Optional(Type.String()) }, { additionalProperties: false }),
+        response: { 200: Type.Array(endpointSchema), ...errorResponses(400) },
       },
     },
     async (req, reply) => {

@@ -1,42 +1,37 @@
-import type { FastifyInstance } from "fastify";
+import { Type } from "@sinclair/typebox";
 import type { RunRecord } from "../store/walk-store.js";
 import { JOB_NAMES } from "../domain/job-types.js";
 import type { WalkService, WalkView } from "../domain/walk-service.js";
-import { errorResponses as errors, pagingQuerySchema, readPaging } from "@svc/kit";
+import { Answer, EmptyBody, NoContent, Nullable, errorResponses, pagingQuerySchema, readPaging, type ServiceApp } from "@svc/kit";
 
-const counts = { type: "object", additionalProperties: { type: "object", additionalProperties: { type: "number" } } } as const;
-const runSchema = {
-  type: "object",
-  properties: {
-    id: { type: "string" },
-    walk: { type: "string" },
-    trigger: { type: "string" },
-    scheduledFor: { type: ["string", "null"] },
-    started: { type: "string" },
-    ended: { type: ["string", "null"] },
-    outcome: { type: "string" },
-    jobs: { type: "array", items: { type: "string" } },
-    counts,
-    entries: { type: "integer" },
-    bytes: { type: "integer" },
-    node: { type: "string" },
-    reference: { type: ["string", "null"] },
-  },
-} as const;
-const walkSchema = {
-  type: "object",
-  properties: {
-    name: { type: "string" },
-    schedule: { type: "string" },
-    enabled: { type: "boolean" },
-    jobs: { type: "array", items: { type: "string" } },
-    nextRun: { type: ["string", "null"] },
-    lastRun: { anyOf: [{ type: "null" }, runSchema] },
-  },
-} as const;
-const nameParam = { type: "object", properties: { name: { type: "string", minLength: 1, maxLength: 200 } }, required: ["name"] } as const;
-const schedule = { type: "string", minLength: 1, maxLength: 200 } as const;
-const jobs = { type: "array", items: { type: "string", maxLength: 50 }, maxItems: 20, description: `any of ${JOB_NAMES.join(", ")}` } as const;
+/** Per job, per count name, a number: `{ "retention": { "removed": 3 } }`. */
+const counts = Type.Unsafe<Record<string, Record<string, number>>>({ type: "object", additionalProperties: { type: "object", additionalProperties: { type: "number" } } });
+const runSchema = Answer({
+  id: Type.String(),
+  walk: Type.String(),
+  trigger: Type.String(),
+  scheduledFor: Nullable(Type.String()),
+  started: Type.String(),
+  ended: Nullable(Type.String()),
+  outcome: Type.String(),
+  jobs: Type.Array(Type.String()),
+  counts,
+  entries: Type.Integer(),
+  bytes: Type.Integer(),
+  node: Type.String(),
+  reference: Nullable(Type.String()),
+});
+const walkSchema = Answer({
+  name: Type.String(),
+  schedule: Type.String(),
+  enabled: Type.Boolean(),
+  jobs: Type.Array(Type.String()),
+  nextRun: Nullable(Type.String()),
+  lastRun: Type.Union([Type.Null(), runSchema]),
+});
+const nameParam = Type.Object({ name: Type.String({ minLength: 1, maxLength: 200 }) });
+const schedule = Type.String({ minLength: 1, maxLength: 200 });
+const jobs = Type.Array(Type.String({ maxLength: 50 }), { maxItems: 20, description: `any of ${JOB_NAMES.join(", ")}` });
 
 const runOut = (r: RunRecord) => ({
   id: r.id,
@@ -59,10 +54,10 @@ const walkOut = (w: WalkView) => ({ name: w.name, schedule: w.schedule, enabled:
  * `/api/walks`: walk definitions, their run records, and "walk the store now". The gateway
  * sends everything under `/api/walks` here and checks manage:read / manage:write first.
  */
-export function walkRoutes(app: FastifyInstance, svc: WalkService): void {
-  app.get<{ Querystring: { after?: string; limit?: string } }>(
+export function walkRoutes(app: ServiceApp, svc: WalkService): void {
+  app.get(
     "/api/walks",
-    { schema: { querystring: pagingQuerySchema, response: { 200: { type: "array", items: walkSchema }, ...errors } } },
+    { schema: { querystring: pagingQuerySchema, response: { 200: Type.Array(walkSchema), ...errorResponses(400) } } },
     async (req, reply) => {
       const page = await svc.list(readPaging(req.query));
       if (page.next) reply.header("x-next-cursor", page.next);
@@ -70,17 +65,15 @@ export function walkRoutes(app: FastifyInstance, svc: WalkService): void {
     },
   );
 
-  app.post<{ Body: { name: string; schedule: string; enabled?: boolean; jobs: string[] } }>(
+  app.post(
     "/api/walks",
     {
       schema: {
-        body: {
-          type: "object",
-          properties: { name: { type: "string", minLength: 1, maxLength: 200 }, schedule, enabled: { type: "boolean" }, jobs },
-          required: ["name", "schedule", "jobs"],
-          additionalProperties: false,
-        },
-        response: { 201: walkSchema, ...errors },
+        body: Type.Object(
+          { name: Type.String({ minLength: 1, maxLength: 200 }), schedule, enabled: Type.Optional(Type.Boolean()), jobs },
+          { additionalProperties: false },
+        ),
+        response: { 201: walkSchema, ...errorResponses(400, 409, 413, 415) },
       },
     },
     async (req, reply) => {
@@ -93,7 +86,7 @@ export function walkRoutes(app: FastifyInstance, svc: WalkService): void {
   // "Walk the store now": registered before /:name so it is never read as a walk's name.
   app.post(
     "/api/walks/run",
-    { schema: { body: { type: ["object", "null"], properties: {}, additionalProperties: false }, response: { 202: runSchema, ...errors } } },
+    { schema: { body: EmptyBody, response: { 202: runSchema, ...errorResponses(400, 409, 413, 415) } } },
     async (req, reply) => {
       const run = await svc.runNow();
       req.log.info({ walk: run.walk, run: run.id, jobs: run.jobs, principal: req.principal.id }, "walk the store now");
@@ -101,15 +94,15 @@ export function walkRoutes(app: FastifyInstance, svc: WalkService): void {
     },
   );
 
-  app.get<{ Params: { name: string } }>("/api/walks/:name", { schema: { params: nameParam, response: { 200: walkSchema, ...errors } } }, async (req) => walkOut(await svc.get(req.params.name)));
+  app.get("/api/walks/:name", { schema: { params: nameParam, response: { 200: walkSchema, ...errorResponses(400, 404) } } }, async (req) => walkOut(await svc.get(req.params.name)));
 
-  app.put<{ Params: { name: string }; Body: { schedule?: string; enabled?: boolean; jobs?: string[] } }>(
+  app.put(
     "/api/walks/:name",
     {
       schema: {
         params: nameParam,
-        body: { type: "object", properties: { schedule, enabled: { type: "boolean" }, jobs }, additionalProperties: false, minProperties: 1 },
-        response: { 200: walkSchema, ...errors },
+        body: Type.Object({ schedule: Type.Optional(schedule), enabled: Type.Optional(Type.Boolean()), jobs: Type.Optional(jobs) }, { additionalProperties: false, minProperties: 1 }),
+        response: { 200: walkSchema, ...errorResponses(400, 404, 413, 415) },
       },
     },
     async (req) => {
@@ -119,9 +112,9 @@ export function walkRoutes(app: FastifyInstance, svc: WalkService): void {
     },
   );
 
-  app.delete<{ Params: { name: string } }>(
+  app.delete(
     "/api/walks/:name",
-    { schema: { params: nameParam, response: { 204: { type: "null" }, ...errors } } },
+    { schema: { params: nameParam, response: { 204: NoContent, ...errorResponses(400, 404) } } },
     async (req, reply) => {
       await svc.remove(req.params.name);
       req.log.info({ walk: req.params.name, principal: req.principal.id }, "walk removed");
@@ -129,9 +122,9 @@ export function walkRoutes(app: FastifyInstance, svc: WalkService): void {
     },
   );
 
-  app.get<{ Params: { name: string }; Querystring: { after?: string; limit?: string } }>(
+  app.get(
     "/api/walks/:name/runs",
-    { schema: { params: nameParam, querystring: pagingQuerySchema, response: { 200: { type: "array", items: runSchema }, ...errors } } },
+    { schema: { params: nameParam, querystring: pagingQuerySchema, response: { 200: Type.Array(runSchema), ...errorResponses(400, 404) } } },
     async (req, reply) => {
       const page = await svc.runs(req.params.name, readPaging(req.query));
       if (page.next) reply.header("x-next-cursor", page.next);
@@ -139,9 +132,9 @@ export function walkRoutes(app: FastifyInstance, svc: WalkService): void {
     },
   );
 
-  app.post<{ Params: { name: string } }>(
+  app.post(
     "/api/walks/:name/run",
-    { schema: { params: nameParam, body: { type: ["object", "null"], properties: {}, additionalProperties: false }, response: { 202: runSchema, ...errors } } },
+    { schema: { params: nameParam, body: EmptyBody, response: { 202: runSchema, ...errorResponses(400, 404, 409, 413, 415) } } },
     async (req, reply) => {
       const run = await svc.runWalk(req.params.name);
       req.log.info({ walk: run.walk, run: run.id, jobs: run.jobs, principal: req.principal.id }, "walk started on request");

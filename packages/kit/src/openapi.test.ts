@@ -8,7 +8,7 @@ import { errorResponses } from "./paging.js";
 async function serviceWithRoutes() {
   const metrics = createMetrics("sample");
   const app = createBaseApp({ log: pino({ level: "silent" }), internalSecret: "s".repeat(32), metrics });
-  app.get("/api/things/:id", { schema: { response: { 200: { type: "object", properties: { id: { type: "string" } } }, ...errorResponses } } }, async () => ({}));
+  app.get("/api/things/:id", { schema: { response: { 200: { type: "object", properties: { id: { type: "string" } } }, ...errorResponses(400, 404, 409) } } }, async () => ({}));
   app.delete("/api/things/:id/tags/*", async () => ({}));
   app.get("/internal/things", async () => ({}));
   await app.ready();
@@ -24,7 +24,7 @@ describe("a service's own API description", () => {
     expect(doc.openapi).toMatch(/^3\./);
     expect(Object.keys(doc.paths ?? {}).sort()).toEqual(["/api/things/{id}", "/api/things/{id}/tags/{*}"]);
     const get = doc.paths!["/api/things/{id}"]!.get!;
-    expect(Object.keys(get.responses ?? {})).toEqual(expect.arrayContaining(["200", "400", "401", "403", "404", "409", "500"]));
+    expect(Object.keys(get.responses ?? {})).toEqual(expect.arrayContaining(["200", "400", "401", "403", "404", "409", "429", "500"]));
     expect(get.responses?.["404"]).toEqual({ description: "Not Found", content: { "application/problem+json": { schema: { $ref: "#/components/schemas/problem" } } } });
     expect(doc.components?.schemas?.problem).toMatchObject({ type: "object" });
     await app.close();
@@ -34,7 +34,7 @@ describe("a service's own API description", () => {
     const { app, metrics } = await serviceWithRoutes();
     const routes = apiReport(metrics).routes;
     expect(routes).toEqual([
-      { method: "GET", url: "/api/things/:id", statuses: ["200", "400", "401", "403", "404", "409", "500"] },
+      { method: "GET", url: "/api/things/:id", statuses: ["200", "400", "401", "403", "404", "409", "429", "500"] },
       { method: "DELETE", url: "/api/things/:id/tags/*", statuses: [] },
     ]);
     expect(routes.map((r) => openApiPath(r.url))).toEqual(["/api/things/{id}", "/api/things/{id}/tags/{*}"]);

@@ -75,27 +75,28 @@ export interface Wiring {
 
 type Shutdown = () => unknown;
 
-interface CommonSpec<C extends BootSettings> {
+/** The settings the node agent digests for the posture: required unless the config holds them itself. */
+type NodeSettingsOption<C> = C extends NodeAgentSettings ? { nodeSettings?: (config: C) => NodeAgentSettings } : { nodeSettings: (config: C) => NodeAgentSettings };
+
+type CommonSpec<C extends BootSettings> = NodeSettingsOption<C> & {
   /** Short service name: logs, metrics, NATS connection name, the refusal and ready lines. */
   name: string;
   loadConfig: () => C;
-  /** The settings the node agent digests for the posture; default: the config itself. */
-  nodeSettings?: (config: C) => NodeAgentSettings;
   /** Default: "<name> service ready". */
   readyMessage?: string;
-}
+};
 
-export interface ServiceSpec<C extends BootSettings> extends CommonSpec<C> {
+export type ServiceSpec<C extends BootSettings> = CommonSpec<C> & {
   wire: (ctx: BootContext<C>) => Wiring | Promise<Wiring>;
-}
+};
 
 /** What boot reads besides from a service with a database (svc.database-url, svc.database-pool-size). */
 export type DbSettings = BootSettings & Pick<Settings, "databaseUrl" | "databasePoolSize">;
 
-export interface DatabaseServiceSpec<C extends DbSettings, DB> extends CommonSpec<C> {
+export type DatabaseServiceSpec<C extends DbSettings, DB> = CommonSpec<C> & {
   database: DatabaseSpec<DB>;
   wire: (ctx: BootContext<C> & DatabaseContext<DB>) => Wiring | Promise<Wiring>;
-}
+};
 
 /** Both specs as the implementation sees them (method syntax: parameters compare both ways). */
 interface EitherSpec {
@@ -138,6 +139,7 @@ export async function bootService(spec: EitherSpec): Promise<void> {
   let status: Wiring["status"];
   const agent = startNodeAgent({
     bus,
+    // Without nodeSettings the types guarantee the config holds them.
     settings: spec.nodeSettings ? spec.nodeSettings(config) : (config as unknown as NodeAgentSettings),
     metrics,
     ring,

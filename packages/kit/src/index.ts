@@ -6,6 +6,7 @@ export * from "./identity.js";
 export * from "./db.js";
 export * from "./messaging.js";
 export * from "./service.js";
+export * from "./boot.js";
 export * from "./addresses.js";
 export * from "./metrics.js";
 export * from "./node-agent.js";

@@ -92,39 +92,3 @@ export function createBaseApp(opts: BaseAppOptions): ServiceApp {
   });
   return app.withTypeProvider<TypeBoxTypeProvider>();
 }
-
-/**
- * Bounded graceful shutdown on SIGTERM/SIGINT: stop accepting, finish in-flight work (a download
- * under way, an upload being written), close dependencies; after `timeoutMs` (svc.shutdown-grace)
- * whatever is still running is cut and the process exits 1.
- */
-export function onShutdown(log: Logger, steps: Array<() => Promise<unknown>>, timeoutMs: number): void {
-  let stopping = false;
-  const stop = async (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    log.info({ signal }, "shutting down");
-    const timer = setTimeout(() => {
-      log.error("shutdown took too long; exiting");
-      process.exit(1);
-    }, timeoutMs);
-    timer.unref();
-    for (const step of steps) {
-      try {
-        await step();
-      } catch (err) {
-        log.warn({ err }, "shutdown step failed");
-      }
-    }
-    process.exit(0);
-  };
-  process.once("SIGTERM", () => void stop("SIGTERM"));
-  process.once("SIGINT", () => void stop("SIGINT"));
-}
-
-/** Prints a start-up refusal (bad settings and the like) and exits non-zero. */
-export function refuseStart(service: string, err: unknown): never {
-  const message = err instanceof Error ? err.message : String(err);
-  process.stderr.write(`${service}: refusing to start: ${message}\n`);
-  process.exit(78);
-}

@@ -1,7 +1,7 @@
 import { randomBytes } from "node:crypto";
-import { createBus, createDb, createLogger, createMetrics, migrate, onShutdown, pingDb, refuseStart, startNodeAgent } from "@svc/kit";
+import { bootService, pingDb, postgresSchema } from "@svc/kit";
 import { buildApp } from "./app.js";
-import { loadConfig, type WalkerConfig } from "./config.js";
+import { loadConfig } from "./config.js";
 import { artifactsClientFactory } from "./domain/artifacts-client.js";
 import { leaseManagerFactory } from "./domain/lease.js";
 import { localActionsFactory } from "./domain/local-actions.js";
@@ -13,49 +13,28 @@ import { migrations } from "./store/migrations.js";
 import { SCHEMA, type WalkerDatabase } from "./store/schema.js";
 import { walkStoreFactory } from "./store/walk-store.js";
 
-let config: WalkerConfig;
-try {
-  config = loadConfig();
-} catch (err) {
-  refuseStart("walker", err);
-}
-
-const { log, ring } = createLogger("walker", config.logLevel);
-const metrics = createMetrics("walker");
-const { db, pool } = createDb<WalkerDatabase>(config.databaseUrl, { configured: config.databasePoolSize, applicationName: "svc-walker", max: 4 });
-try {
-  const applied = await migrate(db as never, pool, SCHEMA, migrations);
-  if (applied.length) log.info({ applied }, "applied migrations");
-} catch (err) {
-  log.fatal({ err }, "could not migrate the walker schema");
-  process.exit(1);
-}
-
-const bus = createBus({ url: config.natsUrl, tenant: config.tenant, name: "walker", log });
-const agent = startNodeAgent({ bus, settings: config, metrics, ring, status: () => ({ nats: bus.connected() ? "up" : "down" }) });
-
-const store = walkStoreFactory(db);
-// Unique per process: a restarted walker is a new holder, so its predecessor's runs read as interrupted.
-const holder = `${metrics.node}#${randomBytes(3).toString("hex")}`;
-const leases = leaseManagerFactory({ store, holder, log });
-const artifacts = artifactsClientFactory({ baseUrl: config.artifactsUrl, internalSecret: config.internalSecret, tenant: config.tenant });
-const runner = walkRunnerFactory({
-  store,
-  leases,
-  source: artifacts,
-  actions: { ...artifacts, ...localActionsFactory(config.filesystemRoot) },
-  root: config.filesystemRoot,
-  log,
-  metrics: walkMetricsFactory(metrics),
-  readOnly: config.readOnly,
+await bootService({
+  name: "walker",
+  loadConfig,
+  database: postgresSchema<WalkerDatabase>({ schema: SCHEMA, migrations, max: 4 }),
+  wire({ config, log, metrics, db, pool }) {
+    const store = walkStoreFactory(db);
+    // Unique per process: a restarted walker is a new holder, so its predecessor's runs read as interrupted.
+    const holder = `${metrics.node}#${randomBytes(3).toString("hex")}`;
+    const leases = leaseManagerFactory({ store, holder, log });
+    // Removals and their events go through the artifacts service: the walker publishes nothing itself.
+    const artifacts = artifactsClientFactory({ baseUrl: config.artifactsUrl, internalSecret: config.internalSecret, tenant: config.tenant });
+    const actions = { ...artifacts, ...localActionsFactory(config.filesystemRoot) };
+    const runner = walkRunnerFactory({ store, leases, source: artifacts, actions, root: config.filesystemRoot, log, metrics: walkMetricsFactory(metrics), readOnly: config.readOnly });
+    const scheduler = schedulerFactory({ store, runner, log });
+    const walks = walkServiceFactory({ store, runner, changed: () => scheduler.reload() });
+    if (config.readOnly) log.warn("svc.read-only is on: walks look at the store and count, but change nothing");
+    const app = buildApp({ log, internalSecret: config.internalSecret, walks, checks: [{ name: "postgres", check: () => pingDb(pool) }], metrics });
+    return {
+      app,
+      onListening: () => scheduler.start(),
+      ready: { holder, root: config.filesystemRoot },
+      closers: [async () => scheduler.stop(), () => runner.stop()],
+    };
+  },
 });
-const scheduler = schedulerFactory({ store, runner, log });
-const walks = walkServiceFactory({ store, runner, changed: () => scheduler.reload() });
-if (config.readOnly) log.warn("svc.read-only is on: walks look at the store and count, but change nothing");
-
-const app = buildApp({ log, internalSecret: config.internalSecret, walks, checks: [{ name: "postgres", check: () => pingDb(pool) }], metrics });
-await app.listen({ host: config.host, port: config.port });
-scheduler.start();
-log.info({ holder, root: config.filesystemRoot }, "walker service ready");
-
-onShutdown(log, [() => app.close(), async () => scheduler.stop(), () => runner.stop(), async () => agent.stop(), () => bus.close(), () => db.destroy()], config.shutdownGraceMs);

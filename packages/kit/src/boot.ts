@@ -1,0 +1,210 @@
+import type { FastifyInstance } from "fastify";
+import type { Kysely, Migration } from "kysely";
+import type pg from "pg";
+import type { Logger } from "pino";
+import { createDb, migrate } from "./db.js";
+import { createLogger, type LogRing } from "./logger.js";
+import { createBus, type Bus } from "./messaging.js";
+import { createMetrics, type ServiceMetrics } from "./metrics.js";
+import { startNodeAgent, type NodeAgentSettings } from "./node-agent.js";
+import type { Settings } from "./settings.js";
+
+/**
+ * One way to start a service, so each `main.ts` holds only the service's own wiring:
+ *
+ *   1. settings, or refuse to start (exit 78 with the reason on stderr);
+ *   2. logger and metrics registry;
+ *   3. with a database: connect, migrate under the schema's lock (exit 1 when that fails);
+ *   4. NATS (connects in the background) and the node agent;
+ *   5. the service's wiring, which builds the app;
+ *   6. listen, `onListening`, the "ready" line, and the signal handlers.
+ *
+ * Shutdown ORDER, the same for every service (SIGTERM/SIGINT, bounded by svc.shutdown-grace):
+ *   the HTTP server (stops accepting, finishes requests in flight)
+ *   -> the service's own closers, in the order it lists them (workers, then the clients they use)
+ *   -> the node agent -> NATS -> the database.
+ * Workers stop before NATS and the database because they still publish and write while they
+ * finish; the agent goes before NATS so no heartbeat is attempted on a draining connection.
+ */
+
+/** What boot reads from every service's settings. */
+export type BootSettings = Pick<Settings, "tenant" | "natsUrl" | "host" | "port" | "logLevel" | "shutdownGraceMs">;
+
+/** A service's own Postgres schema; `DB` types the Kysely handle its wiring receives. */
+export interface DatabaseSpec<DB> {
+  schema: string;
+  migrations: Record<string, Migration>;
+  /** Pool size when svc.database-pool-size is not set (10 unless given). */
+  max?: number;
+  /** Carries `DB` to the wiring's context; never set at run time. */
+  readonly __db?: DB;
+}
+
+/** Declares the service's schema and its row types for `bootService`. */
+export function postgresSchema<DB>(spec: Omit<DatabaseSpec<DB>, "__db">): DatabaseSpec<DB> {
+  return spec;
+}
+
+/** What every service's wiring gets. */
+export interface BootContext<C> {
+  config: C;
+  log: Logger;
+  ring: LogRing;
+  metrics: ServiceMetrics;
+  bus: Bus;
+}
+
+/** What a service with a database gets besides. */
+export interface DatabaseContext<DB> {
+  db: Kysely<DB>;
+  pool: pg.Pool;
+}
+
+/** What the wiring hands back to boot. */
+export interface Wiring {
+  app: FastifyInstance;
+  /** Fields of the "ready" line. */
+  ready?: Record<string, unknown>;
+  /** Started once the server listens (work that should only begin when the service answers). */
+  onListening?: () => void;
+  /** The service's own workers and clients, closed in this order after the HTTP server and before the agent, NATS and the database. */
+  closers?: Array<() => unknown>;
+  /** Status the heartbeat reports besides `nats`. */
+  status?: () => Record<string, string>;
+}
+
+type Shutdown = () => unknown;
+
+/** The settings the node agent digests for the posture: required unless the config holds them itself. */
+type NodeSettingsOption<C> = C extends NodeAgentSettings ? { nodeSettings?: (config: C) => NodeAgentSettings } : { nodeSettings: (config: C) => NodeAgentSettings };
+
+type CommonSpec<C extends BootSettings> = NodeSettingsOption<C> & {
+  /** Short service name: logs, metrics, NATS connection name, the refusal and ready lines. */
+  name: string;
+  loadConfig: () => C;
+  /** Default: "<name> service ready". */
+  readyMessage?: string;
+};
+
+export type ServiceSpec<C extends BootSettings> = CommonSpec<C> & {
+  wire: (ctx: BootContext<C>) => Wiring | Promise<Wiring>;
+};
+
+/** What boot reads besides from a service with a database (svc.database-url, svc.database-pool-size). */
+export type DbSettings = BootSettings & Pick<Settings, "databaseUrl" | "databasePoolSize">;
+
+export type DatabaseServiceSpec<C extends DbSettings, DB> = CommonSpec<C> & {
+  database: DatabaseSpec<DB>;
+  wire: (ctx: BootContext<C> & DatabaseContext<DB>) => Wiring | Promise<Wiring>;
+};
+
+/** Both specs as the implementation sees them (method syntax: parameters compare both ways). */
+interface EitherSpec {
+  name: string;
+  readyMessage?: string;
+  database?: DatabaseSpec<unknown>;
+  loadConfig(): BootSettings;
+  nodeSettings?(config: BootSettings): NodeAgentSettings;
+  wire(ctx: BootContext<BootSettings> & Partial<DatabaseContext<unknown>>): Wiring | Promise<Wiring>;
+}
+
+export async function bootService<C extends DbSettings, DB>(spec: DatabaseServiceSpec<C, DB>): Promise<void>;
+export async function bootService<C extends BootSettings>(spec: ServiceSpec<C>): Promise<void>;
+export async function bootService(spec: EitherSpec): Promise<void> {
+  let config: BootSettings;
+  try {
+    config = spec.loadConfig();
+  } catch (err) {
+    refuseStart(spec.name, err);
+  }
+  const { log, ring } = createLogger(spec.name, config.logLevel);
+  const metrics = createMetrics(spec.name);
+
+  let database: DatabaseContext<unknown> | undefined;
+  if (spec.database) {
+    const { databaseUrl, databasePoolSize } = config as DbSettings;
+    const { db, pool } = createDb<unknown>(databaseUrl, { configured: databasePoolSize, applicationName: `svc-${spec.name}`, max: spec.database.max });
+    try {
+      const applied = await migrate(db, pool, spec.database.schema, spec.database.migrations);
+      if (applied.length) log.info({ applied }, "applied migrations");
+    } catch (err) {
+      log.fatal({ err }, `could not migrate the ${spec.name} schema`);
+      process.exit(1);
+    }
+    database = { db, pool };
+  }
+
+  const bus = createBus({ url: config.natsUrl, tenant: config.tenant, name: spec.name, log });
+  // The wiring's own status is known only once it ran; the agent starts first so the node shows up early.
+  let status: Wiring["status"];
+  const agent = startNodeAgent({
+    bus,
+    // Without nodeSettings the types guarantee the config holds them.
+    settings: spec.nodeSettings ? spec.nodeSettings(config) : (config as unknown as NodeAgentSettings),
+    metrics,
+    ring,
+    status: () => ({ nats: bus.connected() ? "up" : "down", ...status?.() }),
+  });
+  const db = database?.db;
+  const last: Shutdown[] = [async () => agent.stop(), () => bus.close(), ...(db ? [() => db.destroy()] : [])];
+
+  const wiring = await spec.wire({ config, log, ring, metrics, bus, ...database });
+  status = wiring.status;
+
+  await wiring.app.listen({ host: config.host, port: config.port });
+  wiring.onListening?.();
+  log.info(wiring.ready ?? {}, spec.readyMessage ?? `${spec.name} service ready`);
+
+  onShutdown(log, [() => wiring.app.close(), ...(wiring.closers ?? []), ...last], config.shutdownGraceMs);
+}
+
+/**
+ * Bounded graceful shutdown on SIGTERM/SIGINT: runs `steps` in order (a failed step is logged
+ * and the next one runs), then exits 0; after `timeoutMs` (svc.shutdown-grace) whatever is
+ * still running is cut and the process exits 1.
+ */
+export function onShutdown(log: Logger, steps: Array<() => unknown>, timeoutMs: number): void {
+  let stopping = false;
+  const stop = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    log.info({ signal }, "shutting down");
+    process.exit(await stopInOrder(log, steps, timeoutMs));
+  };
+  process.once("SIGTERM", () => void stop("SIGTERM"));
+  process.once("SIGINT", () => void stop("SIGINT"));
+}
+
+/** Runs the steps one after another; resolves the exit code: 0, or 1 when the grace ran out first. */
+export async function stopInOrder(log: Logger, steps: Array<() => unknown>, timeoutMs: number): Promise<0 | 1> {
+  let timer: NodeJS.Timeout | undefined;
+  const graceOver = new Promise<1>((resolve) => {
+    timer = setTimeout(() => {
+      log.error("shutdown took too long; exiting");
+      resolve(1);
+    }, timeoutMs);
+    timer.unref();
+  });
+  const done = (async () => {
+    for (const step of steps) {
+      try {
+        await step();
+      } catch (err) {
+        log.warn({ err }, "shutdown step failed");
+      }
+    }
+    return 0 as const;
+  })();
+  try {
+    return await Promise.race([done, graceOver]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** Prints a start-up refusal (bad settings and the like) and exits 78 (EX_CONFIG). */
+export function refuseStart(service: string, err: unknown): never {
+  const message = err instanceof Error ? err.message : String(err);
+  process.stderr.write(`${service}: refusing to start: ${message}\n`);
+  process.exit(78);
+}

@@ -36,6 +36,8 @@ describe("internalClient", () => {
       if (req.url === "/empty") return res.writeHead(204).end();
       if (req.url === "/missing") return json(404, { title: "not found" });
       if (req.url!.startsWith("/broken")) return json(500, { title: "failed", reference: "ABCDEF123456" });
+      // How every upstream answers a refusal on /internal/ (the text surface).
+      if (req.url === "/unknown-key") return res.writeHead(404, { "content-type": "text/plain; charset=utf-8" }).end("unknown key\n");
       if (req.url === "/not-json") return res.writeHead(200, { "content-type": "text/plain" }).end("hello");
       if (req.url === "/slow") return; // never answers
       json(404, {});
@@ -69,6 +71,11 @@ describe("internalClient", () => {
   it("returns a status the caller expects as a value, even a 404", async () => {
     const res = await client.get<{ title: string }>("/missing", { expect: [200, 404] });
     expect(res).toMatchObject({ status: 404, body: { title: "not found" } });
+  });
+
+  it("returns an expected refusal answered in plain text as a value without a body", async () => {
+    const res = await client.get("/unknown-key", { expect: [200, 404] });
+    expect(res).toMatchObject({ status: 404, body: undefined });
   });
 
   it("throws a status the caller did not expect, naming the service and the path without the query", async () => {

@@ -88,6 +88,9 @@ export function internalClient(o: InternalClientOptions) {
     if (!(c.expect ? c.expect.includes(status) : isSuccess(status))) {
       throw new InternalCallError(`${o.service} answered ${status} to ${where}: ${text.slice(0, 300)}`, status);
     }
+    // An expected refusal (a 404 the caller asked for) may come as plain text: its body is not the
+    // caller's document, only its status is.
+    if (!isSuccess(status) && !/json/i.test(String(answerHeaders["content-type"] ?? ""))) return { status, body: undefined as T, headers: answerHeaders };
     let body: T;
     try {
       body = (text ? JSON.parse(text) : undefined) as T;

@@ -17,9 +17,9 @@ import { Ingress, type IIngress } from "kubernetes-models/networking.k8s.io/v1/I
 import { NetworkPolicy, type INetworkPolicy } from "kubernetes-models/networking.k8s.io/v1/NetworkPolicy";
 import { PodDisruptionBudget, type IPodDisruptionBudget } from "kubernetes-models/policy/v1/PodDisruptionBudget";
 import { DEPLOYMENT_SETTINGS, envName, loadSettings, SETTINGS } from "@svc/kit";
-import { SERVICE_NODE_OPTIONS } from "./runtime.js";
+import { SERVICE_NODE_OPTIONS } from "@svc/devstack/runtime";
 
-const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), "../../..");
+const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const deployDir = join(repoRoot, "deploy");
 const k8sDir = join(deployDir, "kubernetes");
 const rel = (p: string) => p.slice(repoRoot.length + 1);
@@ -49,7 +49,7 @@ const URL_SETTINGS = FIELDS.flatMap((f) => {
   return m && SERVICES.includes(m[1]!) ? [{ field: f, target: m[1]!, env: envName(SETTINGS[f].name) }] : [];
 });
 
-/** The exact command line of packages/infra/src/runtime.ts and service-runner.ts, from the image's working folder. */
+/** The exact command line of tools/devstack/src/runtime.ts and service-runner.ts, from the image's working folder. */
 const commandFor = (service: string) => ["node", ...SERVICE_NODE_OPTIONS, "--import", "tsx", `services/${service}/src/main.ts`];
 
 // ---------------------------------------------------------------------------------------------
@@ -155,11 +155,20 @@ function sourceOf(service: string, file: string): string {
   return existsSync(p) ? readFileSync(p, "utf8") : "";
 }
 
-/** Settings a service refuses to start without: requireSettings(s, [...]) in its config.ts. */
-function requiredFields(service: string): Field[] {
-  const m = /requireSettings\(\s*\w+\s*,\s*\[([^\]]*)\]/.exec(sourceOf(service, "config.ts"));
-  return m ? [...m[1]!.matchAll(/["'](\w+)["']/g)].map((x) => x[1] as Field).filter((f) => f in SETTINGS) : [];
-}
+/**
+ * Settings a service refuses to start without: the REQUIRED_SETTINGS its config.ts exports and
+ * passes to requireSettings. Undefined when a service exports none.
+ */
+const REQUIRED = new Map<string, Field[] | undefined>(
+  await Promise.all(
+    SERVICES.map(async (s): Promise<[string, Field[] | undefined]> => {
+      const file = join(repoRoot, "services", s, "src", "config.ts");
+      const mod = existsSync(file) ? ((await import(file)) as { REQUIRED_SETTINGS?: readonly string[] }) : {};
+      return [s, mod.REQUIRED_SETTINGS?.filter((f): f is Field => f in SETTINGS)];
+    }),
+  ),
+);
+const requiredFields = (service: string): Field[] => REQUIRED.get(service) ?? [];
 
 /** Services a service calls over HTTP: the svc.<target>.url settings its config.ts reads. */
 function callees(service: string): string[] {
@@ -261,7 +270,7 @@ describe("deploy/kubernetes", () => {
     expect(problems).toEqual([]);
   });
 
-  it("every container runs the one command line of packages/infra/src/runtime.ts, from one image", () => {
+  it("every container runs the one command line of tools/devstack/src/runtime.ts, from one image", () => {
     const problems: string[] = [];
     const images = new Set<string>();
     for (const d of deployments) {
@@ -346,7 +355,7 @@ describe("deploy/kubernetes", () => {
         problems.push(`${where(d.doc)}: ${(err as Error).message}`);
       }
       const got = settingSources(d.m);
-      if (!/requireSettings\(/.test(sourceOf(name, "config.ts"))) problems.push(`services/${name}/src/config.ts has no requireSettings(...) call for this test to read; teach the test where the service's required settings are`);
+      if (REQUIRED.get(name) === undefined) problems.push(`services/${name}/src/config.ts exports no REQUIRED_SETTINGS (the settings it passes to requireSettings) for this test to read`);
       for (const f of requiredFields(name)) {
         const env = envName(SETTINGS[f].name);
         const from = got.get(env);

@@ -610,6 +610,28 @@ describe("deploy/Dockerfile", () => {
     expect(problems).toEqual([]);
   });
 
+  it("carries only what the services run: no bench, tests or development tooling, production dependencies only", () => {
+    const problems: string[] = [];
+    const copies = instructions.filter((l) => /^\s*(COPY|ADD)\s/.test(l) && !/--from=/.test(l));
+    const sources = copies.flatMap((l) => l.trim().split(/\s+/).slice(1, -1).filter((w) => !w.startsWith("--")));
+    for (const s of sources) {
+      const top = s.replace(/^\.\//, "").split("/")[0] ?? "";
+      if (top === "." || top === "" || top === "*") problems.push(`COPY ${s} takes the whole workspace; copy the workspace manifests, packages/ and services/ only`);
+      else if (["bench", "test-e2e", "tools", "scripts", "deploy"].includes(top)) problems.push(`COPY ${s}: ${top}/ is development only and stays out of the image`);
+    }
+    for (const need of ["package.json", "pnpm-lock.yaml", "pnpm-workspace.yaml", "packages", "services"]) {
+      if (!sources.some((s) => s.replace(/^\.\//, "").replace(/\/$/, "") === need)) problems.push(`the image does not copy ${need}`);
+    }
+    const install = instructions.find((l) => /pnpm@/.test(l) && /\binstall\b/.test(l)) ?? "";
+    if (!/(--prod\b|--production\b)/.test(install)) problems.push("the install is not --prod: the image would carry vitest, typescript and the tooling");
+    // The command line imports tsx from /app: with --prod it is there only as a production dependency of the root.
+    const root = JSON.parse(readFileSync(join(repoRoot, "package.json"), "utf8")) as { dependencies?: Record<string, string> };
+    if (!root.dependencies?.tsx) problems.push("tsx is not a production dependency of the root package.json, so a --prod install leaves out what every service runs with");
+    const ignore = existsSync(join(repoRoot, ".dockerignore")) ? readFileSync(join(repoRoot, ".dockerignore"), "utf8").split("\n").map((l) => l.trim()) : [];
+    for (const p of ["bench", "test-e2e", "tools"]) if (!ignore.includes(p)) problems.push(`.dockerignore does not keep ${p} out of the build context`);
+    expect(problems).toEqual([]);
+  });
+
   it("runs as a numeric non-root user and its default command is a service's command line", () => {
     const problems: string[] = [];
     const users = instructions.filter((l) => /^\s*USER\s/.test(l)).map((l) => l.trim().split(/\s+/)[1] ?? "");

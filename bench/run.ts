@@ -1,6 +1,6 @@
 // `npm run bench [-- --profile]`: how much of the artifacts service's own speed the gateway keeps.
 //
-// Starts Postgres/Redis/NATS under <repo>/.data/bench and every service (packages/infra), stores
+// Starts Postgres/Redis/NATS under <repo>/.data/bench and every service (tools/devstack), stores
 // a 1 KiB and a 256 MiB file through the gateway with the bootstrap key, then measures GETs of them
 //   (a) through the gateway, with Service-Repository-Key,
 //   (b) straight to the artifacts service, with the gateway's signed identity headers,

@@ -7,7 +7,7 @@ export default defineConfig({
         test: {
           name: "unit",
           sequence: { groupOrder: 0 },
-          include: ["packages/*/src/**/*.test.ts", "services/*/src/**/*.test.ts"],
+          include: ["packages/*/src/**/*.test.ts", "services/*/src/**/*.test.ts", "tools/*/src/**/*.test.ts", "deploy/**/*.test.ts"],
           testTimeout: 60_000,
           hookTimeout: 120_000,
         },

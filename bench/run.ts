@@ -1,6 +1,6 @@
 // `npm run bench [-- --profile]`: how much of the artifacts service's own speed the gateway keeps.
 //
-// Starts Postgres/Redis/NATS under <repo>/.data/bench and every service (packages/infra), stores
+// Starts Postgres/Redis/NATS under <repo>/.data/bench and every service (tools/devstack), stores
 // a 1 KiB and a 256 MiB file through the gateway with the bootstrap key, then measures GETs of them
 //   (a) through the gateway, with Service-Repository-Key,
 //   (b) straight to the artifacts service, with the gateway's signed identity headers,
@@ -15,9 +15,9 @@ import { Readable } from "node:stream";
 import { fileURLToPath } from "node:url";
 import autocannon from "autocannon";
 import { Agent, request } from "undici";
-import { createDatabase, freePort, startInfra, type Infra } from "@svc/infra";
-import { startServices, type RunningServices, type ServiceName } from "@svc/infra/service-runner";
-import { SERVICE_NODE_OPTIONS } from "@svc/infra/runtime";
+import { createDatabase, freePort, startInfra, type Infra } from "@svc/devstack";
+import { startServices, type RunningServices, type ServiceName } from "@svc/devstack/service-runner";
+import { SERVICE_NODE_OPTIONS } from "@svc/devstack/runtime";
 import { identityHeaders } from "@svc/kit";
 import { parseKey } from "@svc/keys";
 import { summariseProfile } from "./cpuprofile.js";

@@ -1,5 +1,5 @@
 // `npm test`: the whole test suite — type check, unit tests, then end-to-end tests against the
-// real services with their own Postgres, Redis and NATS (provisioned by packages/infra, on
+// real services with their own Postgres, Redis and NATS (provisioned by tools/devstack, on
 // free ports under .data/, never touching servers the machine already runs).
 // Extra arguments go to vitest (e.g. `npm test -- test-e2e/access.test.ts`).
 import { spawnSync } from "node:child_process";

@@ -3,7 +3,7 @@ import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import type { ArtifactEvent } from "@svc/contracts";
-import { startInfra, type Infra } from "@svc/infra";
+import { startInfra, type Infra } from "@svc/devstack";
 import { startSuite, type Suite } from "./suite.js";
 import { collectArtifactEvents } from "./upstream.js";
 

@@ -1,8 +1,8 @@
 import { mkdirSync, rmSync } from "node:fs";
 import { join, resolve } from "node:path";
 import type { TestProject } from "vitest/node";
-import { startInfra, type Infra } from "@svc/infra";
-import { ensurePrometheus } from "@svc/infra/prometheus";
+import { startInfra, type Infra } from "@svc/devstack";
+import { ensurePrometheus } from "@svc/devstack/prometheus";
 
 declare module "vitest" {
   export interface ProvidedContext {

@@ -1,7 +1,7 @@
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { startInfra, type Infra } from "@svc/infra";
+import { startInfra, type Infra } from "@svc/devstack";
 import { startSuite, type Suite } from "./suite.js";
 
 const get = (url: string, key: string) => fetch(`${url}/repository/default/shared.txt`, { headers: { "service-repository-key": key } });

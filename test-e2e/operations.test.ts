@@ -1,8 +1,8 @@
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { startInfra, type Infra } from "@svc/infra";
-import { startPrometheus } from "@svc/infra/prometheus";
+import { startInfra, type Infra } from "@svc/devstack";
+import { startPrometheus } from "@svc/devstack/prometheus";
 import { startSuite, type Suite } from "./suite.js";
 
 async function until<T>(fn: () => Promise<T>, ok: (v: T) => boolean, ms = 15_000): Promise<T> {

@@ -5,8 +5,8 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { inject } from "vitest";
 import { keyId, makeKey, parseKey } from "@svc/keys";
 import pg from "pg";
-import { freePort } from "@svc/infra";
-import { runToExit } from "@svc/infra/service-runner";
+import { freePort } from "@svc/devstack";
+import { runToExit } from "@svc/devstack/service-runner";
 import { startSuite, type Suite } from "./suite.js";
 
 const repoRoot = join(dirname(fileURLToPath(import.meta.url)), "..");

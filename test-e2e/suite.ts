@@ -4,8 +4,8 @@ import { join } from "node:path";
 import { request } from "node:http";
 import { Redis } from "ioredis";
 import { inject } from "vitest";
-import { createDatabase } from "@svc/infra";
-import { startServices, type RunningServices, type ServicesOptions } from "@svc/infra/service-runner";
+import { createDatabase } from "@svc/devstack";
+import { startServices, type RunningServices, type ServicesOptions } from "@svc/devstack/service-runner";
 
 export interface Suite extends RunningServices {
   databaseUrl: string;

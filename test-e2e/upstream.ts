@@ -2,7 +2,7 @@ import { AckPolicy, connect, DeliverPolicy, JSONCodec, type NatsConnection } fro
 import { eventParsers, streamFor, type ArtifactEvent } from "@svc/contracts";
 import { keyId } from "@svc/keys";
 import { identityHeaders } from "@svc/kit";
-import type { ServiceName } from "@svc/infra/service-runner";
+import type { ServiceName } from "@svc/devstack/service-runner";
 import type { Suite } from "./suite.js";
 
 /**

@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { createBus, createLogger, identityHeaders, type Bus } from "@svc/kit";
 import { keyId } from "@svc/keys";
-import { runToExit } from "@svc/infra/service-runner";
+import { runToExit } from "@svc/devstack/service-runner";
 import { startSuite, type Suite } from "./suite.js";
 
 /** The receiver's check, as the README's Webhooks section gives it. */

@@ -19,8 +19,11 @@ export type AuthConfig = Pick<
 > &
   NodeAgentSettings;
 
+/** Settings this service refuses to start without (deploy/manifests.test.ts checks each Deployment sets them). */
+export const REQUIRED_SETTINGS = ["databaseUrl", "internalSecret", "natsUrl"] satisfies Parameters<typeof requireSettings>[1];
+
 export function loadConfig(argv = process.argv.slice(2), env = process.env): AuthConfig {
   const s = loadSettings({ argv, env });
-  requireSettings(s, ["databaseUrl", "internalSecret", "natsUrl"]);
+  requireSettings(s, REQUIRED_SETTINGS);
   return s;
 }

@@ -25,8 +25,11 @@ export type GatewayConfig = Pick<
 > &
   NodeAgentSettings;
 
+/** Settings this service refuses to start without (deploy/manifests.test.ts checks each Deployment sets them). */
+export const REQUIRED_SETTINGS = ["internalSecret", "natsUrl"] satisfies Parameters<typeof requireSettings>[1];
+
 export function loadConfig(argv = process.argv.slice(2), env = process.env): GatewayConfig {
   const s = loadSettings({ argv, env });
-  requireSettings(s, ["internalSecret", "natsUrl"]);
+  requireSettings(s, REQUIRED_SETTINGS);
   return s;
 }

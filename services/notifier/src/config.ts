@@ -37,9 +37,12 @@ function within(value: number, d: (typeof LIMITS)[keyof typeof LIMITS], source: 
   return value;
 }
 
+/** Settings this service refuses to start without (deploy/manifests.test.ts checks each Deployment sets them). */
+export const REQUIRED_SETTINGS = ["databaseUrl", "internalSecret", "natsUrl"] satisfies Parameters<typeof requireSettings>[1];
+
 export function loadConfig(argv = process.argv.slice(2), env = process.env): NotifierConfig {
   const s = loadSettings({ argv, env });
-  requireSettings(s, ["databaseUrl", "internalSecret", "natsUrl"]);
+  requireSettings(s, REQUIRED_SETTINGS);
   const problems: string[] = [];
   const retryBaseMs = within(s.webhookRetryBaseMs, LIMITS.retryBase, s.sources["svc.webhook-retry-base"] ?? "default", problems);
   const timeoutMs = within(s.webhookTimeoutMs, LIMITS.timeout, s.sources["svc.webhook-timeout"] ?? "default", problems);

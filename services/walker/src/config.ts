@@ -6,8 +6,11 @@ export type WalkerConfig = Pick<
 > &
   NodeAgentSettings;
 
+/** Settings this service refuses to start without (deploy/manifests.test.ts checks each Deployment sets them). */
+export const REQUIRED_SETTINGS = ["databaseUrl", "internalSecret", "filesystemRoot", "natsUrl"] satisfies Parameters<typeof requireSettings>[1];
+
 export function loadConfig(argv = process.argv.slice(2), env = process.env): WalkerConfig {
   const s = loadSettings({ argv, env });
-  requireSettings(s, ["databaseUrl", "internalSecret", "filesystemRoot", "natsUrl"]);
+  requireSettings(s, REQUIRED_SETTINGS);
   return s;
 }

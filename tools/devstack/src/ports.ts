@@ -1,6 +1,6 @@
 import { randomInt } from "node:crypto";
 import { chmodSync, existsSync, linkSync, mkdirSync, readFileSync, unlinkSync, writeFileSync } from "node:fs";
-import { createServer } from "node:net";
+import { connect, createServer, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { pidAlive } from "./process.js";
@@ -70,13 +70,13 @@ function reserve(port: number): boolean {
   return false;
 }
 
-/** True when nothing listens on 127.0.0.1:port (we can bind it). */
-export function portIsFree(port: number): Promise<boolean> {
+/** True when nothing listens on host:port (we can bind it). */
+export function portIsFree(port: number, host = "127.0.0.1"): Promise<boolean> {
   return new Promise((resolve) => {
     const srv = createServer();
     srv.unref();
     srv.once("error", () => resolve(false));
-    srv.listen({ port, host: "127.0.0.1", exclusive: true }, () => srv.close(() => resolve(true)));
+    srv.listen({ port, host: host.replace(/^\[|\]$/g, ""), exclusive: true }, () => srv.close(() => resolve(true)));
   });
 }
 
@@ -117,4 +117,23 @@ export function releasePort(port: number): void {
   } catch {
     // already gone
   }
+}
+
+/** Waits until 127.0.0.1:port answers: `probe` gets the connected socket and decides. */
+export function probeTcp(port: number, probe: (sock: Socket, done: (ok: boolean) => void) => void, timeoutMs = 1000): Promise<boolean> {
+  return new Promise((resolvePromise) => {
+    let settled = false;
+    const sock = connect({ host: "127.0.0.1", port });
+    const finish = (ok: boolean) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      sock.destroy();
+      resolvePromise(ok);
+    };
+    const timer = setTimeout(() => finish(false), timeoutMs);
+    sock.on("error", () => finish(false));
+    sock.on("close", () => finish(false));
+    sock.on("connect", () => probe(sock, finish));
+  });
 }

@@ -1,18 +1,15 @@
-import { spawn, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { existsSync, mkdirSync } from "node:fs";
-import { dirname, join, resolve } from "node:path";
-import { fileURLToPath } from "node:url";
+import { join } from "node:path";
 import { makeKey } from "@svc/keys";
 import { freePort, releasePort } from "./index.js";
-import { stopChild } from "./process.js";
-import { SERVICE_NODE_OPTIONS } from "./runtime.js";
+import { repoRoot, spawnService, type ServiceProcess } from "./service-process.js";
+export { serviceCommand } from "./service-process.js";
 
 /**
  * Runs the suite's services as real processes for end-to-end tests and benchmarks, each with
  * its own ports, database and store, so that several suites can run side by side.
  */
-const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), "../../..");
 export const ALL_SERVICE_NAMES = ["auth", "artifacts", "admin", "notifier", "walker", "gateway"] as const;
 export type ServiceName = (typeof ALL_SERVICE_NAMES)[number];
 /** The services that exist in this checkout (a service folder with src/main.ts), gateway last. */
@@ -81,23 +78,18 @@ export interface Replica {
   stop: (signal?: NodeJS.Signals) => Promise<void>;
 }
 
-export function serviceCommand(name: string, nodeArgs: readonly string[] = []): { command: string; args: string[] } {
-  return { command: process.execPath, args: [...SERVICE_NODE_OPTIONS, ...nodeArgs, "--import", "tsx", join(repoRoot, "services", name, "src", "main.ts")] };
+/** A copy of this process's environment without the developer's own SVC_ variables: they must not leak into tests. */
+function cleanEnv(): NodeJS.ProcessEnv {
+  const base: NodeJS.ProcessEnv = {};
+  for (const [k, v] of Object.entries(process.env)) if (!k.startsWith("SVC_")) base[k] = v;
+  return base;
 }
 
-async function waitHealthy(url: string, child: ChildProcess, timeoutMs: number): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (child.exitCode !== null || child.signalCode !== null) throw new Error(`exited with ${child.exitCode ?? child.signalCode} before it was ready`);
-    try {
-      const res = await fetch(`${url}/health/live`, { signal: AbortSignal.timeout(1000) });
-      if (res.status === 200) return;
-    } catch {
-      // not listening yet
-    }
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`not ready after ${timeoutMs} ms`);
+/** `base` with `settings` on top; a setting of undefined is left out. */
+function withSettings(base: NodeJS.ProcessEnv, settings: Record<string, string | undefined>): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...base };
+  for (const [k, v] of Object.entries(settings)) if (v !== undefined) env[k] = v;
+  return env;
 }
 
 export async function startServices(opts: ServicesOptions): Promise<RunningServices> {
@@ -112,9 +104,7 @@ export async function startServices(opts: ServicesOptions): Promise<RunningServi
   for (const n of ALL_SERVICE_NAMES) ports[n] = await freePort();
   const urls = Object.fromEntries(ALL_SERVICE_NAMES.map((n) => [n, `http://127.0.0.1:${ports[n]}`])) as Record<ServiceName, string>;
 
-  // Start from a clean environment: a developer's own SVC_ variables must not leak into tests.
-  const base: NodeJS.ProcessEnv = {};
-  for (const [k, v] of Object.entries(process.env)) if (!k.startsWith("SVC_")) base[k] = v;
+  const base = cleanEnv();
   const shared: Record<string, string | undefined> = {
     SVC_DATABASE_URL: opts.databaseUrl,
     SVC_REDIS_URL: opts.redisUrl,
@@ -134,7 +124,7 @@ export async function startServices(opts: ServicesOptions): Promise<RunningServi
 
   const lines: LogLine[] = [];
   const waiters = new Set<{ pattern: RegExp; service?: ServiceName; resolve: (l: string) => void }>();
-  const children = new Map<ServiceName, ChildProcess>();
+  const children = new Map<ServiceName, ServiceProcess>();
 
   const record = (service: ServiceName, line: string) => {
     lines.push({ service, line });
@@ -150,28 +140,11 @@ export async function startServices(opts: ServicesOptions): Promise<RunningServi
   const overrides = new Map<ServiceName, Record<string, string | undefined>>();
   const launch = async (name: ServiceName, extra?: Record<string, string | undefined>) => {
     if (extra) overrides.set(name, { ...overrides.get(name), ...extra });
-    const env: NodeJS.ProcessEnv = { ...base };
-    for (const [k, v] of Object.entries({ ...shared, ...overrides.get(name), SVC_PORT: String(ports[name]) })) if (v !== undefined) env[k] = v;
-    const { command, args } = serviceCommand(name, opts.nodeArgs?.[name]);
-    const child = spawn(command, [...args, ...(opts.args ?? [])], { env, stdio: ["ignore", "pipe", "pipe"] });
-    children.set(name, child);
-    for (const stream of [child.stdout, child.stderr]) {
-      let buf = "";
-      stream?.setEncoding("utf8");
-      stream?.on("data", (chunk: string) => {
-        buf += chunk;
-        let i: number;
-        while ((i = buf.indexOf("\n")) >= 0) {
-          record(name, buf.slice(0, i));
-          buf = buf.slice(i + 1);
-        }
-      });
-      stream?.on("end", () => {
-        if (buf) record(name, buf);
-      });
-    }
+    const env = withSettings(base, { ...shared, ...overrides.get(name), SVC_PORT: String(ports[name]) });
+    const proc = spawnService({ name, env, args: opts.args, nodeArgs: opts.nodeArgs?.[name], onLine: (line) => record(name, line) });
+    children.set(name, proc);
     try {
-      await waitHealthy(urls[name], child, 60_000);
+      await proc.waitLive(urls[name], 60_000);
     } catch (err) {
       const tail = lines.filter((l) => l.service === name).slice(-30).map((l) => l.line).join("\n");
       throw new Error(`${name} ${(err as Error).message}:\n${tail}`);
@@ -179,8 +152,8 @@ export async function startServices(opts: ServicesOptions): Promise<RunningServi
   };
 
   const stopOne = (name: ServiceName, signal: NodeJS.Signals = "SIGTERM"): Promise<number | null> => {
-    const child = children.get(name);
-    return child ? stopChild(child, signal) : Promise.resolve(null);
+    const proc = children.get(name);
+    return proc ? proc.stop(signal) : Promise.resolve(null);
   };
 
   const upstreams = names.filter((n) => n !== "gateway");
@@ -192,9 +165,9 @@ export async function startServices(opts: ServicesOptions): Promise<RunningServi
     throw err;
   }
 
-  const extras = new Set<ChildProcess>();
+  const extras = new Set<ServiceProcess>();
   const onExit = () => {
-    for (const c of [...children.values(), ...extras]) if (c.exitCode === null) c.kill("SIGKILL");
+    for (const p of [...children.values(), ...extras]) p.kill("SIGKILL");
   };
   process.once("exit", onExit);
 
@@ -203,27 +176,30 @@ export async function startServices(opts: ServicesOptions): Promise<RunningServi
     const port = await freePort();
     replicaPorts.push(port);
     const url = `http://127.0.0.1:${port}`;
-    const childEnv: NodeJS.ProcessEnv = { ...base };
-    for (const [k, v] of Object.entries({ ...shared, ...overrides.get(name), ...env, SVC_PORT: String(port) })) if (v !== undefined) childEnv[k] = v;
-    const { command, args } = serviceCommand(name, opts.nodeArgs?.[name]);
-    const child = spawn(command, [...args, ...(opts.args ?? [])], { env: childEnv, stdio: ["ignore", "pipe", "pipe"] });
-    extras.add(child);
     const out: string[] = [];
-    child.stdout.setEncoding("utf8").on("data", (d: string) => out.push(...d.split("\n").filter(Boolean)));
-    child.stderr.setEncoding("utf8").on("data", (d: string) => out.push(...d.split("\n").filter(Boolean)));
+    const proc = spawnService({
+      name,
+      env: withSettings(base, { ...shared, ...overrides.get(name), ...env, SVC_PORT: String(port) }),
+      args: opts.args,
+      nodeArgs: opts.nodeArgs?.[name],
+      onLine: (line) => {
+        if (line) out.push(line);
+      },
+    });
+    extras.add(proc);
     try {
-      await waitHealthy(url, child, 60_000);
+      await proc.waitLive(url, 60_000);
     } catch (err) {
-      child.kill("SIGKILL");
+      proc.kill("SIGKILL");
       throw new Error(`extra ${name} ${(err as Error).message}:\n${out.slice(-30).join("\n")}`);
     }
     return {
       url,
-      pid: child.pid,
+      pid: proc.pid,
       output: () => out,
       stop: async (signal: NodeJS.Signals = "SIGTERM") => {
-        await stopChild(child, signal);
-        extras.delete(child);
+        await proc.stop(signal);
+        extras.delete(proc);
       },
     };
   }
@@ -254,7 +230,7 @@ export async function startServices(opts: ServicesOptions): Promise<RunningServi
     startReplica: (name, env = {}) => startReplica(name, env),
     async stop() {
       process.removeListener("exit", onExit);
-      for (const c of extras) c.kill("SIGKILL");
+      for (const p of extras) p.kill("SIGKILL");
       await Promise.all([...children.keys()].map((n) => stopOne(n)));
       for (const port of [...Object.values(ports), ...replicaPorts]) releasePort(port);
     },
@@ -262,22 +238,20 @@ export async function startServices(opts: ServicesOptions): Promise<RunningServi
 }
 
 /** Runs one service expecting it to refuse to start; resolves with its exit code and output. */
-export function runToExit(name: ServiceName, env: Record<string, string>, args: string[] = [], timeoutMs = 30_000): Promise<{ code: number | null; output: string }> {
-  const base: NodeJS.ProcessEnv = {};
-  for (const [k, v] of Object.entries(process.env)) if (!k.startsWith("SVC_")) base[k] = v;
-  const { command, args: a } = serviceCommand(name);
-  const child = spawn(command, [...a, ...args], { env: { ...base, ...env }, stdio: ["ignore", "pipe", "pipe"] });
+export async function runToExit(name: ServiceName, env: Record<string, string>, args: string[] = [], timeoutMs = 30_000): Promise<{ code: number | null; output: string }> {
   let output = "";
-  child.stdout.on("data", (d) => (output += d));
-  child.stderr.on("data", (d) => (output += d));
-  return new Promise((res, rej) => {
-    const timer = setTimeout(() => {
-      child.kill("SIGKILL");
+  const proc = spawnService({ name, env: { ...cleanEnv(), ...env }, args, onLine: (line) => (output += `${line}\n`) });
+  let timer: NodeJS.Timeout | undefined;
+  const timedOut = new Promise<never>((_, rej) => {
+    timer = setTimeout(() => {
+      proc.kill("SIGKILL");
       rej(new Error(`${name} did not exit within ${timeoutMs} ms:\n${output}`));
     }, timeoutMs);
-    child.on("exit", (code) => {
-      clearTimeout(timer);
-      res({ code, output });
-    });
   });
+  try {
+    const { code } = await Promise.race([proc.exit, timedOut]);
+    return { code, output };
+  } finally {
+    clearTimeout(timer);
+  }
 }

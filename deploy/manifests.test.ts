@@ -1,7 +1,9 @@
 // Keeps deploy/ (the Dockerfile and the Kubernetes manifests) consistent with the code: the
 // services that exist, the settings catalog, the command line every service runs with, the
 // ports, the health probes, who calls whom, and the shared store. Every check collects what is
-// wrong and fails with that list.
+// wrong and fails with that list. (Over 400 lines: every check reads the same parsed manifests
+// and helpers at the top; split into files, each would parse them again or import a helper file
+// that exists only for them.)
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -17,9 +19,9 @@ import { Ingress, type IIngress } from "kubernetes-models/networking.k8s.io/v1/I
 import { NetworkPolicy, type INetworkPolicy } from "kubernetes-models/networking.k8s.io/v1/NetworkPolicy";
 import { PodDisruptionBudget, type IPodDisruptionBudget } from "kubernetes-models/policy/v1/PodDisruptionBudget";
 import { DEPLOYMENT_SETTINGS, envName, loadSettings, SETTINGS } from "@svc/kit";
-import { SERVICE_NODE_OPTIONS } from "./runtime.js";
+import { SERVICE_NODE_OPTIONS } from "@svc/devstack/runtime";
 
-const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), "../../..");
+const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const deployDir = join(repoRoot, "deploy");
 const k8sDir = join(deployDir, "kubernetes");
 const rel = (p: string) => p.slice(repoRoot.length + 1);
@@ -49,7 +51,7 @@ const URL_SETTINGS = FIELDS.flatMap((f) => {
   return m && SERVICES.includes(m[1]!) ? [{ field: f, target: m[1]!, env: envName(SETTINGS[f].name) }] : [];
 });
 
-/** The exact command line of packages/infra/src/runtime.ts and service-runner.ts, from the image's working folder. */
+/** The exact command line of tools/devstack/src/runtime.ts and service-runner.ts, from the image's working folder. */
 const commandFor = (service: string) => ["node", ...SERVICE_NODE_OPTIONS, "--import", "tsx", `services/${service}/src/main.ts`];
 
 // ---------------------------------------------------------------------------------------------
@@ -155,11 +157,20 @@ function sourceOf(service: string, file: string): string {
   return existsSync(p) ? readFileSync(p, "utf8") : "";
 }
 
-/** Settings a service refuses to start without: requireSettings(s, [...]) in its config.ts. */
-function requiredFields(service: string): Field[] {
-  const m = /requireSettings\(\s*\w+\s*,\s*\[([^\]]*)\]/.exec(sourceOf(service, "config.ts"));
-  return m ? [...m[1]!.matchAll(/["'](\w+)["']/g)].map((x) => x[1] as Field).filter((f) => f in SETTINGS) : [];
-}
+/**
+ * Settings a service refuses to start without: the REQUIRED_SETTINGS its config.ts exports and
+ * passes to requireSettings. Undefined when a service exports none.
+ */
+const REQUIRED = new Map<string, Field[] | undefined>(
+  await Promise.all(
+    SERVICES.map(async (s): Promise<[string, Field[] | undefined]> => {
+      const file = join(repoRoot, "services", s, "src", "config.ts");
+      const mod = existsSync(file) ? ((await import(file)) as { REQUIRED_SETTINGS?: readonly string[] }) : {};
+      return [s, mod.REQUIRED_SETTINGS?.filter((f): f is Field => f in SETTINGS)];
+    }),
+  ),
+);
+const requiredFields = (service: string): Field[] => REQUIRED.get(service) ?? [];
 
 /** Services a service calls over HTTP: the svc.<target>.url settings its config.ts reads. */
 function callees(service: string): string[] {
@@ -261,7 +272,7 @@ describe("deploy/kubernetes", () => {
     expect(problems).toEqual([]);
   });
 
-  it("every container runs the one command line of packages/infra/src/runtime.ts, from one image", () => {
+  it("every container runs the one command line of tools/devstack/src/runtime.ts, from one image", () => {
     const problems: string[] = [];
     const images = new Set<string>();
     for (const d of deployments) {
@@ -346,7 +357,7 @@ describe("deploy/kubernetes", () => {
         problems.push(`${where(d.doc)}: ${(err as Error).message}`);
       }
       const got = settingSources(d.m);
-      if (!/requireSettings\(/.test(sourceOf(name, "config.ts"))) problems.push(`services/${name}/src/config.ts has no requireSettings(...) call for this test to read; teach the test where the service's required settings are`);
+      if (REQUIRED.get(name) === undefined) problems.push(`services/${name}/src/config.ts exports no REQUIRED_SETTINGS (the settings it passes to requireSettings) for this test to read`);
       for (const f of requiredFields(name)) {
         const env = envName(SETTINGS[f].name);
         const from = got.get(env);
@@ -598,6 +609,28 @@ describe("deploy/Dockerfile", () => {
     const install = instructions.find((l) => /pnpm@/.test(l) && /\binstall\b/.test(l)) ?? "";
     if (!/npm exec/.test(install)) problems.push("pnpm is not run through npm exec (corepack is not usable)");
     if (!/--frozen-lockfile/.test(install)) problems.push("the install does not use --frozen-lockfile");
+    expect(problems).toEqual([]);
+  });
+
+  it("carries only what the services run: no bench, tests or development tooling, production dependencies only", () => {
+    const problems: string[] = [];
+    const copies = instructions.filter((l) => /^\s*(COPY|ADD)\s/.test(l) && !/--from=/.test(l));
+    const sources = copies.flatMap((l) => l.trim().split(/\s+/).slice(1, -1).filter((w) => !w.startsWith("--")));
+    for (const s of sources) {
+      const top = s.replace(/^\.\//, "").split("/")[0] ?? "";
+      if (top === "." || top === "" || top === "*") problems.push(`COPY ${s} takes the whole workspace; copy the workspace manifests, packages/ and services/ only`);
+      else if (["bench", "test-e2e", "tools", "scripts", "deploy"].includes(top)) problems.push(`COPY ${s}: ${top}/ is development only and stays out of the image`);
+    }
+    for (const need of ["package.json", "pnpm-lock.yaml", "pnpm-workspace.yaml", "packages", "services"]) {
+      if (!sources.some((s) => s.replace(/^\.\//, "").replace(/\/$/, "") === need)) problems.push(`the image does not copy ${need}`);
+    }
+    const install = instructions.find((l) => /pnpm@/.test(l) && /\binstall\b/.test(l)) ?? "";
+    if (!/(--prod\b|--production\b)/.test(install)) problems.push("the install is not --prod: the image would carry vitest, typescript and the tooling");
+    // The command line imports tsx from /app: with --prod it is there only as a production dependency of the root.
+    const root = JSON.parse(readFileSync(join(repoRoot, "package.json"), "utf8")) as { dependencies?: Record<string, string> };
+    if (!root.dependencies?.tsx) problems.push("tsx is not a production dependency of the root package.json, so a --prod install leaves out what every service runs with");
+    const ignore = existsSync(join(repoRoot, ".dockerignore")) ? readFileSync(join(repoRoot, ".dockerignore"), "utf8").split("\n").map((l) => l.trim()) : [];
+    for (const p of ["bench", "test-e2e", "tools"]) if (!ignore.includes(p)) problems.push(`.dockerignore does not keep ${p} out of the build context`);
     expect(problems).toEqual([]);
   });
 

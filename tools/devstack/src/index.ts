@@ -1,0 +1,305 @@
+// Local infrastructure for the suite: our own Postgres, Redis and NATS (JetStream) instances,
+// each with its own data folder under `dataDir` and its own (non-default) port, so a machine that
+// already runs these servers on their usual ports is never disturbed. System services are never
+// touched: servers run as plain child processes (Postgres through pg_ctl) and are stopped by us.
+import { mkdirSync, rmSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { ensureSome, isRoot, type ServerName } from "./binaries.js";
+import { childStart, childStop, killStale, type ChildState } from "./child-server.js";
+import { acquireLock } from "./data-folder-lock.js";
+import { registerCleanup, unregisterCleanup } from "./exit-cleanup.js";
+import { natsServer } from "./nats-server.js";
+import { portIsFree, reservePort } from "./ports.js";
+import {
+  pgPrepare,
+  pgStart,
+  pgStop,
+  pgStopImmediateSync,
+  pgSystemUser,
+  postmasterPid,
+  preparePgHome,
+  withClient,
+  withDatabase,
+  type PgState,
+} from "./postgres-server.js";
+import { redisServer } from "./redis-server.js";
+export { ensureBinaries, findInPath, updateAptLists, type Binaries, type ServerName } from "./binaries.js";
+export { createDatabase } from "./postgres-server.js";
+export { natsInfo } from "./nats-server.js";
+export { redisPing } from "./redis-server.js";
+export { releasePort } from "./ports.js";
+
+export interface InfraOptions {
+  /** Absolute path; everything lives under it (pg/, redis/, nats/, logs/). */
+  dataDir: string;
+  /** Fixed ports; those not given are picked with freePort(). */
+  ports?: { postgres?: number; redis?: number; nats?: number };
+  /** Progress messages; default console.error. */
+  log?: (line: string) => void;
+  /**
+   * Default process.env. SVC_DATABASE_URL / SVC_REDIS_URL / SVC_NATS_URL mean "use the operator's
+   * server, start nothing for it".
+   */
+  env?: NodeJS.ProcessEnv;
+  /**
+   * Start redis-server / nats-server in their own process group, so a Ctrl-C in the terminal
+   * reaches only the parent (which then shuts down in order). Default false: the servers share the
+   * parent's process group and die with it on a terminal signal.
+   */
+  detached?: boolean;
+  /** Readiness timeout per server in milliseconds (default 30000). */
+  readyTimeoutMs?: number;
+}
+
+export interface Infra {
+  /** postgres://user@127.0.0.1:port/<db> — a ready database the suite may use. */
+  databaseUrl: string;
+  /** URL of the 'postgres' maintenance database on the same server (for CREATE DATABASE). */
+  adminDatabaseUrl: string;
+  /** redis://127.0.0.1:port */
+  redisUrl: string;
+  /** nats://127.0.0.1:port */
+  natsUrl: string;
+  /** The data folder everything lives under. */
+  dataDir: string;
+  /** Ports of the servers this call started (absent for operator-provided servers). */
+  ports: { postgres?: number; redis?: number; nats?: number };
+  /** Which servers this call started itself (false: operator's server from SVC_*_URL). */
+  managed: Record<ServerName, boolean>;
+  /** Log file of each managed server. */
+  logFiles: Partial<Record<ServerName, string>>;
+  /** Process ids of the running managed servers (postgres: the postmaster). */
+  pids(): Partial<Record<ServerName, number>>;
+  /** Stops only what this call started (fast shutdown); idempotent. */
+  stop(): Promise<void>;
+  /** Stops one managed server (tests use this to show degraded behaviour). */
+  stopServer(name: ServerName): Promise<void>;
+  /** Starts a stopped managed server again on the same port and data. */
+  startServer(name: ServerName): Promise<void>;
+}
+
+const DEFAULT_READY_TIMEOUT_MS = 30_000;
+
+/**
+ * A TCP port on 127.0.0.1 that is free and reserved for this process, so that no other run of
+ * this project on the machine picks it too (see ports.ts).
+ */
+export function freePort(): Promise<number> {
+  return reservePort();
+}
+
+// ---------------------------------------------------------------------------------------------
+
+/**
+ * Starts (or reuses the operator's) Postgres, Redis and NATS. Servers named by SVC_DATABASE_URL,
+ * SVC_REDIS_URL, SVC_NATS_URL in `env` are used as they are; the others are started as our own
+ * instances under `dataDir` on 127.0.0.1.
+ */
+export async function startInfra(opts: InfraOptions): Promise<Infra> {
+  const log = opts.log ?? ((l: string) => console.error(l));
+  const env = opts.env ?? process.env;
+  const timeoutMs = opts.readyTimeoutMs ?? DEFAULT_READY_TIMEOUT_MS;
+  const dataDir = resolve(opts.dataDir);
+  const external = {
+    postgres: env.SVC_DATABASE_URL || undefined,
+    redis: env.SVC_REDIS_URL || undefined,
+    nats: env.SVC_NATS_URL || undefined,
+  };
+  const need = (["postgres", "redis", "nats"] as const).filter((n) => !external[n]);
+  const managed: Record<ServerName, boolean> = { postgres: !external.postgres, redis: !external.redis, nats: !external.nats };
+
+  mkdirSync(join(dataDir, "logs"), { recursive: true });
+  const lockFile = need.length > 0 ? acquireLock(dataDir) : undefined;
+
+  let pgState: PgState | undefined;
+  const children: Partial<Record<"redis" | "nats", ChildState>> = {};
+  let stopped = false;
+  let stopping: Promise<void> | undefined;
+
+  // Last-resort cleanup: a crashed or exiting parent leaves no servers behind.
+  const cleanupSync = () => {
+    for (const st of Object.values(children)) {
+      if (st?.child?.pid !== undefined) {
+        try {
+          process.kill(st.child.pid, "SIGKILL");
+        } catch {
+          /* gone */
+        }
+        rmSync(st.pidFile, { force: true });
+      }
+    }
+    if (pgState?.running) pgStopImmediateSync(pgState);
+    if (lockFile) rmSync(lockFile, { force: true });
+  };
+  registerCleanup(cleanupSync);
+  const removeHandlers = () => unregisterCleanup(cleanupSync);
+
+  const stopAll = async () => {
+    await Promise.all(Object.values(children).map((st) => (st ? childStop(st) : undefined)));
+    if (pgState) await pgStop(pgState, "fast").catch((err) => log(`[infra] postgres stop: ${(err as Error).message}`));
+    if (lockFile) rmSync(lockFile, { force: true });
+    removeHandlers();
+    stopped = true;
+  };
+
+  try {
+    const bins = need.length > 0 ? await ensureSome(need, log) : {};
+    // A reserved port is never handed out twice while it is held (ports.ts).
+    const pickPort = async (fixed: number | undefined): Promise<{ port: number; fixed: boolean }> =>
+      fixed !== undefined ? { port: fixed, fixed: true } : { port: await freePort(), fixed: false };
+    /** True when the port is free; a picked port taken meanwhile gives false (pick again). */
+    const portReady = async (name: ServerName, port: number, fixed: boolean, attempt: number): Promise<boolean> => {
+      if (await portIsFree(port)) return true;
+      if (!fixed && attempt < 5) return false;
+      const envName = name === "postgres" ? "SVC_PG_PORT" : name === "redis" ? "SVC_REDIS_PORT" : "SVC_NATS_PORT";
+      throw new Error(
+        `Port ${port} on 127.0.0.1 (for our ${name}) is already in use by another process. ` +
+          `Choose another port (${envName}) or stop that process.`,
+      );
+    };
+    const inUse = (e: unknown) => /address already in use|EADDRINUSE|could not bind|could not create listen socket/i.test((e as Error).message);
+
+    // Postgres
+    if (managed.postgres) {
+      const pgBins = { initdb: bins.initdb ?? "", pgCtl: bins.pgCtl ?? "", postgres: bins.postgres ?? "" };
+      const user = isRoot() ? pgSystemUser(log) : undefined;
+      const home = preparePgHome(dataDir, user, log);
+      const { port, fixed } = await pickPort(opts.ports?.postgres);
+      const st: PgState = {
+        bins: pgBins,
+        home,
+        data: join(home, "data"),
+        sockDir: join(home, "run"),
+        user,
+        logFile: join(dataDir, "logs", "postgres.log"),
+        port,
+        running: false,
+      };
+      pgState = st;
+      await pgPrepare(st, log);
+      for (let attempt = 0; ; attempt++) {
+        if (!(await portReady("postgres", st.port, fixed, attempt))) {
+          st.port = (await pickPort(undefined)).port;
+          continue;
+        }
+        try {
+          await pgStart(st, timeoutMs);
+          break;
+        } catch (err) {
+          if (fixed || attempt >= 2 || !inUse(err)) throw err;
+          st.port = (await pickPort(undefined)).port;
+        }
+      }
+      await withClient(`postgres://postgres@127.0.0.1:${st.port}/postgres`, async (c) => {
+        const r = await c.query("select 1 from pg_database where datname = 'svc'");
+        if (r.rowCount === 0) await c.query("create database svc");
+      });
+      log(`[infra] postgres ready on 127.0.0.1:${st.port} (data ${st.data})`);
+    }
+
+    // Redis and NATS
+    for (const name of ["redis", "nats"] as const) {
+      if (!managed[name]) continue;
+      const bin = name === "redis" ? bins.redisServer : bins.natsServer;
+      const { port, fixed } = await pickPort(opts.ports?.[name]);
+      const st: ChildState = {
+        spec: name === "redis" ? redisServer : natsServer,
+        name,
+        bin: bin ?? "",
+        port,
+        dir: join(dataDir, name),
+        logFile: join(dataDir, "logs", `${name}.log`),
+        pidFile: join(dataDir, `${name}.pid`),
+        child: undefined,
+        exited: undefined,
+      };
+      children[name] = st;
+      await killStale(st, log);
+      for (let attempt = 0; ; attempt++) {
+        if (!(await portReady(name, st.port, fixed, attempt))) {
+          st.port = (await pickPort(undefined)).port;
+          continue;
+        }
+        try {
+          await childStart(st, opts.detached ?? false, timeoutMs);
+          break;
+        } catch (err) {
+          if (fixed || attempt >= 2 || !inUse(err)) throw err;
+          st.port = (await pickPort(undefined)).port;
+        }
+      }
+      log(`[infra] ${name} ready on 127.0.0.1:${st.port} (data ${st.dir})`);
+    }
+  } catch (err) {
+    await stopAll().catch(() => {});
+    throw err;
+  }
+
+  const pgPort = pgState?.port;
+  const databaseUrl = external.postgres ?? `postgres://postgres@127.0.0.1:${pgPort}/svc`;
+  const adminDatabaseUrl = external.postgres
+    ? withDatabase(external.postgres, "postgres")
+    : `postgres://postgres@127.0.0.1:${pgPort}/postgres`;
+
+  const requireManaged = (name: ServerName) => {
+    if (!managed[name]) throw new Error(`${name} is the operator's server (SVC_*_URL); this process did not start it`);
+    if (stopped) throw new Error("infra is stopped");
+  };
+
+  const ports: Infra["ports"] = {};
+  if (pgState) ports.postgres = pgState.port;
+  if (children.redis) ports.redis = children.redis.port;
+  if (children.nats) ports.nats = children.nats.port;
+  const logFiles: Infra["logFiles"] = {};
+  if (pgState) logFiles.postgres = pgState.logFile;
+  if (children.redis) logFiles.redis = children.redis.logFile;
+  if (children.nats) logFiles.nats = children.nats.logFile;
+
+  return {
+    databaseUrl,
+    adminDatabaseUrl,
+    redisUrl: external.redis ?? `redis://127.0.0.1:${children.redis?.port}`,
+    natsUrl: external.nats ?? `nats://127.0.0.1:${children.nats?.port}`,
+    dataDir,
+    ports,
+    managed,
+    logFiles,
+    pids() {
+      const out: Partial<Record<ServerName, number>> = {};
+      const pgPid = pgState?.running ? postmasterPid(pgState) : undefined;
+      if (pgPid !== undefined) out.postgres = pgPid;
+      if (children.redis?.child?.pid !== undefined) out.redis = children.redis.child.pid;
+      if (children.nats?.child?.pid !== undefined) out.nats = children.nats.child.pid;
+      return out;
+    },
+    stop() {
+      stopping ??= stopAll();
+      return stopping;
+    },
+    async stopServer(name) {
+      requireManaged(name);
+      if (name === "postgres") {
+        if (pgState) await pgStop(pgState, "fast");
+        return;
+      }
+      const st = children[name];
+      if (st) await childStop(st);
+      log(`[infra] ${name} stopped`);
+    },
+    async startServer(name) {
+      requireManaged(name);
+      if (name === "postgres") {
+        if (pgState && !pgState.running) {
+          await pgStart(pgState, timeoutMs);
+          log(`[infra] postgres started again on 127.0.0.1:${pgState.port}`);
+        }
+        return;
+      }
+      const st = children[name];
+      if (st && !st.child) {
+        await childStart(st, opts.detached ?? false, timeoutMs);
+        log(`[infra] ${name} started again on 127.0.0.1:${st.port}`);
+      }
+    },
+  };
+}

@@ -152,7 +152,7 @@ async function installPackages(packages: string[], log: (l: string) => void): Pr
   try {
     // Keep the packages' post-install scripts from starting system daemons on the default ports.
     if (!existsSync(policy)) {
-      const script = "#!/bin/sh\n# written by @svc/infra for the duration of a package install\nexit 101\n";
+      const script = "#!/bin/sh\n# written by @svc/devstack for the duration of a package install\nexit 101\n";
       if (root) {
         writeFileSync(policy, script, { mode: 0o755 });
       } else {

@@ -40,3 +40,24 @@ export function selfCpuMs(): number {
   const u = process.cpuUsage();
   return (u.user + u.system) / 1000;
 }
+
+/** Process ids to account; `client` absent: this process (autocannon runs in it). */
+export type Procs = Partial<Record<"client" | "gateway" | "artifacts" | "nginx", number>>;
+export type CpuSnapshot = { client: number; gateway: number; artifacts: number; nginx: number };
+
+export function snapshot(procs: Procs): CpuSnapshot {
+  return {
+    client: procs.client ? cpuMs(procs.client) : selfCpuMs(),
+    gateway: procs.gateway ? cpuMs(procs.gateway) : 0,
+    artifacts: procs.artifacts ? cpuMs(procs.artifacts) : 0,
+    nginx: procs.nginx ? cpuMs(procs.nginx) : 0,
+  };
+}
+
+export function cpuDelta(a: CpuSnapshot, b: CpuSnapshot): CpuSnapshot {
+  return { client: b.client - a.client, gateway: b.gateway - a.gateway, artifacts: b.artifacts - a.artifacts, nginx: b.nginx - a.nginx };
+}
+
+export function cpuSum(a: CpuSnapshot, b: CpuSnapshot): CpuSnapshot {
+  return { client: a.client + b.client, gateway: a.gateway + b.gateway, artifacts: a.artifacts + b.artifacts, nginx: a.nginx + b.nginx };
+}

@@ -1,0 +1,55 @@
+// The bench's command line and the constants every part of a run shares. Read once, at import:
+// `--help` prints the usage and exits before anything starts.
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+
+export const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), "..");
+
+function option(name: string, fallback: number): number {
+  const arg = process.argv.find((a) => a.startsWith(`--${name}=`));
+  if (!arg) return fallback;
+  const n = Number(arg.slice(name.length + 3));
+  if (!Number.isFinite(n) || n <= 0) throw new Error(`--${name} needs a positive number`);
+  return n;
+}
+const flag = (name: string) => process.argv.includes(`--${name}`);
+
+if (flag("help")) {
+  console.log(`usage: npm run bench -- [--profile] [--connections=50] [--duration=8] [--rounds=2] [--warmup=3] [--large-runs=5] [--rate-limit=999999999|0] [--no-nginx] [--no-large] [--no-small]`);
+  process.exit(0);
+}
+
+export const PROFILE = flag("profile");
+export const CONNECTIONS = option("connections", 50);
+// The direct and nginx runs carry a signature made just before the run; it is valid for 60 s.
+export const DURATION = Math.min(option("duration", 8), 15);
+export const WARMUP = Math.min(option("warmup", 3), 15);
+// Targets take turns, round after round: this machine's speed drifts, and a drift should not
+// land on one target only.
+export const ROUNDS = Math.floor(option("rounds", 2));
+export const LARGE_RUNS = Math.floor(option("large-runs", 5));
+export const NGINX = !flag("no-nginx");
+// The gateway's per-tenant rate limit (svc.rate-limit, requests per minute): high enough never to
+// refuse a bench request, but on, so every request pays for it as it does in production. 0 = off.
+export const RATE_LIMIT = (() => {
+  const arg = process.argv.find((a) => a.startsWith("--rate-limit="));
+  const n = arg ? Number(arg.slice("--rate-limit=".length)) : 999_999_999;
+  if (!Number.isInteger(n) || n < 0 || n > 999_999_999) throw new Error("--rate-limit needs a whole number from 0 to 999999999");
+  return n;
+})();
+export const LARGE = !flag("no-large");
+export const SMALL = !flag("no-small");
+
+export const SMALL_SIZE = 1024;
+export const LARGE_SIZE = 256 * 1024 * 1024;
+export const SMALL_PATH = "/repository/default/bench/small-1k.bin";
+export const LARGE_PATH = "/repository/default/bench/large-256m.bin";
+export const GOAL_SMALL = 0.5;
+export const GOAL_LARGE = 0.8;
+
+export const dataDir = join(repoRoot, ".data", "bench");
+export const suiteDir = join(dataDir, "suite");
+export const nginxDir = join(dataDir, "nginx");
+export const profileDir = join(dataDir, "profile");
+
+export const log = (line: string) => process.stderr.write(`[bench] ${line}\n`);

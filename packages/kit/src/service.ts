@@ -36,6 +36,14 @@ export interface BaseAppOptions {
   fastify?: Partial<FastifyServerOptions>;
 }
 
+/** What every upstream service's `buildApp(deps)` needs for its base app; the service's own deps extend it. */
+export interface UpstreamAppDeps {
+  log: Logger;
+  internalSecret: string;
+  checks: Check[];
+  metrics?: ServiceMetrics;
+}
+
 /** A service's fastify instance: route schemas (TypeBox) type each handler's request and answer. */
 export type ServiceApp = FastifyInstance<RawServerDefault, RawRequestDefaultExpression, RawReplyDefaultExpression, FastifyBaseLogger, TypeBoxTypeProvider>;
 
@@ -91,4 +99,9 @@ export function createBaseApp(opts: BaseAppOptions): ServiceApp {
     };
   });
   return app.withTypeProvider<TypeBoxTypeProvider>();
+}
+
+/** createBaseApp for an upstream service, from the base-app part of its deps. */
+export function createUpstreamApp(deps: UpstreamAppDeps, fastify?: Partial<FastifyServerOptions>): ServiceApp {
+  return createBaseApp({ log: deps.log, internalSecret: deps.internalSecret, checks: deps.checks, metrics: deps.metrics, ...(fastify ? { fastify } : {}) });
 }

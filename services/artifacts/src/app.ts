@@ -1,6 +1,5 @@
 import type { FastifyInstance } from "fastify";
-import type { Logger } from "pino";
-import { createBaseApp, type Check, type ServiceMetrics } from "@svc/kit";
+import { createUpstreamApp, type UpstreamAppDeps } from "@svc/kit";
 import type { ArtifactService } from "./domain/artifact-service.js";
 import type { DownloadRecorder } from "./domain/download-recorder.js";
 import type { FileStore } from "./store/file-store.js";
@@ -9,20 +8,16 @@ import { internalRoutes } from "./routes/internal-routes.js";
 import { rawRoutes } from "./routes/raw-routes.js";
 import { repositoryRoutes } from "./routes/repository-routes.js";
 
-export interface ArtifactsDeps {
-  log: Logger;
-  internalSecret: string;
+export interface ArtifactsDeps extends UpstreamAppDeps {
   files: FileStore;
   metadata: MetadataStore;
   artifacts: ArtifactService;
   downloads: Pick<DownloadRecorder, "record">;
   repositories: () => ReadonlySet<string>;
-  checks: Check[];
-  metrics?: ServiceMetrics;
 }
 
 export function buildApp(deps: ArtifactsDeps): FastifyInstance {
-  const app = createBaseApp({ log: deps.log, internalSecret: deps.internalSecret, checks: deps.checks, metrics: deps.metrics, fastify: { keepAliveTimeout: 65_000 } });
+  const app = createUpstreamApp(deps, { keepAliveTimeout: 65_000 });
   rawRoutes(app, deps);
   repositoryRoutes(app, deps);
   internalRoutes(app, deps);

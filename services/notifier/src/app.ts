@@ -1,20 +1,14 @@
 import type { FastifyInstance } from "fastify";
-import type { Logger } from "pino";
-import { createBaseApp, type Check, type ServiceMetrics } from "@svc/kit";
+import { createUpstreamApp, type UpstreamAppDeps } from "@svc/kit";
 import type { DeliveryService } from "./domain/delivery-service.js";
 import { webhookRoutes } from "./routes/webhook-routes.js";
 
-export interface NotifierDeps {
-  log: Logger;
-  internalSecret: string;
+export interface NotifierDeps extends UpstreamAppDeps {
   deliveries: DeliveryService;
-  checks: Check[];
-  metrics?: ServiceMetrics;
 }
 
-
 export function buildApp(deps: NotifierDeps): FastifyInstance {
-  const app = createBaseApp({ log: deps.log, internalSecret: deps.internalSecret, checks: deps.checks, metrics: deps.metrics });
+  const app = createUpstreamApp(deps);
   webhookRoutes(app, deps.deliveries);
   return app;
 }

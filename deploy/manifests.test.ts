@@ -30,7 +30,7 @@ const rel = (p: string) => p.slice(repoRoot.length + 1);
 const SERVICES = readdirSync(join(repoRoot, "services"))
   .filter((n) => existsSync(join(repoRoot, "services", n, "src", "main.ts")))
   .sort();
-/** The public door (README "The gateway and its upstreams"). */
+/** The public door (docs/internals/architecture.md, "The gateway and its upstreams"). */
 const GATEWAY = "gateway";
 const HEALTH = { live: "/health/live", started: "/health/started", ready: "/health/ready" } as const;
 const HEALTH_PATHS: string[] = Object.values(HEALTH);

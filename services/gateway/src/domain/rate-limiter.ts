@@ -35,9 +35,21 @@ return granted
 
 export type Verdict = "allow" | "refuse" | "unlimited" | "degraded";
 
+/**
+ * Which of the deployment's buckets a request is charged to: `tenant` for a key that exists and
+ * may be used, `keyless` for everything else (no key, or one that was refused), `reserve` for an
+ * administrator's request the tenant bucket refused (see admission.ts).
+ */
+export type Bucket = "tenant" | "keyless" | "reserve";
+
+/** An administrator's own allowance, per minute, whatever the tenant's ceiling (docs/administration/rate-limits.md). */
+export const ADMIN_RESERVE_PER_MINUTE = 60;
+
 export interface RateLimiterOptions {
   redisUrl: string;
   log: Logger;
+  /** The tenant this gateway serves: its buckets are keyed by it, and no other. */
+  tenant: string;
   /** Requests per minute for a tenant (0 = no limit). */
   limitFor: (tenant: string) => number;
   onDegraded?: () => void;
@@ -64,6 +76,13 @@ export function rateLimiterFactory(opts: RateLimiterOptions) {
   }) as LimitedRedis;
   redis.defineCommand("gcra", { numberOfKeys: 1, lua: GCRA });
   const prefix = opts.keyPrefix ?? "svc:ratelimit:";
+  // Every Redis key this gateway may write, fixed at start: a request can never name a new one.
+  // The keyless and reserve buckets carry the tenant so deployments sharing a Redis do not share them.
+  const redisKey: Record<Bucket, string> = {
+    tenant: prefix + opts.tenant,
+    keyless: `${prefix}~anonymous:${opts.tenant}`,
+    reserve: `${prefix}~reserve:${opts.tenant}`,
+  };
   let down = false;
   // The first connection takes a moment: not an outage unless it takes longer than this.
   const startedAt = Date.now();
@@ -104,7 +123,7 @@ export function rateLimiterFactory(opts: RateLimiterOptions) {
   const decide = async (bucket: string, w: Waiting) => {
     let granted: number;
     try {
-      granted = await redis.gcra(prefix + bucket, 60_000 / w.perMinute, 60_000, w.callbacks.length);
+      granted = await redis.gcra(bucket, 60_000 / w.perMinute, 60_000, w.callbacks.length);
     } catch (err) {
       markDown(err);
       answer(w, () => "degraded");
@@ -133,14 +152,16 @@ export function rateLimiterFactory(opts: RateLimiterOptions) {
 
   return {
     /**
-     * Takes one request from the tenant's bucket (`~anonymous` is the keyless callers' bucket) and
-     * calls `then` with the verdict: at once when there is no limit or Redis is down, else once
-     * the bucket's next script call answers. Never throws. (A callback rather than a promise:
-     * this runs for every request.)
+     * Takes one request from a bucket of the tenant's and calls `then` with the verdict: at once
+     * when there is no limit or Redis is down, else once the bucket's next script call answers.
+     * Never throws. (A callback rather than a promise: this runs for every request.)
      */
-    take(bucket: string, tenantForLimit: string, then: (verdict: Verdict) => void): void {
-      const perMinute = opts.limitFor(tenantForLimit);
-      if (perMinute <= 0) return then("unlimited");
+    take(which: Bucket, then: (verdict: Verdict) => void): void {
+      const ceiling = opts.limitFor(opts.tenant);
+      // No limit for the tenant: nothing to reserve either.
+      if (ceiling <= 0) return then("unlimited");
+      const perMinute = which === "reserve" ? ADMIN_RESERVE_PER_MINUTE : ceiling;
+      const bucket = redisKey[which];
       if (redis.status !== "ready") {
         markDown(new Error(`redis connection is ${redis.status}`));
         return then("degraded");

@@ -16,7 +16,8 @@ import type { Logger } from "pino";
  * the gateway's CPU per request, of one call per request or per event-loop turn.
  *
  * Redis being down is a value, not an exception: the request is let through (fail open), a
- * warning is logged once per outage, and the outage is counted and reported.
+ * warning is logged once per outage, and the outage is counted and reported. Until the first
+ * connection (at most CONNECT_GRACE_MS after start) requests wait for it instead.
  */
 const GCRA = `
 local emission = tonumber(ARGV[1])
@@ -88,6 +89,7 @@ export function rateLimiterFactory(opts: RateLimiterOptions) {
   const startedAt = Date.now();
   const CONNECT_GRACE_MS = 5000;
   let everReady = false;
+  const connecting = () => !everReady && Date.now() - startedAt < CONNECT_GRACE_MS;
   redis.on("error", () => {
     // Reported through `degraded` below; ioredis retries by itself.
   });
@@ -95,11 +97,14 @@ export function rateLimiterFactory(opts: RateLimiterOptions) {
     if (down) opts.log.info("Redis is reachable again: rate limits are enforced");
     down = false;
     everReady = true;
+    flush();
   });
+  // What waited for a first connection that never came is let through (fail open) when the grace ends.
+  setTimeout(() => flush(), CONNECT_GRACE_MS).unref();
 
   const markDown = (err: unknown) => {
     opts.onDegraded?.();
-    if (!everReady && Date.now() - startedAt < CONNECT_GRACE_MS) return;
+    if (connecting()) return;
     if (!down) {
       down = true;
       opts.log.warn({ err: { message: (err as Error)?.message } }, "Redis is unreachable: requests are served without a rate limit until it is back");
@@ -145,10 +150,13 @@ export function rateLimiterFactory(opts: RateLimiterOptions) {
     });
   };
 
-  const flush = () => {
+  function flush(): void {
     flushScheduled = false;
+    // Requests that arrive while the first connection is being made wait for it: a gateway just
+    // started (the very moment a burst arrives) must not serve them unlimited.
+    if (redis.status !== "ready" && connecting()) return;
     for (const [bucket, w] of [...waiting]) if (!inFlight.has(bucket)) send(bucket, w);
-  };
+  }
 
   return {
     /**
@@ -162,7 +170,7 @@ export function rateLimiterFactory(opts: RateLimiterOptions) {
       if (ceiling <= 0) return then("unlimited");
       const perMinute = which === "reserve" ? ADMIN_RESERVE_PER_MINUTE : ceiling;
       const bucket = redisKey[which];
-      if (redis.status !== "ready") {
+      if (redis.status !== "ready" && !connecting()) {
         markDown(new Error(`redis connection is ${redis.status}`));
         return then("degraded");
       }
@@ -176,7 +184,7 @@ export function rateLimiterFactory(opts: RateLimiterOptions) {
       }
     },
     /** false during an outage (not while the first connection is still being made). */
-    up: () => !down && (redis.status === "ready" || (!everReady && Date.now() - startedAt < CONNECT_GRACE_MS)),
+    up: () => !down && (redis.status === "ready" || connecting()),
     close: () => redis.quit().catch(() => redis.disconnect()),
   };
 }

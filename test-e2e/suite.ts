@@ -9,6 +9,8 @@ import { startServices, type RunningServices, type ServicesOptions } from "@svc/
 
 export interface Suite extends RunningServices {
   databaseUrl: string;
+  /** The suite's own Redis database (its rate buckets). */
+  redisUrl: string;
   /** A request to the gateway. `key` goes in Service-Repository-Key unless headers say otherwise. */
   call(method: string, path: string, opts?: CallOptions): Promise<Response>;
   /** A request with the path sent byte for byte, as a hostile client would (fetch would normalise it). */
@@ -73,7 +75,8 @@ export async function startSuite(opts: Partial<Pick<ServicesOptions, "env" | "ar
   const databaseUrl = await createDatabase(inject("adminDatabaseUrl"), name);
   const dataDir = join(inject("dataDir"), name);
   mkdirSync(dataDir, { recursive: true });
-  const services = await startServices({ databaseUrl, redisUrl: await suiteRedisUrl(), natsUrl: inject("natsUrl"), dataDir, ...opts });
+  const redisUrl = await suiteRedisUrl();
+  const services = await startServices({ databaseUrl, redisUrl, natsUrl: inject("natsUrl"), dataDir, ...opts });
 
   const entry = { services, refused: [] as string[] };
   running.add(entry);
@@ -128,5 +131,5 @@ export async function startSuite(opts: Partial<Pick<ServicesOptions, "env" | "ar
     });
   };
 
-  return { ...services, stop, databaseUrl, call, rawCall, mint };
+  return { ...services, stop, databaseUrl, redisUrl, call, rawCall, mint };
 }

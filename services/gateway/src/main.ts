@@ -23,7 +23,7 @@ await bootService({
     const gatewayMetrics = gatewayMetricsFactory(metrics, cache);
     // The rate limit: svc.rate-limit per tenant per minute, overrides from the admin service.
     const limits = limitSourceFactory({ adminUrl: config.adminUrl, internalSecret: config.internalSecret, tenant: config.tenant, defaultPerMinute: config.rateLimit, log });
-    const limiter = config.redisUrl ? rateLimiterFactory({ redisUrl: config.redisUrl, log, limitFor: limits.limitFor }) : undefined;
+    const limiter = config.redisUrl ? rateLimiterFactory({ redisUrl: config.redisUrl, log, tenant: config.tenant, limitFor: limits.limitFor }) : undefined;
     void limits.refresh();
     const usage = config.trackKeyUsage ? usageRecorderFactory({ send: authClient.postUsage, log }) : undefined;
     gatewayListenersFactory({ bus, internalSecret: config.internalSecret, cache, metrics: gatewayMetrics, refreshLimits: () => void limits.refresh() });

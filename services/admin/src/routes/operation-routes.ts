@@ -106,6 +106,8 @@ export function operationsRoutes(app: ServiceApp, deps: OperationsDeps): void {
     },
     async (req) => {
       if (!isTenant(req.params.tenant)) throw invalid("tenant", "a tenant is 1-63 lowercase letters, digits and inner hyphens");
+      // An override for a tenant nobody here serves would be stored and never applied: say so.
+      if (req.params.tenant !== deps.settings.tenant) throw invalid("tenant", `this deployment serves tenant "${deps.settings.tenant}" only (svc.tenant)`);
       await deps.limits.set(req.params.tenant, req.body.requestsPerMinute);
       deps.bus.announce(deps.control.limits, { tenant: req.params.tenant });
       req.log.info({ tenant: req.params.tenant, requestsPerMinute: req.body.requestsPerMinute, principal: req.principal.id }, "rate limit override set");

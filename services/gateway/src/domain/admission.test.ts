@@ -8,7 +8,7 @@ import { makeKey, parseKey } from "@svc/keys";
 import { addressMatcher } from "@svc/kit";
 import { accessPolicy, admissionFactory, type AdmissionDeps } from "./admission.js";
 import { rightsCacheFactory, type KeyRights } from "./rights-cache.js";
-import type { Verdict } from "./rate-limiter.js";
+import type { Bucket, Verdict } from "./rate-limiter.js";
 
 const NOW = Date.now();
 const ART = "/repository/default/libs/com/acme/app.jar";
@@ -195,45 +195,92 @@ describe("admission", () => {
 });
 
 describe("admission under a rate limit", () => {
-  const limited = (verdict: Verdict, taken: [string, string][] = []) =>
+  /** A limiter answering `verdicts[bucket]` (allow when not named), recording the buckets charged. */
+  const limited = (verdicts: Partial<Record<Bucket, Verdict>>, taken: Bucket[] = []) =>
     admission("enforcing", {
       limiter: {
-        take: (bucket, tenantForLimit, then) => {
-          taken.push([bucket, tenantForLimit]);
-          then(verdict);
+        take: (bucket, then) => {
+          taken.push(bucket);
+          then(verdicts[bucket] ?? "allow");
         },
       },
     });
+  const TOO_MANY = { status: 429, message: "too many requests for this tenant: slow down and retry after a minute", challenge: false, headers: { "retry-after": "60" } };
 
-  it("refuses a request over the tenant's ceiling with 429 and Retry-After: 60, before reading the key's rights", async () => {
-    expect(await run(limited("refuse"), "GET", ART, key(unknown))).toEqual({
-      status: 429,
-      message: "too many requests for this tenant: slow down and retry after a minute",
-      challenge: false,
-      headers: { "retry-after": "60" },
-    });
+  it("refuses a request over its bucket with 429 and Retry-After: 60", async () => {
+    expect(await run(limited({ tenant: "refuse" }), "GET", ART, key(admin))).toEqual(TOO_MANY);
   });
 
-  it("takes from the key's tenant's bucket, and keyless callers share one", async () => {
-    const taken: [string, string][] = [];
-    const a = limited("allow", taken);
-    await run(a, "GET", ART, key(admin));
-    await run(a, "GET", ART, {});
-    await run(a, "GET", ART, key(otherTenant));
-    expect(taken).toEqual([
-      ["default", "default"],
-      ["~anonymous", "default"],
-      ["othertenant", "othertenant"],
-    ]);
+  // Which bucket each request is charged to: the tenant's only for a key that exists, is active
+  // and may be used from where it comes; anything else is the keyless callers' to pay.
+  const charged: [string, Record<string, string>, string, Bucket[]][] = [
+    ["a key holding the right", key(admin), ART, ["tenant"]],
+    ["a key lacking the right (403)", named(nothing), ART, ["tenant"]],
+    ["no key", {}, ART, ["keyless"]],
+    ["not a key in Authorization", { authorization: "Bearer not-a-key" }, ART, ["keyless"]],
+    ["a malformed key", key(malformed), ART, ["keyless"]],
+    ["a key of another tenant", key(otherTenant), ART, ["keyless"]],
+    ["a well-formed key nobody minted", key(unknown), ART, ["keyless"]],
+    ["a revoked key", key(revoked), ART, ["keyless"]],
+    ["an expired key", key(expired), "/api/credentials", ["keyless"]],
+    ["a key used from outside its allowlist", key(allowlisted), ART, ["keyless"]],
+    ["a key whose lookup failed", key(LOOKUP_FAILS), ART, ["keyless"]],
+    ["a metric scrape", key(admin), "/metrics", []],
+  ];
+  for (const [name, headers, url, want] of charged) {
+    it(`charges ${name} to ${want.join(", ") || "no bucket"}`, async () => {
+      const taken: Bucket[] = [];
+      await run(limited({}, taken), "GET", url, headers);
+      expect(taken).toEqual(want);
+    });
+  }
+
+  it("keeps the tenant's allowance for its keys while made-up keys are refused 401, then 429 once the keyless bucket is empty", async () => {
+    const a = limited({ keyless: "refuse" });
+    for (const k of [unknown, makeKey("default"), otherTenant, malformed, revoked]) expect(await run(a, "GET", ART, key(k))).toEqual(TOO_MANY);
+    expect(await run(a, "GET", ART, key(admin))).toEqual(asKey(admin));
+    expect(await run(limited({ tenant: "refuse" }), "GET", ART, key(unknown))).toEqual(refused(401, "unknown key", true));
+  });
+
+  it("lets an administrator's API request the tenant's bucket refused draw on the reserve", async () => {
+    const taken: Bucket[] = [];
+    expect(await run(limited({ tenant: "refuse" }, taken), "DELETE", "/api/rate-limits/default", key(admin))).toEqual(asKey(admin));
+    expect(taken).toEqual(["tenant", "reserve"]);
+    expect(await run(limited({ tenant: "refuse", reserve: "refuse" }), "GET", "/api/rate-limits", key(admin))).toEqual(TOO_MANY);
+  });
+
+  it("keeps the reserve for administration: artifacts, refused API requests and capabilities do not draw on it", async () => {
+    for (const [method, url, k] of [["GET", ART, admin], ["GET", "/api/credentials", starDeployer], ["GET", "/api/capabilities", admin]] as const) {
+      const taken: Bucket[] = [];
+      expect(await run(limited({ tenant: "refuse" }, taken), method, url, key(k))).toEqual(TOO_MANY);
+      expect(taken).toEqual(["tenant"]);
+    }
   });
 
   it("never limits metric scrapes or health probes", async () => {
-    expect(await run(limited("refuse"), "GET", "/metrics", key(admin))).toEqual(asKey(admin));
-    expect(await run(limited("refuse"), "GET", "/health/ready", {})).toEqual({ admittedAs: "" });
+    expect(await run(limited({ tenant: "refuse" }), "GET", "/metrics", key(admin))).toEqual(asKey(admin));
+    expect(await run(limited({ keyless: "refuse" }), "GET", "/health/ready", {})).toEqual({ admittedAs: "" });
   });
 
   it("serves requests when Redis cannot decide (fail open)", async () => {
-    expect(await run(limited("degraded"), "GET", ART, key(admin))).toEqual(asKey(admin));
+    expect(await run(limited({ tenant: "degraded" }), "GET", ART, key(admin))).toEqual(asKey(admin));
+  });
+
+  it("decides a cached key without waiting for a promise", () => {
+    const a = limited({});
+    const sync = () => {
+      let outcome: string | undefined;
+      const request = { method: "GET", url: ART, headers: key(admin), socket: { remoteAddress: "127.0.0.1" }, forwardedPrincipal: "" };
+      a.admit(request as unknown as FastifyRequest, {} as FastifyReply, (err) => (outcome = err ? err.message : request.forwardedPrincipal));
+      return outcome;
+    };
+    expect(sync()).toBeUndefined(); // the first use looks the key up
+    return new Promise<void>((resolve) =>
+      setImmediate(() => {
+        expect(sync()).toBe(asKey(admin).admittedAs);
+        resolve();
+      }),
+    );
   });
 });
 

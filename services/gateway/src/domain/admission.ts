@@ -4,18 +4,21 @@ import { Right, anyRights, compileGrants, deploymentRights, isRepositoryName, pa
 import { clientAddress, sendUnexpected, type AddressMatcher } from "@svc/kit";
 import { readPresentedKey, type Presented } from "./key-reader.js";
 import type { GatewayMetrics } from "./gateway-metrics.js";
-import type { Verdict } from "./rate-limiter.js";
+import type { Bucket, Verdict } from "./rate-limiter.js";
 import type { KeyRights, RightsCache } from "./rights-cache.js";
 
 /*
  * The admission of every request, in the order it happens:
  *   1. classify: what the request asks for (an artifact, the API, or nothing we guard);
- *   2. read the key it presents (a malformed Service-Repository-Key is refused, unlooked-up);
- *   3. rate limit, per tenant (health probes and metric scrapes are never limited);
- *   4. identify: the key's rights from the cache, or from the auth service on a miss; then
- *      tenant, revocation, expiry and the source-address allowlist;
- *   5. authorise: read-only, then the right the target needs, from the key's grants and the
+ *   2. read the key it presents (a malformed Service-Repository-Key, or a key of another
+ *      tenant, is refused unlooked-up);
+ *   3. identify: the key's rights from the cache, or from the auth service on a miss; then
+ *      revocation, expiry and the source-address allowlist;
+ *   4. authorise: read-only, then the right the target needs, from the key's grants and the
  *      keyless caller's (svc.anonymous-rights);
+ *   5. rate limit (health probes and metric scrapes never are): the tenant's bucket for a key
+ *      that passed step 3, the keyless bucket for everything else, so a made-up key cannot
+ *      spend the tenant's allowance; a 429 replaces the decision of steps 2-4;
  *   6. the principal the request is forwarded as.
  * Health detail is decided by the same steps 2, 4 and 5. packages/grants holds the grant
  * grammar and the rights arithmetic; what to require of whom is decided here only.
@@ -88,7 +91,6 @@ export function unauthenticated(target: Target, message: string): ServiceError {
   return new ServiceError("unauthenticated", message, target.kind === "artifact" ? { headers: BASIC_CHALLENGE } : {});
 }
 
-const ANONYMOUS_BUCKET = "~anonymous";
 const NO_KEY: Presented = { kind: "none" };
 const TOO_MANY = "too many requests for this tenant: slow down and retry after a minute";
 
@@ -96,8 +98,8 @@ export interface AdmissionDeps {
   tenant: string;
   policy: AccessPolicy;
   cache: Pick<RightsCache, "peek" | "get">;
-  /** The per-tenant rate limit (Redis), or undefined when none is configured at all. */
-  limiter?: { take(bucket: string, tenantForLimit: string, then: (verdict: Verdict) => void): void };
+  /** The rate limit on the tenant's buckets (Redis), or undefined when none is configured at all. */
+  limiter?: { take(bucket: Bucket, then: (verdict: Verdict) => void): void };
   gatewayMetrics?: Pick<GatewayMetrics, "rateLimited" | "rateLimitDegraded">;
   /** Proxies whose X-Forwarded-For is believed (svc.trusted-proxies). */
   trustedProxies: AddressMatcher;
@@ -108,12 +110,15 @@ export interface AdmissionDeps {
 /** Fastify's hook callback: no argument to go on, the refusal to stop. */
 export type AdmissionDone = (err?: Error) => void;
 
+/** The label of svc_gateway_rate_limited_total for each bucket. */
+const BUCKET_LABEL: Record<Bucket, string> = { tenant: "tenant", keyless: "anonymous", reserve: "reserve" };
+
 export function admissionFactory(deps: AdmissionDeps) {
   const { tenant, policy, cache, limiter, trustedProxies, recordUse } = deps;
   const anonymousPrincipal = encodePrincipal({ kind: "anonymous", tenant, id: "" });
 
   /**
-   * The onRequest hook: classifies, limits, identifies and authorises a request before anything
+   * The onRequest hook: classifies, identifies, limits and authorises a request before anything
    * is proxied, and sets `target` and `forwardedPrincipal`. Calls done() to go on or done(err)
    * with the refusal; a failed key lookup is answered 500 here. A callback, not a promise: this
    * runs for every request, and a cache hit stays synchronous.
@@ -128,70 +133,93 @@ export function admissionFactory(deps: AdmissionDeps) {
     }
     request.target = target;
     const presented = policy.auth ? readPresentedKey(request.headers) : NO_KEY;
-    if (!limiter || (target.kind === "api" && target.metrics)) return identify(request, reply, target, presented, done);
-    const bucket = presented.kind === "key" ? presented.key.tenant : ANONYMOUS_BUCKET;
-    limiter.take(bucket, presented.kind === "key" ? presented.key.tenant : tenant, (verdict) => {
-      if (verdict === "refuse") {
-        deps.gatewayMetrics?.rateLimited.inc({ bucket: bucket === ANONYMOUS_BUCKET ? "anonymous" : "tenant" });
-        return done(new ServiceError("rate_limited", TOO_MANY, { headers: { "retry-after": "60" } }));
+    // Refused without a lookup, and never by the name of a tenant the key claims: the keyless bucket.
+    if (presented.kind === "none") return decide(request, target, undefined, undefined, done);
+    if (presented.kind === "malformed") return decide(request, target, undefined, unauthenticated(target, "the key in Service-Repository-Key is malformed"), done);
+    const parsed = presented.key;
+    if (parsed.tenant !== tenant) return decide(request, target, undefined, unauthenticated(target, "this key belongs to another tenant"), done);
+    const hit = cache.peek(parsed.id);
+    if (hit) return decide(request, target, hit.value, undefined, done);
+    cache.get(parsed.id).then(
+      (key) => decide(request, target, key, undefined, done),
+      (err: unknown) => {
+        // Not known to be a usable key: the keyless bucket, like every other such request.
+        if (!limiter) return sendUnexpected(request, reply, err);
+        limiter.take("keyless", (verdict) => (verdict === "refuse" ? done(tooMany("keyless")) : sendUnexpected(request, reply, err)));
+      },
+    );
+  }
+
+  /**
+   * Decides a request once its key is known: `key` is undefined for a keyless caller (or one
+   * refused already, with `refusal`), null for a key nobody minted. The decision is made first
+   * and charged after, so that the bucket is the right one: the tenant's only for a key that
+   * exists, is active and may be used from where it is; every other request, the keyless
+   * bucket. A request over its bucket is answered 429 whatever the decision was.
+   */
+  function decide(request: FastifyRequest, target: Target, key: KeyRights | null | undefined, refusal: Error | undefined, done: AdmissionDone): void {
+    let bucket: Bucket = "keyless";
+    let from: string | undefined;
+    if (refusal === undefined) {
+      try {
+        const now = Date.now();
+        if (key !== undefined) {
+          from = usableKey(request, target, key, now);
+          bucket = "tenant";
+        }
+        authorize(policy, target, key ?? null, repositoryHeader(request), now);
+      } catch (err) {
+        refusal = err as Error;
       }
-      if (verdict === "degraded") deps.gatewayMetrics?.rateLimitDegraded.inc();
-      identify(request, reply, target, presented, done);
+    }
+    // Metric scrapes are never limited (health probes never reach admission's limit either).
+    if (!limiter || (target.kind === "api" && target.metrics)) return settle(request, key, from, refusal, done);
+    limiter.take(bucket, (verdict) => {
+      // An administrator's request the tenant's bucket refused draws on the reserve, so busy
+      // builds (or an override set too low) never lock administration out.
+      if (verdict === "refuse" && bucket === "tenant" && refusal === undefined && target.kind === "api" && !target.capabilities) {
+        return limiter.take("reserve", (v) => charged(request, key, from, refusal, "reserve", v, done));
+      }
+      charged(request, key, from, refusal, bucket, verdict, done);
     });
   }
 
-  /** Finds whose request it is (a key from the cache or the auth service, or nobody), then decides it. */
-  function identify(request: FastifyRequest, reply: FastifyReply, target: Target, presented: Presented, done: AdmissionDone): void {
-    try {
-      if (!policy.auth || presented.kind === "none") {
-        authorize(policy, target, null, repositoryHeader(request), Date.now());
-        request.forwardedPrincipal = anonymousPrincipal;
-        return done();
-      }
-      if (presented.kind === "malformed") {
-        throw unauthenticated(target, "the key in Service-Repository-Key is malformed");
-      }
-      const parsed = presented.key;
-      if (parsed.tenant !== tenant) throw unauthenticated(target, "this key belongs to another tenant");
-      const hit = cache.peek(parsed.id);
-      if (hit) {
-        admitKey(request, target, hit.value);
-        return done();
-      }
-      cache.get(parsed.id).then(
-        (key) => {
-          try {
-            admitKey(request, target, key);
-            done();
-          } catch (err) {
-            done(err as Error);
-          }
-        },
-        (err: unknown) => {
-          sendUnexpected(request, reply, err);
-        },
-      );
-    } catch (err) {
-      done(err as Error);
+  function charged(request: FastifyRequest, key: KeyRights | null | undefined, from: string | undefined, refusal: Error | undefined, bucket: Bucket, verdict: Verdict, done: AdmissionDone): void {
+    if (verdict === "refuse") return done(tooMany(bucket));
+    if (verdict === "degraded") deps.gatewayMetrics?.rateLimitDegraded.inc();
+    settle(request, key, from, refusal, done);
+  }
+
+  function tooMany(bucket: Bucket): ServiceError {
+    deps.gatewayMetrics?.rateLimited.inc({ bucket: BUCKET_LABEL[bucket] });
+    return new ServiceError("rate_limited", TOO_MANY, { headers: { "retry-after": "60" } });
+  }
+
+  /** Hands the decision to Fastify: the refusal, or the principal the request is forwarded as. */
+  function settle(request: FastifyRequest, key: KeyRights | null | undefined, from: string | undefined, refusal: Error | undefined, done: AdmissionDone): void {
+    if (refusal !== undefined) return done(refusal);
+    if (!key) {
+      request.forwardedPrincipal = anonymousPrincipal;
+      return done();
     }
+    request.forwardedPrincipal = encodePrincipal({ kind: "key", tenant, id: key.id });
+    if (recordUse) recordUse(key.id, from ?? clientAddress(request.socket.remoteAddress, request.headers["x-forwarded-for"], trustedProxies));
+    done();
   }
 
-  /** Admits a request that presents a key (null: unknown), forwarded as that key; throws the refusal. */
-  function admitKey(request: FastifyRequest, target: Target, key: KeyRights | null): void {
-    const from = decideKey(request, target, key);
-    request.forwardedPrincipal = encodePrincipal({ kind: "key", tenant, id: key!.id });
-    if (recordUse) recordUse(key!.id, from ?? clientAddress(request.socket.remoteAddress, request.headers["x-forwarded-for"], trustedProxies));
+  /** The key itself (tenant, revocation, expiry, allowlist); throws the refusal. Returns the client address when it was read. */
+  function usableKey(request: FastifyRequest, target: Target, key: KeyRights | null, now: number): string | undefined {
+    checkKey(target, key, tenant, now);
+    if (!key.allowedFrom) return undefined;
+    const from = clientAddress(request.socket.remoteAddress, request.headers["x-forwarded-for"], trustedProxies);
+    if (!key.allowedFrom(from)) throw new ServiceError("forbidden", `this key may not be used from ${from}`);
+    return from;
   }
 
-  /** The key itself (tenant, revocation, expiry, allowlist), then its rights. Returns the client address when it was read. */
+  /** The key itself, then its rights. Returns the client address when it was read. */
   function decideKey(request: FastifyRequest, target: Target, key: KeyRights | null): string | undefined {
     const now = Date.now();
-    checkKey(target, key, tenant, now);
-    let from: string | undefined;
-    if (key.allowedFrom) {
-      from = clientAddress(request.socket.remoteAddress, request.headers["x-forwarded-for"], trustedProxies);
-      if (!key.allowedFrom(from)) throw new ServiceError("forbidden", `this key may not be used from ${from}`);
-    }
+    const from = usableKey(request, target, key, now);
     authorize(policy, target, key, repositoryHeader(request), now);
     return from;
   }

@@ -16,7 +16,8 @@ import type { Logger } from "pino";
  * the gateway's CPU per request, of one call per request or per event-loop turn.
  *
  * Redis being down is a value, not an exception: the request is let through (fail open), a
- * warning is logged once per outage, and the outage is counted and reported.
+ * warning is logged once per outage, and the outage is counted and reported. Until the first
+ * connection (at most CONNECT_GRACE_MS after start) requests wait for it instead.
  */
 const GCRA = `
 local emission = tonumber(ARGV[1])
@@ -35,9 +36,21 @@ return granted
 
 export type Verdict = "allow" | "refuse" | "unlimited" | "degraded";
 
+/**
+ * Which of the deployment's buckets a request is charged to: `tenant` for a key that exists and
+ * may be used, `keyless` for everything else (no key, or one that was refused), `reserve` for an
+ * administrator's request the tenant bucket refused (see admission.ts).
+ */
+export type Bucket = "tenant" | "keyless" | "reserve";
+
+/** An administrator's own allowance, per minute, whatever the tenant's ceiling (docs/administration/rate-limits.md). */
+export const ADMIN_RESERVE_PER_MINUTE = 60;
+
 export interface RateLimiterOptions {
   redisUrl: string;
   log: Logger;
+  /** The tenant this gateway serves: its buckets are keyed by it, and no other. */
+  tenant: string;
   /** Requests per minute for a tenant (0 = no limit). */
   limitFor: (tenant: string) => number;
   onDegraded?: () => void;
@@ -64,11 +77,19 @@ export function rateLimiterFactory(opts: RateLimiterOptions) {
   }) as LimitedRedis;
   redis.defineCommand("gcra", { numberOfKeys: 1, lua: GCRA });
   const prefix = opts.keyPrefix ?? "svc:ratelimit:";
+  // Every Redis key this gateway may write, fixed at start: a request can never name a new one.
+  // The keyless and reserve buckets carry the tenant so deployments sharing a Redis do not share them.
+  const redisKey: Record<Bucket, string> = {
+    tenant: prefix + opts.tenant,
+    keyless: `${prefix}~anonymous:${opts.tenant}`,
+    reserve: `${prefix}~reserve:${opts.tenant}`,
+  };
   let down = false;
   // The first connection takes a moment: not an outage unless it takes longer than this.
   const startedAt = Date.now();
   const CONNECT_GRACE_MS = 5000;
   let everReady = false;
+  const connecting = () => !everReady && Date.now() - startedAt < CONNECT_GRACE_MS;
   redis.on("error", () => {
     // Reported through `degraded` below; ioredis retries by itself.
   });
@@ -76,11 +97,14 @@ export function rateLimiterFactory(opts: RateLimiterOptions) {
     if (down) opts.log.info("Redis is reachable again: rate limits are enforced");
     down = false;
     everReady = true;
+    flush();
   });
+  // What waited for a first connection that never came is let through (fail open) when the grace ends.
+  setTimeout(() => flush(), CONNECT_GRACE_MS).unref();
 
   const markDown = (err: unknown) => {
     opts.onDegraded?.();
-    if (!everReady && Date.now() - startedAt < CONNECT_GRACE_MS) return;
+    if (connecting()) return;
     if (!down) {
       down = true;
       opts.log.warn({ err: { message: (err as Error)?.message } }, "Redis is unreachable: requests are served without a rate limit until it is back");
@@ -104,7 +128,7 @@ export function rateLimiterFactory(opts: RateLimiterOptions) {
   const decide = async (bucket: string, w: Waiting) => {
     let granted: number;
     try {
-      granted = await redis.gcra(prefix + bucket, 60_000 / w.perMinute, 60_000, w.callbacks.length);
+      granted = await redis.gcra(bucket, 60_000 / w.perMinute, 60_000, w.callbacks.length);
     } catch (err) {
       markDown(err);
       answer(w, () => "degraded");
@@ -126,22 +150,27 @@ export function rateLimiterFactory(opts: RateLimiterOptions) {
     });
   };
 
-  const flush = () => {
+  function flush(): void {
     flushScheduled = false;
+    // Requests that arrive while the first connection is being made wait for it: a gateway just
+    // started (the very moment a burst arrives) must not serve them unlimited.
+    if (redis.status !== "ready" && connecting()) return;
     for (const [bucket, w] of [...waiting]) if (!inFlight.has(bucket)) send(bucket, w);
-  };
+  }
 
   return {
     /**
-     * Takes one request from the tenant's bucket (`~anonymous` is the keyless callers' bucket) and
-     * calls `then` with the verdict: at once when there is no limit or Redis is down, else once
-     * the bucket's next script call answers. Never throws. (A callback rather than a promise:
-     * this runs for every request.)
+     * Takes one request from a bucket of the tenant's and calls `then` with the verdict: at once
+     * when there is no limit or Redis is down, else once the bucket's next script call answers.
+     * Never throws. (A callback rather than a promise: this runs for every request.)
      */
-    take(bucket: string, tenantForLimit: string, then: (verdict: Verdict) => void): void {
-      const perMinute = opts.limitFor(tenantForLimit);
-      if (perMinute <= 0) return then("unlimited");
-      if (redis.status !== "ready") {
+    take(which: Bucket, then: (verdict: Verdict) => void): void {
+      const ceiling = opts.limitFor(opts.tenant);
+      // No limit for the tenant: nothing to reserve either.
+      if (ceiling <= 0) return then("unlimited");
+      const perMinute = which === "reserve" ? ADMIN_RESERVE_PER_MINUTE : ceiling;
+      const bucket = redisKey[which];
+      if (redis.status !== "ready" && !connecting()) {
         markDown(new Error(`redis connection is ${redis.status}`));
         return then("degraded");
       }
@@ -155,7 +184,7 @@ export function rateLimiterFactory(opts: RateLimiterOptions) {
       }
     },
     /** false during an outage (not while the first connection is still being made). */
-    up: () => !down && (redis.status === "ready" || (!everReady && Date.now() - startedAt < CONNECT_GRACE_MS)),
+    up: () => !down && (redis.status === "ready" || connecting()),
     close: () => redis.quit().catch(() => redis.disconnect()),
   };
 }

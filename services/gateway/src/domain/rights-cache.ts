@@ -28,16 +28,22 @@ export function compileResolution(doc: KeyResolution): KeyRights {
 
 export type Lookup = (id: string) => Promise<KeyRights | null>;
 
+/** The one "no such key" entry: remembering an unknown key allocates nothing per key but its slot. */
+const UNKNOWN: { readonly value: null } = Object.freeze({ value: null });
+
 /**
  * Per-node cache of key rights for `svc.cache.ttl` (0 = off). Unknown keys are remembered
- * briefly too, so a flood of made-up keys does not become a flood of lookups. Concurrent
- * misses for one key share a single lookup. `evict` makes a change effective at once.
+ * briefly too (negative caching, `negativeTtlMs`, at most `svc.cache.ttl`), so a flood of one
+ * made-up key asks the auth service once per window, not once per request. They are kept apart
+ * from known keys, in a smaller cache of their own, so a flood of many different made-up keys
+ * can push out only other made-up keys, never the keys of real callers. Concurrent misses for
+ * one key share a single lookup. `evict` makes a change effective at once.
  */
-export function rightsCacheFactory(opts: { ttlMs: number; lookup: Lookup; max?: number; negativeTtlMs?: number }) {
+export function rightsCacheFactory(opts: { ttlMs: number; lookup: Lookup; max?: number; negativeTtlMs?: number; negativeMax?: number }) {
   const { ttlMs, lookup } = opts;
   const negativeTtl = Math.min(ttlMs, opts.negativeTtlMs ?? 10_000);
-  const cache =
-    ttlMs > 0 ? new LRUCache<string, { value: KeyRights | null }>({ max: opts.max ?? 100_000, ttl: ttlMs, ttlAutopurge: false }) : undefined;
+  const cache = ttlMs > 0 ? new LRUCache<string, { value: KeyRights }>({ max: opts.max ?? 100_000, ttl: ttlMs, ttlAutopurge: false }) : undefined;
+  const unknown = ttlMs > 0 ? new LRUCache<string, typeof UNKNOWN>({ max: opts.negativeMax ?? 10_000, ttl: negativeTtl, ttlAutopurge: false }) : undefined;
   const inflight = new Map<string, Promise<KeyRights | null>>();
   let hits = 0;
   let misses = 0;
@@ -50,7 +56,10 @@ export function rightsCacheFactory(opts: { ttlMs: number; lookup: Lookup; max?: 
     const gen = generation;
     const p = lookup(id)
       .then((value) => {
-        if (cache && gen === generation) cache.set(id, { value }, value === null ? { ttl: negativeTtl } : undefined);
+        if (gen === generation) {
+          if (value === null) unknown?.set(id, UNKNOWN);
+          else cache?.set(id, { value });
+        }
         return value;
       })
       .finally(() => inflight.delete(id));
@@ -61,7 +70,7 @@ export function rightsCacheFactory(opts: { ttlMs: number; lookup: Lookup; max?: 
   return {
     /** Cached value synchronously when present (the hot path), else undefined. */
     peek(id: string): { value: KeyRights | null } | undefined {
-      const hit = cache?.get(id);
+      const hit = cache?.get(id) ?? unknown?.get(id);
       if (hit) hits++;
       return hit;
     },
@@ -72,14 +81,16 @@ export function rightsCacheFactory(opts: { ttlMs: number; lookup: Lookup; max?: 
     evict(id: string): void {
       generation++;
       cache?.delete(id);
+      unknown?.delete(id);
       inflight.delete(id);
     },
     clear(): void {
       generation++;
       cache?.clear();
+      unknown?.clear();
       inflight.clear();
     },
-    stats: () => ({ hits, misses, size: cache?.size ?? 0 }),
+    stats: () => ({ hits, misses, size: (cache?.size ?? 0) + (unknown?.size ?? 0) }),
   };
 }
 

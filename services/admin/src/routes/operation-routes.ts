@@ -1,5 +1,5 @@
 import { Type } from "@sinclair/typebox";
-import { ADMIN_INTERNAL, forbidden, invalid, notFound, type RateLimitsDoc } from "@svc/contracts";
+import { ADMIN_INTERNAL, forbidden, invalid, notFound, rateLimitsDocSchema, type RateLimitsDoc } from "@svc/contracts";
 import { isTenant } from "@svc/keys";
 import { Answer, NoContent, StringEnum, errorResponses, problemResponses, aggregateMetrics, settingsDigest, type ServiceApp, type LogReply, type ServiceMetrics, type Settings } from "@svc/kit";
 import { mergeLogs, readLogQuery } from "../domain/log-query.js";
@@ -125,7 +125,7 @@ export function operationsRoutes(app: ServiceApp, deps: OperationsDeps): void {
     {
       schema: {
         response: {
-          200: Answer({ default: Type.Integer(), tenants: Type.Unsafe<RateLimitsDoc["tenants"]>({ type: "object", additionalProperties: { type: "integer" } }) }),
+          200: rateLimitsDocSchema,
           ...problemResponses(401, 403, 500),
         },
       },

@@ -98,6 +98,22 @@ describe("rate limit, health and metrics", () => {
     expect(text).toContain("svc_http_request_duration_seconds_bucket");
   });
 
+  it("answers /metrics and /api/logs with every node, call after call, once the heartbeats know them all", async () => {
+    const nodesOf = (text: string) => new Set([...text.matchAll(/svc_http_requests_total\{[^}]*node="([^"]+)"/g)].map((m) => m[1]));
+    // Admin learns which nodes exist from their heartbeats (one every 5 s) and stops gathering once they have answered.
+    await new Promise((r) => setTimeout(r, 8_000));
+    const all = nodesOf(await metrics());
+    expect(all.size).toBe(6);
+    for (let i = 0; i < 5; i++) {
+      expect(nodesOf(await metrics())).toEqual(all);
+      const res = await s.call("GET", "/api/logs?limit=1000", { key: s.bootstrapKey });
+      expect(res.status).toBe(200);
+      // A node whose answer was not waited for would leave no position in the cursor.
+      const cursor = JSON.parse(Buffer.from(((await res.json()) as { next: string }).next, "base64url").toString()) as Record<string, number>;
+      expect(new Set(Object.keys(cursor))).toEqual(all);
+    }
+  });
+
   it("is scraped by a real Prometheus with a manage:read key", async () => {
     const reader = await s.mint({ grants: [{ scope: "*", tokens: ["manage:read"] }] });
     const gateway = new URL(s.gatewayUrl);

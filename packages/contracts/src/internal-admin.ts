@@ -1,12 +1,17 @@
+import { Type, type Static } from "@sinclair/typebox";
+
 /** The admin service's internal route the gateway loads its rate ceilings from. */
 export const ADMIN_INTERNAL = {
   rateLimits: "/internal/rate-limits",
 } as const;
 
 /** GET /internal/rate-limits. */
-export interface RateLimitsDoc {
+export const RateLimitsDoc = Type.Object({
   /** svc.rate-limit as the admin service reads it: requests per minute per tenant. */
-  default: number;
-  /** Per-tenant overrides, requests per minute. */
-  tenants: Record<string, number>;
-}
+  default: Type.Integer(),
+  /** Per-tenant overrides, requests per minute (a map: TypeBox's Record would name a key pattern the route never had). */
+  tenants: Type.Unsafe<Record<string, number>>({ type: "object", additionalProperties: { type: "integer" } }),
+});
+export type RateLimitsDoc = Static<typeof RateLimitsDoc>;
+/** As the route serialises it: like every answer, its fields are not enforced one by one. */
+export const rateLimitsDocSchema = Type.Partial(RateLimitsDoc);

@@ -1,7 +1,10 @@
+import { Type, type Static } from "@sinclair/typebox";
+
 /**
  * The artifacts service's internal routes, called by the walker signed as the system principal
  * `walker`: the walker reads and changes artifact metadata only through them (one owner per
- * table). The JSON schemas here are the ones the routes validate and serialise with.
+ * table). Each shape is declared once, as the TypeBox schema the routes validate and serialise
+ * with; its type is derived from it.
  */
 export const ARTIFACTS_INTERNAL = {
   repositories: "/internal/repositories",
@@ -17,112 +20,77 @@ export const ARTIFACTS_INTERNAL = {
 export const NEXT_CURSOR_HEADER = "x-next-cursor";
 
 /** A repository's retention policy as stored and as the walker's retention job reads it. */
-export interface RetentionPolicy {
-  path?: string;
-  keepVersions?: number;
-  maxAge?: string;
-  unusedFor?: string;
-}
+export const RetentionPolicy = Type.Object({
+  path: Type.Optional(Type.String()),
+  keepVersions: Type.Optional(Type.Integer()),
+  maxAge: Type.Optional(Type.String()),
+  unusedFor: Type.Optional(Type.String()),
+});
+export type RetentionPolicy = Static<typeof RetentionPolicy>;
 
-/** One item of GET /internal/repositories. */
-export interface RepositorySummary {
-  name: string;
-  format: string;
-  retention: RetentionPolicy | null;
-}
+/**
+ * One item of GET /internal/repositories. The route passes the stored policy on whole, never
+ * cut by a schema, so it serialises with its own loose schema rather than this one.
+ */
+export const RepositorySummary = Type.Object({ name: Type.String(), format: Type.String(), retention: Type.Union([RetentionPolicy, Type.Null()]) });
+export type RepositorySummary = Static<typeof RepositorySummary>;
 
 /** One item of a metadata page (GET /internal/repositories/:name/artifacts?after=&limit=), in byte order of the path. */
-export interface ArtifactMeta {
-  path: string;
-  size: number;
-  sha256: string;
+export const ArtifactMeta = Type.Object({
+  path: Type.String(),
+  size: Type.Integer(),
+  sha256: Type.String(),
   /** ISO instant of the last publish; also the version's identity for retention. */
-  updated: string;
-  lastDownloaded: string | null;
+  updated: Type.String(),
+  // A type list rather than TypeBox's anyOf: the schema the route always had.
+  lastDownloaded: Type.Unsafe<string | null>({ type: ["string", "null"] }),
   /** Sent on every row; the walker's jobs do not read it. */
-  downloads?: number;
-  held: boolean;
-}
+  downloads: Type.Optional(Type.Integer()),
+  held: Type.Boolean(),
+});
+export type ArtifactMeta = Static<typeof ArtifactMeta>;
+/** As the route serialises a page: like every answer, fields are not enforced one by one. */
+export const artifactsPageSchema = Type.Array(Type.Partial(ArtifactMeta));
 
-export interface ArtifactsPageQuery {
-  after?: string;
-  /** Decimal, 1 to 5000; 1000 when absent. */
-  limit?: string;
-}
+export const artifactsPageQuerySchema = Type.Object(
+  {
+    after: Type.Optional(Type.String({ maxLength: 1024 })),
+    /** Decimal, 1 to 5000; 1000 when absent. */
+    limit: Type.Optional(Type.String({ pattern: "^[0-9]{1,5}$" })),
+  },
+  { additionalProperties: false },
+);
+export type ArtifactsPageQuery = Static<typeof artifactsPageQuerySchema>;
+
+const where = { repository: Type.String({ minLength: 1, maxLength: 200 }), path: Type.String({ minLength: 1, maxLength: 1024 }) };
+const hex64 = () => Type.String({ pattern: "^[0-9a-f]{64}$" });
 
 /** POST /internal/artifacts/remove: removes a version only if it is still the one the walk saw. */
-export interface RetentionRemoveRequest {
-  repository: string;
-  path: string;
-  reason: "retention";
-  sha256: string;
-  updated: string;
-}
-export type RetentionRemoveResult = { removed: true; size: number } | { removed: false; why: "gone" | "held" | "changed" };
+export const retentionRemoveRequestSchema = Type.Object(
+  { ...where, reason: Type.Unsafe<"retention">({ type: "string", enum: ["retention"] }), sha256: hex64(), updated: Type.String({ maxLength: 40 }) },
+  { additionalProperties: false },
+);
+export type RetentionRemoveRequest = Static<typeof retentionRemoveRequestSchema>;
+/** `size` when removed; `why` ("gone", "held" or "changed") when not. */
+export const RetentionRemoveResult = Type.Object({ removed: Type.Boolean(), size: Type.Optional(Type.Integer()), why: Type.Optional(Type.String()) });
+export type RetentionRemoveResult = Static<typeof RetentionRemoveResult>;
+export const retentionRemoveResultSchema = Type.Partial(RetentionRemoveResult);
 
 /** POST /internal/artifacts/index: a file the walk saw, with its identity and digest. */
-export interface IndexRequest {
-  repository: string;
-  path: string;
-  ino: number;
-  size: number;
-  mtimeMs: number;
-  sha256: string;
-}
+export const indexRequestSchema = Type.Object(
+  { ...where, ino: Type.Integer({ minimum: 0 }), size: Type.Integer({ minimum: 0 }), mtimeMs: Type.Integer(), sha256: hex64() },
+  { additionalProperties: false },
+);
+export type IndexRequest = Static<typeof indexRequestSchema>;
 export type IndexOutcome = "created" | "corrected" | "unchanged" | "changed" | "missing";
-export interface IndexResult {
-  outcome: IndexOutcome;
-}
+// A plain string on the wire, as the route always had it.
+export const IndexResult = Type.Object({ outcome: Type.Unsafe<IndexOutcome>(Type.String()) });
+export type IndexResult = Static<typeof IndexResult>;
+export const indexResultSchema = Type.Partial(IndexResult);
 
 /** POST /internal/artifacts/forget: drops the metadata of a path whose file is gone. */
-export interface ForgetRequest {
-  repository: string;
-  path: string;
-}
-export interface ForgetResult {
-  forgotten: boolean;
-}
-
-const where = { repository: { type: "string", minLength: 1, maxLength: 200 }, path: { type: "string", minLength: 1, maxLength: 1024 } } as const;
-const hex64 = { type: "string", pattern: "^[0-9a-f]{64}$" } as const;
-
-export const artifactsPageQuerySchema = {
-  type: "object",
-  properties: { after: { type: "string", maxLength: 1024 }, limit: { type: "string", pattern: "^[0-9]{1,5}$" } },
-  additionalProperties: false,
-} as const;
-
-export const artifactsPageSchema = {
-  type: "array",
-  items: {
-    type: "object",
-    properties: {
-      path: { type: "string" },
-      size: { type: "integer" },
-      sha256: { type: "string" },
-      updated: { type: "string" },
-      lastDownloaded: { type: ["string", "null"] },
-      downloads: { type: "integer" },
-      held: { type: "boolean" },
-    },
-  },
-} as const;
-
-export const retentionRemoveRequestSchema = {
-  type: "object",
-  properties: { ...where, reason: { type: "string", enum: ["retention"] }, sha256: hex64, updated: { type: "string", maxLength: 40 } },
-  required: ["repository", "path", "reason", "sha256", "updated"],
-  additionalProperties: false,
-} as const;
-export const retentionRemoveResultSchema = { type: "object", properties: { removed: { type: "boolean" }, size: { type: "integer" }, why: { type: "string" } } } as const;
-
-export const indexRequestSchema = {
-  type: "object",
-  properties: { ...where, ino: { type: "integer", minimum: 0 }, size: { type: "integer", minimum: 0 }, mtimeMs: { type: "integer" }, sha256: hex64 },
-  required: ["repository", "path", "ino", "size", "mtimeMs", "sha256"],
-  additionalProperties: false,
-} as const;
-export const indexResultSchema = { type: "object", properties: { outcome: { type: "string" } } } as const;
-
-export const forgetRequestSchema = { type: "object", properties: where, required: ["repository", "path"], additionalProperties: false } as const;
-export const forgetResultSchema = { type: "object", properties: { forgotten: { type: "boolean" } } } as const;
+export const forgetRequestSchema = Type.Object(where, { additionalProperties: false });
+export type ForgetRequest = Static<typeof forgetRequestSchema>;
+export const ForgetResult = Type.Object({ forgotten: Type.Boolean() });
+export type ForgetResult = Static<typeof ForgetResult>;
+export const forgetResultSchema = Type.Partial(ForgetResult);

@@ -1,7 +1,9 @@
+import { Type, type Static } from "@sinclair/typebox";
+
 /**
  * The auth service's internal routes, called by the gateway signed as the system principal
  * `gateway`: a key's resolution (what the gateway needs to decide a request) and the batches
- * of key use the gateway counts in memory.
+ * of key use the gateway counts in memory. Each shape is declared once; its type is derived.
  */
 export const AUTH_INTERNAL = {
   /** Route pattern of a key's resolution; `keyPath` builds a path to call. */
@@ -10,47 +12,43 @@ export const AUTH_INTERNAL = {
   usage: "/internal/usage",
 } as const;
 
+/** ISO-8601 instant or null; a type list rather than TypeBox's anyOf, the schema the routes always had. */
+const instantOrNull = Type.Unsafe<string | null>({ type: ["string", "null"] });
+
 /** A grant as the gateway compiles it: a scope, its tokens and when it lapses (ISO-8601 or null). */
-export interface ResolvedGrant {
-  scope: string;
-  tokens: string[];
-  expires: string | null;
-}
+export const ResolvedGrant = Type.Object({ scope: Type.String(), tokens: Type.Array(Type.String()), expires: instantOrNull });
+export type ResolvedGrant = Static<typeof ResolvedGrant>;
 
 /** GET /internal/keys/:id: never the secret (it is not stored). 404 when the key is unknown. */
-export interface KeyResolution {
-  id: string;
-  tenant: string;
-  state: "active" | "expired" | "revoked";
+export const KeyResolution = Type.Object({
+  id: Type.String(),
+  tenant: Type.String(),
+  // A plain string on the wire: the gateway reads "revoked" and "expired" and admits only "active".
+  state: Type.Unsafe<"active" | "expired" | "revoked">(Type.String()),
   /** ISO-8601 instant, or null when the key never expires. */
-  expires: string | null;
+  expires: instantOrNull,
   /** The source-address allowlist; empty when the key may be used from anywhere. */
-  allowedAddresses: string[];
-  grants: ResolvedGrant[];
-}
-
-/** One key's use since the last batch. */
-export interface KeyUsageRecord {
-  /** Key id (SHA-256 hex). */
-  id: string;
-  count: number;
-  /** ISO-8601 instant of the last use. */
-  lastUsed: string;
-  /** The source address of the last use. */
-  address: string;
-}
-
-/** POST /internal/usage: answered 204. */
-export type KeyUsageBatch = KeyUsageRecord[];
+  allowedAddresses: Type.Array(Type.String()),
+  grants: Type.Array(ResolvedGrant),
+});
+export type KeyResolution = Static<typeof KeyResolution>;
+/** As the route serialises it: like every answer (and each grant in it), fields are not enforced one by one. */
+export const keyResolutionSchema = Type.Partial(Type.Object({ ...KeyResolution.properties, grants: Type.Array(Type.Partial(ResolvedGrant)) }));
 
 export const USAGE_BATCH_MAX = 10_000;
 
-export const keyUsageBatchSchema = {
-  type: "array",
-  maxItems: USAGE_BATCH_MAX,
-  items: {
-    type: "object",
-    properties: { id: { type: "string" }, count: { type: "integer" }, lastUsed: { type: "string" }, address: { type: "string" } },
-    required: ["id", "count", "lastUsed", "address"],
-  },
-} as const;
+/** One key's use since the last batch. */
+export const KeyUsageRecord = Type.Object({
+  /** Key id (SHA-256 hex). */
+  id: Type.String(),
+  count: Type.Integer(),
+  /** ISO-8601 instant of the last use. */
+  lastUsed: Type.String(),
+  /** The source address of the last use. */
+  address: Type.String(),
+});
+export type KeyUsageRecord = Static<typeof KeyUsageRecord>;
+
+/** POST /internal/usage: answered 204. */
+export const keyUsageBatchSchema = Type.Array(KeyUsageRecord, { maxItems: USAGE_BATCH_MAX });
+export type KeyUsageBatch = Static<typeof keyUsageBatchSchema>;

@@ -24,13 +24,45 @@ export interface Bus {
    * with a handler's JSON result. Re-attached on every (re)connect.
    */
   respond(subject: string, handler: (request: unknown) => unknown | Promise<unknown>): void;
-  /** Asks every process listening on a subject and collects what answers within `maxWaitMs`. */
-  gather(subject: string, request: unknown, maxWaitMs: number): Promise<unknown[]>;
+  /**
+   * Asks every process listening on a subject and collects what answers within `maxWaitMs`.
+   * Given `expectNodes`, answers as soon as each node named there has replied (a reply names
+   * its `node`), waiting the window only for those that have not.
+   */
+  gather(subject: string, request: unknown, maxWaitMs: number, opts?: GatherOptions): Promise<unknown[]>;
   /** Fire-and-forget core message (heartbeats); false when not connected. */
   announce(subject: string, message: unknown): boolean;
   /** Core subscription to a control subject. */
   listen(subject: string, handler: (message: unknown) => void): void;
   close(): Promise<void>;
+}
+
+export interface GatherOptions {
+  /** The nodes known to be listening; none named means no expectation: the whole window is waited. */
+  expectNodes?: Iterable<string>;
+}
+
+/**
+ * Decodes replies into `out` until the source ends or every expected node has answered.
+ * Leaving the loop early ends the NATS request, so the window's timer and inbox go with it;
+ * `out` keeps what came before a failure of the source.
+ */
+export async function collectReplies(source: AsyncIterable<{ data: Uint8Array }>, expectNodes?: Iterable<string>, out: unknown[] = []): Promise<unknown[]> {
+  const waiting = new Set(expectNodes ?? []);
+  const early = waiting.size > 0;
+  for await (const m of source) {
+    let reply: unknown;
+    try {
+      reply = codec.decode(m.data);
+    } catch {
+      continue; // a reply that does not parse is left out
+    }
+    out.push(reply);
+    const node = (reply as { node?: unknown } | null)?.node;
+    if (typeof node === "string") waiting.delete(node);
+    if (early && waiting.size === 0) break;
+  }
+  return out;
 }
 
 /** The servers of `svc.nats-url`: one URL, or a cluster's URLs separated by commas. */
@@ -222,18 +254,12 @@ export function createBus(opts: { url: string; tenant: string; name: string; log
       nc.publish(subject, codec.encode(message));
       return true;
     },
-    async gather(subject, request, maxWaitMs) {
+    async gather(subject, request, maxWaitMs, opts) {
       if (!nc || nc.isClosed() || !up) return [];
       const out: unknown[] = [];
       try {
         const replies = await nc.requestMany(subject, codec.encode(request), { strategy: RequestStrategy.Timer, maxWait: maxWaitMs });
-        for await (const m of replies) {
-          try {
-            out.push(codec.decode(m.data));
-          } catch {
-            // a reply that does not parse is left out
-          }
-        }
+        await collectReplies(replies, opts?.expectNodes, out);
       } catch (err) {
         log.warn({ err: { message: (err as Error).message }, subject }, "control request got no answers");
       }

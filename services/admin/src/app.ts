@@ -1,6 +1,7 @@
 import type { FastifyInstance } from "fastify";
 import type { Logger } from "pino";
 import { apiReport, createBaseApp, type Check } from "@svc/kit";
+import type { NodeControl } from "./messaging/node-control.js";
 import { capabilityRoutes, type Capabilities } from "./routes/capability-routes.js";
 import { openapiRoutes } from "./routes/openapi-routes.js";
 import { operationsRoutes, type OperationsDeps } from "./routes/operation-routes.js";
@@ -9,16 +10,16 @@ export interface AdminDeps {
   log: Logger;
   internalSecret: string;
   capabilities: Capabilities;
-  operations: OperationsDeps;
+  operations: Omit<OperationsDeps, "peers">;
+  /** What admin asks of, and tells, the other nodes. */
+  peers: NodeControl;
   checks: Check[];
 }
-
 
 export function buildApp(deps: AdminDeps): FastifyInstance {
   const app = createBaseApp({ log: deps.log, internalSecret: deps.internalSecret, checks: deps.checks, metrics: deps.operations.metrics });
   capabilityRoutes(app, deps.capabilities);
-  operationsRoutes(app, deps.operations);
-  const { bus, control, metrics } = deps.operations;
-  openapiRoutes(app, { bus, control, own: () => apiReport(metrics) });
+  operationsRoutes(app, { ...deps.operations, peers: deps.peers });
+  openapiRoutes(app, { peers: deps.peers, own: () => apiReport(deps.operations.metrics) });
   return app;
 }

@@ -3,6 +3,7 @@ import { buildApp } from "./app.js";
 import { loadConfig } from "./config.js";
 import { nodeRegistryFactory } from "./domain/node-registry.js";
 import { collectHeartbeats } from "./messaging/heartbeat-collector.js";
+import { nodeControlFactory } from "./messaging/node-control.js";
 import { capabilitiesOf } from "./routes/capability-routes.js";
 import { limitStoreFactory } from "./store/limit-store.js";
 import { migrations } from "./store/migrations.js";
@@ -21,11 +22,10 @@ await bootService({
       internalSecret: config.internalSecret,
       capabilities: capabilitiesOf(config),
       checks: [{ name: "postgres", check: () => pingDb(pool) }],
+      // The heartbeats tell which nodes exist, so a gathering need not wait out its window.
+      peers: nodeControlFactory({ bus, control, nodes, self: metrics.node }),
       operations: {
         settings: config,
-        // Rate-limit changes are announced on control.limits by the routes that make them.
-        bus,
-        control,
         nodes,
         limits: limitStoreFactory(db),
         metrics,

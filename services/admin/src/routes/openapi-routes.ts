@@ -1,20 +1,19 @@
 import type { FastifyInstance } from "fastify";
-import type { ApiReport, Bus, ControlSubjects } from "@svc/kit";
+import type { ApiReport } from "@svc/kit";
 import { mergeApiDocuments } from "../domain/openapi-merge.js";
+import type { NodeControl } from "../messaging/node-control.js";
 
 export interface OpenApiDeps {
-  bus: Pick<Bus, "gather">;
-  control: Pick<ControlSubjects, "openapi">;
+  /** The other nodes' descriptions, over the control subjects. */
+  peers: Pick<NodeControl, "gatherApiReports">;
   /** This process's own description, answered locally so it is there with NATS down. */
   own: () => ApiReport;
-  gatherMs?: number;
 }
 
 const problem = { $ref: "problem#" } as const;
 
 /** The deployment's API description, merged from what every service says of its own routes. */
 export function openapiRoutes(app: FastifyInstance, deps: OpenApiDeps): void {
-  const gatherMs = deps.gatherMs ?? 400;
   app.get(
     "/api/openapi.json",
     {
@@ -24,7 +23,7 @@ export function openapiRoutes(app: FastifyInstance, deps: OpenApiDeps): void {
       },
     },
     async (_req, reply) => {
-      const others = (await deps.bus.gather(deps.control.openapi, {}, gatherMs)) as ApiReport[];
+      const others = await deps.peers.gatherApiReports();
       reply.header("cache-control", "no-store");
       return mergeApiDocuments([deps.own(), ...others]);
     },

@@ -1,23 +1,22 @@
 import { Type } from "@sinclair/typebox";
-import { ADMIN_INTERNAL, forbidden, invalid, notFound, type RateLimitsDoc } from "@svc/contracts";
+import { ADMIN_INTERNAL, forbidden, invalid, notFound, rateLimitsDocSchema, type RateLimitsDoc } from "@svc/contracts";
 import { isTenant } from "@svc/keys";
-import { Answer, NoContent, StringEnum, errorResponses, problemResponses, aggregateMetrics, type ServiceApp, type Bus, type ControlSubjects, type LogReply, type ServiceMetrics, type Settings } from "@svc/kit";
+import { Answer, NoContent, StringEnum, errorResponses, problemResponses, aggregateMetrics, settingsDigest, type ServiceApp, type LogReply, type ServiceMetrics, type Settings } from "@svc/kit";
 import { mergeLogs, readLogQuery } from "../domain/log-query.js";
 import type { NodeRegistry } from "../domain/node-registry.js";
 import { computePosture } from "../domain/posture.js";
+import type { NodeControl } from "../messaging/node-control.js";
 import type { LimitStore } from "../store/limit-store.js";
-import { settingsDigest } from "@svc/kit";
 
 export interface OperationsDeps {
   settings: Settings;
-  bus: Bus;
-  control: ControlSubjects;
-  nodes: NodeRegistry;
+  /** The other nodes, over the control subjects. */
+  peers: Pick<NodeControl, "gatherLogs" | "gatherMetrics" | "announceLimitsChanged">;
+  nodes: Pick<NodeRegistry, "live">;
   limits: LimitStore;
   metrics: ServiceMetrics;
   /** This process's own log entries, answered locally so logs work with NATS down. */
   ownLogs: (q: ReturnType<typeof readLogQuery>) => LogReply;
-  gatherMs?: number;
 }
 
 const advisorySchema = Answer({
@@ -35,7 +34,6 @@ const tenantParam = Type.Object({ tenant: Type.String() });
 
 export function operationsRoutes(app: ServiceApp, deps: OperationsDeps): void {
   const own = settingsDigest(deps.settings);
-  const gatherMs = deps.gatherMs ?? 400;
 
   app.get(
     "/api/posture",
@@ -65,16 +63,14 @@ export function operationsRoutes(app: ServiceApp, deps: OperationsDeps): void {
     async (req) => {
       const q = readLogQuery(req.query);
       const mine = deps.ownLogs(q);
-      const others = (await deps.bus.gather(deps.control.logs, q, gatherMs)) as LogReply[];
-      const replies = [mine, ...others.filter((r) => r && r.node !== mine.node && Array.isArray(r.entries))];
-      return mergeLogs(replies, q);
+      return mergeLogs([mine, ...(await deps.peers.gatherLogs(q))], q);
     },
   );
 
   // Served to the gateway's /metrics (which requires manage:read over * of the operator tenant).
   app.get("/metrics", { schema: { response: { 200: Type.String({ description: "Prometheus text exposition format" }), ...errorResponses() } } }, async (_req, reply) => {
-    const replies = (await deps.bus.gather(deps.control.metrics, {}, gatherMs)) as { node: string; metrics: unknown[] }[];
-    const perProcess = [await deps.metrics.registry.getMetricsAsJSON(), ...replies.filter((r) => r && r.node !== deps.metrics.node && Array.isArray(r.metrics)).map((r) => r.metrics)];
+    const others = await deps.peers.gatherMetrics();
+    const perProcess = [await deps.metrics.registry.getMetricsAsJSON(), ...others.map((r) => r.metrics)];
     reply.type("text/plain; version=0.0.4; charset=utf-8");
     return aggregateMetrics(perProcess as unknown[][]);
   });
@@ -109,7 +105,7 @@ export function operationsRoutes(app: ServiceApp, deps: OperationsDeps): void {
       // An override for a tenant nobody here serves would be stored and never applied: say so.
       if (req.params.tenant !== deps.settings.tenant) throw invalid("tenant", `this deployment serves tenant "${deps.settings.tenant}" only (svc.tenant)`);
       await deps.limits.set(req.params.tenant, req.body.requestsPerMinute);
-      deps.bus.announce(deps.control.limits, { tenant: req.params.tenant });
+      deps.peers.announceLimitsChanged(req.params.tenant);
       req.log.info({ tenant: req.params.tenant, requestsPerMinute: req.body.requestsPerMinute, principal: req.principal.id }, "rate limit override set");
       return { tenant: req.params.tenant, requestsPerMinute: req.body.requestsPerMinute };
     },
@@ -120,7 +116,7 @@ export function operationsRoutes(app: ServiceApp, deps: OperationsDeps): void {
     { schema: { params: tenantParam, response: { 204: NoContent, ...errorResponses(404) } } },
     async (req, reply) => {
       if (!(await deps.limits.remove(req.params.tenant))) throw notFound(`no rate-limit override for tenant ${req.params.tenant}`);
-      deps.bus.announce(deps.control.limits, { tenant: req.params.tenant });
+      deps.peers.announceLimitsChanged(req.params.tenant);
       req.log.info({ tenant: req.params.tenant, principal: req.principal.id }, "rate limit override removed");
       return reply.code(204).send();
     },
@@ -131,7 +127,7 @@ export function operationsRoutes(app: ServiceApp, deps: OperationsDeps): void {
     {
       schema: {
         response: {
-          200: Answer({ default: Type.Integer(), tenants: Type.Unsafe<RateLimitsDoc["tenants"]>({ type: "object", additionalProperties: { type: "integer" } }) }),
+          200: rateLimitsDocSchema,
           ...problemResponses(401, 403, 500),
         },
       },

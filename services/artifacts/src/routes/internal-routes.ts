@@ -14,13 +14,9 @@ import {
   retentionRemoveRequestSchema,
   retentionRemoveResultSchema,
   type ArtifactMeta,
-  type ArtifactsPageQuery,
-  type ForgetRequest,
   type ForgetResult,
-  type IndexRequest,
   type IndexResult,
   type RepositorySummary,
-  type RetentionRemoveRequest,
   type RetentionRemoveResult,
 } from "@svc/contracts";
 import { actorOf, type ArtifactService } from "../domain/artifact-service.js";
@@ -36,8 +32,6 @@ export interface InternalRoutesDeps {
 
 /** What a walker's call may be refused with: no system identity (401, 403), no such repository (404), bad input (400). */
 const errors = problemResponses(400, 401, 403, 404, 500);
-/** The contract's schema, typed with the contract's shape (one declaration, in @svc/contracts). */
-const contract = <T>(schema: object) => Type.Unsafe<T>(schema);
 
 const systemOnly = (req: FastifyRequest) => {
   if (req.principal.kind !== "system") throw forbidden("internal route");
@@ -63,7 +57,7 @@ export function internalRoutes(app: ServiceApp, deps: InternalRoutesDeps): void 
   /** A repository's metadata in byte order of the path, the order a walk reads the tree in. */
   app.get(
     ARTIFACTS_INTERNAL.artifacts,
-    { schema: { params: Type.Object({ name: Type.String() }), querystring: contract<ArtifactsPageQuery>(artifactsPageQuerySchema), response: { 200: contract<ArtifactMeta[]>(artifactsPageSchema), ...errors } } },
+    { schema: { params: Type.Object({ name: Type.String() }), querystring: artifactsPageQuerySchema, response: { 200: artifactsPageSchema, ...errors } } },
     async (req, reply): Promise<ArtifactMeta[]> => {
       systemOnly(req);
       const limit = Math.min(Math.max(Number(req.query.limit ?? 1000), 1), 5000);
@@ -83,7 +77,7 @@ export function internalRoutes(app: ServiceApp, deps: InternalRoutesDeps): void 
 
   app.post(
     ARTIFACTS_INTERNAL.remove,
-    { schema: { body: contract<RetentionRemoveRequest>(retentionRemoveRequestSchema), response: { 200: contract<RetentionRemoveResult>(retentionRemoveResultSchema), ...errors } } },
+    { schema: { body: retentionRemoveRequestSchema, response: { 200: retentionRemoveResultSchema, ...errors } } },
     async (req): Promise<RetentionRemoveResult> => {
       systemOnly(req);
       const b = req.body;
@@ -97,7 +91,7 @@ export function internalRoutes(app: ServiceApp, deps: InternalRoutesDeps): void 
 
   app.post(
     ARTIFACTS_INTERNAL.index,
-    { schema: { body: contract<IndexRequest>(indexRequestSchema), response: { 200: contract<IndexResult>(indexResultSchema), ...errors } } },
+    { schema: { body: indexRequestSchema, response: { 200: indexResultSchema, ...errors } } },
     async (req): Promise<IndexResult> => {
       systemOnly(req);
       const b = req.body;
@@ -109,7 +103,7 @@ export function internalRoutes(app: ServiceApp, deps: InternalRoutesDeps): void 
 
   app.post(
     ARTIFACTS_INTERNAL.forget,
-    { schema: { body: contract<ForgetRequest>(forgetRequestSchema), response: { 200: contract<ForgetResult>(forgetResultSchema), ...errors } } },
+    { schema: { body: forgetRequestSchema, response: { 200: forgetResultSchema, ...errors } } },
     async (req): Promise<ForgetResult> => {
       systemOnly(req);
       const b = req.body;

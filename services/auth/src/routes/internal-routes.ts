@@ -1,24 +1,13 @@
 import { Type } from "@sinclair/typebox";
-import { AUTH_INTERNAL, forbidden, keyUsageBatchSchema, notFound, type KeyResolution, type KeyUsageBatch } from "@svc/contracts";
+import { AUTH_INTERNAL, forbidden, keyResolutionSchema, keyUsageBatchSchema, notFound, type KeyResolution } from "@svc/contracts";
 import type { CredentialService } from "../domain/credential-service.js";
-import { Answer, NoContent, Nullable, problemResponses, type ServiceApp } from "@svc/kit";
-import { grantSchema } from "./grant-schemas.js";
-
-/** What the gateway needs to admit a key (answered whole: it was never cut by a schema). */
-const resolutionSchema = Answer({
-  id: Type.String(),
-  tenant: Type.String(),
-  state: Type.String(),
-  expires: Nullable(Type.String()),
-  allowedAddresses: Type.Array(Type.String()),
-  grants: Type.Array(grantSchema),
-});
+import { NoContent, problemResponses, type ServiceApp } from "@svc/kit";
 
 /** Routes only the gateway calls (signed as a system principal), never proxied from outside. */
 export function internalRoutes(app: ServiceApp, svc: CredentialService): void {
   app.get(
     AUTH_INTERNAL.key,
-    { schema: { params: Type.Object({ id: Type.String() }), response: { 200: resolutionSchema, ...problemResponses(401, 403, 404, 500) } } },
+    { schema: { params: Type.Object({ id: Type.String() }), response: { 200: keyResolutionSchema, ...problemResponses(401, 403, 404, 500) } } },
     async (req): Promise<KeyResolution> => {
       if (req.principal.kind !== "system") throw forbidden("internal route");
       const r = await svc.resolve(req.params.id);
@@ -31,7 +20,7 @@ export function internalRoutes(app: ServiceApp, svc: CredentialService): void {
     AUTH_INTERNAL.usage,
     {
       schema: {
-        body: Type.Unsafe<KeyUsageBatch>(keyUsageBatchSchema),
+        body: keyUsageBatchSchema,
         response: { 204: NoContent, ...problemResponses(400, 401, 403, 413, 415, 500) },
       },
     },

@@ -1,0 +1,47 @@
+import type { ApiReport, Bus, ControlSubjects, LogQuery, LogReply } from "@svc/kit";
+import type { NodeRegistry } from "../domain/node-registry.js";
+
+/** A node's answer on the metrics subject (kit's node agent): its registry as prom-client JSON. */
+export interface MetricsReply {
+  node: string;
+  service: string;
+  metrics: unknown[];
+}
+
+/**
+ * What admin asks of, and tells, every other node over the control subjects. A gathering
+ * answers as soon as every node the heartbeats know has replied and waits the window only
+ * for those that have not; this process's own reply is left out (the routes answer it
+ * locally, so they work with NATS down), as is a reply that does not have its shape.
+ */
+export function nodeControlFactory(deps: {
+  bus: Pick<Bus, "gather" | "announce">;
+  control: Pick<ControlSubjects, "logs" | "metrics" | "openapi" | "limits">;
+  nodes: Pick<NodeRegistry, "known">;
+  /** This process's node name. */
+  self: string;
+  gatherMs?: number;
+}) {
+  const gatherMs = deps.gatherMs ?? 400;
+  const gather = async (subject: string, request: unknown): Promise<unknown[]> => {
+    const expectNodes = deps.nodes.known()?.filter((n) => n !== deps.self);
+    const replies = await deps.bus.gather(subject, request, gatherMs, { expectNodes });
+    return replies.filter((r) => typeof (r as { node?: unknown } | null)?.node === "string" && (r as { node: string }).node !== deps.self);
+  };
+  return {
+    async gatherLogs(query: LogQuery): Promise<LogReply[]> {
+      return ((await gather(deps.control.logs, query)) as LogReply[]).filter((r) => Array.isArray(r.entries));
+    },
+    async gatherMetrics(): Promise<MetricsReply[]> {
+      return ((await gather(deps.control.metrics, {})) as MetricsReply[]).filter((r) => Array.isArray(r.metrics));
+    },
+    async gatherApiReports(): Promise<ApiReport[]> {
+      return (await gather(deps.control.openapi, {})) as ApiReport[];
+    },
+    /** Tells every gateway to re-read the tenant's rate-limit override; false when NATS is not connected. */
+    announceLimitsChanged(tenant: string): boolean {
+      return deps.bus.announce(deps.control.limits, { tenant });
+    },
+  };
+}
+export type NodeControl = ReturnType<typeof nodeControlFactory>;

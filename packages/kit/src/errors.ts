@@ -1,4 +1,6 @@
 import { randomBytes } from "node:crypto";
+import { STATUS_CODES } from "node:http";
+import type { Duplex } from "node:stream";
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { ERROR_STATUS, PROBLEM_CONTENT_TYPE, ServiceError, failureReference, problem, type ErrorCode, type Problem } from "@svc/contracts";
 
@@ -29,23 +31,29 @@ const OCI_CODES: Partial<Record<ErrorCode, string>> = {
   rate_limited: "TOOMANYREQUESTS",
 };
 
-/** Writes a problem to the reply in the caller's surface format. */
-export function sendProblem(reply: FastifyReply, surface: Surface, p: Problem, headers?: Record<string, string>): FastifyReply {
-  if (headers) reply.headers(headers);
-  reply.code(p.status);
+/** A problem as the caller's surface shows it: the content type and the body. */
+export function renderProblem(surface: Surface, p: Problem): { type: string; body: string } {
   const sentence = p.reference ? `Unexpected failure. Reference: ${p.reference}` : (p.detail ?? p.title);
   switch (surface) {
     case "api":
-      return reply.type(PROBLEM_CONTENT_TYPE).send(JSON.stringify(p));
+      return { type: PROBLEM_CONTENT_TYPE, body: JSON.stringify(p) };
     case "oci":
-      return reply.type("application/json").send(
-        JSON.stringify({ errors: [{ code: OCI_CODES[p.code] ?? "UNKNOWN", message: sentence, detail: p.reference ? { reference: p.reference } : {} }] }),
-      );
+      return {
+        type: "application/json",
+        body: JSON.stringify({ errors: [{ code: OCI_CODES[p.code] ?? "UNKNOWN", message: sentence, detail: p.reference ? { reference: p.reference } : {} }] }),
+      };
     case "package":
-      return reply.type("application/json").send(JSON.stringify(p.reference ? { error: sentence, reference: p.reference } : { error: sentence }));
+      return { type: "application/json", body: JSON.stringify(p.reference ? { error: sentence, reference: p.reference } : { error: sentence }) };
     default:
-      return reply.type("text/plain; charset=utf-8").send(`${sentence}\n`);
+      return { type: "text/plain; charset=utf-8", body: `${sentence}\n` };
   }
+}
+
+/** Writes a problem to the reply in the caller's surface format. */
+export function sendProblem(reply: FastifyReply, surface: Surface, p: Problem, headers?: Record<string, string>): FastifyReply {
+  if (headers) reply.headers(headers);
+  const { type, body } = renderProblem(surface, p);
+  return reply.code(p.status).type(type).send(body);
 }
 
 function codeForStatus(status: number): ErrorCode {
@@ -99,4 +107,53 @@ export function installErrorHandling(app: FastifyInstance): void {
   app.setNotFoundHandler((request, reply) => {
     sendProblem(reply, surfaceOfRequest(request), problem("not_found", `no route for ${request.method} ${request.url.split("?")[0]}`));
   });
+}
+
+/**
+ * The router's own refusals (a path that is not valid percent-encoding, a parameter too long),
+ * which fastify answers before any hook runs: in the caller's surface format like every other
+ * refusal (fastify's `frameworkErrors`).
+ */
+export function answerFrameworkError(err: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
+  const surface = surfaceOfRequest(request);
+  if (err.code === "FST_ERR_BAD_URL") {
+    sendProblem(reply, surface, problem("invalid_input", "the path is not valid percent-encoding", { field: "path" }));
+  } else if (err.code === "FST_ERR_MAX_PARAM_LENGTH") {
+    sendProblem(reply, surface, problem("invalid_input", "the path is too long", { field: "path", status: 414 }));
+  } else {
+    sendUnexpected(request, reply, err);
+  }
+}
+
+const PARSER_REFUSALS: Record<string, [status: number, detail: string]> = {
+  HPE_HEADER_OVERFLOW: [431, "the request headers are too large: send fewer or shorter headers"],
+  ERR_HTTP_REQUEST_TIMEOUT: [408, "the request did not arrive in time"],
+  ERR_HTTP_HEADERS_TIMEOUT: [408, "the request headers did not arrive in time"],
+};
+
+/**
+ * Node's HTTP parser's refusals (headers too large, a malformed request, a request that did not
+ * arrive in time), answered on the socket since there is no request object yet: in the surface
+ * the request line names, when the parser kept it, else as plain text. Replaces fastify's
+ * default, which answers framework JSON whatever was asked.
+ */
+export function answerClientError(err: Error & { code?: string; rawPacket?: unknown }, socket: Duplex): void {
+  if (err.code === "ECONNRESET" || socket.destroyed) return;
+  const [status, detail] = PARSER_REFUSALS[err.code ?? ""] ?? [400, "the request is not well-formed HTTP/1.1"];
+  const head = Buffer.isBuffer(err.rawPacket) ? err.rawPacket.toString("latin1", 0, Math.min(err.rawPacket.length, 8192)) : "";
+  const target = /^[A-Z]+ (\S+) HTTP\//.exec(head)?.[1] ?? "";
+  const accept = /\r\naccept:[ \t]*([^\r]*)/i.exec(head)?.[1];
+  const { type, body } = renderProblem(surfaceOf(target, accept), problem(codeForStatus(status), detail, { status }));
+  if (socket.writable) {
+    socket.write(
+      `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nContent-Type: ${type}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    );
+  }
+  socket.destroy();
+}
+
+/** A CONNECT (authority-form target): Node hands it to a `connect` listener or drops the socket unanswered; we answer 400. */
+export function refuseConnect(_req: unknown, socket: Duplex): void {
+  const { type, body } = renderProblem("text", problem("invalid_input", "CONNECT is not served here: this is not a forward proxy", { status: 400 }));
+  socket.end(`HTTP/1.1 400 Bad Request\r\nContent-Type: ${type}\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`);
 }

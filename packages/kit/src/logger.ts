@@ -52,36 +52,72 @@ export interface LogEntry {
 
 const LEVELS: Record<number, string> = { 10: "TRACE", 20: "DEBUG", 30: "INFO", 40: "WARN", 50: "ERROR", 60: "FATAL" };
 
-/** The last `capacity` entries, with increasing sequence numbers, for `/api/logs`. */
+/** The field that marks a gateway access line (one per request): `category: "access"`. */
+export const ACCESS_CATEGORY = "access";
+/** pino writes level, time and the base bindings first, then a child's: the marker sits near the start of an access line. */
+const ACCESS_MARK = `"category":"${ACCESS_CATEGORY}"`;
+const ACCESS_MARK_WITHIN = 160;
+
+/**
+ * The last `capacity` entries, with increasing sequence numbers, for `/api/logs`. Access lines
+ * (one per request at the gateway) keep a ring of their own, so a busy hour of traffic never
+ * pushes start-up warnings and administrative changes out of memory; they are kept as the text
+ * pino wrote and parsed only when asked for, so a request costs no parse here.
+ */
 export class LogRing {
   private readonly entries: LogEntry[] = [];
+  private readonly access: { seq: number; line: string }[] = [];
   private next = 1;
-  constructor(private readonly capacity = 1000) {}
+  constructor(
+    private readonly capacity = 1000,
+    private readonly accessCapacity = 1000,
+  ) {}
 
   push(line: string): void {
-    let obj: Record<string, unknown>;
-    try {
-      obj = JSON.parse(line) as Record<string, unknown>;
-    } catch {
+    const mark = line.indexOf(ACCESS_MARK);
+    if (mark >= 0 && mark < ACCESS_MARK_WITHIN) {
+      this.access.push({ seq: this.next++, line });
+      if (this.access.length > this.accessCapacity) this.access.shift();
       return;
     }
-    const { level, time, msg, service, pid: _pid, hostname: _h, ...rest } = obj;
-    const entry: LogEntry = {
-      ...rest,
-      seq: this.next++,
-      time: typeof time === "number" ? new Date(time).toISOString() : String(time ?? new Date().toISOString()),
-      level: LEVELS[level as number] ?? String(level),
-      service: String(service ?? ""),
-      msg: String(msg ?? ""),
-    };
+    const entry = toEntry(line, this.next);
+    if (!entry) return;
+    this.next++;
     this.entries.push(entry);
     if (this.entries.length > this.capacity) this.entries.shift();
   }
 
-  /** Entries after `after` (a sequence number), oldest first. */
-  list(after = 0): LogEntry[] {
-    return this.entries.filter((e) => e.seq > after);
+  /** Entries after `after` (a sequence number), oldest first; `category` picks access lines only, or everything else. */
+  list(after = 0, category?: "access" | "other"): LogEntry[] {
+    const others = category === "access" ? [] : this.entries.filter((e) => e.seq > after);
+    if (category === "other") return others;
+    const access: LogEntry[] = [];
+    for (const a of this.access) {
+      if (a.seq <= after) continue;
+      const e = toEntry(a.line, a.seq);
+      if (e) access.push(e);
+    }
+    if (!others.length) return access;
+    return [...others, ...access].sort((x, y) => x.seq - y.seq);
   }
+}
+
+function toEntry(line: string, seq: number): LogEntry | undefined {
+  let obj: Record<string, unknown>;
+  try {
+    obj = JSON.parse(line) as Record<string, unknown>;
+  } catch {
+    return undefined;
+  }
+  const { level, time, msg, service, pid: _pid, hostname: _h, ...rest } = obj;
+  return {
+    ...rest,
+    seq,
+    time: typeof time === "number" ? new Date(time).toISOString() : String(time ?? new Date().toISOString()),
+    level: LEVELS[level as number] ?? String(level),
+    service: String(service ?? ""),
+    msg: String(msg ?? ""),
+  };
 }
 
 export interface ServiceLogger {

@@ -52,6 +52,8 @@ export interface Heartbeat {
 export interface LogQuery {
   level?: number;
   text?: string;
+  /** `access`: only the gateway's access lines; `other`: everything but them; unset: both. */
+  category?: "access" | "other";
   /** Per-node sequence already seen. */
   after?: Record<string, number>;
   limit?: number;
@@ -90,7 +92,7 @@ export function matchLog(e: LogEntry, q: LogQuery): boolean {
 export function answerLogs(ring: LogRing, node: string, service: string, q: LogQuery): LogReply {
   const after = q.after?.[node] ?? 0;
   const limit = Math.min(Math.max(q.limit ?? 1000, 1), 1000);
-  const entries = ring.list(after).filter((e) => matchLog(e, q));
+  const entries = ring.list(after, q.category).filter((e) => matchLog(e, q));
   const chosen = q.after ? entries.slice(0, limit) : entries.slice(-limit);
   return { node, service, entries: chosen.map((e) => ({ ...e, node })) };
 }

@@ -2,7 +2,7 @@ import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, t
 import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import type { Logger } from "pino";
 import { ServiceError, type Principal } from "@svc/contracts";
-import { installErrorHandling } from "./errors.js";
+import { answerClientError, answerFrameworkError, installErrorHandling, refuseConnect } from "./errors.js";
 import { verifyIdentity } from "./identity.js";
 import { instrumentHttp, type ServiceMetrics } from "./metrics.js";
 import { describeApi } from "./openapi.js";
@@ -59,10 +59,15 @@ export function createBaseApp(opts: BaseAppOptions): ServiceApp {
     logController: new LogController({ disableRequestLogging: true }),
     return503OnClosing: true,
     bodyLimit: 1024 * 1024,
+    // Refusals fastify answers before any hook (a bad URL, the parser's 400/408/431): in the
+    // caller's format too.
+    frameworkErrors: answerFrameworkError,
+    clientErrorHandler: answerClientError,
     ajv: { customOptions: { removeAdditional: false, coerceTypes: false, allErrors: false } },
     ...opts.fastify,
   });
   installErrorHandling(app);
+  app.server.on("connect", refuseConnect);
   app.addSchema(problemSchema);
   if (opts.metrics) instrumentHttp(app, opts.metrics);
   app.decorateRequest("principal", null as unknown as Principal);

@@ -184,3 +184,27 @@ describe("gateway forwarding", () => {
     expect(seen).toHaveLength(0);
   });
 });
+
+describe("request targets: admission decides on the path the router routes on", () => {
+  // Each of these is routed (by find-my-way, or the proxy's URL resolution) to a guarded route,
+  // though its text does not start like one. None may reach an upstream without a key.
+  const disguised = [
+    "http://x/api/credentials",
+    "https://x/metrics",
+    "/%61pi/credentials",
+    "/%6detrics",
+    "/api#/credentials",
+    "/metrics#",
+    "/metrics/",
+    "/%72epository/default/f.bin",
+    "/repository/default/a\\..\\..\\..\\api\\credentials",
+  ];
+  for (const path of disguised) {
+    it(`never forwards GET ${path} without a key`, async () => {
+      seen.length = 0;
+      const res = await send("GET", path, {});
+      expect([400, 401, 404]).toContain(res.status);
+      expect(seen).toEqual([]);
+    });
+  }
+});

@@ -1,6 +1,7 @@
 import type { FastifyInstance } from "fastify";
 import type { Logger } from "pino";
 import { createBaseApp, type AddressMatcher, type Check, type ServiceMetrics } from "@svc/kit";
+import { accessLogFactory } from "./domain/access-log.js";
 import { admissionFactory, type AccessPolicy, type AdmissionDeps } from "./domain/admission.js";
 import type { GatewayMetrics } from "./domain/gateway-metrics.js";
 import type { RightsCache } from "./domain/rights-cache.js";
@@ -49,6 +50,9 @@ export function buildApp(deps: GatewayDeps): FastifyInstance {
     if (t && t.kind === "api" && t.write && t.credentialId && reply.statusCode < 400) cache.evict(t.credentialId);
     done(null, payload);
   });
+
+  // One access line per answered request, refusals included.
+  app.addHook("onResponse", accessLogFactory({ log: deps.log, trustedProxies: deps.trustedProxies }));
 
   registerProxyRoutes(app, deps);
   return app;

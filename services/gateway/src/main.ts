@@ -46,7 +46,7 @@ await bootService({
       checks: [
         ...probes.checks,
         { name: "nats", check: async () => (bus.connected() ? { ok: true } : { ok: false, error: "not connected" }) },
-        ...(limiter ? [{ name: "redis", check: async () => (redisUp() ? ({ ok: true } as const) : ({ ok: false, error: "not reachable" } as const)) }] : []),
+        ...(limiter ? [{ name: "redis", check: async () => ((await limiter.probe()) ? ({ ok: true } as const) : ({ ok: false, error: "not reachable" } as const)) }] : []),
       ],
     });
     return {

@@ -22,7 +22,12 @@ export function decodeCursor(text: string | undefined): Record<string, number> |
 
 export const encodeCursor = (c: Record<string, number>) => Buffer.from(JSON.stringify(c)).toString("base64url");
 
-export function readLogQuery(q: { level?: string; q?: string; limit?: string; after?: string }): LogQuery & { limit: number } {
+export function readLogQuery(q: { level?: string; q?: string; limit?: string; after?: string; category?: string }): LogQuery & { limit: number } {
+  let category: LogQuery["category"];
+  if (q.category !== undefined && q.category !== "") {
+    if (q.category !== "access" && q.category !== "other") throw invalid("category", "category must be access (the gateway's line per request) or other (everything else)");
+    category = q.category;
+  }
   let level: number | undefined;
   if (q.level !== undefined && q.level !== "") {
     level = LEVEL_VALUES[q.level.toUpperCase()];
@@ -33,7 +38,7 @@ export function readLogQuery(q: { level?: string; q?: string; limit?: string; af
     if (!/^\d+$/.test(q.limit) || Number(q.limit) < 1 || Number(q.limit) > 1000) throw invalid("limit", "limit must be a whole number from 1 to 1000");
     limit = Number(q.limit);
   }
-  return { level, text: q.q || undefined, limit, after: decodeCursor(q.after) };
+  return { level, text: q.q || undefined, category, limit, after: decodeCursor(q.after) };
 }
 
 /**

@@ -54,6 +54,7 @@ export function operationsRoutes(app: ServiceApp, deps: OperationsDeps): void {
             q: Type.Optional(Type.String({ maxLength: 200 })),
             limit: Type.Optional(Type.String()),
             after: Type.Optional(Type.String({ maxLength: 20_000 })),
+            category: Type.Optional(Type.String({ maxLength: 20 })),
           },
           { additionalProperties: false },
         ),

@@ -54,6 +54,12 @@ export function rawRoutes(app: FastifyInstance, deps: RawRoutesDeps): void {
       });
       if (r.type === "directory" || (r.type === "error" && r.statusCode === 404)) throw notFound(`no artifact at ${a.repository}/${a.path}`);
       if (r.type === "error" && r.statusCode >= 500) throw r.metadata.error;
+      // @fastify/send's own refusals come with an HTML page: ours are in the caller's format.
+      if (r.type === "error" && r.statusCode === 412) throw new ServiceError("precondition_failed", "the artifact does not match If-Match or has changed since If-Unmodified-Since");
+      if (r.type === "error" && r.statusCode === 416) {
+        const range = r.headers["Content-Range"] ?? r.headers["content-range"];
+        throw new ServiceError("range_not_satisfiable", "the requested range is not within the artifact", typeof range === "string" ? { headers: { "content-range": range } } : {});
+      }
       // Counted in memory and written in batches (retention's "not downloaded for").
       if (req.method === "GET" && (r.statusCode === 200 || r.statusCode === 206)) deps.downloads.record(a.repository, a.path);
       reply.code(r.statusCode).headers(r.headers);

@@ -13,6 +13,11 @@ import type { Bucket, Verdict } from "./rate-limiter.js";
 const NOW = Date.now();
 const ART = "/repository/default/libs/com/acme/app.jar";
 const REQUIRED = "a key is required: send it in Service-Repository-Key, as a Bearer token, or as the Basic password";
+// Issue 12: a refusal says what was wrong with what was sent and what to do next.
+const NOT_A_KEY = "the Authorization header does not hold a well-formed key (svck_…): send the key as a Bearer token, as the Basic password, or in Service-Repository-Key";
+const UNKNOWN = "unknown key: it was not minted here or has been deleted; check it was copied whole, or ask an administrator for a new key";
+const REVOKED = "this key has been revoked: ask an administrator for a new key";
+const EXPIRED = "this key has expired: ask an administrator for a new key (an expired key cannot be renewed)";
 
 const keys = new Map<string, KeyRights>();
 /** Roles expanded to right tokens, as the auth service stores them. */
@@ -102,16 +107,16 @@ const cases: [string, Mode, string, string, Record<string, string>, Outcome][] =
   ["no key on an artifact path: 401 with a Basic challenge", "enforcing", "GET", ART, {}, refused(401, REQUIRED, true)],
   ["no key on /api/: a bare 401", "enforcing", "GET", "/api/credentials", {}, refused(401, REQUIRED)],
   ["no key on /metrics: a bare 401", "enforcing", "GET", "/metrics", {}, refused(401, REQUIRED)],
-  ["anything but a well-formed key in Authorization counts as no key", "enforcing", "GET", ART, { authorization: "Bearer not-a-key" }, refused(401, REQUIRED, true)],
-  ["a Basic password that is not a key counts as no key", "enforcing", "GET", "/api/credentials", { authorization: `Basic ${Buffer.from("u:p").toString("base64")}` }, refused(401, REQUIRED)],
+  ["anything but a well-formed key in Authorization counts as no key", "enforcing", "GET", ART, { authorization: "Bearer not-a-key" }, refused(401, NOT_A_KEY, true)],
+  ["a Basic password that is not a key counts as no key", "enforcing", "GET", "/api/credentials", { authorization: `Basic ${Buffer.from("u:p").toString("base64")}` }, refused(401, NOT_A_KEY)],
   // Malformed, foreign, unknown, revoked, expired keys.
   ["a malformed Service-Repository-Key on an artifact path", "enforcing", "GET", ART, key(malformed), refused(401, "the key in Service-Repository-Key is malformed", true)],
   ["a malformed Service-Repository-Key on /api/", "enforcing", "GET", "/api/credentials", key("nope"), refused(401, "the key in Service-Repository-Key is malformed")],
   ["a key of another tenant", "enforcing", "GET", "/api/credentials", key(otherTenant), refused(401, "this key belongs to another tenant")],
   ["a key of another tenant on an artifact path", "enforcing", "GET", ART, key(otherTenant), refused(401, "this key belongs to another tenant", true)],
-  ["a well-formed key nobody minted", "enforcing", "GET", ART, key(unknown), refused(401, "unknown key", true)],
-  ["a revoked key", "enforcing", "GET", ART, key(revoked), refused(401, "this key has been revoked", true)],
-  ["an expired key", "enforcing", "GET", "/api/credentials", key(expired), refused(401, "this key has expired")],
+  ["a well-formed key nobody minted", "enforcing", "GET", ART, key(unknown), refused(401, UNKNOWN, true)],
+  ["a revoked key", "enforcing", "GET", ART, key(revoked), refused(401, REVOKED, true)],
+  ["an expired key", "enforcing", "GET", "/api/credentials", key(expired), refused(401, EXPIRED)],
   // Where the key may be used from.
   ["a key used from outside its allowlist", "enforcing", "GET", ART, key(allowlisted), refused(403, "this key may not be used from 127.0.0.1")],
   // Rights.
@@ -128,8 +133,8 @@ const cases: [string, Mode, string, string, Record<string, string>, Outcome][] =
   // Prefix scopes, on a segment boundary.
   ["a prefix scope covers a path under it", "enforcing", "PUT", "/repository/default/libs/com/acme/v2/app.jar", named(prefixDeployer), asKey(prefixDeployer)],
   ["a prefix scope covers an encoded path under it", "enforcing", "GET", "/repository/default/libs/com/%61cme/app.jar", named(prefixDeployer), asKey(prefixDeployer)],
-  ["a prefix scope does not cover a sibling sharing its letters", "enforcing", "GET", "/repository/default/libs/com/acmecorp/other.jar", named(prefixDeployer), refused(403, "this key does not hold repository:read on default")],
-  ["a prefix scope does not cover a file beside it", "enforcing", "PUT", "/repository/default/libs/com/acme.jar", named(prefixDeployer), refused(403, "this key does not hold repository:write on default")],
+  ["a prefix scope does not cover a sibling sharing its letters", "enforcing", "GET", "/repository/default/libs/com/acmecorp/other.jar", named(prefixDeployer), refused(403, "this key does not hold repository:read on default (it holds that right only under default:libs/com/acme)")],
+  ["a prefix scope does not cover a file beside it", "enforcing", "PUT", "/repository/default/libs/com/acme.jar", named(prefixDeployer), refused(403, "this key does not hold repository:write on default (it holds that right only under default:libs/com/acme)")],
   ["a path that climbs out is refused before any right", "enforcing", "GET", "/repository/default/libs/com/acme/%2e%2e/acmecorp/other.jar", named(prefixDeployer), refused(400, "'.' and '..' segments are not allowed in artifact paths")],
   // The repository header.
   ["Service-Repository-Name naming another repository", "enforcing", "GET", ART, named(otherDeployer, "other"), refused(403, 'Service-Repository-Name names repository "other" but this request is for repository "default"')],
@@ -177,7 +182,7 @@ describe("admission", () => {
 
   it("a key is refused after a cache hit the same way as after a lookup", async () => {
     const a = admission("enforcing");
-    for (let i = 0; i < 2; i++) expect(await run(a, "GET", ART, key(revoked))).toEqual(refused(401, "this key has been revoked", true));
+    for (let i = 0; i < 2; i++) expect(await run(a, "GET", ART, key(revoked))).toEqual(refused(401, REVOKED, true));
   });
 
   it("a key lookup that fails answers 500 with a reference, never the cause", async () => {
@@ -239,7 +244,7 @@ describe("admission under a rate limit", () => {
     const a = limited({ keyless: "refuse" });
     for (const k of [unknown, makeKey("default"), otherTenant, malformed, revoked]) expect(await run(a, "GET", ART, key(k))).toEqual(TOO_MANY);
     expect(await run(a, "GET", ART, key(admin))).toEqual(asKey(admin));
-    expect(await run(limited({ tenant: "refuse" }), "GET", ART, key(unknown))).toEqual(refused(401, "unknown key", true));
+    expect(await run(limited({ tenant: "refuse" }), "GET", ART, key(unknown))).toEqual(refused(401, UNKNOWN, true));
   });
 
   it("lets an administrator's API request the tenant's bucket refused draw on the reserve", async () => {

@@ -6,6 +6,7 @@ import { readPresentedKey, type Presented } from "./key-reader.js";
 import type { GatewayMetrics } from "./gateway-metrics.js";
 import type { Bucket, Verdict } from "./rate-limiter.js";
 import type { KeyRights, RightsCache } from "./rights-cache.js";
+import { isUnder, routedPath } from "./request-target.js";
 
 /*
  * The admission of every request, in the order it happens:
@@ -39,31 +40,33 @@ export type Target =
   | { kind: "api"; write: boolean; capabilities: boolean; credentialId: string | undefined; metrics: boolean }
   | { kind: "open" };
 
-const CREDENTIAL_PATH = /^\/api\/credentials\/([0-9a-f]{64})(?:[/?]|$)/;
+const CREDENTIAL_PATH = /^\/api\/credentials\/([0-9a-f]{64})(?:\/|$)/;
 
+/**
+ * Decided on the path the router routes on (request-target.ts), never on the raw text: a
+ * target that would be routed to a guarded prefix is guarded, however it is spelt. Throws the
+ * 400 for a target the router and the proxy could read differently.
+ */
 export function classify(method: string, url: string): Target {
+  const path = routedPath(url);
   const write = method !== "GET" && method !== "HEAD";
-  if (url.startsWith("/repository/") || url === "/repository") {
+  if (isUnder(path, "/repository")) {
+    // The artifact path is read from the raw target, segment by segment; its prefix must be plain.
+    if (!url.startsWith("/repository")) throw invalid("path", "the /repository prefix must not be percent-encoded");
     const a = parseArtifactUrl(url);
     return { kind: "artifact", repository: a.repository, path: a.path, write };
   }
-  if (url.startsWith("/api/") || url === "/api" || url.startsWith("/api?")) {
-    const pathname = url.split("?", 1)[0]!;
-    try {
-      decodeURIComponent(pathname);
-    } catch {
-      throw invalid("path", "the path is not valid percent-encoding");
-    }
+  if (isUnder(path, "/api")) {
     return {
       kind: "api",
       write,
-      capabilities: pathname === "/api/capabilities",
-      credentialId: CREDENTIAL_PATH.exec(url)?.[1],
+      capabilities: path === "/api/capabilities",
+      credentialId: CREDENTIAL_PATH.exec(path)?.[1],
       metrics: false,
     };
   }
   // The deployment's meters: manage:read over * (of this, the operator's, tenant), like /api/.
-  if (url === "/metrics" || url.startsWith("/metrics?")) return { kind: "api", write, capabilities: false, credentialId: undefined, metrics: true };
+  if (isUnder(path, "/metrics")) return { kind: "api", write, capabilities: false, credentialId: undefined, metrics: true };
   return OPEN;
 }
 
@@ -91,6 +94,11 @@ export function unauthenticated(target: Target, message: string): ServiceError {
   return new ServiceError("unauthenticated", message, target.kind === "artifact" ? { headers: BASIC_CHALLENGE } : {});
 }
 
+export const KEY_REQUIRED = "a key is required: send it in Service-Repository-Key, as a Bearer token, or as the Basic password";
+/** Authorization held something, but not a key: say so rather than ask for one. */
+export const NOT_A_KEY =
+  "the Authorization header does not hold a well-formed key (svck_…): send the key as a Bearer token, as the Basic password, or in Service-Repository-Key";
+const UNKNOWN_KEY = "unknown key: it was not minted here or has been deleted; check it was copied whole, or ask an administrator for a new key";
 const NO_KEY: Presented = { kind: "none" };
 const TOO_MANY = "too many requests for this tenant: slow down and retry after a minute";
 
@@ -134,7 +142,7 @@ export function admissionFactory(deps: AdmissionDeps) {
     request.target = target;
     const presented = policy.auth ? readPresentedKey(request.headers) : NO_KEY;
     // Refused without a lookup, and never by the name of a tenant the key claims: the keyless bucket.
-    if (presented.kind === "none") return decide(request, target, undefined, undefined, done);
+    if (presented.kind === "none") return decide(request, target, undefined, undefined, done, presented.notAKey === true);
     if (presented.kind === "malformed") return decide(request, target, undefined, unauthenticated(target, "the key in Service-Repository-Key is malformed"), done);
     const parsed = presented.key;
     if (parsed.tenant !== tenant) return decide(request, target, undefined, unauthenticated(target, "this key belongs to another tenant"), done);
@@ -157,7 +165,7 @@ export function admissionFactory(deps: AdmissionDeps) {
    * exists, is active and may be used from where it is; every other request, the keyless
    * bucket. A request over its bucket is answered 429 whatever the decision was.
    */
-  function decide(request: FastifyRequest, target: Target, key: KeyRights | null | undefined, refusal: Error | undefined, done: AdmissionDone): void {
+  function decide(request: FastifyRequest, target: Target, key: KeyRights | null | undefined, refusal: Error | undefined, done: AdmissionDone, notAKey = false): void {
     let bucket: Bucket = "keyless";
     let from: string | undefined;
     if (refusal === undefined) {
@@ -167,7 +175,7 @@ export function admissionFactory(deps: AdmissionDeps) {
           from = usableKey(request, target, key, now);
           bucket = "tenant";
         }
-        authorize(policy, target, key ?? null, repositoryHeader(request), now);
+        authorize(policy, target, key ?? null, repositoryHeader(request), now, notAKey ? NOT_A_KEY : KEY_REQUIRED);
       } catch (err) {
         refusal = err as Error;
       }
@@ -254,17 +262,24 @@ function repositoryHeader(request: FastifyRequest): string | undefined {
 
 /** 4. The key itself: known, of this tenant, not revoked, not expired. */
 export function checkKey(target: Target, key: KeyRights | null, tenant: string, now: number): asserts key is KeyRights {
-  if (!key) throw unauthenticated(target, "unknown key");
+  if (!key) throw unauthenticated(target, UNKNOWN_KEY);
   if (key.tenant !== tenant) throw unauthenticated(target, "this key belongs to another tenant");
-  if (key.revoked) throw unauthenticated(target, "this key has been revoked");
-  if (!(key.expiresAt > now)) throw unauthenticated(target, "this key has expired");
+  if (key.revoked) throw unauthenticated(target, "this key has been revoked: ask an administrator for a new key");
+  if (!(key.expiresAt > now)) throw unauthenticated(target, "this key has expired: ask an administrator for a new key (an expired key cannot be renewed)");
 }
 
 /**
  * 5. Decides a request. `key` is null for a keyless caller. Throws the refusal (401/403) the
  * caller should see; returns normally when the request may go on.
  */
-export function authorize(policy: AccessPolicy, target: Target, key: KeyRights | null, repositoryHeader: string | undefined, now: number): void {
+export function authorize(
+  policy: AccessPolicy,
+  target: Target,
+  key: KeyRights | null,
+  repositoryHeader: string | undefined,
+  now: number,
+  noKeyMessage: string = KEY_REQUIRED,
+): void {
   if (target.kind === "open") return;
   if (target.kind === "artifact" && target.write && policy.readOnly) {
     throw new ServiceError("forbidden", "this server is read-only (svc.read-only): writes are refused");
@@ -308,6 +323,14 @@ export function authorize(policy: AccessPolicy, target: Target, key: KeyRights |
   }
 
   if ((held & need) === need) return;
-  if (!key) throw unauthenticated(target, "a key is required: send it in Service-Repository-Key, as a Bearer token, or as the Basic password");
-  throw new ServiceError("forbidden", `this key does not hold ${what}`);
+  if (!key) throw unauthenticated(target, noKeyMessage);
+  throw new ServiceError("forbidden", `this key does not hold ${what}${target.kind === "artifact" ? heldElsewhere(key.grants, target, need, now) : ""}`);
+}
+
+/** Where a key does hold the right an artifact request lacked (a grant on another path prefix), so the refusal says which prefix it is for. */
+function heldElsewhere(grants: readonly CompiledGrant[], target: Extract<Target, { kind: "artifact" }>, need: number, now: number): string {
+  const scopes = grants
+    .filter((g) => g.expiresAt > now && (g.bits & need) === need && (g.scope.repository === "*" || g.scope.repository === target.repository) && g.scope.prefix !== "")
+    .map((g) => `${g.scope.repository}:${g.scope.prefix}`);
+  return scopes.length ? ` (it holds that right only under ${scopes.slice(0, 5).join(", ")}${scopes.length > 5 ? ", …" : ""})` : "";
 }

@@ -1,7 +1,8 @@
 import { parseKey, type ParsedKey } from "@svc/keys";
 
 export type Presented =
-  | { kind: "none" }
+  /** `notAKey`: Authorization held something that is not a well-formed key (counted as no key). */
+  | { kind: "none"; notAKey?: boolean }
   | { kind: "malformed" }
   | { kind: "key"; key: ParsedKey };
 
@@ -21,10 +22,12 @@ export function readPresentedKey(headers: Record<string, string | string[] | und
   const auth = headers.authorization;
   if (typeof auth !== "string" || auth === "") return { kind: "none" };
   const candidate = fromAuthorization(auth.trim());
-  if (candidate === undefined) return { kind: "none" };
+  if (candidate === undefined) return NOT_A_KEY;
   const p = parseKey(candidate);
-  return p.ok ? { kind: "key", key: p.key } : { kind: "none" };
+  return p.ok ? { kind: "key", key: p.key } : NOT_A_KEY;
 }
+
+const NOT_A_KEY: Presented = { kind: "none", notAKey: true };
 
 function fromAuthorization(value: string): string | undefined {
   const space = value.indexOf(" ");

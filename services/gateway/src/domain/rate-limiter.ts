@@ -17,7 +17,11 @@ import type { Logger } from "pino";
  *
  * Redis being down is a value, not an exception: the request is let through (fail open), a
  * warning is logged once per outage, and the outage is counted and reported. Until the first
- * connection (at most CONNECT_GRACE_MS after start) requests wait for it instead.
+ * connection (at most CONNECT_GRACE_MS after start) requests wait for it instead. Whether Redis is
+ * up follows the outcome of the last command (a script call or the readiness probe's PING): a
+ * command that timed out under a burst marks it down, the next one it answers marks it up
+ * again. (Only a reconnection used to: one slow answer left the gateway reporting Redis
+ * unreachable, ready 503, while Redis answered and limits were enforced.)
  */
 const GCRA = `
 local emission = tonumber(ARGV[1])
@@ -93,9 +97,12 @@ export function rateLimiterFactory(opts: RateLimiterOptions) {
   redis.on("error", () => {
     // Reported through `degraded` below; ioredis retries by itself.
   });
-  redis.on("ready", () => {
+  const markUp = () => {
     if (down) opts.log.info("Redis is reachable again: rate limits are enforced");
     down = false;
+  };
+  redis.on("ready", () => {
+    markUp();
     everReady = true;
     flush();
   });
@@ -134,6 +141,7 @@ export function rateLimiterFactory(opts: RateLimiterOptions) {
       answer(w, () => "degraded");
       return;
     }
+    markUp();
     answer(w, (i) => (i < granted ? "allow" : "refuse"));
   };
 
@@ -181,6 +189,24 @@ export function rateLimiterFactory(opts: RateLimiterOptions) {
       if (!flushScheduled) {
         flushScheduled = true;
         setImmediate(flush);
+      }
+    },
+    /**
+     * Asks Redis (PING) and returns whether it answered, updating what `up()` reports: the
+     * readiness probe's check, so health recovers without traffic too.
+     */
+    probe: async (): Promise<boolean> => {
+      if (redis.status !== "ready") {
+        markDown(new Error(`redis connection is ${redis.status}`));
+        return !down;
+      }
+      try {
+        await redis.ping();
+        markUp();
+        return true;
+      } catch (err) {
+        markDown(err);
+        return !down;
       }
     },
     /** false during an outage (not while the first connection is still being made). */

@@ -1,0 +1,86 @@
+// Issue 12, item 7: a Redis that answered late once is not "down" for good. The gateway reaches
+// the run's real Redis through a TCP relay this test can stall: while stalled, commands time out
+// as they would under a burst (the connection stays up); once it flows again, Redis answers.
+import { connect, createServer, type Server, type Socket } from "node:net";
+import type { AddressInfo } from "node:net";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { startSuite, type Suite } from "./suite.js";
+
+/** A relay that forwards bytes both ways, or holds them while stalled (nothing is lost). */
+function stallableRelay(target: URL) {
+  let stalled = false;
+  const held: (() => void)[] = [];
+  const sockets = new Set<Socket>();
+  const forward = (from: Socket, to: Socket) =>
+    from.on("data", (d: Buffer) => {
+      if (stalled) held.push(() => to.write(d));
+      else to.write(d);
+    });
+  const server: Server = createServer((client) => {
+    const upstream = connect(Number(target.port), target.hostname);
+    for (const s of [client, upstream]) {
+      sockets.add(s);
+      s.on("error", () => {});
+      s.on("close", () => {
+        client.destroy();
+        upstream.destroy();
+      });
+    }
+    forward(client, upstream);
+    forward(upstream, client);
+  });
+  return {
+    listen: () => new Promise<number>((r) => server.listen(0, "127.0.0.1", () => r((server.address() as AddressInfo).port))),
+    stall: () => (stalled = true),
+    flow: () => {
+      stalled = false;
+      for (const f of held.splice(0)) f();
+    },
+    close: () => {
+      for (const s of sockets) s.destroy();
+      return new Promise((r) => server.close(r));
+    },
+  };
+}
+
+const relay = stallableRelay(new URL(inject("redisUrl")));
+let s: Suite;
+beforeAll(async () => {
+  const port = await relay.listen();
+  // Database 0 holds only the run's suite counter; no other suite keeps buckets there.
+  s = await startSuite({ env: { SVC_REDIS_URL: `redis://127.0.0.1:${port}/0`, SVC_RATE_LIMIT: "1000000" } });
+});
+afterAll(async () => {
+  await s?.stop();
+  await relay.close();
+});
+
+const ready = async () => (await s.call("GET", "/health/ready", { key: s.bootstrapKey })).status;
+
+/** Sends requests (each takes from the rate bucket) and reads readiness until it is `status`. */
+async function untilReady(status: number, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    await Promise.all(Array.from({ length: 5 }, () => s.call("GET", "/api/capabilities", { key: s.bootstrapKey })));
+    if ((await ready()) === status) return;
+    if (Date.now() > deadline) throw new Error(`/health/ready never answered ${status}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+describe("Redis health", () => {
+  it("reports Redis down while it does not answer, and up again as soon as it answers", async () => {
+    await untilReady(200, 30_000);
+    relay.stall();
+    // Requests are served meanwhile (fail open), and readiness says why this node is degraded.
+    await untilReady(503, 30_000);
+    const res = await s.call("GET", "/api/capabilities", { key: s.bootstrapKey });
+    expect(res.status).toBe(200);
+    relay.flow();
+    // Before issue 12, one timed-out command left the gateway reporting Redis down until it
+    // reconnected, which an answering Redis never makes it do.
+    await untilReady(200, 20_000);
+    const detail = (await (await s.call("GET", "/health/ready", { key: s.bootstrapKey })).json()) as { checks: Record<string, { status: string }> };
+    expect(detail.checks.redis).toEqual({ status: "up" });
+  });
+});

@@ -27,6 +27,18 @@ export interface KeyResolution {
   /** The source-address allowlist; empty when the key may be used from anywhere. */
   allowedAddresses: string[];
   grants: ResolvedGrant[];
+  /**
+   * The people and groups whose grants this resolution includes besides the key's own, so a
+   * gateway drops it when one of them changes (and keeps it otherwise). Empty or absent today:
+   * a key holds only its own grants.
+   */
+  dependsOn?: ResolutionDependency[];
+}
+
+/** A person or group a cached resolution must be dropped with (`credential.changed` names them). */
+export interface ResolutionDependency {
+  kind: "person" | "group";
+  id: string;
 }
 
 /** One key's use since the last batch. */

@@ -1,5 +1,5 @@
 import { LRUCache } from "lru-cache";
-import type { KeyResolution } from "@svc/contracts";
+import type { KeyResolution, ResolutionDependency } from "@svc/contracts";
 import { compileGrants, type CompiledGrant } from "@svc/grants";
 import { addressMatcher, type AddressMatcher } from "@svc/kit";
 
@@ -13,7 +13,11 @@ export interface KeyRights {
   /** The source-address allowlist, or null when the key may be used from anywhere. */
   allowedFrom: AddressMatcher | null;
   grants: CompiledGrant[];
+  /** The people and groups (`person:<id>`, `group:<name>`) whose change must drop this entry. */
+  dependsOn?: string[];
 }
+
+const dependencyKey = (d: ResolutionDependency) => `${d.kind}:${d.id}`;
 
 export function compileResolution(doc: KeyResolution): KeyRights {
   return {
@@ -23,6 +27,7 @@ export function compileResolution(doc: KeyResolution): KeyRights {
     expiresAt: doc.expires === null ? Infinity : Date.parse(doc.expires),
     allowedFrom: doc.allowedAddresses.length > 0 ? addressMatcher(doc.allowedAddresses) : null,
     grants: compileGrants(doc.grants),
+    dependsOn: (doc.dependsOn ?? []).map(dependencyKey),
   };
 }
 
@@ -31,13 +36,25 @@ export type Lookup = (id: string) => Promise<KeyRights | null>;
 /**
  * Per-node cache of key rights for `svc.cache.ttl` (0 = off). Unknown keys are remembered
  * briefly too, so a flood of made-up keys does not become a flood of lookups. Concurrent
- * misses for one key share a single lookup. `evict` makes a change effective at once.
+ * misses for one key share a single lookup. `evict` makes a change effective at once;
+ * `evictDependents` drops only the keys whose rights come from a changed person or group.
  */
 export function rightsCacheFactory(opts: { ttlMs: number; lookup: Lookup; max?: number; negativeTtlMs?: number }) {
   const { ttlMs, lookup } = opts;
   const negativeTtl = Math.min(ttlMs, opts.negativeTtlMs ?? 10_000);
+  // Keys by the person or group they depend on, kept in step with the cache as entries go.
+  const dependents = new Map<string, Set<string>>();
+  const unindex = (id: string, entry: { value: KeyRights | null }) => {
+    for (const d of entry.value?.dependsOn ?? []) {
+      const ids = dependents.get(d);
+      ids?.delete(id);
+      if (ids?.size === 0) dependents.delete(d);
+    }
+  };
   const cache =
-    ttlMs > 0 ? new LRUCache<string, { value: KeyRights | null }>({ max: opts.max ?? 100_000, ttl: ttlMs, ttlAutopurge: false }) : undefined;
+    ttlMs > 0
+      ? new LRUCache<string, { value: KeyRights | null }>({ max: opts.max ?? 100_000, ttl: ttlMs, ttlAutopurge: false, dispose: (entry, id) => unindex(id, entry) })
+      : undefined;
   const inflight = new Map<string, Promise<KeyRights | null>>();
   let hits = 0;
   let misses = 0;
@@ -50,7 +67,10 @@ export function rightsCacheFactory(opts: { ttlMs: number; lookup: Lookup; max?: 
     const gen = generation;
     const p = lookup(id)
       .then((value) => {
-        if (cache && gen === generation) cache.set(id, { value }, value === null ? { ttl: negativeTtl } : undefined);
+        if (cache && gen === generation) {
+          cache.set(id, { value }, value === null ? { ttl: negativeTtl } : undefined);
+          for (const d of value?.dependsOn ?? []) dependents.set(d, (dependents.get(d) ?? new Set()).add(id));
+        }
         return value;
       })
       .finally(() => inflight.delete(id));
@@ -73,6 +93,16 @@ export function rightsCacheFactory(opts: { ttlMs: number; lookup: Lookup; max?: 
       generation++;
       cache?.delete(id);
       inflight.delete(id);
+    },
+    /** Drops the keys that depend on a person or group; every other entry stays. */
+    evictDependents(dependency: ResolutionDependency): number {
+      generation++;
+      const ids = [...(dependents.get(dependencyKey(dependency)) ?? [])];
+      for (const id of ids) {
+        cache?.delete(id);
+        inflight.delete(id);
+      }
+      return ids.length;
     },
     clear(): void {
       generation++;

@@ -11,7 +11,12 @@ export interface CredentialChanged {
   /** What changed: a key's grants, expiry, allowlist or state; a person's or group's rights. */
   subject: { kind: "key" | "person" | "group"; id: string };
   change: "minted" | "revoked" | "grants" | "expiry" | "allowed-ips" | "rotated" | "removed" | "members";
-  /** For group changes: the members whose rights were re-derived. */
+  /**
+   * Only on a membership change (`change: "members"`): the one person who joined or left. An
+   * announcement names what changed, never everyone it touches, so its size never grows with a
+   * group (a consumer that needs a group's members pages through `/api/groups/<name>/members`).
+   * Group grant changes and removals carried every member here before; they no longer do.
+   */
   affected?: string[];
 }
 

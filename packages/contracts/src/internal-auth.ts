@@ -19,6 +19,10 @@ const instantOrNull = Type.Unsafe<string | null>({ type: ["string", "null"] });
 export const ResolvedGrant = Type.Object({ scope: Type.String(), tokens: Type.Array(Type.String()), expires: instantOrNull });
 export type ResolvedGrant = Static<typeof ResolvedGrant>;
 
+/** A person or group a cached resolution must be dropped with (`credential.changed` names them). */
+export const ResolutionDependency = Type.Object({ kind: Type.Unsafe<"person" | "group">(Type.String({ enum: ["person", "group"] })), id: Type.String() });
+export type ResolutionDependency = Static<typeof ResolutionDependency>;
+
 /** GET /internal/keys/:id: never the secret (it is not stored). 404 when the key is unknown. */
 export const KeyResolution = Type.Object({
   id: Type.String(),
@@ -30,6 +34,12 @@ export const KeyResolution = Type.Object({
   /** The source-address allowlist; empty when the key may be used from anywhere. */
   allowedAddresses: Type.Array(Type.String()),
   grants: Type.Array(ResolvedGrant),
+  /**
+   * The people and groups whose grants this resolution includes besides the key's own, so a
+   * gateway drops it when one of them changes (and keeps it otherwise). Empty or absent today:
+   * a key holds only its own grants.
+   */
+  dependsOn: Type.Optional(Type.Array(ResolutionDependency)),
 });
 export type KeyResolution = Static<typeof KeyResolution>;
 /** As the route serialises it: like every answer (and each grant in it), fields are not enforced one by one. */

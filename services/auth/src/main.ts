@@ -4,10 +4,11 @@ import { loadConfig } from "./config.js";
 import { credentialServiceFactory } from "./domain/credential-service.js";
 import { principalServiceFactory } from "./domain/principal-service.js";
 import { provisionAtStartup } from "./domain/startup-provisioning.js";
-import { credentialChangePublisherFactory } from "./messaging/credential-change-publisher.js";
+import { credentialAnnouncerFactory } from "./messaging/credential-announcer.js";
 import { credentialStoreFactory } from "./store/credential-store.js";
 import { subjectStoreFactory } from "./store/subject-store.js";
 import { migrations } from "./store/migrations.js";
+import { outboxStoreFactory } from "./store/outbox-store.js";
 import { SCHEMA, type AuthDatabase } from "./store/schema.js";
 
 await bootService({
@@ -15,7 +16,10 @@ await bootService({
   loadConfig,
   database: postgresSchema<AuthDatabase>({ schema: SCHEMA, migrations }),
   async wire({ config, log, metrics, bus, db, pool }) {
-    const changes = credentialChangePublisherFactory({ bus, tenant: config.tenant });
+    // Announcements: written to the outbox with each change, published before the call answers,
+    // and relayed from the outbox while NATS is away.
+    const changes = credentialAnnouncerFactory({ bus, outbox: outboxStoreFactory(db), tenant: config.tenant, log });
+    changes.start();
     const credentialStore = credentialStoreFactory(db);
     const credentials = credentialServiceFactory({
       store: credentialStore,
@@ -23,12 +27,12 @@ await bootService({
       defaultLifetime: config.credentialDefaultLifetime,
       maxLifetime: config.credentialMaxLifetime,
       trackUsage: config.trackKeyUsage,
-      publish: changes.publish,
+      announce: changes,
     });
-    const principals = principalServiceFactory({ credentials: credentialStore, subjects: subjectStoreFactory(db), publish: changes.publish });
+    const principals = principalServiceFactory({ credentials: credentialStore, subjects: subjectStoreFactory(db), announce: changes });
     await provisionAtStartup({ settings: config, credentials, principals, announcerReady: changes.ready, log });
     const checks = [{ name: "postgres", check: () => pingDb(pool) }];
     const app = buildApp({ log, internalSecret: config.internalSecret, credentials, principals, checks, metrics });
-    return { app, ready: { events: changes.subject } };
+    return { app, ready: { events: changes.subject }, closers: [() => changes.stop()] };
   },
 });

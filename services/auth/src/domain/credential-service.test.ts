@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { ServiceError } from "@svc/contracts";
 import { keyId, makeKey, parseKey } from "@svc/keys";
-import type { CredentialChange } from "../messaging/credential-change-publisher.js";
+import type { CredentialChange } from "../messaging/credential-announcer.js";
+import { recordingAnnouncer } from "../messaging/recording-announcer.js";
 import type { CredentialRow, CredentialStore, GrantRow } from "../store/credential-store.js";
 import { credentialServiceFactory } from "./credential-service.js";
 
@@ -34,6 +35,7 @@ function fakeCredentialStore(): CredentialStore {
         last_used_at: null,
         last_used_from: null,
         use_count: "0",
+        rotated_to: null,
       };
       rows.set(r.id, created);
       return created;
@@ -49,6 +51,7 @@ function fakeCredentialStore(): CredentialStore {
       if (r && !r.revoked_at) r.revoked_at = at;
     },
     setExpiry: async (id: string, expiresAt: Date | null) => Object.assign(row(id), { expires_at: expiresAt }),
+    retire: async (id: string, expiresAt: Date, successor: string) => Object.assign(row(id), { expires_at: expiresAt, rotated_to: successor }),
     setAllowedIps: async (id: string, addresses: string[]) => Object.assign(row(id), { allowed_ips: addresses }),
     async recordUsage(batch: { id: string; count: number; lastUsed: Date; address: string }[]) {
       for (const u of batch) {
@@ -81,7 +84,7 @@ function setup(opts: { defaultLifetime?: string; maxLifetime?: string; trackUsag
     defaultLifetime: opts.defaultLifetime,
     maxLifetime: opts.maxLifetime,
     trackUsage: opts.trackUsage ?? false,
-    publish: async (change) => void published.push(change),
+    announce: recordingAnnouncer(published),
     now: () => now,
   });
   return { credentials, store, published, advance: (ms: number) => (now = new Date(now.getTime() + ms)) };
@@ -184,6 +187,31 @@ describe("changing a key", () => {
     expect(await refusal(credentials.setGrant(id, { scope: "*", tokens: ["*"] }))).toMatchObject({ code: "conflict" });
     expect(await refusal(credentials.setExpiry(id, "P1D"))).toMatchObject({ code: "conflict" });
     expect(await refusal(credentials.setAllowedAddresses(id, ["10.0.0.0/8"]))).toMatchObject({ code: "conflict" });
+  });
+
+  it("an expired key is final: no grant, grant removal, expiry or allowlist brings it back", async () => {
+    const { credentials, advance } = setup();
+    const { id } = await credentials.mint({ expires: "PT1H" });
+    await credentials.setGrant(id, { scope: "*", tokens: ["read-only"] });
+    advance(2 * 3_600_000);
+    expect(await refusal(credentials.setGrant(id, { scope: "*", tokens: ["*"] }))).toMatchObject({ code: "conflict" });
+    expect(await refusal(credentials.removeGrant(id, "*"))).toMatchObject({ code: "conflict" });
+    for (const expires of ["P1D", "", null]) expect(await refusal(credentials.setExpiry(id, expires))).toMatchObject({ code: "conflict" });
+    expect(await refusal(credentials.setAllowedAddresses(id, null))).toMatchObject({ code: "conflict" });
+    expect(await credentials.resolve(id)).toMatchObject({ state: "expired", expires: new Date(T0.getTime() + 3_600_000).toISOString() });
+    await credentials.revoke(id); // ending it further is always allowed
+    expect((await credentials.resolve(id))?.state).toBe("revoked");
+  });
+
+  it("a key a rotation retired keeps its end: its expiry may come sooner, never later or never", async () => {
+    const { credentials } = setup();
+    const old = await credentials.mint({});
+    const { predecessor } = await credentials.rotate(old.id, "P7D");
+    expect(await refusal(credentials.setExpiry(old.id, null))).toMatchObject({ code: "conflict" });
+    expect(await refusal(credentials.setExpiry(old.id, ""))).toMatchObject({ code: "conflict" });
+    expect(await refusal(credentials.setExpiry(old.id, "P30D"))).toMatchObject({ code: "conflict" });
+    expect((await credentials.get(old.id)).expires).toBe(predecessor.expires);
+    expect((await credentials.setExpiry(old.id, "P1D")).expires).toBe(new Date(T0.getTime() + DAY).toISOString());
   });
 
   it("refuses a grant with an unknown right token or a bad scope", async () => {

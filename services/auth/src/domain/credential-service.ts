@@ -1,7 +1,10 @@
 import { makeKey, keyId, parseKey } from "@svc/keys";
 import { conflict, invalid, notFound, type CredentialChanged, type KeyResolution, type KeyUsageBatch } from "@svc/contracts";
 import { addDuration, parseAddressList, parseExpiry, parseIsoDuration } from "@svc/kit";
+import type { Transaction } from "kysely";
+import type { Announcer } from "../messaging/credential-announcer.js";
 import type { CredentialRow, CredentialStore } from "../store/credential-store.js";
+import type { AuthDatabase } from "../store/schema.js";
 import { grantView, readGrant, readScope, type GrantInput, type GrantView } from "./grant-input.js";
 
 const DEFAULT_LIFETIME = "P90D";
@@ -37,9 +40,11 @@ export interface CredentialServiceDeps {
   defaultLifetime: string | undefined;
   maxLifetime: string | undefined;
   trackUsage: boolean;
-  publish: (change: Omit<CredentialChanged, "id" | "time" | "tenant">) => Promise<unknown>;
+  announce: Announcer;
   now?: () => Date;
 }
+
+type Tx = Transaction<AuthDatabase> | undefined;
 
 export function credentialServiceFactory(deps: CredentialServiceDeps) {
   const { store, tenant } = deps;
@@ -81,21 +86,41 @@ export function credentialServiceFactory(deps: CredentialServiceDeps) {
     }));
   };
 
-  const existing = async (id: string) => {
-    const row = await store.findById(id);
+  const existing = async (id: string, tx?: Tx, opts?: { forUpdate?: boolean }) => {
+    const row = await store.findById(id, tx, opts);
     if (!row || row.tenant !== tenant) throw notFound(`no credential with id ${id}`);
     return row;
+  };
+
+  /**
+   * The key, locked, when it may still be changed: revoked and expired are final (409), so no
+   * grant, expiry or allowlist can bring a key back.
+   */
+  const changeable = async (id: string, tx: Tx, at: Date) => {
+    const cred = await existing(id, tx, { forUpdate: true });
+    if (cred.revoked_at) throw conflict("the credential is revoked; mint a new one");
+    if (stateOf(cred, at) === "expired") throw conflict("the credential has expired, which is final; mint a new one");
+    return cred;
+  };
+
+  /** Makes the change and writes its announcement in one transaction, then announces it. */
+  const changeAndAnnounce = async <T>(id: string, change: CredentialChanged["change"], fn: (tx: Tx) => Promise<T>): Promise<T> => {
+    const { result, event } = await store.transaction(async (tx) => {
+      const result = await fn(tx);
+      return { result, event: await deps.announce.record(tx, { subject: { kind: "key", id }, change }) };
+    });
+    await deps.announce.deliver(event);
+    return result;
   };
 
   return {
     async provisionBootstrap(key: string): Promise<string> {
       const parsed = parseKey(key);
       if (!parsed.ok) throw new Error("svc.bootstrap-key is not a well-formed key");
-      await store.transaction(async (tx) => {
+      await changeAndAnnounce(parsed.key.id, "grants", async (tx) => {
         await store.upsertBootstrap(parsed.key.id, parsed.key.tenant, tx);
         await store.setGrant({ kind: "key", subjectId: parsed.key.id, scope: "*", tokens: ["*"], expiresAt: null }, tx);
       });
-      await deps.publish({ subject: { kind: "key", id: parsed.key.id }, change: "grants" });
       return parsed.key.id;
     },
 
@@ -105,8 +130,7 @@ export function credentialServiceFactory(deps: CredentialServiceDeps) {
       const key = makeKey(tenant);
       const id = keyId(key);
       const label = input.label?.trim() ? input.label.trim() : null;
-      await store.insert({ id, tenant, label, expiresAt: expires });
-      await deps.publish({ subject: { kind: "key", id }, change: "minted" });
+      await changeAndAnnounce(id, "minted", (tx) => store.insert({ id, tenant, label, expiresAt: expires }, tx));
       return { id, key, label, created: created.toISOString(), expires: iso(expires) };
     },
 
@@ -123,27 +147,28 @@ export function credentialServiceFactory(deps: CredentialServiceDeps) {
     },
 
     async setGrant(id: string, input: GrantInput): Promise<GrantView> {
-      const g = readGrant(input, now());
-      const row = await store.transaction(async (tx) => {
-        const cred = await store.findById(id, tx, { forUpdate: true });
-        if (!cred || cred.tenant !== tenant) throw notFound(`no credential with id ${id}`);
-        if (cred.revoked_at) throw conflict("the credential is revoked; mint a new one");
+      const at = now();
+      const g = readGrant(input, at);
+      const row = await changeAndAnnounce(id, "grants", async (tx) => {
+        await changeable(id, tx, at);
         return store.setGrant({ kind: "key", subjectId: id, scope: g.scope, tokens: g.tokens, expiresAt: g.expiresAt }, tx);
       });
-      await deps.publish({ subject: { kind: "key", id }, change: "grants" });
       return grantView(row);
     },
 
     async removeGrant(id: string, rawScope: string): Promise<void> {
       const scope = readScope(rawScope);
-      await existing(id);
-      const removed = await store.removeGrant("key", id, scope);
-      if (!removed) throw notFound(`credential ${id} holds no grant at scope ${scope}`);
-      await deps.publish({ subject: { kind: "key", id }, change: "grants" });
+      await changeAndAnnounce(id, "grants", async (tx) => {
+        await changeable(id, tx, now());
+        if (!(await store.removeGrant("key", id, scope, tx))) throw notFound(`credential ${id} holds no grant at scope ${scope}`);
+      });
     },
 
-    /** A new expiry (duration from now or instant); blank clears it, within the lifetime cap. */
-    async setExpiry(id: string, expires: string | null | undefined): Promise<CredentialView> {
+    /**
+     * A new expiry (duration from now or instant); blank or null clears it, within the lifetime
+     * cap. A key a rotation retired keeps its end: its expiry may only come sooner.
+     */
+    async setExpiry(id: string, expires: string | null): Promise<CredentialView> {
       const at = now();
       const text = expires?.trim() ?? "";
       let wanted: Date | null = null;
@@ -153,27 +178,26 @@ export function credentialServiceFactory(deps: CredentialServiceDeps) {
         if (parsed.getTime() <= at.getTime()) throw invalid("expires", "expires must lie in the future; to stop a key now, revoke it");
         wanted = parsed;
       }
-      await store.transaction(async (tx) => {
-        const cred = await store.findById(id, tx, { forUpdate: true });
-        if (!cred || cred.tenant !== tenant) throw notFound(`no credential with id ${id}`);
-        if (cred.revoked_at) throw conflict("the credential is revoked");
-        await store.setExpiry(id, capped(at, wanted), tx);
+      await changeAndAnnounce(id, "expiry", async (tx) => {
+        const cred = await changeable(id, tx, at);
+        const next = capped(at, wanted);
+        if (cred.rotated_to && (next === null || (cred.expires_at !== null && next.getTime() > cred.expires_at.getTime()))) {
+          throw conflict(`the credential was retired by rotation (successor ${cred.rotated_to}); its expiry can only be brought forward`);
+        }
+        await store.setExpiry(id, next, tx);
       });
-      await deps.publish({ subject: { kind: "key", id }, change: "expiry" });
       return this.get(id);
     },
 
-    async setAllowedAddresses(id: string, addresses: string | string[] | null | undefined): Promise<CredentialView> {
+    /** Blank, an empty list or null clears the allowlist. */
+    async setAllowedAddresses(id: string, addresses: string | string[] | null): Promise<CredentialView> {
       const text = Array.isArray(addresses) ? addresses.join(",") : (addresses ?? "");
       const parsed = parseAddressList(text);
       if (!parsed.ok) throw invalid("addresses", `"${parsed.bad}" ${parsed.reason}`);
-      await store.transaction(async (tx) => {
-        const cred = await store.findById(id, tx, { forUpdate: true });
-        if (!cred || cred.tenant !== tenant) throw notFound(`no credential with id ${id}`);
-        if (cred.revoked_at) throw conflict("the credential is revoked");
+      await changeAndAnnounce(id, "allowed-ips", async (tx) => {
+        await changeable(id, tx, now());
         await store.setAllowedIps(id, parsed.entries, tx);
       });
-      await deps.publish({ subject: { kind: "key", id }, change: "allowed-ips" });
       return this.get(id);
     },
 
@@ -190,21 +214,21 @@ export function credentialServiceFactory(deps: CredentialServiceDeps) {
       const created = now();
       const key = makeKey(tenant);
       const successor = keyId(key);
-      const result = await store.transaction(async (tx) => {
-        const cred = await store.findById(id, tx, { forUpdate: true });
-        if (!cred || cred.tenant !== tenant) throw notFound(`no credential with id ${id}`);
-        if (cred.revoked_at) throw conflict("the credential is revoked; mint a new one");
-        if (stateOf(cred, created) === "expired") throw conflict("the credential has expired; mint a new one");
+      const { result, events } = await store.transaction(async (tx) => {
+        const cred = await changeable(id, tx, created);
         const oldEnds = addDuration(created, overlap);
         const oldExpires = cred.expires_at && cred.expires_at.getTime() < oldEnds.getTime() ? cred.expires_at : oldEnds;
-        await store.setExpiry(id, oldExpires, tx);
         const expires = capped(created, addDuration(created, parseIsoDuration(deps.defaultLifetime ?? DEFAULT_LIFETIME)!));
         await store.insert({ id: successor, tenant, label: cred.label, expiresAt: expires, allowedIps: cred.allowed_ips }, tx);
+        await store.retire(id, oldExpires, successor, tx);
         await store.copyGrants("key", id, successor, tx);
-        return { label: cred.label, expires, oldExpires };
+        const events = [
+          await deps.announce.record(tx, { subject: { kind: "key", id }, change: "rotated" }),
+          await deps.announce.record(tx, { subject: { kind: "key", id: successor }, change: "minted" }),
+        ];
+        return { result: { label: cred.label, expires, oldExpires }, events };
       });
-      await deps.publish({ subject: { kind: "key", id }, change: "rotated" });
-      await deps.publish({ subject: { kind: "key", id: successor }, change: "minted" });
+      await deps.announce.deliver(...events);
       return {
         id: successor,
         key,
@@ -223,10 +247,12 @@ export function credentialServiceFactory(deps: CredentialServiceDeps) {
       await store.recordUsage(rows);
     },
 
+    /** Any key, in any state, may be revoked: it ends a key, never brings one back. */
     async revoke(id: string): Promise<void> {
-      await existing(id);
-      await store.revoke(id, now());
-      await deps.publish({ subject: { kind: "key", id }, change: "revoked" });
+      await changeAndAnnounce(id, "revoked", async (tx) => {
+        await existing(id, tx, { forUpdate: true });
+        await store.revoke(id, now(), tx);
+      });
     },
 
     /** What the gateway needs to decide a request: never the secret (it is not stored). */

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { ServiceError } from "@svc/contracts";
-import type { CredentialChange } from "../messaging/credential-change-publisher.js";
+import type { CredentialChange } from "../messaging/credential-announcer.js";
+import { recordingAnnouncer } from "../messaging/recording-announcer.js";
 import type { CredentialStore, GrantRow } from "../store/credential-store.js";
 import type { SubjectStore } from "../store/subject-store.js";
 import { principalServiceFactory } from "./principal-service.js";
@@ -63,7 +64,6 @@ function fakeStores() {
       return i >= 0;
     },
     members: async (group: string, o: { after?: string; limit: number }) => membersOf(group).filter((p) => !o.after || p > o.after).slice(0, o.limit),
-    allMembers: async (group: string) => membersOf(group),
     groupsOf: async (person: string) => memberships.filter((m) => m.person === person).map((m) => m.group).sort(),
     memberCounts: async (names: string[]) => new Map(names.map((n) => [n, membersOf(n).length] as const)),
   };
@@ -73,7 +73,7 @@ function fakeStores() {
 function setup() {
   let now = T0;
   const published: CredentialChange[] = [];
-  const principals = principalServiceFactory({ ...fakeStores(), publish: async (change) => void published.push(change), now: () => now });
+  const principals = principalServiceFactory({ ...fakeStores(), announce: recordingAnnouncer(published), now: () => now });
   return { principals, published, advance: (ms: number) => (now = new Date(now.getTime() + ms)) };
 }
 
@@ -131,18 +131,34 @@ describe("a person's effective rights", () => {
 });
 
 describe("changes are announced so gateways drop what they cached", () => {
-  it("a group's grant names every member it reaches", async () => {
+  it("a group's change names the group, not its members", async () => {
     const { principals, published } = setup();
     await principals.addMember("ops", ALICE);
     await principals.addMember("ops", BOB);
     published.length = 0;
     await principals.grantGroup("ops", { scope: "*", tokens: ["read-only"] });
+    await principals.revokeGroupGrant("ops", "*");
     await principals.removeGroup("ops");
-    // Members come in no particular order.
-    expect(published.map((p) => ({ ...p, affected: [...(p.affected ?? [])].sort() }))).toEqual([
-      { subject: { kind: "group", id: "ops" }, change: "grants", affected: [BOB, ALICE] },
-      { subject: { kind: "group", id: "ops" }, change: "removed", affected: [BOB, ALICE] },
+    expect(published).toEqual([
+      { subject: { kind: "group", id: "ops" }, change: "grants" },
+      { subject: { kind: "group", id: "ops" }, change: "grants" },
+      { subject: { kind: "group", id: "ops" }, change: "removed" },
     ]);
+  });
+
+  it("an announcement's size does not grow with the group (one member against 5,000)", async () => {
+    const sizes = async (members: number) => {
+      const { principals, published } = setup();
+      for (let i = 0; i < members; i++) await principals.addMember("ops", `oidc/member-${String(i).padStart(6, "0")}`);
+      published.length = 0;
+      await principals.grantGroup("ops", { scope: "*", tokens: ["read-only"] });
+      await principals.revokeGroupGrant("ops", "*");
+      await principals.removeGroup("ops");
+      return published.map((p) => JSON.stringify(p).length);
+    };
+    const small = await sizes(1);
+    expect(await sizes(5_000)).toEqual(small);
+    for (const n of small) expect(n).toBeLessThan(200);
   });
 
   it("adding someone already a member changes nothing and announces nothing", async () => {

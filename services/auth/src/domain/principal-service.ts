@@ -1,6 +1,9 @@
-import { invalid, notFound, type CredentialChanged } from "@svc/contracts";
+import { invalid, notFound } from "@svc/contracts";
+import type { Transaction } from "kysely";
 import { GROUP_NAME_RULE, PERSON_ID_RULE, isGroupName, isPersonId } from "@svc/grants";
+import type { Announcer, CredentialChange } from "../messaging/credential-announcer.js";
 import type { CredentialStore } from "../store/credential-store.js";
+import type { AuthDatabase } from "../store/schema.js";
 import type { SubjectStore } from "../store/subject-store.js";
 import { activeGrants, grantView, readGrant, readScope, type GrantInput, type GrantView } from "./grant-input.js";
 
@@ -27,7 +30,7 @@ export interface EffectiveRights {
 export interface PrincipalServiceDeps {
   credentials: CredentialStore;
   subjects: SubjectStore;
-  publish: (change: Omit<CredentialChanged, "id" | "time" | "tenant">) => Promise<unknown>;
+  announce: Announcer;
   now?: () => Date;
 }
 
@@ -45,10 +48,28 @@ function groupName(name: string): string {
  * People and groups. A person's effective rights are their direct grants plus their groups'
  * grants, derived when asked for, so a change is visible to the next request as soon as the
  * call that made it returns; every change is also announced so gateways drop what they cached.
+ * An announcement names the person or group that changed, never everyone a group reaches, so
+ * its size does not grow with the group.
  */
 export function principalServiceFactory(deps: PrincipalServiceDeps) {
   const { credentials: store, subjects } = deps;
   const now = deps.now ?? (() => new Date());
+
+  /** Makes a change and writes its announcement in one transaction, then announces it. */
+  const changeAndAnnounce = async <T>(fn: (tx: Transaction<AuthDatabase> | undefined) => Promise<{ result: T; change?: CredentialChange }>): Promise<T> => {
+    const { result, event } = await store.transaction(async (tx) => {
+      const { result, change } = await fn(tx);
+      return { result, event: change ? await deps.announce.record(tx, change) : undefined };
+    });
+    if (event) await deps.announce.deliver(event);
+    return result;
+  };
+  const person = (id: string, change: CredentialChange["change"]): CredentialChange => ({ subject: { kind: "person", id }, change });
+  const group = (name: string, change: CredentialChange["change"], member?: string): CredentialChange => ({
+    subject: { kind: "group", id: name },
+    change,
+    ...(member ? { affected: [member] } : {}),
+  });
 
   const personViews = async (rows: { id: string; label: string | null }[]): Promise<PersonView[]> => {
     const grants = await store.grantsOf("person", rows.map((r) => r.id));
@@ -59,11 +80,11 @@ export function principalServiceFactory(deps: PrincipalServiceDeps) {
     /** `svc.ui.admins`: deployment-wide administration on every start; never removes anything. */
     async seedAdministrators(ids: string[]): Promise<void> {
       for (const id of ids) {
-        await store.transaction(async (tx) => {
+        await changeAndAnnounce(async (tx) => {
           await subjects.ensurePrincipal(id, undefined, tx);
           await store.setGrant({ kind: "person", subjectId: id, scope: "*", tokens: ["*"], expiresAt: null }, tx);
+          return { result: undefined, change: person(id, "grants") };
         });
-        await deps.publish({ subject: { kind: "person", id }, change: "grants" });
       }
     },
 
@@ -76,11 +97,11 @@ export function principalServiceFactory(deps: PrincipalServiceDeps) {
     async grantPerson(input: GrantInput & { id: string; label?: string }): Promise<GrantView> {
       const id = personId(input.id);
       const g = readGrant(input, now());
-      const row = await store.transaction(async (tx) => {
+      const row = await changeAndAnnounce(async (tx) => {
         await subjects.ensurePrincipal(id, input.label, tx);
-        return store.setGrant({ kind: "person", subjectId: id, scope: g.scope, tokens: g.tokens, expiresAt: g.expiresAt }, tx);
+        const result = await store.setGrant({ kind: "person", subjectId: id, scope: g.scope, tokens: g.tokens, expiresAt: g.expiresAt }, tx);
+        return { result, change: person(id, "grants") };
       });
-      await deps.publish({ subject: { kind: "person", id }, change: "grants" });
       return grantView(row);
     },
 
@@ -88,20 +109,21 @@ export function principalServiceFactory(deps: PrincipalServiceDeps) {
       const id = personId(rawId);
       if (typeof rawScope !== "string") throw invalid("scope", "scope is required");
       const scope = readScope(rawScope);
-      if (!(await store.removeGrant("person", id, scope))) throw notFound(`${id} holds no direct grant at scope ${scope}`);
-      await deps.publish({ subject: { kind: "person", id }, change: "grants" });
+      await changeAndAnnounce(async (tx) => {
+        if (!(await store.removeGrant("person", id, scope, tx))) throw notFound(`${id} holds no direct grant at scope ${scope}`);
+        return { result: undefined, change: person(id, "grants") };
+      });
     },
 
     /** Direct grants and metadata go; group memberships stay. */
     async removePerson(rawId: unknown): Promise<void> {
       const id = personId(rawId);
-      const found = await store.transaction(async (tx) => {
+      await changeAndAnnounce(async (tx) => {
         const removedGrants = await subjects.removeAllGrants("person", id, tx);
         const removed = await subjects.removePrincipal(id, tx);
-        return removed || removedGrants > 0;
+        if (!removed && removedGrants === 0) throw notFound(`no person ${id}`);
+        return { result: undefined, change: person(id, "removed") };
       });
-      if (!found) throw notFound(`no person ${id}`);
-      await deps.publish({ subject: { kind: "person", id }, change: "removed" });
     },
 
     async effectiveRights(rawId: unknown): Promise<EffectiveRights> {
@@ -140,59 +162,56 @@ export function principalServiceFactory(deps: PrincipalServiceDeps) {
     async grantGroup(rawName: string, input: GrantInput): Promise<GrantView> {
       const name = groupName(rawName);
       const g = readGrant(input, now());
-      const { row, affected } = await store.transaction(async (tx) => {
+      const row = await changeAndAnnounce(async (tx) => {
         await subjects.ensureGroup(name, tx);
         await subjects.findGroup(name, tx, { forUpdate: true });
-        const row = await store.setGrant({ kind: "group", subjectId: name, scope: g.scope, tokens: g.tokens, expiresAt: g.expiresAt }, tx);
-        return { row, affected: await subjects.allMembers(name, tx) };
+        const result = await store.setGrant({ kind: "group", subjectId: name, scope: g.scope, tokens: g.tokens, expiresAt: g.expiresAt }, tx);
+        return { result, change: group(name, "grants") };
       });
-      await deps.publish({ subject: { kind: "group", id: name }, change: "grants", affected });
       return grantView(row);
     },
 
     async revokeGroupGrant(rawName: string, rawScope: string): Promise<void> {
       const name = groupName(rawName);
       const scope = readScope(rawScope);
-      const affected = await store.transaction(async (tx) => {
+      await changeAndAnnounce(async (tx) => {
         if (!(await subjects.findGroup(name, tx, { forUpdate: true }))) throw notFound(`no group ${name}`);
         if (!(await store.removeGrant("group", name, scope, tx))) throw notFound(`group ${name} holds no grant at scope ${scope}`);
-        return subjects.allMembers(name, tx);
+        return { result: undefined, change: group(name, "grants") };
       });
-      await deps.publish({ subject: { kind: "group", id: name }, change: "grants", affected });
     },
 
     /** Adds a member, creating the group if absent; true when the person was not a member yet. */
     async addMember(rawName: string, rawId: unknown): Promise<boolean> {
       const name = groupName(rawName);
       const id = personId(rawId);
-      const added = await store.transaction(async (tx) => {
+      return changeAndAnnounce(async (tx) => {
         await subjects.ensureGroup(name, tx);
         await subjects.ensurePrincipal(id, undefined, tx);
-        return subjects.addMember(name, id, tx);
+        const added = await subjects.addMember(name, id, tx);
+        return { result: added, change: added ? group(name, "members", id) : undefined };
       });
-      if (added) deps.publish({ subject: { kind: "group", id: name }, change: "members", affected: [id] });
-      return added;
     },
 
     async removeMember(rawName: string, rawId: unknown): Promise<void> {
       const name = groupName(rawName);
       const id = personId(rawId);
-      if (!(await subjects.findGroup(name))) throw notFound(`no group ${name}`);
-      if (!(await subjects.removeMember(name, id))) throw notFound(`${id} is not a member of ${name}`);
-      await deps.publish({ subject: { kind: "group", id: name }, change: "members", affected: [id] });
+      await changeAndAnnounce(async (tx) => {
+        if (!(await subjects.findGroup(name, tx))) throw notFound(`no group ${name}`);
+        if (!(await subjects.removeMember(name, id, tx))) throw notFound(`${id} is not a member of ${name}`);
+        return { result: undefined, change: group(name, "members", id) };
+      });
     },
 
     /** Deletes the group's grants, metadata and memberships. */
     async removeGroup(rawName: string): Promise<void> {
       const name = groupName(rawName);
-      const affected = await store.transaction(async (tx) => {
+      await changeAndAnnounce(async (tx) => {
         if (!(await subjects.findGroup(name, tx, { forUpdate: true }))) throw notFound(`no group ${name}`);
-        const members = await subjects.allMembers(name, tx);
         await subjects.removeAllGrants("group", name, tx);
         await subjects.removeGroup(name, tx);
-        return members;
+        return { result: undefined, change: group(name, "removed") };
       });
-      await deps.publish({ subject: { kind: "group", id: name }, change: "removed", affected });
     },
   };
 }

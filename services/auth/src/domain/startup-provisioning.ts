@@ -17,13 +17,13 @@ export interface StartupProvisioningDeps {
 /**
  * svc.ui.admins and svc.bootstrap-key, applied on every start. The changes are announced like
  * any other, so NATS gets a moment to connect first: other gateways may hold the key in their
- * caches. Bounded: without NATS the changes still apply, and svc.cache.ttl bounds how long
- * others lag.
+ * caches. Bounded: without NATS the changes still apply, and their announcements wait in the
+ * outbox until NATS is back (svc.cache.ttl bounds how long others lag meanwhile).
  */
 export async function provisionAtStartup(deps: StartupProvisioningDeps): Promise<void> {
   const { settings, log } = deps;
   if (settings.bootstrapKey || settings.uiAdmins.length > 0) {
-    if (!(await deps.announcerReady(ANNOUNCE_WAIT_MS))) log.warn("NATS is not reachable: start-up credential changes are not announced to other gateways");
+    if (!(await deps.announcerReady(ANNOUNCE_WAIT_MS))) log.warn("NATS is not reachable: start-up credential changes are announced to other gateways once it is");
   }
   if (settings.uiAdmins.length > 0) {
     await deps.principals.seedAdministrators(settings.uiAdmins);

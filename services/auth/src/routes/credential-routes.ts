@@ -102,7 +102,8 @@ export function credentialRoutes(app: ServiceApp, svc: CredentialService): void 
     {
       schema: {
         params: idParam,
-        body: Type.Object({ expires: Type.Optional(Nullable(Type.String({ maxLength: 64 }))) }, { additionalProperties: false }),
+        // Required: clearing takes an explicit blank or null, so `{}` (a client that lost the field) changes nothing.
+        body: Type.Object({ expires: Nullable(Type.String({ maxLength: 64 })) }, { additionalProperties: false }),
         response: { 200: credentialSchema, ...errorResponses(400, 404, 409, 413, 415) },
       },
     },
@@ -119,7 +120,7 @@ export function credentialRoutes(app: ServiceApp, svc: CredentialService): void 
       schema: {
         params: idParam,
         body: Type.Object(
-          { addresses: Type.Optional(Type.Union([Type.String({ maxLength: 8192 }), Type.Array(Type.String(), { maxItems: 256 }), Type.Null()])) },
+          { addresses: Type.Union([Type.String({ maxLength: 8192 }), Type.Array(Type.String(), { maxItems: 256 }), Type.Null()]) },
           { additionalProperties: false },
         ),
         response: { 200: credentialSchema, ...errorResponses(400, 404, 409, 413, 415) },

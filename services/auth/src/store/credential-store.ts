@@ -53,6 +53,11 @@ export function credentialStoreFactory(root: Kysely<AuthDatabase>) {
       return db(tx).updateTable("credentials").set({ expires_at: expiresAt }).where("id", "=", id).returningAll().executeTakeFirstOrThrow();
     },
 
+    /** Rotation: the old key ends at `expiresAt` and remembers its successor. */
+    async retire(id: string, expiresAt: Date, successor: string, tx?: Db) {
+      await db(tx).updateTable("credentials").set({ expires_at: expiresAt, rotated_to: successor }).where("id", "=", id).execute();
+    },
+
     async setAllowedIps(id: string, addresses: string[], tx?: Db) {
       return db(tx).updateTable("credentials").set({ allowed_ips: addresses }).where("id", "=", id).returningAll().executeTakeFirstOrThrow();
     },

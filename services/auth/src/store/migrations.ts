@@ -60,4 +60,19 @@ export const migrations: Record<string, Migration> = {
       await s.createIndex("memberships_by_principal").on("memberships").column("principal_id").execute();
     },
   },
+  "0003_outbox_rotation": {
+    async up(db: Kysely<unknown>) {
+      const s = db.schema.withSchema(SCHEMA);
+      await s.alterTable("credentials").addColumn("rotated_to", "text").execute();
+      await s
+        .createTable("outbox")
+        .addColumn("id", "uuid", (c) => c.primaryKey())
+        .addColumn("seq", "bigserial", (c) => c.notNull())
+        .addColumn("event", "jsonb", (c) => c.notNull())
+        .addColumn("created_at", "timestamptz", (c) => c.notNull().defaultTo(sql`now()`))
+        .addColumn("attempts", "integer", (c) => c.notNull().defaultTo(0))
+        .execute();
+      await s.createIndex("outbox_by_seq").on("outbox").column("seq").execute();
+    },
+  },
 };

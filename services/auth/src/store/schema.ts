@@ -1,3 +1,4 @@
+import type { CredentialChanged } from "@svc/contracts";
 import type { ColumnType, Generated } from "kysely";
 
 export const SCHEMA = "auth";
@@ -15,6 +16,8 @@ export interface CredentialTable {
   last_used_at: Date | null;
   last_used_from: string | null;
   use_count: ColumnType<string, number | undefined, number>;
+  /** The successor a rotation retired this key in favour of: its expiry may then only come sooner. */
+  rotated_to: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
 export interface PrincipalTable {
@@ -44,7 +47,17 @@ export interface GrantTable {
   updated_at: ColumnType<Date, Date | undefined, Date>;
 }
 
+/** Announcements written with the change they announce, deleted once NATS has them. */
+export interface OutboxTable {
+  id: string;
+  seq: Generated<string>;
+  event: ColumnType<CredentialChanged, string, string>;
+  created_at: ColumnType<Date, Date | undefined, never>;
+  attempts: ColumnType<number, number | undefined, number>;
+}
+
 export interface AuthDatabase {
+  outbox: OutboxTable;
   credentials: CredentialTable;
   grants: GrantTable;
   principals: PrincipalTable;

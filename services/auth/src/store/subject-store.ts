@@ -68,9 +68,6 @@ export function subjectStoreFactory(root: Kysely<AuthDatabase>) {
       if (opts.after) q = q.where("principal_id", ">", opts.after);
       return (await q.execute()).map((r) => r.principal_id);
     },
-    async allMembers(group: string, tx?: Db): Promise<string[]> {
-      return (await db(tx).selectFrom("memberships").select("principal_id").where("group_name", "=", group).execute()).map((r) => r.principal_id);
-    },
     async groupsOf(principal: string, tx?: Db): Promise<string[]> {
       return (await db(tx).selectFrom("memberships").select("group_name").where("principal_id", "=", principal).orderBy("group_name").execute()).map((r) => r.group_name);
     },

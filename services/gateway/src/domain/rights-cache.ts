@@ -1,5 +1,5 @@
 import { LRUCache } from "lru-cache";
-import type { KeyResolution } from "@svc/contracts";
+import type { KeyResolution, ResolutionDependency } from "@svc/contracts";
 import { compileGrants, type CompiledGrant } from "@svc/grants";
 import { addressMatcher, type AddressMatcher } from "@svc/kit";
 
@@ -13,7 +13,11 @@ export interface KeyRights {
   /** The source-address allowlist, or null when the key may be used from anywhere. */
   allowedFrom: AddressMatcher | null;
   grants: CompiledGrant[];
+  /** The people and groups (`person:<id>`, `group:<name>`) whose change must drop this entry. */
+  dependsOn?: string[];
 }
+
+const dependencyKey = (d: ResolutionDependency) => `${d.kind}:${d.id}`;
 
 export function compileResolution(doc: KeyResolution): KeyRights {
   return {
@@ -23,6 +27,7 @@ export function compileResolution(doc: KeyResolution): KeyRights {
     expiresAt: doc.expires === null ? Infinity : Date.parse(doc.expires),
     allowedFrom: doc.allowedAddresses.length > 0 ? addressMatcher(doc.allowedAddresses) : null,
     grants: compileGrants(doc.grants),
+    dependsOn: (doc.dependsOn ?? []).map(dependencyKey),
   };
 }
 
@@ -37,12 +42,22 @@ const UNKNOWN: { readonly value: null } = Object.freeze({ value: null });
  * made-up key asks the auth service once per window, not once per request. They are kept apart
  * from known keys, in a smaller cache of their own, so a flood of many different made-up keys
  * can push out only other made-up keys, never the keys of real callers. Concurrent misses for
- * one key share a single lookup. `evict` makes a change effective at once.
+ * one key share a single lookup. `evict` makes a change effective at once;
+ * `evictDependents` drops only the keys whose rights come from a changed person or group.
  */
 export function rightsCacheFactory(opts: { ttlMs: number; lookup: Lookup; max?: number; negativeTtlMs?: number; negativeMax?: number }) {
   const { ttlMs, lookup } = opts;
   const negativeTtl = Math.min(ttlMs, opts.negativeTtlMs ?? 10_000);
-  const cache = ttlMs > 0 ? new LRUCache<string, { value: KeyRights }>({ max: opts.max ?? 100_000, ttl: ttlMs, ttlAutopurge: false }) : undefined;
+  // Keys by the person or group they depend on, kept in step with the cache as entries go.
+  const dependents = new Map<string, Set<string>>();
+  const unindex = (id: string, entry: { value: KeyRights }) => {
+    for (const d of entry.value.dependsOn ?? []) {
+      const ids = dependents.get(d);
+      ids?.delete(id);
+      if (ids?.size === 0) dependents.delete(d);
+    }
+  };
+  const cache = ttlMs > 0 ? new LRUCache<string, { value: KeyRights }>({ max: opts.max ?? 100_000, ttl: ttlMs, ttlAutopurge: false, dispose: (entry, id) => unindex(id, entry) }) : undefined;
   const unknown = ttlMs > 0 ? new LRUCache<string, typeof UNKNOWN>({ max: opts.negativeMax ?? 10_000, ttl: negativeTtl, ttlAutopurge: false }) : undefined;
   const inflight = new Map<string, Promise<KeyRights | null>>();
   let hits = 0;
@@ -58,7 +73,10 @@ export function rightsCacheFactory(opts: { ttlMs: number; lookup: Lookup; max?: 
       .then((value) => {
         if (gen === generation) {
           if (value === null) unknown?.set(id, UNKNOWN);
-          else cache?.set(id, { value });
+          else if (cache) {
+            cache.set(id, { value });
+            for (const d of value.dependsOn ?? []) dependents.set(d, (dependents.get(d) ?? new Set()).add(id));
+          }
         }
         return value;
       })
@@ -83,6 +101,16 @@ export function rightsCacheFactory(opts: { ttlMs: number; lookup: Lookup; max?: 
       cache?.delete(id);
       unknown?.delete(id);
       inflight.delete(id);
+    },
+    /** Drops the keys that depend on a person or group; every other entry stays. */
+    evictDependents(dependency: ResolutionDependency): number {
+      generation++;
+      const ids = [...(dependents.get(dependencyKey(dependency)) ?? [])];
+      for (const id of ids) {
+        cache?.delete(id);
+        inflight.delete(id);
+      }
+      return ids.length;
     },
     clear(): void {
       generation++;

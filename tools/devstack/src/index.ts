@@ -34,6 +34,8 @@ export interface InfraOptions {
   dataDir: string;
   /** Fixed ports; those not given are picked with freePort(). */
   ports?: { postgres?: number; redis?: number; nats?: number };
+  /** Ports tried first where no fixed one is given; taken by another process: a picked one instead. */
+  preferredPorts?: { postgres?: number; redis?: number; nats?: number };
   /** Progress messages; default console.error. */
   log?: (line: string) => void;
   /**
@@ -145,8 +147,11 @@ export async function startInfra(opts: InfraOptions): Promise<Infra> {
   try {
     const bins = need.length > 0 ? await ensureSome(need, log) : {};
     // A reserved port is never handed out twice while it is held (ports.ts).
-    const pickPort = async (fixed: number | undefined): Promise<{ port: number; fixed: boolean }> =>
-      fixed !== undefined ? { port: fixed, fixed: true } : { port: await freePort(), fixed: false };
+    const pickPort = async (name: ServerName | undefined): Promise<{ port: number; fixed: boolean }> => {
+      const fixed = name && opts.ports?.[name];
+      if (fixed !== undefined) return { port: fixed, fixed: true };
+      return { port: (name && opts.preferredPorts?.[name]) || (await freePort()), fixed: false };
+    };
     /** True when the port is free; a picked port taken meanwhile gives false (pick again). */
     const portReady = async (name: ServerName, port: number, fixed: boolean, attempt: number): Promise<boolean> => {
       if (await portIsFree(port)) return true;
@@ -164,7 +169,7 @@ export async function startInfra(opts: InfraOptions): Promise<Infra> {
       const pgBins = { initdb: bins.initdb ?? "", pgCtl: bins.pgCtl ?? "", postgres: bins.postgres ?? "" };
       const user = isRoot() ? pgSystemUser(log) : undefined;
       const home = preparePgHome(dataDir, user, log);
-      const { port, fixed } = await pickPort(opts.ports?.postgres);
+      const { port, fixed } = await pickPort("postgres");
       const st: PgState = {
         bins: pgBins,
         home,
@@ -201,7 +206,7 @@ export async function startInfra(opts: InfraOptions): Promise<Infra> {
     for (const name of ["redis", "nats"] as const) {
       if (!managed[name]) continue;
       const bin = name === "redis" ? bins.redisServer : bins.natsServer;
-      const { port, fixed } = await pickPort(opts.ports?.[name]);
+      const { port, fixed } = await pickPort(name);
       const st: ChildState = {
         spec: name === "redis" ? redisServer : natsServer,
         name,

@@ -174,7 +174,11 @@ describe("startInfra", () => {
     }
     expect((await answerLines(infra.ports.redis!, "PING\r\n", 1))[0]).toMatch(/^-NOAUTH/);
     expect((await answerLines(infra.ports.nats!, 'CONNECT {"verbose":false}\r\nPING\r\n', 2))[1]).toMatch(/^-ERR 'Authorization Violation'/);
-    for (const f of ["postgres-password", "redis-password", "nats-password"]) expect(statSync(join(dir, f)).mode & 0o777).toBe(0o600);
+    for (const f of ["postgres-password", "redis-password", "nats-password"]) {
+      expect(statSync(join(dir, f)).mode & 0o777).toBe(0o600);
+      const password = readFileSync(join(dir, f), "utf8").trim();
+      for (const log of readdirSync(join(dir, "logs"))) expect(readFileSync(join(dir, "logs", log), "utf8")).not.toContain(password);
+    }
   });
 
   it("stops and restarts redis on the same port", async () => {

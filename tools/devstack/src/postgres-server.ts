@@ -1,7 +1,7 @@
 // Our own Postgres through initdb and pg_ctl, in a folder of the data folder. As root it runs as
 // the `postgres` (or a `svcdata`) system user, since postgres refuses to run as root.
 import { spawn, spawnSync, type SpawnOptions } from "node:child_process";
-import { createHash } from "node:crypto";
+import { createHash, createHmac, pbkdf2Sync, randomBytes } from "node:crypto";
 import { chmodSync, closeSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import pg from "pg";
@@ -263,6 +263,18 @@ export async function pgPrepare(st: PgState, log: (l: string) => void): Promise<
 const HBA_MARK = "# tools/devstack: password authentication";
 
 /**
+ * The SCRAM-SHA-256 verifier Postgres stores for `password` (RFC 5802, 7677): set in this form,
+ * the password itself appears in no statement, so no log line of the server can show it.
+ */
+export function scramVerifier(password: string, salt = randomBytes(16), iterations = 4096): string {
+  const salted = pbkdf2Sync(password.normalize("NFKC"), salt, iterations, 32, "sha256");
+  const clientKey = createHmac("sha256", salted).update("Client Key").digest();
+  const storedKey = createHash("sha256").update(clientKey).digest();
+  const serverKey = createHmac("sha256", salted).update("Server Key").digest();
+  return `SCRAM-SHA-256$${iterations}:${salt.toString("base64")}$${storedKey.toString("base64")}:${serverKey.toString("base64")}`;
+}
+
+/**
  * Anyone on the machine could connect to a trust-authenticated server: ours asks every
  * connection, socket or TCP, for the `postgres` role's password. A new password (a new data
  * folder, or its file deleted) and a server made before passwords (trust) are set up here, in
@@ -282,7 +294,7 @@ async function pgEnsurePassword(st: PgState, log: (l: string) => void): Promise<
   let r: { code: number; output: string };
   try {
     // Single-user mode reads one statement a line from its standard input.
-    const sql = `SET password_encryption = 'scram-sha-256';\nALTER ROLE postgres PASSWORD '${st.password.replace(/'/g, "''")}';\n`;
+    const sql = `ALTER ROLE postgres PASSWORD '${scramVerifier(st.password)}';\n`;
     r = await runPg(st, st.bins.postgres, ["--single", "-D", st.data, "postgres"], fd, 60_000, sql);
   } finally {
     closeSync(fd);

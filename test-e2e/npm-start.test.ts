@@ -191,4 +191,18 @@ describe("npm start", () => {
     expect(existsSync(join(a.dataDir, "bootstrap-key"))).toBe(false);
     expect(existsSync(join(a.dataDir, "bootstrap-key.disabled"))).toBe(true);
   });
+
+  it("stops the suite on a crash loop: 5 exits in a row, each soon after its start", async () => {
+    const list = JSON.parse(readFileSync(join(a.dataDir, "services.pid"), "utf8")) as Array<{ name: string; pid: number }>;
+    let pid = list.find((e) => e.name === "auth")!.pid;
+    for (let crash = 1; crash <= 5; crash++) {
+      const from = a.lines.length;
+      process.kill(-pid, "SIGKILL");
+      if (crash === 5) break;
+      await a.waitFor(new RegExp(`restarting it in ${2 ** (crash - 1)} s \\(crash ${crash} in a row\\)`), 30_000, from);
+      pid = Number(/auth restarted \(pid (\d+)\)/.exec(await a.waitFor(/auth restarted \(pid \d+\)/, 60_000, from))?.[1]);
+    }
+    await a.waitFor(/auth is in a crash loop; stopping the suite/, 30_000);
+    expect(await a.exited).not.toBe(0);
+  });
 });

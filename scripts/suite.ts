@@ -5,31 +5,35 @@
 // its own process through the devstack's supervisor (service-process.ts), gateway last. On a
 // terminal their log events are coloured lines led by the service name (pino-pretty); piped they
 // stay JSON (suite-output.ts). The bootstrap-key banner and "suite ready" come once every service
-// answers. Ctrl-C or SIGTERM stops the services (SIGTERM, SIGKILL after 10 s), then the servers;
-// a second Ctrl-C kills everything at once.
+// answers. A service that exits while the suite runs is restarted with a back-off; only a crash
+// loop stops the suite (service-supervisor.ts). Ctrl-C or SIGTERM stops the services (SIGTERM,
+// SIGKILL after svc.shutdown-grace and 5 s), then the servers; a second Ctrl-C kills everything.
 //
 // Environment: SVC_DATA_DIR (default <repo>/.data/local), SVC_PG_PORT / SVC_REDIS_PORT /
-// SVC_NATS_PORT (55432 / 56379 / 54222), SVC_DATABASE_URL / SVC_REDIS_URL / SVC_NATS_URL (use
-// the operator's server instead), SVC_PORT (gateway, 8080), SVC_HOST, SVC_TENANT,
-// SVC_INTERNAL_SECRET, SVC_BOOTSTRAP_KEY, SVC_FILESYSTEM_ROOT. `-Dsvc.x=y` arguments are passed to
-// every service.
+// SVC_NATS_PORT (fixed; unset: 55432 / 56379 / 54222 when free, else a free port),
+// SVC_DATABASE_URL / SVC_REDIS_URL / SVC_NATS_URL (use the operator's server instead), SVC_PORT
+// (gateway, 8080; the other services take free ports), SVC_HOST, SVC_TENANT, SVC_INTERNAL_SECRET,
+// SVC_BOOTSTRAP_KEY (blank: none this run), SVC_FILESYSTEM_ROOT, SVC_SHUTDOWN_GRACE.
+// `-Dsvc.x=y` arguments are passed to every service; `--no-bootstrap-key` retires the stored key.
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { systemProperties } from "@svc/kit";
-import { startInfra, type Infra } from "@svc/devstack";
+import { parseSettingDuration, systemProperties } from "@svc/kit";
+import { freePort, startInfra, type Infra } from "@svc/devstack";
 import { acquireLock, releaseLock } from "@svc/devstack/data-folder-lock";
-import { bootstrapKeyBanner, localBootstrapKey, localInternalSecret } from "@svc/devstack/local-secrets";
+import { bootstrapKeyBanner, localBootstrapChoice, localInternalSecret } from "@svc/devstack/local-secrets";
 import { portIsFree } from "@svc/devstack/ports";
 import { pidAlive, sleep } from "@svc/devstack/process";
-import { repoRoot, spawnService, type ServiceProcess } from "@svc/devstack/service-process";
+import { repoRoot, spawnService } from "@svc/devstack/service-process";
+import { superviseService, type SupervisedService } from "@svc/devstack/service-supervisor";
 import { createSuiteOutput } from "@svc/devstack/suite-output";
 
 const servicesDir = join(repoRoot, "services");
 
 const START_TIMEOUT_MS = 60_000;
-const STOP_GRACE_MS = 10_000;
-const KNOWN_PORTS: Record<string, number> = { auth: 18081, artifacts: 18082, admin: 18083 };
-const FIRST_EXTRA_PORT = 18084;
+/** Beyond a service's own shutdown grace: it exits 1 when the grace is over, give it time to. */
+const STOP_MARGIN_MS = 5_000;
+/** The local servers' usual ports, taken when free (a second checkout's suite takes others). */
+const PREFERRED_INFRA_PORTS = { postgres: 55432, redis: 56379, nats: 54222 };
 
 const output = createSuiteOutput({
   width: (() => {
@@ -50,12 +54,14 @@ const args = process.argv.slice(2);
 const props = systemProperties(args);
 // One -Dsvc.port for every process would put them all on the same port: it is the gateway's.
 const dArgs = args.filter((a) => a.startsWith("-D") && !/^-Dsvc\.port(=|$)/.test(a));
+const noBootstrapKey = args.includes("--no-bootstrap-key");
 for (const a of args) {
-  if (!a.startsWith("-D")) warn(`ignoring argument ${JSON.stringify(a)} (only -Dsvc.name=value arguments are passed to the services)`);
+  if (!a.startsWith("-D") && a !== "--no-bootstrap-key") warn(`ignoring argument ${JSON.stringify(a)} (only -Dsvc.name=value arguments and --no-bootstrap-key are understood)`);
 }
 const envName = (setting: string) => setting.toUpperCase().replace(/[.-]/g, "_");
+const rawSetting = (name: string): string | undefined => props.get(name) ?? process.env[envName(name)];
 const setting = (name: string): string | undefined => {
-  const v = props.get(name) ?? process.env[envName(name)];
+  const v = rawSetting(name);
   return v === undefined || v.trim() === "" ? undefined : v.trim();
 };
 
@@ -80,6 +86,17 @@ const reachHost = (() => {
 })();
 const gatewayPort = portNumber("svc.port", setting("svc.port"), 8080);
 const gatewayUrl = `http://${reachHost}:${gatewayPort}`;
+// Read as the services read it, so that the suite never cuts a service's own drain short.
+const shutdownGraceMs = (() => {
+  const raw = setting("svc.shutdown-grace");
+  const ms = raw === undefined ? 25_000 : parseSettingDuration(raw);
+  if (ms === undefined) {
+    warn(`svc.shutdown-grace=${raw} is not a duration (such as 25s or PT25S)`);
+    process.exit(2);
+  }
+  return ms;
+})();
+const stopWaitMs = shutdownGraceMs + STOP_MARGIN_MS;
 
 // ---------------------------------------------------------------------------------------------
 // services
@@ -90,7 +107,7 @@ interface ServiceDef {
   port: number;
 }
 
-function discoverServices(): ServiceDef[] {
+async function discoverServices(): Promise<ServiceDef[]> {
   let names: string[] = [];
   try {
     names = readdirSync(servicesDir)
@@ -99,17 +116,17 @@ function discoverServices(): ServiceDef[] {
   } catch {
     /* no services folder */
   }
-  let next = FIRST_EXTRA_PORT;
-  const defs = names.map((name): ServiceDef => ({
-    name,
-    main: join(servicesDir, name, "src", "main.ts"),
-    port: name === "gateway" ? gatewayPort : KNOWN_PORTS[name] ?? next++,
-  }));
+  // Reserved ports (ports.ts), held until the suite exits: a second checkout's suite, or a test
+  // run, never picks them, and a restarted service finds its own port again.
+  const defs: ServiceDef[] = [];
+  for (const name of names) {
+    defs.push({ name, main: join(servicesDir, name, "src", "main.ts"), port: name === "gateway" ? gatewayPort : await freePort() });
+  }
   // gateway last
   return [...defs.filter((d) => d.name !== "gateway"), ...defs.filter((d) => d.name === "gateway")];
 }
 
-const running = new Map<string, { def: ServiceDef; proc: ServiceProcess }>();
+const running = new Map<string, { def: ServiceDef; sup: SupervisedService }>();
 let infra: Infra | undefined;
 let infraStarting: Promise<Infra> | undefined;
 let stopping = false;
@@ -120,7 +137,9 @@ let suiteLock: string | undefined;
 const servicesPidFile = () => join(dataDir, "services.pid");
 
 function saveServicePids(): void {
-  const list = [...running.values()].filter((r) => !r.proc.exited && r.proc.pid !== undefined).map((r) => ({ name: r.def.name, pid: r.proc.pid, main: r.def.main }));
+  const list = [...running.values()]
+    .filter((r) => !r.sup.current.exited && r.sup.current.pid !== undefined)
+    .map((r) => ({ name: r.def.name, pid: r.sup.current.pid, main: r.def.main }));
   try {
     writeFileSync(servicesPidFile(), `${JSON.stringify(list)}\n`);
   } catch {
@@ -151,7 +170,7 @@ async function stopLeftovers(): Promise<void> {
     } catch {
       /* gone */
     }
-    const deadline = Date.now() + STOP_GRACE_MS;
+    const deadline = Date.now() + stopWaitMs;
     while (pidAlive(e.pid) && Date.now() < deadline) await sleep(100);
     if (pidAlive(e.pid)) {
       try {
@@ -166,29 +185,40 @@ async function stopLeftovers(): Promise<void> {
 
 class StartFailure extends Error {}
 
-function startService(def: ServiceDef, env: NodeJS.ProcessEnv): ServiceProcess {
-  const proc = spawnService({
+function startService(def: ServiceDef, env: NodeJS.ProcessEnv): SupervisedService {
+  const sup = superviseService({
     name: def.name,
-    env: { ...env, SVC_PORT: String(def.port) },
-    args: dArgs,
-    detached: true,
-    onLine: (line, stream) => output.service(def.name, line, stream),
+    url: `http://${reachHost}:${def.port}`,
+    spawn: () =>
+      spawnService({
+        name: def.name,
+        env: { ...env, SVC_PORT: String(def.port) },
+        args: dArgs,
+        detached: true,
+        onLine: (line, stream) => output.service(def.name, line, stream),
+      }),
+    onSpawn: (proc) => {
+      saveServicePids();
+      void proc.exit.then(saveServicePids);
+    },
+    // Not during start-up: a service that cannot start says why at once instead of looping.
+    mayRestart: () => ready && !stopping,
+    log: { info: (l) => say(l), warn },
+    onGiveUp: ({ code, signal }, crashLoop) => {
+      if (stopping) return;
+      const how = signal ? `signal ${signal}` : `exit code ${code}`;
+      warn(crashLoop ? `${def.name} is in a crash loop; stopping the suite` : `${def.name} exited during start-up with ${how}`);
+      void shutdown(code !== null && code !== 0 ? code : 1);
+    },
   });
-  running.set(def.name, { def, proc });
+  running.set(def.name, { def, sup });
   saveServicePids();
-  void proc.exit.then(({ code, signal }) => {
-    saveServicePids();
-    if (stopping) return;
-    const how = signal ? `signal ${signal}` : `exit code ${code}`;
-    warn(ready ? `${def.name} exited unexpectedly with ${how}; stopping the suite` : `${def.name} exited during start-up with ${how}`);
-    void shutdown(code !== null && code !== 0 ? code : 1);
-  });
-  return proc;
+  return sup;
 }
 
-async function waitLive(def: ServiceDef, proc: ServiceProcess, deadline: number): Promise<void> {
+async function waitLive(def: ServiceDef, sup: SupervisedService, deadline: number): Promise<void> {
   try {
-    await proc.waitLive(`http://${reachHost}:${def.port}`, Math.max(0, deadline - Date.now()), () => stopping);
+    await sup.current.waitLive(`http://${reachHost}:${def.port}`, Math.max(0, deadline - Date.now()), () => stopping);
   } catch (err) {
     const why = (err as Error).message;
     throw new StartFailure(/exited|stopped/.test(why) ? `${def.name} stopped before it was ready` : `${def.name} did not answer GET /health/live on port ${def.port} within ${START_TIMEOUT_MS / 1000} s`);
@@ -201,22 +231,22 @@ async function waitLive(def: ServiceDef, proc: ServiceProcess, deadline: number)
 let shuttingDown: Promise<void> | undefined;
 
 const killAll = (signal: NodeJS.Signals) => {
-  for (const r of running.values()) r.proc.kill(signal);
+  for (const r of running.values()) r.sup.kill(signal);
 };
 
 function shutdown(code: number): Promise<void> {
   if (shuttingDown) return shuttingDown;
   stopping = true;
   shuttingDown = (async () => {
-    const alive = [...running.values()].filter((r) => !r.proc.exited);
-    if (alive.length > 0) say(`stopping ${alive.map((r) => r.def.name).join(", ")}`);
+    const alive = [...running.values()].filter((r) => !r.sup.current.exited);
+    if (alive.length > 0) say(`stopping ${alive.map((r) => r.def.name).join(", ")} (waiting up to ${stopWaitMs / 1000} s: svc.shutdown-grace and ${STOP_MARGIN_MS / 1000} s)`);
     killAll("SIGTERM");
     let timer: NodeJS.Timeout | undefined;
-    const allExited = Promise.all(alive.map((r) => r.proc.exit)).then(() => true);
-    const graceOver = new Promise<boolean>((res) => (timer = setTimeout(() => res(false), STOP_GRACE_MS)));
+    const allExited = Promise.all(alive.map((r) => r.sup.current.exit)).then(() => true);
+    const graceOver = new Promise<boolean>((res) => (timer = setTimeout(() => res(false), stopWaitMs)));
     if (!(await Promise.race([allExited, graceOver]))) {
-      warn(`still running after ${STOP_GRACE_MS / 1000} s, killing: ${alive.filter((r) => !r.proc.exited).map((r) => r.def.name).join(", ")}`);
-      killAll("SIGKILL");
+      warn(`still running after ${stopWaitMs / 1000} s, killing: ${alive.filter((r) => !r.sup.current.exited).map((r) => r.def.name).join(", ")}`);
+      for (const r of alive) r.sup.current.kill("SIGKILL");
       await allExited;
     }
     clearTimeout(timer);
@@ -253,7 +283,7 @@ function onSignal(sig: NodeJS.Signals): void {
 // ---------------------------------------------------------------------------------------------
 
 async function main(): Promise<void> {
-  const services = discoverServices();
+  const services = await discoverServices();
 
   process.on("SIGINT", onSignal);
   process.on("SIGTERM", onSignal);
@@ -287,13 +317,11 @@ async function main(): Promise<void> {
     if (v !== undefined) infraEnv[e] = v;
     else delete infraEnv[e];
   }
+  const fixedPort = (name: string) => (process.env[name]?.trim() ? portNumber(name, process.env[name], 0) : undefined);
   infraStarting = startInfra({
     dataDir,
-    ports: {
-      postgres: portNumber("SVC_PG_PORT", process.env.SVC_PG_PORT, 55432),
-      redis: portNumber("SVC_REDIS_PORT", process.env.SVC_REDIS_PORT, 56379),
-      nats: portNumber("SVC_NATS_PORT", process.env.SVC_NATS_PORT, 54222),
-    },
+    ports: { postgres: fixedPort("SVC_PG_PORT"), redis: fixedPort("SVC_REDIS_PORT"), nats: fixedPort("SVC_NATS_PORT") },
+    preferredPorts: PREFERRED_INFRA_PORTS,
     env: infraEnv,
     log: (l) => say(l.replace(/^\[infra\] /, ""), "infra"),
     detached: true,
@@ -303,8 +331,13 @@ async function main(): Promise<void> {
 
   // The user's own secret and key (setting or -D) reach the services by themselves.
   const secret = setting("svc.internal-secret") ? undefined : localInternalSecret(dataDir);
-  const bootstrap = setting("svc.bootstrap-key") ? undefined : localBootstrapKey(dataDir, tenant);
-  for (const note of bootstrap?.notes ?? []) say(note);
+  // A bootstrap key of the user's own reaches the services by itself; one set blank means none
+  // for this run (nothing stored changes); --no-bootstrap-key retires the stored one for good.
+  const ownKey = rawSetting("svc.bootstrap-key");
+  const choice = ownKey === undefined || noBootstrapKey ? localBootstrapChoice(dataDir, tenant, noBootstrapKey) : { key: undefined, notes: [] };
+  if (ownKey !== undefined && ownKey.trim() === "" && !noBootstrapKey) say("no bootstrap key this run (svc.bootstrap-key is set blank)");
+  const bootstrap = choice.key;
+  for (const note of choice.notes) say(note);
   const filesystemRoot = setting("svc.filesystem-root") ?? join(dataDir, "store");
   mkdirSync(filesystemRoot, { recursive: true });
 
@@ -318,6 +351,10 @@ async function main(): Promise<void> {
   };
   if (secret !== undefined) env.SVC_INTERNAL_SECRET = secret;
   if (bootstrap !== undefined) env.SVC_BOOTSTRAP_KEY = bootstrap.key;
+  if (noBootstrapKey) {
+    delete env.SVC_BOOTSTRAP_KEY;
+    if (props.has("svc.bootstrap-key")) warn("--no-bootstrap-key: the -Dsvc.bootstrap-key argument still reaches the services");
+  }
   for (const s of services) {
     if (s.name === "gateway") continue;
     env[`SVC_${s.name.toUpperCase().replace(/[.-]/g, "_")}_URL`] = `http://${reachHost}:${s.port}`;
@@ -346,7 +383,7 @@ async function main(): Promise<void> {
   // Last, once every service answers, so that start-up lines do not bury them.
   if (bootstrap?.created) output.text(bootstrapKeyBanner(bootstrap, tenant, gatewayUrl));
   else if (bootstrap) say(`bootstrap key (tenant "${tenant}"): stored in ${bootstrap.file}`);
-  if (gateway) say(`suite ready: gateway on ${gatewayUrl}`);
+  if (gateway) say(`suite ready: gateway on ${gatewayUrl} (${backends.map((s) => `${s.name} ${s.port}`).join(", ")})`);
   else say(`suite ready: ${backends.map((s) => `${s.name} on http://${reachHost}:${s.port}`).join(", ")} (no gateway)`);
 }
 

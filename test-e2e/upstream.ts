@@ -1,7 +1,7 @@
 import { AckPolicy, connect, DeliverPolicy, JSONCodec, type NatsConnection } from "nats";
 import { eventParsers, streamFor, type ArtifactEvent } from "@svc/contracts";
 import { keyId } from "@svc/keys";
-import { identityHeaders } from "@svc/kit";
+import { identityHeaders, natsConnectOptions } from "@svc/kit";
 import type { ServiceName } from "@svc/devstack/service-runner";
 import type { Suite } from "./suite.js";
 
@@ -49,7 +49,7 @@ export async function eventually<T>(what: string, check: () => Promise<T | undef
  * stream stored, so a message NATS deduplicated by id shows once), keeping those `keep` wants.
  */
 export async function collectArtifactEvents(natsUrl: string, tenant: string, keep: (e: ArtifactEvent) => boolean) {
-  const nc: NatsConnection = await connect({ servers: natsUrl });
+  const nc: NatsConnection = await connect(natsConnectOptions(natsUrl));
   // An ephemeral pull consumer (ordered consumers need a newer server than Debian's 2.9).
   const jsm = await nc.jetstreamManager();
   const info = await jsm.consumers.add(streamFor(tenant), {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { collectReplies } from "./messaging.js";
+import { collectReplies, natsConnectOptions } from "./messaging.js";
 
 const encode = (v: unknown) => ({ data: new TextEncoder().encode(JSON.stringify(v)) });
 
@@ -52,5 +52,16 @@ describe("collectReplies (the gathering of control answers)", () => {
   it("leaves out a reply that does not parse", async () => {
     const r = replies([{ data: new TextEncoder().encode("{not json") }, encode({ node: "auth@a" })]);
     expect(await collectReplies(r.source, ["auth@a"])).toEqual([{ node: "auth@a" }]);
+  });
+});
+
+describe("natsConnectOptions", () => {
+  it("takes the user and password out of the URL into the client's options", () => {
+    expect(natsConnectOptions("nats://svc:p%40ss@127.0.0.1:4222")).toEqual({ servers: ["nats://127.0.0.1:4222"], user: "svc", pass: "p@ss" });
+  });
+
+  it("leaves URLs without them as they are, every seed of a list", () => {
+    expect(natsConnectOptions("nats://a:4222, nats://b:4222")).toEqual({ servers: ["nats://a:4222", "nats://b:4222"] });
+    expect(natsConnectOptions("nats://a:4222,nats://u:p@b:4222")).toEqual({ servers: ["nats://a:4222", "nats://b:4222"], user: "u", pass: "p" });
   });
 });

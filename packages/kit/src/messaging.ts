@@ -70,6 +70,31 @@ export function natsServers(setting: string): string[] {
   return setting.split(",").map((s) => s.trim()).filter(Boolean);
 }
 
+/**
+ * How to connect for `svc.nats-url`: its servers, and the user and password of a URL that carries
+ * them (`nats://user:password@host:4222`, as other NATS clients take them), which this client
+ * does not read from a URL by itself. The servers lose them, so no log or error can show them.
+ */
+export function natsConnectOptions(setting: string): { servers: string[]; user?: string; pass?: string } {
+  let user: string | undefined;
+  let pass: string | undefined;
+  const servers = natsServers(setting).map((server) => {
+    let u: URL;
+    try {
+      u = new URL(server);
+    } catch {
+      return server;
+    }
+    if (!u.username && !u.password) return server;
+    user ??= decodeURIComponent(u.username);
+    pass ??= decodeURIComponent(u.password);
+    u.username = "";
+    u.password = "";
+    return u.toString();
+  });
+  return user === undefined ? { servers } : { servers, user, pass };
+}
+
 export function newEventId(): string {
   return randomUUID();
 }
@@ -169,7 +194,7 @@ export function createBus(opts: { url: string; tenant: string; name: string; log
     let warned = false;
     while (!closed) {
       try {
-        const conn = await connect({ servers: natsServers(url), name: opts.name, reconnect: true, maxReconnectAttempts: -1, reconnectTimeWait: 500, timeout: 2000 });
+        const conn = await connect({ ...natsConnectOptions(url), name: opts.name, reconnect: true, maxReconnectAttempts: -1, reconnectTimeWait: 500, timeout: 2000 });
         if (closed) {
           await conn.close();
           return;

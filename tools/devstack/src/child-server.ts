@@ -1,15 +1,21 @@
 // Redis and NATS as plain child processes of ours: started, probed until ready, stopped, and
 // one left over from a crashed earlier run (same data folder) stopped first.
 import { spawn, type ChildProcess } from "node:child_process";
-import { closeSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { chmodSync, closeSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
 import { openLog, pidAlive, procCmdline, procCwd, readPidFile, samePath, sleep, tailOf } from "./process.js";
 
 /** What differs between the servers run this way. */
 export interface ServerSpec {
   name: "redis" | "nats";
-  args(port: number, dir: string): string[];
+  args(port: number, dir: string, configFile: string): string[];
+  /**
+   * The server's config file (mode 0600): the password goes there, never on the command line,
+   * where every user of the machine could read it.
+   */
+  config(password: string): string;
   /** Whether the server answers; `newLog` is what it logged since this start. */
-  ready(port: number, newLog: () => string): Promise<boolean>;
+  ready(port: number, newLog: () => string, password: string): Promise<boolean>;
 }
 
 export interface ChildState {
@@ -20,6 +26,8 @@ export interface ChildState {
   dir: string;
   logFile: string;
   pidFile: string;
+  /** Every client must give it (local-secrets.ts keeps it in the data folder). */
+  password: string;
   child: ChildProcess | undefined;
   exited: Promise<void> | undefined;
 }
@@ -56,11 +64,14 @@ export async function killStale(st: ChildState, log: (l: string) => void): Promi
 
 export async function childStart(st: ChildState, detached: boolean, timeoutMs: number): Promise<void> {
   mkdirSync(st.dir, { recursive: true });
+  const configFile = join(st.dir, `${st.name}.conf`);
+  writeFileSync(configFile, st.spec.config(st.password), { mode: 0o600 });
+  chmodSync(configFile, 0o600);
   const fd = openLog(st.logFile, `${st.name} start (port ${st.port})`);
   const logStart = statSync(st.logFile).size;
   let child: ChildProcess;
   try {
-    child = spawn(st.bin, st.spec.args(st.port, st.dir), { cwd: st.dir, stdio: ["ignore", fd, fd], detached, env: process.env });
+    child = spawn(st.bin, st.spec.args(st.port, st.dir, configFile), { cwd: st.dir, stdio: ["ignore", fd, fd], detached, env: process.env });
   } finally {
     closeSync(fd);
   }
@@ -91,7 +102,7 @@ export async function childStart(st: ChildState, detached: boolean, timeoutMs: n
       rmSync(st.pidFile, { force: true });
       throw new Error(`${st.name} exited during start-up (${exitInfo}) on 127.0.0.1:${st.port}. Tail of ${st.logFile}:\n${tailOf(st.logFile)}`);
     }
-    const ok = await st.spec.ready(st.port, newLog);
+    const ok = await st.spec.ready(st.port, newLog, st.password);
     if (ok && exitInfo === undefined) return;
     if (Date.now() > deadline) {
       await childStop(st);

@@ -8,7 +8,8 @@ import { ensureSome, isRoot, type ServerName } from "./binaries.js";
 import { childStart, childStop, killStale, type ChildState } from "./child-server.js";
 import { acquireLock } from "./data-folder-lock.js";
 import { registerCleanup, unregisterCleanup } from "./exit-cleanup.js";
-import { natsServer } from "./nats-server.js";
+import { localSecret } from "./local-secrets.js";
+import { NATS_USER, natsServer } from "./nats-server.js";
 import { portIsFree, reservePort } from "./ports.js";
 import {
   pgPrepare,
@@ -16,6 +17,7 @@ import {
   pgStop,
   pgStopImmediateSync,
   pgSystemUser,
+  pgUrl,
   postmasterPid,
   preparePgHome,
   withClient,
@@ -34,6 +36,8 @@ export interface InfraOptions {
   dataDir: string;
   /** Fixed ports; those not given are picked with freePort(). */
   ports?: { postgres?: number; redis?: number; nats?: number };
+  /** Ports tried first where no fixed one is given; taken by another process: a picked one instead. */
+  preferredPorts?: { postgres?: number; redis?: number; nats?: number };
   /** Progress messages; default console.error. */
   log?: (line: string) => void;
   /**
@@ -51,14 +55,19 @@ export interface InfraOptions {
   readyTimeoutMs?: number;
 }
 
+/**
+ * Our servers accept only clients that know their password: generated on first use and kept in
+ * the data folder (postgres-password, redis-password, nats-password; mode 0600), carried by the
+ * URLs below.
+ */
 export interface Infra {
-  /** postgres://user@127.0.0.1:port/<db> — a ready database the suite may use. */
+  /** postgres://postgres:<password>@127.0.0.1:port/svc — a ready database the suite may use. */
   databaseUrl: string;
   /** URL of the 'postgres' maintenance database on the same server (for CREATE DATABASE). */
   adminDatabaseUrl: string;
-  /** redis://127.0.0.1:port */
+  /** redis://:<password>@127.0.0.1:port */
   redisUrl: string;
-  /** nats://127.0.0.1:port */
+  /** nats://svc:<password>@127.0.0.1:port */
   natsUrl: string;
   /** The data folder everything lives under. */
   dataDir: string;
@@ -145,8 +154,11 @@ export async function startInfra(opts: InfraOptions): Promise<Infra> {
   try {
     const bins = need.length > 0 ? await ensureSome(need, log) : {};
     // A reserved port is never handed out twice while it is held (ports.ts).
-    const pickPort = async (fixed: number | undefined): Promise<{ port: number; fixed: boolean }> =>
-      fixed !== undefined ? { port: fixed, fixed: true } : { port: await freePort(), fixed: false };
+    const pickPort = async (name: ServerName | undefined): Promise<{ port: number; fixed: boolean }> => {
+      const fixed = name && opts.ports?.[name];
+      if (fixed !== undefined) return { port: fixed, fixed: true };
+      return { port: (name && opts.preferredPorts?.[name]) || (await freePort()), fixed: false };
+    };
     /** True when the port is free; a picked port taken meanwhile gives false (pick again). */
     const portReady = async (name: ServerName, port: number, fixed: boolean, attempt: number): Promise<boolean> => {
       if (await portIsFree(port)) return true;
@@ -164,8 +176,11 @@ export async function startInfra(opts: InfraOptions): Promise<Infra> {
       const pgBins = { initdb: bins.initdb ?? "", pgCtl: bins.pgCtl ?? "", postgres: bins.postgres ?? "" };
       const user = isRoot() ? pgSystemUser(log) : undefined;
       const home = preparePgHome(dataDir, user, log);
-      const { port, fixed } = await pickPort(opts.ports?.postgres);
+      const { port, fixed } = await pickPort("postgres");
+      const password = localSecret(dataDir, "postgres-password");
       const st: PgState = {
+        password: password.value,
+        passwordNew: password.created,
         bins: pgBins,
         home,
         data: join(home, "data"),
@@ -190,7 +205,7 @@ export async function startInfra(opts: InfraOptions): Promise<Infra> {
           st.port = (await pickPort(undefined)).port;
         }
       }
-      await withClient(`postgres://postgres@127.0.0.1:${st.port}/postgres`, async (c) => {
+      await withClient(pgUrl(st, "postgres"), async (c) => {
         const r = await c.query("select 1 from pg_database where datname = 'svc'");
         if (r.rowCount === 0) await c.query("create database svc");
       });
@@ -201,7 +216,7 @@ export async function startInfra(opts: InfraOptions): Promise<Infra> {
     for (const name of ["redis", "nats"] as const) {
       if (!managed[name]) continue;
       const bin = name === "redis" ? bins.redisServer : bins.natsServer;
-      const { port, fixed } = await pickPort(opts.ports?.[name]);
+      const { port, fixed } = await pickPort(name);
       const st: ChildState = {
         spec: name === "redis" ? redisServer : natsServer,
         name,
@@ -210,6 +225,7 @@ export async function startInfra(opts: InfraOptions): Promise<Infra> {
         dir: join(dataDir, name),
         logFile: join(dataDir, "logs", `${name}.log`),
         pidFile: join(dataDir, `${name}.pid`),
+        password: localSecret(dataDir, `${name}-password`).value,
         child: undefined,
         exited: undefined,
       };
@@ -235,11 +251,8 @@ export async function startInfra(opts: InfraOptions): Promise<Infra> {
     throw err;
   }
 
-  const pgPort = pgState?.port;
-  const databaseUrl = external.postgres ?? `postgres://postgres@127.0.0.1:${pgPort}/svc`;
-  const adminDatabaseUrl = external.postgres
-    ? withDatabase(external.postgres, "postgres")
-    : `postgres://postgres@127.0.0.1:${pgPort}/postgres`;
+  const databaseUrl = external.postgres ?? (pgState ? pgUrl(pgState, "svc") : "");
+  const adminDatabaseUrl = external.postgres ? withDatabase(external.postgres, "postgres") : pgState ? pgUrl(pgState, "postgres") : "";
 
   const requireManaged = (name: ServerName) => {
     if (!managed[name]) throw new Error(`${name} is the operator's server (SVC_*_URL); this process did not start it`);
@@ -258,8 +271,8 @@ export async function startInfra(opts: InfraOptions): Promise<Infra> {
   return {
     databaseUrl,
     adminDatabaseUrl,
-    redisUrl: external.redis ?? `redis://127.0.0.1:${children.redis?.port}`,
-    natsUrl: external.nats ?? `nats://127.0.0.1:${children.nats?.port}`,
+    redisUrl: external.redis ?? `redis://:${encodeURIComponent(children.redis?.password ?? "")}@127.0.0.1:${children.redis?.port}`,
+    natsUrl: external.nats ?? `nats://${NATS_USER}:${encodeURIComponent(children.nats?.password ?? "")}@127.0.0.1:${children.nats?.port}`,
     dataDir,
     ports,
     managed,

@@ -1,5 +1,5 @@
 import { describe, it, expect, beforeAll, afterAll } from "vitest";
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { connect } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -34,7 +34,40 @@ function firstLine(port: number, payload?: string, timeoutMs = 2000): Promise<st
   });
 }
 
-const redisPing = (port: number) => firstLine(port, "PING\r\n");
+/** PING after AUTH with the password the URL carries: the answer to PING. */
+async function redisPing(port: number): Promise<string> {
+  const password = decodeURIComponent(new URL(infraRef.redisUrl).password);
+  const lines = await answerLines(port, `AUTH ${password}\r\nPING\r\n`, 2);
+  return lines[1] ?? "";
+}
+
+/** Sends `payload` and resolves with the first `count` lines the server answers. */
+function answerLines(port: number, payload: string, count: number, timeoutMs = 2000): Promise<string[]> {
+  return new Promise((resolve, reject) => {
+    const sock = connect({ host: "127.0.0.1", port });
+    let buf = "";
+    const timer = setTimeout(() => {
+      sock.destroy();
+      reject(new Error(`no answer from 127.0.0.1:${port}`));
+    }, timeoutMs);
+    sock.on("error", (err) => {
+      clearTimeout(timer);
+      reject(err);
+    });
+    sock.on("connect", () => sock.write(payload));
+    sock.on("data", (d) => {
+      buf += d.toString("utf8");
+      const lines = buf.split("\r\n");
+      if (lines.length > count) {
+        clearTimeout(timer);
+        sock.destroy();
+        resolve(lines.slice(0, count));
+      }
+    });
+  });
+}
+
+let infraRef: Infra;
 
 function pidAlive(pid: number): boolean {
   try {
@@ -73,6 +106,7 @@ describe("startInfra", () => {
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), "svc-infra-test-"));
     infra = await startInfra({ dataDir: dir, log: () => {}, env: {} });
+    infraRef = infra;
   }, 60_000);
 
   afterAll(async () => {
@@ -81,7 +115,7 @@ describe("startInfra", () => {
   });
 
   it("starts postgres with a ready database", async () => {
-    expect(infra.databaseUrl).toMatch(/^postgres:\/\/postgres@127\.0\.0\.1:\d+\/svc$/);
+    expect(infra.databaseUrl).toMatch(/^postgres:\/\/postgres:[^@]+@127\.0\.0\.1:\d+\/svc$/);
     const client = new pg.Client({ connectionString: infra.databaseUrl });
     await client.connect();
     try {
@@ -108,15 +142,43 @@ describe("startInfra", () => {
   });
 
   it("starts redis answering PING", async () => {
-    expect(infra.redisUrl).toBe(`redis://127.0.0.1:${infra.ports.redis}`);
+    expect(infra.redisUrl).toMatch(new RegExp(`^redis://:[^@]+@127\\.0\\.0\\.1:${infra.ports.redis}$`));
     expect(await redisPing(infra.ports.redis!)).toBe("+PONG");
   });
 
   it("starts nats, which greets with INFO", async () => {
-    expect(infra.natsUrl).toBe(`nats://127.0.0.1:${infra.ports.nats}`);
+    expect(infra.natsUrl).toMatch(new RegExp(`^nats://svc:[^@]+@127\\.0\\.0\\.1:${infra.ports.nats}$`));
     const line = await firstLine(infra.ports.nats!);
     expect(line.startsWith("INFO ")).toBe(true);
     expect(JSON.parse(line.slice(5))).toMatchObject({ jetstream: true });
+  });
+
+  it("lets no one in without the password: postgres, redis and nats; the passwords are kept 0600", async () => {
+    const noPassword = new URL(infra.databaseUrl);
+    noPassword.password = "";
+    const wrong = new URL(infra.databaseUrl);
+    wrong.password = "not-the-password";
+    for (const url of [noPassword, wrong]) {
+      const client = new pg.Client({ connectionString: url.toString() });
+      client.on("error", () => {});
+      await expect(client.connect()).rejects.toThrow(/password/);
+      await client.end().catch(() => {});
+    }
+    // The unix socket too (where the server has one): no peer or trust exception.
+    const sock = join(dir, "pg", "run");
+    if (readdirSync(sock).some((f) => f.startsWith(".s.PGSQL."))) {
+      const client = new pg.Client({ host: sock, port: infra.ports.postgres, user: "postgres", database: "postgres" });
+      client.on("error", () => {});
+      await expect(client.connect()).rejects.toThrow(/password/);
+      await client.end().catch(() => {});
+    }
+    expect((await answerLines(infra.ports.redis!, "PING\r\n", 1))[0]).toMatch(/^-NOAUTH/);
+    expect((await answerLines(infra.ports.nats!, 'CONNECT {"verbose":false}\r\nPING\r\n', 2))[1]).toMatch(/^-ERR 'Authorization Violation'/);
+    for (const f of ["postgres-password", "redis-password", "nats-password"]) {
+      expect(statSync(join(dir, f)).mode & 0o777).toBe(0o600);
+      const password = readFileSync(join(dir, f), "utf8").trim();
+      for (const log of readdirSync(join(dir, "logs"))) expect(readFileSync(join(dir, "logs", log), "utf8")).not.toContain(password);
+    }
   });
 
   it("stops and restarts redis on the same port", async () => {

@@ -1,11 +1,12 @@
 import { randomBytes } from "node:crypto";
-import { chmodSync, readFileSync, renameSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { makeKey, parseKey } from "@svc/keys";
 
 /**
  * The secrets `npm start` keeps in its data folder (mode 0600), so that a restart keeps the
- * keys issued before: the internal secret and the bootstrap key of the tenant.
+ * keys issued before: the internal secret, the bootstrap key of the tenant and the passwords of
+ * the local Postgres, Redis and NATS.
  */
 function writeSecret(file: string, value: string): void {
   writeFileSync(file, `${value}\n`, { mode: 0o600 });
@@ -21,17 +22,23 @@ function readSecret(file: string): string | undefined {
   }
 }
 
+/** <dataDir>/<name>: a random secret, made on first use; `created` when this call made it. */
+export function localSecret(dataDir: string, name: string): { value: string; created: boolean } {
+  const file = join(dataDir, name);
+  const stored = readSecret(file);
+  if (stored) {
+    chmodSync(file, 0o600);
+    return { value: stored, created: false };
+  }
+  // base64url: safe inside a URL, a SQL string and a config file without quoting.
+  const value = randomBytes(32).toString("base64url");
+  writeSecret(file, value);
+  return { value, created: true };
+}
+
 /** <dataDir>/internal-secret, made on first use. */
 export function localInternalSecret(dataDir: string): string {
-  const file = join(dataDir, "internal-secret");
-  let secret = readSecret(file);
-  if (!secret) {
-    secret = randomBytes(32).toString("base64url");
-    writeSecret(file, secret);
-  } else {
-    chmodSync(file, 0o600);
-  }
-  return secret;
+  return localSecret(dataDir, "internal-secret").value;
 }
 
 function keyTenant(key: string): string | undefined {
@@ -73,6 +80,28 @@ export function localBootstrapKey(dataDir: string, tenant: string): LocalBootstr
   key = makeKey(tenant);
   writeSecret(file, key);
   return { key, file, created: true, notes };
+}
+
+/**
+ * Whether this run gets the stored bootstrap key. The spec's advice (unset it and restart once
+ * real keys exist) needs a way to say "no more": `disable` (`npm start -- --no-bootstrap-key`)
+ * deletes the stored key and leaves <dataDir>/bootstrap-key.disabled, so that later runs start
+ * without one too until that file is deleted (then a new key is made: the way back in).
+ */
+export function localBootstrapChoice(dataDir: string, tenant: string, disable: boolean): { key: LocalBootstrapKey | undefined; notes: string[] } {
+  const file = join(dataDir, "bootstrap-key");
+  const marker = `${file}.disabled`;
+  if (disable) {
+    const old = readSecret(file);
+    rmSync(file, { force: true });
+    writeFileSync(marker, "npm start runs without a bootstrap key while this file exists; delete it to have a new key made on the next start.\n");
+    const parsed = old === undefined ? undefined : parseKey(old);
+    const entry = parsed?.ok ? ` Its entry (credential ${parsed.key.id}) stays until revoked: DELETE /api/credentials/${parsed.key.id} with a real key.` : "";
+    return { key: undefined, notes: [`bootstrap key disabled: ${old === undefined ? "no key was stored" : `deleted ${file}`}; later runs start without one while ${marker} exists.${entry}`] };
+  }
+  if (existsSync(marker)) return { key: undefined, notes: [`no bootstrap key: ${marker} disables it (delete that file to have a new one made)`] };
+  const key = localBootstrapKey(dataDir, tenant);
+  return { key, notes: key.notes };
 }
 
 /** The lines that show a new bootstrap key, once. */

@@ -12,10 +12,13 @@ export function natsInfo(port: number, timeoutMs = 1000): Promise<boolean> {
   }, timeoutMs);
 }
 
+export const NATS_USER = "svc";
+
 /** nats-server with JetStream on 127.0.0.1, its store in its data folder. */
 export const natsServer: ServerSpec = {
   name: "nats",
-  args: (port, dir) => ["-a", "127.0.0.1", "-p", String(port), "-js", "-sd", dir, "-n", "svc-local"],
+  args: (port, dir, configFile) => ["-c", configFile, "-a", "127.0.0.1", "-p", String(port), "-js", "-sd", dir, "-n", "svc-local"],
+  config: (password) => `authorization {\n  user: ${NATS_USER}\n  password: "${password}"\n}\n`,
   // The log line comes once JetStream has recovered its store; a bare INFO comes sooner.
   ready: async (port, newLog) => /Server is ready/.test(newLog()) && (await natsInfo(port)),
 };

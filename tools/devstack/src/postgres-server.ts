@@ -1,7 +1,7 @@
 // Our own Postgres through initdb and pg_ctl, in a folder of the data folder. As root it runs as
 // the `postgres` (or a `svcdata`) system user, since postgres refuses to run as root.
 import { spawn, spawnSync, type SpawnOptions } from "node:child_process";
-import { createHash } from "node:crypto";
+import { createHash, createHmac, pbkdf2Sync, randomBytes } from "node:crypto";
 import { chmodSync, closeSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import pg from "pg";
@@ -59,6 +59,15 @@ export interface PgState {
   logFile: string;
   port: number;
   running: boolean;
+  /** The `postgres` role's password (local-secrets.ts keeps it in the data folder). */
+  password: string;
+  /** Made for this start: the server does not know it yet. */
+  passwordNew: boolean;
+}
+
+/** A URL of our server that carries the password. */
+export function pgUrl(st: Pick<PgState, "port" | "password">, db: string): string {
+  return `postgres://postgres:${encodeURIComponent(st.password)}@127.0.0.1:${st.port}/${db}`;
 }
 
 function userExists(name: string): boolean {
@@ -160,15 +169,16 @@ function pgMajor(postgresBin: string): string {
   return major >= 10 ? String(major) : `${m[1]}.${m[2] ?? "0"}`;
 }
 
-function runPg(st: PgState, cmd: string, args: string[], logFd?: number, timeoutMs = 60_000): Promise<{ code: number; output: string }> {
+function runPg(st: PgState, cmd: string, args: string[], logFd?: number, timeoutMs = 60_000, input?: string): Promise<{ code: number; output: string }> {
   const [c, a] = asPgUser(st, cmd, args);
   return new Promise((resolvePromise, reject) => {
     const opts: SpawnOptions = {
       cwd: st.home,
       env: { ...process.env, LC_ALL: "C", LANG: "C" },
-      stdio: ["ignore", logFd ?? "pipe", logFd ?? "pipe"],
+      stdio: [input === undefined ? "ignore" : "pipe", logFd ?? "pipe", logFd ?? "pipe"],
     };
     const child = spawn(c, a, opts);
+    child.stdin?.end(input);
     let output = "";
     child.stdout?.on("data", (d: Buffer) => (output += d.toString("utf8")));
     child.stderr?.on("data", (d: Buffer) => (output += d.toString("utf8")));
@@ -229,6 +239,7 @@ export async function pgPrepare(st: PgState, log: (l: string) => void): Promise<
         closeSync(fd);
       }
     }
+    await pgEnsurePassword(st, log);
     return;
   }
   if (existsSync(st.data) && readdirSync(st.data).length > 0) {
@@ -246,6 +257,59 @@ export async function pgPrepare(st: PgState, log: (l: string) => void): Promise<
   if (r.code !== 0) {
     throw new Error(`initdb failed (exit code ${r.code}). Tail of ${st.logFile}:\n${tailOf(st.logFile)}`);
   }
+  await pgEnsurePassword(st, log);
+}
+
+const HBA_MARK = "# tools/devstack: password authentication";
+
+/**
+ * The SCRAM-SHA-256 verifier Postgres stores for `password` (RFC 5802, 7677): set in this form,
+ * the password itself appears in no statement, so no log line of the server can show it.
+ */
+export function scramVerifier(password: string, salt = randomBytes(16), iterations = 4096): string {
+  const salted = pbkdf2Sync(password.normalize("NFKC"), salt, iterations, 32, "sha256");
+  const clientKey = createHmac("sha256", salted).update("Client Key").digest();
+  const storedKey = createHash("sha256").update(clientKey).digest();
+  const serverKey = createHmac("sha256", salted).update("Server Key").digest();
+  return `SCRAM-SHA-256$${iterations}:${salt.toString("base64")}$${storedKey.toString("base64")}:${serverKey.toString("base64")}`;
+}
+
+/**
+ * Anyone on the machine could connect to a trust-authenticated server: ours asks every
+ * connection, socket or TCP, for the `postgres` role's password. A new password (a new data
+ * folder, or its file deleted) and a server made before passwords (trust) are set up here, in
+ * single-user mode, before the server starts.
+ */
+async function pgEnsurePassword(st: PgState, log: (l: string) => void): Promise<void> {
+  const hbaFile = join(st.data, "pg_hba.conf");
+  let hba = "";
+  try {
+    hba = readFileSync(hbaFile, "utf8");
+  } catch {
+    // none yet
+  }
+  if (hba.startsWith(HBA_MARK) && !st.passwordNew) return;
+  log("[infra] setting the postgres password (password authentication)");
+  const fd = openLog(st.logFile, "postgres --single (password)");
+  let r: { code: number; output: string };
+  try {
+    // Single-user mode reads one statement a line from its standard input.
+    const sql = `ALTER ROLE postgres PASSWORD '${scramVerifier(st.password)}';\n`;
+    r = await runPg(st, st.bins.postgres, ["--single", "-D", st.data, "postgres"], fd, 60_000, sql);
+  } finally {
+    closeSync(fd);
+  }
+  if (r.code !== 0) throw new Error(`could not set the postgres password (exit code ${r.code}). Tail of ${st.logFile}:\n${tailOf(st.logFile)}`);
+  writeFileSync(
+    hbaFile,
+    [HBA_MARK, "local all all scram-sha-256", "host all all 127.0.0.1/32 scram-sha-256", "host all all ::1/128 scram-sha-256", ""].join("\n"),
+    { mode: 0o600 },
+  );
+  if (st.user) {
+    const { uid, gid } = uidGid(st.user);
+    spawnSync("chown", [`${uid}:${gid}`, hbaFile], { stdio: "ignore" });
+  }
+  st.passwordNew = false;
 }
 
 export async function pgStart(st: PgState, timeoutMs: number): Promise<void> {
@@ -283,7 +347,7 @@ export async function pgStart(st: PgState, timeoutMs: number): Promise<void> {
   st.running = true;
   // pg_ctl -w waits for "ready"; make sure TCP connections work too.
   const deadline = Date.now() + timeoutMs;
-  const url = `postgres://postgres@127.0.0.1:${st.port}/postgres`;
+  const url = pgUrl(st, "postgres");
   for (;;) {
     try {
       await withClient(url, (c) => c.query("select 1"));

@@ -26,10 +26,11 @@ describe("posture of a clean deployment", () => {
   });
   afterAll(() => s?.stop());
 
-  it("is empty, and observing it changes nothing", async () => {
+  it("raises only the warning of the bootstrap key it runs with, naming the node that provisions it, and observing it changes nothing", async () => {
     await settle();
-    const first = await posture(s);
-    expect(first).toEqual({ count: 0, advisories: [] });
+    const first = await until(() => posture(s), (v) => v.advisories.some((a) => a.nodes?.some((n) => n.startsWith("auth@"))));
+    expect(first).toEqual({ count: 1, advisories: [expect.objectContaining({ name: "svc.bootstrap-key.set", severity: "warning", setting: "svc.bootstrap-key" })] });
+    expect(first.advisories[0]!.nodes).toEqual([expect.stringMatching(/^auth@/)]);
     expect(await posture(s)).toEqual(first);
   });
 
@@ -77,6 +78,7 @@ describe("posture of a risky deployment", () => {
         SVC_VULNERABILITY_THRESHOLD: "NONE",
         SVC_DENY_LIST_ACTION: "ALLOW",
         SVC_BLOCK_PRIVATE_IMPORT_HOSTS: "false",
+        SVC_WEBHOOK_ALLOW_INTERNAL: "true",
       },
     });
   });
@@ -90,16 +92,20 @@ describe("posture of a risky deployment", () => {
       "critical svc.anonymous.write",
       "critical svc.malware.allow",
       "warning svc.anonymous.read",
+      "warning svc.bootstrap-key.set",
       "warning svc.deny-list.allow",
       "warning svc.import.private-hosts",
       "warning svc.ratelimit.unset",
       "warning svc.vulnerability.allow",
       "warning svc.vulnerability.threshold-none",
+      "warning svc.webhook.allow-internal",
     ]);
     const settingOf = Object.fromEntries(p.advisories.map((a) => [a.name, a.setting]));
     expect(settingOf["svc.ratelimit.unset"]).toBe("svc.rate-limit");
     expect(settingOf["svc.malware.allow"]).toBe("svc.malware-action");
     expect(settingOf["svc.anonymous.write"]).toBe("svc.anonymous-rights");
+    expect(settingOf["svc.webhook.allow-internal"]).toBe("svc.webhook-allow-internal");
+    expect(settingOf["svc.bootstrap-key.set"]).toBe("svc.bootstrap-key");
     for (const a of p.advisories) {
       expect(a.why.length).toBeGreaterThan(10);
       expect(a.remedy.length).toBeGreaterThan(5);

@@ -8,7 +8,20 @@ import { identityHeaders } from "@svc/kit";
 import { startSuite, type Suite } from "./suite.js";
 import { adminCaller, collectArtifactEvents, eventually, systemCall } from "./upstream.js";
 
-type Run = { id: string; walk: string; trigger: string; scheduledFor: string | null; outcome: string; jobs: string[]; counts: Record<string, Record<string, number>>; node: string; reference: string | null };
+type Run = {
+  id: string;
+  walk: string;
+  trigger: string;
+  scheduledFor: string | null;
+  started: string;
+  ended: string | null;
+  outcome: string;
+  jobs: string[];
+  counts: Record<string, Record<string, number>>;
+  node: string;
+  reference: string | null;
+  detail: string | null;
+};
 type Walk = { name: string; schedule: string; enabled: boolean; jobs: string[]; nextRun: string | null; lastRun: Run | null };
 type Meta = { path: string; size: number; sha256: string; lastDownloaded: string | null };
 
@@ -71,6 +84,13 @@ describe("walks", () => {
     const range = await walks("POST", "/api/walks", { name: "nightly", schedule: "0 61 3 * * *", jobs: ["reclaim"] });
     expect(range.status).toBe(400);
     expect(((await range.json()) as { detail: string }).detail).toContain("0 61 3 * * *");
+    // Steps the cron parser would take silently (never, or at the range's start only) are refused, not rewritten.
+    for (const schedule of ["*/0 * * * * *", "*/999999 * * * * *", "0 0 0 * */13 *"]) {
+      const step = await walks("POST", "/api/walks", { name: "nightly", schedule, jobs: ["reclaim"] });
+      expect(step.status, schedule).toBe(400);
+      expect(await step.json()).toMatchObject({ field: "schedule", detail: expect.stringContaining(`"${schedule}" is not a valid schedule: the step`) });
+    }
+    expect((await walks("PUT", "/api/walks/rebuild", { schedule: "0 0 3 * * */7" })).status).toBe(400);
     const job = await walks("POST", "/api/walks", { name: "nightly", schedule: "0 0 3 * * *", jobs: ["reclaim", "defrag"] });
     expect(job.status).toBe(400);
     expect(await job.json()).toMatchObject({ field: "jobs", detail: expect.stringContaining('"defrag"') });
@@ -176,7 +196,7 @@ describe("walks", () => {
 
   it("a run left running by a walker that died is marked interrupted, and its lease lapses", async () => {
     // What a walker killed mid-walk leaves: a lease that is no longer renewed and a "running" record.
-    await db.query(`insert into walker.leases (name, holder, acquired_at, expires_at) values ('rebuild', 'walker@dead:1', now(), now() + interval '3 seconds')`);
+    await db.query(`insert into walker.leases (name, holder, acquired_at, expires_at) values ('store', 'walker@dead:1', now(), now() + interval '3 seconds')`);
     const { rows } = await db.query(`insert into walker.runs (walk, trigger, holder, jobs, outcome) values ('rebuild', 'manual', 'walker@dead:1', '{reclaim}', 'running') returning id`);
     const deadRun = String(rows[0].id);
     expect((await walks("POST", "/api/walks/run")).status).toBe(409); // the lease still stands
@@ -248,14 +268,19 @@ describe("walks", () => {
 
     const replica = await s.startReplica("walker");
     try {
-      const since = (await runs("tick")).length;
+      const since = (await runs("tick")).filter((r) => r.outcome === "succeeded").length;
       const later = await eventually("four more scheduled runs with two replicas", async () => {
         const all = await runs("tick");
-        return all.length >= since + 4 && all.every((r) => r.outcome !== "running") ? all : undefined;
+        return all.filter((r) => r.outcome === "succeeded").length >= since + 4 && all.every((r) => r.outcome !== "running") ? all : undefined;
       }, 45_000);
       const instants = later.map((r) => r.scheduledFor);
       expect(new Set(instants).size).toBe(instants.length);
-      expect(later.every((r) => r.outcome === "succeeded" && r.trigger === "schedule")).toBe(true);
+      // An instant due while the previous run still holds the store is skipped, with a record saying so.
+      for (const r of later) {
+        expect(r.trigger).toBe("schedule");
+        if (r.outcome === "skipped") expect(r.detail).toMatch(/^skipped: walk tick is going over the store/);
+        else expect(r.outcome).toBe("succeeded");
+      }
     } finally {
       expect((await walks("PUT", "/api/walks/tick", { enabled: false })).status).toBe(200);
       await replica.stop();
@@ -266,5 +291,67 @@ describe("walks", () => {
     expect(after.filter((r) => r.outcome === "running")).toEqual([]);
     expect(after.length).toBeLessThanOrEqual(stopped + 1); // at most one instant already claimed when it was disabled
     expect((await walks("DELETE", "/api/walks/tick")).status).toBe(204);
+  });
+
+  it("while a walk holds the store elsewhere, a walk asked for is refused naming it, and a scheduled instant is skipped with a record naming it", async () => {
+    // Another walker going over the store: its lease and its running record.
+    const holder = `walker@other-${randomBytes(3).toString("hex")}`;
+    await db.query(`insert into walker.leases (name, holder, acquired_at, expires_at) values ('store', $1, now(), now() + interval '10 minutes')`, [holder]);
+    const { rows } = await db.query(`insert into walker.runs (walk, trigger, holder, jobs, outcome) values ('rebuild', 'manual', $1, '{reclaim}', 'running') returning id`, [holder]);
+    const held = String(rows[0].id);
+    try {
+      const refused = await walks("POST", "/api/walks/retention/run");
+      expect(refused.status).toBe(409);
+      expect(((await refused.json()) as { detail: string }).detail).toContain(`walk rebuild is going over the store (run ${held}, on ${holder}, since `);
+      expect((await walks("POST", "/api/walks/run")).status).toBe(409);
+
+      expect((await walks("POST", "/api/walks", { name: "every-second", schedule: "* * * * * *", jobs: ["reclaim"] })).status).toBe(201);
+      const skipped = await eventually("a skipped scheduled instant", async () => (await runs("every-second")).find((r) => r.outcome === "skipped"));
+      expect(skipped).toMatchObject({ trigger: "schedule", jobs: ["reclaim"], started: skipped.ended });
+      expect(skipped.detail).toContain(`skipped: walk rebuild is going over the store (run ${held}, on ${holder}`);
+      expect(skipped.scheduledFor).not.toBeNull();
+      expect((await runs("every-second")).filter((r) => r.outcome !== "skipped")).toEqual([]);
+    } finally {
+      await walks("DELETE", "/api/walks/every-second");
+      await db.query(`delete from walker.leases where holder = $1`, [holder]);
+      await db.query(`delete from walker.runs where id = $1`, [held]);
+    }
+  });
+
+  it("one walk goes over the store at a time: of two asked for at once one starts and the other is refused naming it, and run records never overlap", async () => {
+    const pairs: [string, string][] = [
+      ["/api/walks/run", "/api/walks/run"],
+      ["/api/walks/run", "/api/walks/retention/run"],
+    ];
+    for (const [a, b] of pairs) {
+      // Asked together, the second arrives while the first holds the store; should the first
+      // have ended before the second arrived both start, one after the other. Retry until the
+      // refusal has been seen.
+      let refusal: string | undefined;
+      for (let attempt = 0; attempt < 5 && !refusal; attempt++) {
+        const answers = await Promise.all([walks("POST", a), walks("POST", b)]);
+        const statuses = answers.map((r) => r.status);
+        const bodies = (await Promise.all(answers.map((r) => r.json()))) as (Run & { detail: string })[];
+        const started = bodies.filter((_, i) => statuses[i] === 202);
+        expect(started.length, `${a} + ${b}: ${statuses.join(", ")}`).toBeGreaterThanOrEqual(1);
+        for (const [i, status] of statuses.entries()) {
+          if (status === 202) continue;
+          expect(status).toBe(409);
+          const first = started[0]!;
+          expect(bodies[i]!.detail).toContain(`walk ${first.walk} is going over the store (run ${first.id}, on ${first.node}, since `);
+          refusal = bodies[i]!.detail;
+        }
+        for (const r of started) expect((await ended(r.walk, r.id)).outcome).toBe("succeeded");
+      }
+      expect(refusal, `${a} + ${b}: one of two asked for at once is refused`).toBeDefined();
+    }
+
+    const all = [...(await runs("rebuild")), ...(await runs("retention"))].filter((r) => r.outcome !== "skipped");
+    all.sort((x, y) => Date.parse(x.started) - Date.parse(y.started));
+    for (let i = 1; i < all.length; i++) {
+      const prev = all[i - 1]!;
+      expect(prev.ended, `run ${prev.id} of ${prev.walk} has ended`).not.toBeNull();
+      expect(Date.parse(all[i]!.started), `run ${all[i]!.id} of ${all[i]!.walk} starts after run ${prev.id} of ${prev.walk} ended`).toBeGreaterThanOrEqual(Date.parse(prev.ended!));
+    }
   });
 });

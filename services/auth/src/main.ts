@@ -33,6 +33,12 @@ await bootService({
     await provisionAtStartup({ settings: config, credentials, principals, announcerReady: changes.ready, log });
     const checks = [{ name: "postgres", check: () => pingDb(pool) }];
     const app = buildApp({ log, internalSecret: config.internalSecret, credentials, principals, checks, metrics });
-    return { app, ready: { events: changes.subject }, closers: [() => changes.stop()] };
+    // The posture (admin) warns of a set bootstrap key; admin itself need not be given the key.
+    return {
+      app,
+      ready: { events: changes.subject },
+      status: (): Record<string, string> => (config.bootstrapKey ? { "bootstrap-key": "set" } : {}),
+      closers: [() => changes.stop()],
+    };
   },
 });

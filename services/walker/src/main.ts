@@ -26,7 +26,7 @@ await bootService({
     const artifacts = artifactsClientFactory({ baseUrl: config.artifactsUrl, internalSecret: config.internalSecret, tenant: config.tenant });
     const actions = { ...artifacts, ...localActionsFactory(config.filesystemRoot) };
     const runner = walkRunnerFactory({ store, leases, source: artifacts, actions, root: config.filesystemRoot, log, metrics: walkMetricsFactory(metrics), readOnly: config.readOnly });
-    const scheduler = schedulerFactory({ store, runner, log });
+    const scheduler = schedulerFactory({ store, runner, holder, log });
     const walks = walkServiceFactory({ store, runner, changed: () => scheduler.reload() });
     if (config.readOnly) log.warn("svc.read-only is on: walks look at the store and count, but change nothing");
     const app = buildApp({ log, internalSecret: config.internalSecret, walks, checks: [{ name: "postgres", check: () => pingDb(pool) }], metrics });

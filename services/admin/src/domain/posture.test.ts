@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { loadSettings, settingsDigest, type Heartbeat } from "@svc/kit";
+import { makeKey } from "@svc/keys";
 import { computePosture } from "./posture.js";
 
 /** Settings as a node reads them: the defaults, with `svc.x=value` pairs on top. */
@@ -30,6 +31,8 @@ describe("the posture of one node", () => {
     ["svc.deny-list-action", "ALLOW", "svc.deny-list.allow", "warning"],
     ["svc.block-private-import-hosts", "false", "svc.import.private-hosts", "warning"],
     ["svc.rate-limit", "0", "svc.ratelimit.unset", "warning"],
+    ["svc.webhook-allow-internal", "true", "svc.webhook.allow-internal", "warning"],
+    ["svc.bootstrap-key", makeKey("default"), "svc.bootstrap-key.set", "warning"],
   ])("%s=%s raises %s (%s), naming the setting that clears it", (setting, value, name, severity) => {
     expect(posture({ [setting]: value })).toEqual([expect.objectContaining({ name, severity, setting })]);
   });
@@ -62,6 +65,15 @@ describe("the posture of one node", () => {
     ]);
   });
 
+  it("a set bootstrap key is named, never shown, and said nothing of while authentication is off", () => {
+    const key = makeKey("default");
+    const [a] = posture({ "svc.bootstrap-key": key });
+    expect(a).toMatchObject({ name: "svc.bootstrap-key.set", setting: "svc.bootstrap-key", summary: expect.stringContaining("svc.bootstrap-key is set") });
+    expect(a!.remedy).toContain("unset svc.bootstrap-key");
+    expect(JSON.stringify(a)).not.toContain(key);
+    expect(names({ "svc.bootstrap-key": key, "svc.auth": "false" })).toEqual(["svc.auth.open"]);
+  });
+
   it("names the tenant in tenant-wide policy advisories, and never a secret's value", () => {
     const secret = "s".repeat(40);
     const advisories = posture({ "svc.tenant": "acme", "svc.malware-action": "ALLOW", "svc.internal-secret": secret, "svc.auth": "false" });
@@ -85,6 +97,11 @@ describe("the posture of a deployment", () => {
   it("takes the majority as the reference, even against the admin's own settings", () => {
     const nodes = [heartbeat("auth@a:1", { "svc.rate-limit": "100" }), heartbeat("gateway@a:2", { "svc.rate-limit": "100" })];
     expect(posture({}, nodes).map((a) => a.name)).toEqual([]);
+  });
+
+  it("warns of a bootstrap key set on the nodes that provision it, naming them, though the admin was not given it", () => {
+    const nodes = [heartbeat("auth@a:1", {}, { nats: "up", "bootstrap-key": "set" }), heartbeat("gateway@a:2")];
+    expect(posture({}, nodes)).toEqual([expect.objectContaining({ name: "svc.bootstrap-key.set", severity: "warning", setting: "svc.bootstrap-key", nodes: ["auth@a:1"] })]);
   });
 
   it("warns of nodes cut off from NATS and of gateways without Redis", () => {

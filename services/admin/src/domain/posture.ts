@@ -124,6 +124,31 @@ export function computePosture(s: Settings, nodes: Heartbeat[], own: { fingerpri
       remedy: "set svc.block-private-import-hosts=true",
     });
   }
+  if (s.webhookAllowInternal) {
+    out.push({
+      name: "svc.webhook.allow-internal",
+      severity: "warning",
+      summary: "Webhooks may go to internal addresses and over plain http",
+      why: "Whoever can set a webhook endpoint can make the notifier send requests into the network (loopback, private and link-local addresses, cloud metadata services), and deliveries travel unencrypted.",
+      setting: "svc.webhook-allow-internal",
+      remedy: "set svc.webhook-allow-internal=false and give webhook receivers a public https address",
+    });
+  }
+  // Read from this node's own settings, and from the heartbeats of nodes that hold it (auth
+  // provisions it; other nodes need not be given it). Said nothing of while authentication is
+  // off: svc.auth.open already covers every right.
+  const bootstrapNodes = nodes.filter((n) => n.status["bootstrap-key"] === "set").map((n) => n.node).sort();
+  if (s.auth && (s.bootstrapKey || bootstrapNodes.length > 0)) {
+    out.push({
+      name: "svc.bootstrap-key.set",
+      severity: "warning",
+      summary: "svc.bootstrap-key is set: a key with every right on every repository that never expires is provisioned on every start",
+      why: "Anyone who learns it (it sits in the deployment's configuration) can read, publish, delete and administer everything, for ever; revoking it lasts only until the next restart.",
+      setting: "svc.bootstrap-key",
+      remedy: "issue real keys with it, then unset svc.bootstrap-key, restart, and revoke its entry",
+      ...(bootstrapNodes.length > 0 ? { nodes: bootstrapNodes } : {}),
+    });
+  }
   if (s.rateLimit === 0) {
     out.push({
       name: "svc.ratelimit.unset",

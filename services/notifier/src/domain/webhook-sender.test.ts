@@ -1,5 +1,5 @@
 import { execFileSync } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:https";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
@@ -19,6 +19,23 @@ function selfSigned(): { key: string; cert: string } {
       "-addext", "subjectAltName=DNS:localhost,DNS:hooks.example.test,IP:127.0.0.1",
     ], { stdio: "ignore" });
     return { key: readFileSync(join(dir, "key.pem"), "utf8"), cert: readFileSync(join(dir, "cert.pem"), "utf8") };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** A private CA and a leaf it signed for localhost and 127.0.0.1 (the leaf alone is served, as is usual). */
+function privateCa(): { ca: string; key: string; cert: string } {
+  const dir = mkdtempSync(join(tmpdir(), "notifier-ca-"));
+  const f = (n: string) => join(dir, n);
+  try {
+    const run = (args: string[]) => execFileSync("openssl", args, { stdio: "ignore" });
+    const ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"];
+    run(["req", "-x509", ...ec, "-days", "1", "-keyout", f("ca.key"), "-out", f("ca.pem"), "-subj", "/CN=private test CA", "-addext", "basicConstraints=critical,CA:TRUE", "-addext", "keyUsage=critical,keyCertSign"]);
+    run(["req", ...ec, "-keyout", f("leaf.key"), "-out", f("leaf.csr"), "-subj", "/CN=localhost"]);
+    writeFileSync(f("ext"), "subjectAltName=DNS:localhost,IP:127.0.0.1\n");
+    run(["x509", "-req", "-in", f("leaf.csr"), "-CA", f("ca.pem"), "-CAkey", f("ca.key"), "-CAcreateserial", "-days", "1", "-out", f("leaf.pem"), "-extfile", f("ext")]);
+    return { ca: readFileSync(f("ca.pem"), "utf8"), key: readFileSync(f("leaf.key"), "utf8"), cert: readFileSync(f("leaf.pem"), "utf8") };
   } finally {
     rmSync(dir, { recursive: true, force: true });
   }
@@ -162,5 +179,38 @@ describe("sending one delivery", () => {
     });
     expect(await missing.send({ url: "https://nowhere.example.test/x", id: "e", body: "{}" })).toEqual({ outcome: "failed", error: "cannot resolve nowhere.example.test: ENOTFOUND" });
     s.close();
+  });
+});
+
+describe("a delivery refused by a certificate check says what to do", () => {
+  let pki: ReturnType<typeof privateCa>;
+  let server: Server;
+  let port: number;
+  beforeAll(async () => {
+    pki = privateCa();
+    server = createServer({ key: pki.key, cert: pki.cert }, (_req, res) => res.writeHead(204).end());
+    await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+    port = (server.address() as AddressInfo).port;
+  });
+  afterAll(async () => {
+    server.closeAllConnections();
+    await new Promise((r) => server.close(r));
+  });
+
+  it("an endpoint with a private CA: the error names NODE_EXTRA_CA_CERTS, and trusting the CA delivers", async () => {
+    const untrusting = webhookSenderFactory({ allowInternal: true, timeoutMs: 5000 });
+    const r = await untrusting.send({ url: `https://127.0.0.1:${port}/x`, id: "e", body: "{}" });
+    untrusting.close();
+    expect(r).toMatchObject({ outcome: "failed", error: expect.stringMatching(/^UNABLE_TO_VERIFY_LEAF_SIGNATURE: .*NODE_EXTRA_CA_CERTS=<file holding the CA's PEM certificate>/) });
+    const trusting = webhookSenderFactory({ allowInternal: true, timeoutMs: 5000, extraCa: [pki.ca] });
+    expect(await trusting.send({ url: `https://127.0.0.1:${port}/x`, id: "e", body: "{}" })).toEqual({ outcome: "delivered", status: 204 });
+    trusting.close();
+  });
+
+  it("a certificate for another name says so, naming the host", async () => {
+    const s = webhookSenderFactory({ allowInternal: true, timeoutMs: 5000, extraCa: [pki.ca], resolve: async () => [{ address: "127.0.0.1", family: 4 }] });
+    const r = await s.send({ url: `https://hooks.example.test:${port}/x`, id: "e", body: "{}" });
+    s.close();
+    expect(r).toMatchObject({ outcome: "failed", error: expect.stringMatching(/^ERR_TLS_CERT_ALTNAME_INVALID: .*not issued for hooks\.example\.test/) });
   });
 });

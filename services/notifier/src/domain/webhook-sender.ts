@@ -40,6 +40,23 @@ const systemResolve: Resolver = (host) => dns.lookup(host, { all: true, verbatim
 const MAX_NOTE = 200;
 const printable = (s: string) => s.replace(/[^\x20-\x7e]+/g, " ").trim().slice(0, MAX_NOTE);
 
+/** Certificate checks whose usual cause is a private or intermediate CA the process does not trust. */
+const UNTRUSTED = new Set(["UNABLE_TO_VERIFY_LEAF_SIGNATURE", "UNABLE_TO_GET_ISSUER_CERT", "UNABLE_TO_GET_ISSUER_CERT_LOCALLY", "SELF_SIGNED_CERT_IN_CHAIN", "DEPTH_ZERO_SELF_SIGNED_CERT", "CERT_UNTRUSTED"]);
+
+/**
+ * What to do about a TLS failure, so the delivery record says it rather than leaving an
+ * operator to look the code up. Appended after the (capped) error text, never cut off.
+ */
+export function tlsAdvice(code: string | undefined, host: string): string {
+  if (code && UNTRUSTED.has(code)) {
+    return "; the endpoint's certificate is not signed by an authority the notifier trusts: for a private CA, start the notifier with NODE_EXTRA_CA_CERTS=<file holding the CA's PEM certificate>; or have the endpoint send its whole chain";
+  }
+  if (code === "CERT_HAS_EXPIRED") return "; the endpoint's certificate has expired: the endpoint must renew it";
+  if (code === "CERT_NOT_YET_VALID") return "; the endpoint's certificate is not valid yet: check the clocks of both machines";
+  if (code === "ERR_TLS_CERT_ALTNAME_INVALID") return `; the endpoint's certificate was not issued for ${host}: use a name it names, or reissue it`;
+  return "";
+}
+
 /**
  * POSTs one signed delivery. The name is resolved here, every address it resolves to is
  * checked (unless internal addresses are allowed), and the connection is pinned to those
@@ -134,7 +151,7 @@ export function webhookSenderFactory(deps: SenderDeps) {
       timer = setTimeout(() => req.destroy(new Error(`no answer within ${deps.timeoutMs} ms`)), deps.timeoutMs);
       req.on("error", (err: NodeJS.ErrnoException) => {
         const code = err.code && !err.message.includes(err.code) ? `${err.code}: ` : "";
-        finish({ outcome: "failed", error: printable(`${code}${err.message}`) });
+        finish({ outcome: "failed", error: printable(`${code}${err.message}`) + tlsAdvice(err.code, host) });
       });
       req.on("response", (res) => {
         const status = res.statusCode ?? 0;

@@ -22,6 +22,34 @@ describe("walk schedules", () => {
     expect(checkSchedule("a b c d e f").ok).toBe(false);
   });
 
+  it("refuses steps of zero, steps that are not whole numbers and steps past their field's range, naming the field, never rewriting them", () => {
+    const refused: [string, RegExp][] = [
+      ["*/0 * * * * *", /step "\/0" in the second field .* at least 1/],
+      ["5/0 * * * * *", /step "\/0" in the second field/],
+      ["*/-1 * * * * *", /step "\/-1"/],
+      ["*/999999 * * * * *", /step "\/999999" in the second field \("\*\/999999"\) is larger than its range 0-59/],
+      ["*/9999999999 * * * * *", /step "\/9999999999"/],
+      ["*/60 * * * * *", /range 0-59, so it would fire at 0 only: write 0, or a step of at most 59/],
+      ["0 */61 * * * *", /minute field/],
+      ["0 0 */25 * * *", /hour field .* range 0-23/],
+      ["0 0 0 */32 * *", /day-of-month field .* range 1-31/],
+      ["0 0 0 1/40 * *", /day-of-month field \("1\/40"\) is larger than its range 1-31/],
+      ["0 0 0 * */13 *", /month field .* range 1-12/],
+      ["0 0 0 * JAN/13 *", /month field .* range 1-12/],
+      ["0 0 0 * * */7", /day-of-week field .* range 0-6/],
+      ["0-30/45 * * * * *", /range 0-30/],
+      ["0 0 0 * FEB-MAR/2 *", /month field \("FEB-MAR\/2"\) is larger than its range 2-3/],
+    ];
+    for (const [e, why] of refused) {
+      const c = checkSchedule(e);
+      expect(c.ok, e).toBe(false);
+      expect(!c.ok && c.reason, e).toMatch(why);
+    }
+    for (const e of ["*/59 * * * * *", "*/30 * * * * *", "0 */15 * * * *", "0 0 */12 * * *", "0 0 0 1/30 * *", "0 0 0 * */6 *", "0 0 0 * JAN-DEC/3 *", "0 0 0 * * */6", "0 0 0 * * MON-FRI/2", "5-5/1 * * * * *", "0 0,30/10 * * * *"]) {
+      expect(checkSchedule(e), e).toEqual({ ok: true });
+    }
+  });
+
   it("reads the schedule in UTC whatever the process time zone", () => {
     expect(nextRun("0 0 3 * * *", at("2026-03-07T10:00:00Z")).toISOString()).toBe("2026-03-08T03:00:00.000Z");
     expect(nextRun("0 0 3 * * *", at("2026-03-07T02:59:59Z")).toISOString()).toBe("2026-03-07T03:00:00.000Z");

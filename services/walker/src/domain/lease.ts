@@ -18,8 +18,9 @@ export interface LeaseOptions {
 }
 
 /**
- * One walk runs in one process cluster-wide: a row per walk with the holder and an expiry,
- * renewed every third of its lifetime while the walk runs. A holder that dies stops renewing
+ * One walk over the store at a time cluster-wide: a row (the store's lease) with the holder
+ * and an expiry, renewed every third of its lifetime while the walk runs; taken only when free
+ * or lapsed, never twice by one holder. A holder that dies stops renewing
  * and the lease lapses after `ttlMs`; a holder that cannot renew for a whole lifetime (or
  * finds the lease taken) considers it lost and stops its walk.
  */

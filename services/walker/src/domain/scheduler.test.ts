@@ -1,19 +1,25 @@
 import { describe, expect, it } from "vitest";
-import type { Walk } from "../store/walk-store.js";
+import type { RunRecord, Walk } from "../store/walk-store.js";
+import type { Busy } from "./walk-runner.js";
 import { schedulerFactory } from "./scheduler.js";
 
 /** Two replicas share one claim table, as they share the walks table's last_fire_at. */
-function cluster(walks: Walk[]) {
+function cluster(walks: Walk[], o: { busy?: Busy } = {}) {
   const lastFire = new Map<string, number>();
   const started: { replica: string; walk: string; at: string }[] = [];
   /** The passes begun: the walks that went over the store together. */
   const passes: string[][] = [];
+  const skipped: { replica: string; walk: string; scheduledFor: string; holder: string; jobs: string[]; detail: string }[] = [];
   let clock = new Date("2026-03-07T10:00:00.500Z");
   const replica = (id: string) =>
     schedulerFactory({
       store: {
         enabledWalks: async () => walks.filter((w) => w.enabled),
         markInterrupted: async () => 0,
+        async skipRun(r) {
+          skipped.push({ replica: id, ...r, scheduledFor: r.scheduledFor.toISOString() });
+          return {} as RunRecord;
+        },
         async claimFire(name, schedule, at) {
           const w = walks.find((x) => x.name === name);
           if (!w || w.schedule !== schedule) return false;
@@ -25,14 +31,16 @@ function cluster(walks: Walk[]) {
       runner: {
         beginTogether: async (group, _trigger, at) => {
           passes.push(group.map((g) => g.walk));
+          if (o.busy) return { started: [], busy: o.busy };
           for (const g of group) started.push({ replica: id, walk: g.walk, at: at!.toISOString() });
-          return [];
+          return { started: [], busy: null };
         },
       },
+      holder: `walker@${id}`,
       log: { info: () => {}, warn: () => {} },
       now: () => clock,
     });
-  return { replica, started, passes, set: (iso: string) => (clock = new Date(iso)) };
+  return { replica, started, passes, skipped, set: (iso: string) => (clock = new Date(iso)) };
 }
 const flush = () => new Promise((r) => setTimeout(r, 0));
 
@@ -92,5 +100,33 @@ describe("walk scheduler", () => {
     await a.tick();
     await flush();
     expect(c.started).toEqual([]);
+  });
+
+  it("an instant due while another walk holds the store is skipped, with a record naming that walk, once across replicas", async () => {
+    const busy: Busy = { walk: "rebuild", run: "17", node: "walker@b", since: new Date("2026-03-07T09:58:00.000Z") };
+    const c = cluster([{ name: "retention", schedule: "0 1 10 * * *", enabled: true, jobs: ["retention"] }], { busy });
+    const a = c.replica("a");
+    const b = c.replica("b");
+    await a.tick();
+    await b.tick();
+    c.set("2026-03-07T10:01:00.000Z");
+    await a.tick();
+    await b.tick();
+    await flush();
+    expect(c.skipped).toEqual([
+      {
+        replica: "a",
+        walk: "retention",
+        scheduledFor: "2026-03-07T10:01:00.000Z",
+        holder: "walker@a",
+        jobs: ["retention"],
+        detail: "skipped: walk rebuild is going over the store (run 17, on walker@b, since 2026-03-07T09:58:00.000Z)",
+      },
+    ]);
+    // Not queued: nothing runs until the next instant.
+    c.set("2026-03-07T10:01:30.000Z");
+    await a.tick();
+    await flush();
+    expect(c.skipped).toHaveLength(1);
   });
 });

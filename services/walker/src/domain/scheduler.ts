@@ -2,10 +2,12 @@ import type { Logger } from "pino";
 import type { Walk, WalkStore } from "../store/walk-store.js";
 import { nextRun } from "./cron.js";
 import { isJobName, type JobName } from "./job-types.js";
-import type { WalkRunner } from "./walk-runner.js";
+import { describeBusy, type WalkRunner } from "./walk-runner.js";
 
 export interface SchedulerDeps {
-  store: Pick<WalkStore, "enabledWalks" | "claimFire" | "markInterrupted">;
+  store: Pick<WalkStore, "enabledWalks" | "claimFire" | "markInterrupted" | "skipRun">;
+  /** This process, named on the record of an instant it skipped. */
+  holder: string;
   runner: Pick<WalkRunner, "beginTogether">;
   log: Pick<Logger, "info" | "warn">;
   /** How often walk definitions are re-read (edits through another replica). */
@@ -27,18 +29,26 @@ export function schedulerFactory(deps: SchedulerDeps) {
   let timer: NodeJS.Timeout | undefined;
   let stopped = false;
 
-  /** Walks due at one instant go over the store together, in one pass (the ones this replica claimed). */
+  /**
+   * Walks due at one instant go over the store together, in one pass (the ones this replica
+   * claimed). When another walk holds the store the instant is skipped, not queued: each
+   * claimed walk gets a `skipped` record naming the walk that held it, and runs at its next
+   * instant (or by hand).
+   */
   const fire = async (due: Walk[], at: Date) => {
     const claimed: Walk[] = [];
     for (const w of due) if (await deps.store.claimFire(w.name, w.schedule, at)) claimed.push(w);
     if (claimed.length === 0) return;
-    const started = await deps.runner.beginTogether(
+    const r = await deps.runner.beginTogether(
       claimed.map((w) => ({ walk: w.name, jobs: w.jobs.filter(isJobName) as JobName[] })),
       "schedule",
       at,
     );
+    if (r.started.length > 0 || !r.busy) return;
+    const detail = `skipped: ${describeBusy(r.busy)}`;
     for (const w of claimed) {
-      if (!started.some((s) => s.run.walk === w.name)) deps.log.info({ walk: w.name, scheduledFor: at.toISOString() }, "walk skipped: its previous run is still going");
+      deps.log.info({ walk: w.name, scheduledFor: at.toISOString(), heldBy: r.busy.walk, heldByRun: r.busy.run }, `walk ${w.name} skipped at ${at.toISOString()}: ${describeBusy(r.busy)}`);
+      await deps.store.skipRun({ walk: w.name, scheduledFor: at, holder: deps.holder, jobs: w.jobs, detail });
     }
   };
 

@@ -8,9 +8,9 @@ import { REFERENCE_RE } from "@svc/contracts";
 import type { RunRecord } from "../store/walk-store.js";
 import type { WalkActions } from "./job-types.js";
 import { walkMetricsFactory } from "./walk-metrics.js";
-import { walkRunnerFactory, type WalkRunnerDeps } from "./walk-runner.js";
+import { describeBusy, walkRunnerFactory, type WalkRunnerDeps } from "./walk-runner.js";
 
-function setup(o: { leaseFree?: boolean; readOnly?: boolean; repositories?: () => Promise<never[]> } = {}) {
+function setup(o: { leaseFree?: boolean; readOnly?: boolean; repositories?: () => Promise<never[]>; elsewhere?: RunRecord[] } = {}) {
   const root = mkdtempSync(join(tmpdir(), "walk-runner-"));
   mkdirSync(join(root, "tmp"));
   mkdirSync(join(root, "repositories", "libs"), { recursive: true });
@@ -18,6 +18,7 @@ function setup(o: { leaseFree?: boolean; readOnly?: boolean; repositories?: () =
   const log = pino({ level: "info" }, { write: (l: string) => void lines.push(JSON.parse(l)) });
   const records = new Map<string, RunRecord>();
   let released = 0;
+  const leasesTaken: string[] = [];
   let repositoryReads = 0;
   const actions: WalkActions = {
     removeForRetention: async () => ({ removed: true }),
@@ -29,9 +30,10 @@ function setup(o: { leaseFree?: boolean; readOnly?: boolean; repositories?: () =
   const deps: WalkRunnerDeps = {
     store: {
       markInterrupted: async () => 0,
+      runningRuns: async () => [...(o.elsewhere ?? []), ...[...records.values()].filter((r) => r.outcome === "running")],
       pruneRuns: async () => {},
       startRun: async (r) => {
-        const rec: RunRecord = { id: String(records.size + 1), ...r, started: new Date(), ended: null, outcome: "running", counts: {}, entries: 0, bytes: 0, reference: null };
+        const rec: RunRecord = { id: String(records.size + 1), ...r, started: new Date(), ended: null, outcome: "running", counts: {}, entries: 0, bytes: 0, reference: null, detail: null };
         records.set(rec.id, rec);
         return rec;
       },
@@ -44,7 +46,11 @@ function setup(o: { leaseFree?: boolean; readOnly?: boolean; repositories?: () =
     },
     leases: {
       holder: "me",
-      acquire: async (name) => (o.leaseFree === false ? undefined : { name, lost: () => false, release: async () => void released++ }),
+      acquire: async (name) => {
+        if (o.leaseFree === false) return undefined;
+        leasesTaken.push(name);
+        return { name, lost: () => false, release: async () => void released++ };
+      },
     },
     source: {
       repositories: async () => {
@@ -59,7 +65,7 @@ function setup(o: { leaseFree?: boolean; readOnly?: boolean; repositories?: () =
     metrics: walkMetricsFactory({ registry: new Registry() } as never),
     readOnly: o.readOnly ?? false,
   };
-  return { root, lines, records, runner: walkRunnerFactory(deps), released: () => released, repositoryReads: () => repositoryReads };
+  return { root, lines, records, runner: walkRunnerFactory(deps), released: () => released, leasesTaken, repositoryReads: () => repositoryReads };
 }
 
 describe("walk runner", () => {
@@ -69,16 +75,17 @@ describe("walk runner", () => {
 
   it("records a run from start to its outcome, with per-job counts, and releases the lease", async () => {
     writeFileSync(join(t.root, "repositories", "libs", "a.txt"), "a");
-    const started = await t.runner.begin("rebuild", ["reclaim", "backfill"], "manual", null);
+    const { started } = await t.runner.begin("rebuild", ["reclaim", "backfill"], "manual", null);
     expect(started?.run).toMatchObject({ walk: "rebuild", outcome: "running", jobs: ["reclaim", "backfill"], holder: "me" });
     await started!.done;
     expect(t.records.get(started!.run.id)).toMatchObject({ outcome: "succeeded", entries: 1, bytes: 1, counts: { reclaim: { unindexed: 1 }, backfill: { filled: 1, bytes: 1 } } });
     expect(t.released()).toBe(1);
+    expect(t.leasesTaken).toEqual(["store"]);
   });
 
   it("walks begun together read the store once, and each run record gets its own jobs' counts", async () => {
     writeFileSync(join(t.root, "repositories", "libs", "a.txt"), "a");
-    const started = await t.runner.beginTogether(
+    const { started } = await t.runner.beginTogether(
       [
         { walk: "rebuild", jobs: ["reclaim", "backfill"] },
         { walk: "retention", jobs: ["retention"] },
@@ -95,17 +102,28 @@ describe("walk runner", () => {
     expect(Object.keys(rebuild!.counts)).toEqual(["reclaim", "backfill"]);
     expect(retention).toMatchObject({ outcome: "succeeded", entries: 1 });
     expect(Object.keys(retention!.counts)).toEqual(["retention"]);
-    expect(t.released()).toBe(2);
+    // One pass, one lease over the store.
+    expect(t.released()).toBe(1);
     expect(t.lines.filter((l) => l.msg === "walk ended")).toHaveLength(2);
   });
 
-  it("a walk running here, or holding its lease elsewhere, is not started twice", async () => {
-    const first = await t.runner.begin("rebuild", ["reclaim"], "manual", null);
-    expect(await t.runner.begin("rebuild", ["reclaim"], "manual", null)).toBeUndefined();
-    await first!.done;
-    const busy = setup({ leaseFree: false });
+  it("one walk over the store at a time: a second walk, here or elsewhere, does not start and is told which walk holds the store", async () => {
+    // Both asked at once in one process: the second must not ride on the first one's lease.
+    const [first, second] = await Promise.all([t.runner.begin("rebuild", ["reclaim"], "manual", null), t.runner.begin("retention", ["retention"], "manual", null)]);
+    expect(first.started?.run.walk).toBe("rebuild");
+    expect(second.started).toBeUndefined();
+    expect(second.busy).toMatchObject({ walk: "rebuild", node: "me" });
+    expect(describeBusy(second.busy!)).toMatch(/^walk rebuild is going over the store \(run 1, on me, since /);
+    expect(t.records.size).toBe(1);
+    await first.started!.done;
+    expect((await t.runner.begin("retention", ["retention"], "manual", null)).started?.run.walk).toBe("retention");
+
+    const elsewhere: RunRecord = { id: "41", walk: "retention", trigger: "schedule", scheduledFor: null, holder: "walker@b#1", jobs: ["retention"], started: new Date("2026-03-08T03:00:00Z"), ended: null, outcome: "running", counts: {}, entries: 0, bytes: 0, reference: null, detail: null };
+    const busy = setup({ leaseFree: false, elsewhere: [elsewhere] });
     try {
-      expect(await busy.runner.begin("rebuild", ["reclaim"], "manual", null)).toBeUndefined();
+      const r = await busy.runner.begin("rebuild", ["reclaim"], "manual", null);
+      expect(r.started).toBeUndefined();
+      expect(describeBusy(r.busy!)).toBe("walk retention is going over the store (run 41, on walker@b#1, since 2026-03-08T03:00:00.000Z)");
       expect(busy.records.size).toBe(0);
     } finally {
       rmSync(busy.root, { recursive: true, force: true });
@@ -115,7 +133,7 @@ describe("walk runner", () => {
   it("a failing walk ends failed with a reference, logged as an unexpected failure while walking it", async () => {
     const broken = setup({ repositories: async () => Promise.reject(new Error("artifacts service unreachable")) });
     try {
-      const started = await broken.runner.begin("retention", ["retention"], "schedule", new Date());
+      const { started } = await broken.runner.begin("retention", ["retention"], "schedule", new Date());
       await started!.done;
       const rec = broken.records.get(started!.run.id)!;
       expect(rec.outcome).toBe("failed");
@@ -133,7 +151,7 @@ describe("walk runner", () => {
       writeFileSync(join(ro.root, "tmp", "old"), "x");
       const old = new Date(Date.now() - 2 * 3_600_000);
       utimesSync(join(ro.root, "tmp", "old"), old, old);
-      const started = await ro.runner.begin("rebuild", ["reclaim"], "manual", null);
+      const { started } = await ro.runner.begin("rebuild", ["reclaim"], "manual", null);
       await started!.done;
       expect(ro.records.get(started!.run.id)?.counts.reclaim).toMatchObject({ tempFiles: 0 });
     } finally {
@@ -143,9 +161,9 @@ describe("walk runner", () => {
 
   it("stopping the service interrupts a walk between entries", async () => {
     for (let i = 0; i < 50; i++) writeFileSync(join(t.root, "repositories", "libs", `f${i}`), "x");
-    const started = await t.runner.begin("rebuild", ["backfill"], "manual", null);
+    const { started } = await t.runner.begin("rebuild", ["backfill"], "manual", null);
     await t.runner.stop();
     expect(["interrupted", "succeeded"]).toContain(t.records.get(started!.run.id)!.outcome);
-    expect(await t.runner.begin("rebuild", ["backfill"], "manual", null)).toBeUndefined();
+    expect((await t.runner.begin("rebuild", ["backfill"], "manual", null)).started).toBeUndefined();
   });
 });

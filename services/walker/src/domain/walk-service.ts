@@ -1,8 +1,8 @@
-import { ServiceError, conflict, invalid, notFound } from "@svc/contracts";
+import { conflict, invalid, notFound } from "@svc/contracts";
 import type { RunRecord, Walk, WalkStore } from "../store/walk-store.js";
 import { checkSchedule, nextRun } from "./cron.js";
 import { JOB_NAMES, REBUILD_JOBS, isJobName, type JobName } from "./job-types.js";
-import type { WalkRunner } from "./walk-runner.js";
+import { describeBusy, type WalkRunner } from "./walk-runner.js";
 
 export const WALK_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/;
 /** `POST /api/walks/run` is "walk the store now", so no walk may be called "run". */
@@ -40,9 +40,11 @@ export function walkServiceFactory(deps: WalkServiceDeps) {
   const now = deps.now ?? (() => new Date());
   const view = (w: Walk, last: RunRecord | undefined): WalkView => ({ ...w, nextRun: w.enabled ? nextRun(w.schedule, now()) : null, lastRun: last ?? null });
   const start = async (walk: string, jobs: readonly JobName[]): Promise<RunRecord> => {
-    const started = await deps.runner.begin(walk, jobs, "manual", null);
-    if (!started) throw new ServiceError("conflict", `walk ${walk} is running already`);
-    return started.run;
+    const r = await deps.runner.begin(walk, jobs, "manual", null);
+    if (!r.started) {
+      throw conflict(r.busy ? `the store is being walked already: ${describeBusy(r.busy)}; one walk goes over the store at a time, try again once it has ended` : "the walker is stopping; try again on another replica or once it is back");
+    }
+    return r.started.run;
   };
 
   return {

@@ -20,6 +20,7 @@ const runSchema = Answer({
   bytes: Type.Integer(),
   node: Type.String(),
   reference: Nullable(Type.String()),
+  detail: Nullable(Type.String()),
 });
 const walkSchema = Answer({
   name: Type.String(),
@@ -47,6 +48,7 @@ const runOut = (r: RunRecord) => ({
   bytes: r.bytes,
   node: r.holder,
   reference: r.reference,
+  detail: r.detail,
 });
 const walkOut = (w: WalkView) => ({ name: w.name, schedule: w.schedule, enabled: w.enabled, jobs: w.jobs, nextRun: w.nextRun?.toISOString() ?? null, lastRun: w.lastRun ? runOut(w.lastRun) : null });
 

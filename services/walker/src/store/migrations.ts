@@ -56,4 +56,9 @@ export const migrations: Record<string, Migration> = {
       }
     },
   },
+  "0002_run_detail": {
+    async up(db: Kysely<unknown>) {
+      await db.schema.withSchema(SCHEMA).alterTable("runs").addColumn("detail", "text").execute();
+    },
+  },
 };

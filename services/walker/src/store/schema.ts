@@ -13,7 +13,14 @@ export interface WalkTable {
   last_fire_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
 }
 
-export type Outcome = "running" | "succeeded" | "failed" | "interrupted";
+/** `skipped`: a scheduled instant that found the store being walked already (see `detail`). */
+export type Outcome = "running" | "succeeded" | "failed" | "interrupted" | "skipped";
+
+/**
+ * The one lease every walk takes: one pass over the store at a time cluster-wide, whichever
+ * walk it is (two passes would race each other's removals and double the disk load).
+ */
+export const STORE_LEASE = "store";
 
 export interface RunTable {
   id: Generated<string>;
@@ -30,9 +37,11 @@ export interface RunTable {
   entries: ColumnType<string, number | undefined, number>;
   bytes: ColumnType<string, number | undefined, number>;
   error_reference: string | null;
+  /** Why a run did not go over the store (a skipped instant names the walk that held it). */
+  detail: ColumnType<string | null, string | null | undefined, string | null>;
 }
 
-/** One row per walk name while some process runs it; expired rows belong to dead holders. */
+/** One row (`STORE_LEASE`) while some process walks the store; an expired row belongs to a dead holder. */
 export interface LeaseTable {
   name: string;
   holder: string;

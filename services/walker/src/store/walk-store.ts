@@ -1,5 +1,5 @@
 import { sql, type Kysely } from "kysely";
-import { SCHEMA, type Outcome, type WalkerDatabase } from "./schema.js";
+import { SCHEMA, STORE_LEASE, type Outcome, type WalkerDatabase } from "./schema.js";
 
 export interface Walk {
   name: string;
@@ -22,6 +22,7 @@ export interface RunRecord {
   entries: number;
   bytes: number;
   reference: string | null;
+  detail: string | null;
 }
 
 type RunRow = {
@@ -38,6 +39,7 @@ type RunRow = {
   entries: string;
   bytes: string;
   error_reference: string | null;
+  detail: string | null;
 };
 
 const toRun = (r: RunRow): RunRecord => ({
@@ -54,9 +56,10 @@ const toRun = (r: RunRow): RunRecord => ({
   entries: Number(r.entries),
   bytes: Number(r.bytes),
   reference: r.error_reference,
+  detail: r.detail,
 });
 
-const RUN_COLUMNS = ["id", "walk", "trigger", "scheduled_for", "holder", "jobs", "started_at", "ended_at", "outcome", "counts", "entries", "bytes", "error_reference"] as const;
+const RUN_COLUMNS = ["id", "walk", "trigger", "scheduled_for", "holder", "jobs", "started_at", "ended_at", "outcome", "counts", "entries", "bytes", "error_reference", "detail"] as const;
 const WALK_COLUMNS = ["name", "schedule", "enabled", "jobs"] as const;
 
 /** Walk definitions, run records and leases (schema `walker`). Times come from the database clock. */
@@ -125,6 +128,26 @@ export function walkStoreFactory(root: Kysely<WalkerDatabase>) {
         .executeTakeFirstOrThrow();
       return toRun(row);
     },
+    /** A scheduled instant that did not go over the store: its record, begun and ended at once. */
+    async skipRun(r: { walk: string; scheduledFor: Date; holder: string; jobs: string[]; detail: string }): Promise<RunRecord> {
+      const row = await db()
+        .insertInto("runs")
+        .values({ walk: r.walk, trigger: "schedule", scheduled_for: r.scheduledFor, holder: r.holder, jobs: r.jobs, outcome: "skipped", counts: "{}", ended_at: sql<Date>`now()`, error_reference: null, detail: r.detail })
+        .returning(RUN_COLUMNS)
+        .executeTakeFirstOrThrow();
+      return toRun(row);
+    },
+    /** The runs of the store lease's live holder (a pass of walks due together), oldest first. */
+    async runningRuns(): Promise<RunRecord[]> {
+      const rows = await db()
+        .selectFrom("runs")
+        .select(RUN_COLUMNS)
+        .where("outcome", "=", "running")
+        .where("holder", "in", (eb) => eb.selectFrom("leases").select("holder").where("name", "=", STORE_LEASE).where("expires_at", ">", sql<Date>`now()`))
+        .orderBy("id")
+        .execute();
+      return rows.map(toRun);
+    },
     async progress(id: string, p: { counts: Record<string, Record<string, number>>; entries: number; bytes: number }): Promise<void> {
       await db().updateTable("runs").set({ counts: JSON.stringify(p.counts), entries: p.entries, bytes: p.bytes }).where("id", "=", id).where("outcome", "=", "running").execute();
     },
@@ -162,24 +185,25 @@ export function walkStoreFactory(root: Kysely<WalkerDatabase>) {
       return new Map(rows.map((r) => [r.walk, toRun(r)]));
     },
     /**
-     * Marks "running" records whose holder no longer holds the walk's lease (a process that
+     * Marks "running" records whose holder no longer holds the store's lease (a process that
      * died mid-walk) as interrupted; returns how many.
      */
     async markInterrupted(): Promise<number> {
       const r = await sql`
         update ${sql.id(SCHEMA, "runs")} as r set outcome = 'interrupted', ended_at = now()
         where r.outcome = 'running' and not exists (
-          select 1 from ${sql.id(SCHEMA, "leases")} as l where l.name = r.walk and l.holder = r.holder and l.expires_at > now())`.execute(root);
+          select 1 from ${sql.id(SCHEMA, "leases")} as l where l.name = ${STORE_LEASE} and l.holder = r.holder and l.expires_at > now())`.execute(root);
       return Number(r.numAffectedRows ?? 0);
     },
 
-    // Leases: taken when free, expired, or already ours; kept alive by renewal; deleted at the end.
+    // Leases: taken only when free or expired (never twice by one holder: two requests in one
+    // process must not both walk); kept alive by renewal; deleted at the end.
     async takeLease(name: string, holder: string, ttlMs: number): Promise<boolean> {
       const r = await sql<{ holder: string }>`
         insert into ${sql.id(SCHEMA, "leases")} as l (name, holder, acquired_at, expires_at)
         values (${name}, ${holder}, now(), now() + ${ttlMs} * interval '1 millisecond')
         on conflict (name) do update set holder = excluded.holder, acquired_at = excluded.acquired_at, expires_at = excluded.expires_at
-        where l.expires_at < now() or l.holder = excluded.holder
+        where l.expires_at < now()
         returning l.holder`.execute(root);
       return r.rows.length === 1;
     },

@@ -5,6 +5,7 @@ import pg from "pg";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import type { CredentialChanged } from "@svc/contracts";
 import { startInfra, type Infra } from "@svc/devstack";
+import { natsConnectOptions } from "@svc/kit";
 import { startSuite, type Suite } from "./suite.js";
 
 /** Past NATS's 1 MiB payload limit had the announcement listed every member (the issue measured 90,000). */
@@ -61,7 +62,7 @@ describe("a change to a large group", () => {
     const sentinel = await s.mint({ grants: [{ scope: "*", tokens: ["repository:read"] }] });
     expect((await get(b.url, sentinel.key)).status).toBe(200);
 
-    const nc = await connect({ servers: inject("natsUrl") });
+    const nc = await connect(natsConnectOptions(inject("natsUrl")));
     const heard: CredentialChanged[] = [];
     const sizes: number[] = [];
     const codec = JSONCodec<CredentialChanged>();

@@ -48,7 +48,12 @@ let s: Suite;
 beforeAll(async () => {
   const port = await relay.listen();
   // Database 0 holds only the run's suite counter; no other suite keeps buckets there.
-  s = await startSuite({ env: { SVC_REDIS_URL: `redis://127.0.0.1:${port}/0`, SVC_RATE_LIMIT: "1000000" } });
+  // The run's Redis URL (it carries the password) pointed at the relay.
+  const url = new URL(inject("redisUrl"));
+  url.hostname = "127.0.0.1";
+  url.port = String(port);
+  url.pathname = "/0";
+  s = await startSuite({ env: { SVC_REDIS_URL: url.toString(), SVC_RATE_LIMIT: "1000000" } });
 });
 afterAll(async () => {
   await s?.stop();

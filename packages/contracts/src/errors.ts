@@ -9,13 +9,16 @@ export const ERROR_STATUS = {
   forbidden: 403,
   not_found: 404,
   method_not_allowed: 405,
+  request_timeout: 408,
   conflict: 409,
+  precondition_failed: 412,
   payload_too_large: 413,
   unsupported_media_type: 415,
   range_not_satisfiable: 416,
   rate_limited: 429,
   unexpected: 500,
   unavailable: 503,
+  insufficient_storage: 507,
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;
@@ -40,13 +43,16 @@ const TITLES: Record<ErrorCode, string> = {
   forbidden: "Forbidden",
   not_found: "Not found",
   method_not_allowed: "Method not allowed",
+  request_timeout: "Request timeout",
   conflict: "Conflict",
+  precondition_failed: "Precondition failed",
   payload_too_large: "Payload too large",
   unsupported_media_type: "Unsupported media type",
   range_not_satisfiable: "Range not satisfiable",
   rate_limited: "Too many requests",
   unexpected: "Unexpected failure",
   unavailable: "Service unavailable",
+  insufficient_storage: "Insufficient storage",
 };
 
 export function problem(code: ErrorCode, detail?: string, extra?: Partial<Problem>): Problem {

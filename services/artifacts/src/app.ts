@@ -19,6 +19,8 @@ export interface ArtifactsDeps {
   repositories: () => ReadonlySet<string>;
   checks: Check[];
   metrics?: ServiceMetrics;
+  /** svc.upload-idle-timeout; 0: never. */
+  uploadIdleTimeoutMs: number;
 }
 
 export function buildApp(deps: ArtifactsDeps): FastifyInstance {

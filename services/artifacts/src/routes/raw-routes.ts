@@ -87,7 +87,15 @@ export function rawRoutes(app: FastifyInstance, deps: RawRoutesDeps): void {
         req.raw.destroy(new ServiceError("request_timeout", "the upload stopped arriving (svc.upload-idle-timeout): nothing was stored"));
       });
       // Durable (file, metadata and outbox row committed) and its event published before we answer.
-      const result = await deps.artifacts.publish(a, req.raw, mediaType(declaredContentType(req)), actorOf(req.principal), checks);
+      const result = await deps.artifacts.publish(a, req.raw, mediaType(declaredContentType(req)), actorOf(req.principal), checks).catch((err: unknown) => {
+        // The sender went away half-way (the gateway drops an upload its client abandoned): nothing
+        // was stored and nobody is left to answer; not a failure of ours.
+        if (!(err instanceof ServiceError) && req.raw.destroyed && !req.raw.complete) {
+          req.log.info({ repository: a.repository, path: a.path }, "upload abandoned before its body ended: nothing stored");
+          throw new ServiceError("invalid_input", "the request body ended early: nothing was stored");
+        }
+        throw err;
+      });
       req.log.info({ repository: a.repository, path: a.path, size: result.size, principal: req.principal.id }, "artifact stored");
       reply.code(result.created ? 201 : 200).header("x-checksum-sha256", result.sha256);
       if (result.etag) reply.header("etag", result.etag);

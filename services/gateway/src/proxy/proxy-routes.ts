@@ -43,19 +43,26 @@ export function registerProxyRoutes(app: FastifyInstance, deps: ProxyDeps, route
       // Already answered: a body cut for stalling (body-guard.ts), whose upstream then failed.
       if (reply.sent || reply.raw.headersSent) return;
       const err = (error as { error?: unknown })?.error ?? error;
+      // The client went away (an upload abandoned half-way): nobody to answer, nothing broken here.
+      if (reply.request.raw.destroyed && !reply.request.raw.complete) {
+        reply.request.log.info({ method: reply.request.method, url: reply.request.url }, "the client went away before its request body ended");
+        return;
+      }
       sendUnexpected(reply.request as FastifyRequest, reply as FastifyReply, err);
     },
   };
 
   // Keep-alive pools per upstream service and transport, so one kind of traffic never waits for
-  // connections another holds (stalled uploads, a burst of downloads). Upstreams keep idle
-  // connections 65 s; we drop ours first.
+  // connections another holds (stalled uploads, a burst of downloads). Uploads are not queued
+  // behind a connection limit: a queued upload holds its client's connection all the same, and
+  // one that stalls would hold up every upload behind it; the per-caller cap and the idle
+  // timeout bound them instead (body-guard.ts). Upstreams keep idle connections 65 s; we drop ours first.
   const pools = new Map<string, SigningPool>();
   const poolFor = (origin: string, transport: Transport) => {
     const name = `${transport} ${origin}`;
     let pool = pools.get(name);
     if (!pool) {
-      pool = new SigningPool(origin, { connections, pipelining: 1, keepAliveTimeout: 60_000 }, stamp);
+      pool = new SigningPool(origin, { connections: transport === "uploads" ? null : connections, pipelining: 1, keepAliveTimeout: 60_000 }, stamp);
       pools.set(name, pool);
     }
     return pool;

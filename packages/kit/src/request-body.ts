@@ -43,11 +43,13 @@ export function hasRequestBody(request: FastifyRequest): boolean {
 export function watchBodyIdle(request: FastifyRequest, reply: FastifyReply, ms: number, stalled: () => void): void {
   if (ms <= 0) return;
   const raw = request.raw;
+  // Kept: once the answer is out, the request lets go of its socket (raw.socket is null then).
+  const socket = raw.socket;
   let armed = true;
   const disarm = () => {
     if (!armed) return;
     armed = false;
-    if (!raw.socket.destroyed) raw.socket.setTimeout(0);
+    if (!socket.destroyed) socket.setTimeout(0);
   };
   raw.once("end", disarm);
   reply.raw.setTimeout(ms, () => {

@@ -77,9 +77,12 @@ describe("stalled uploads", () => {
 
   it("refuses a caller's upload beyond svc.upload-concurrency at once with 429 and Retry-After, and takes it once one has ended", async () => {
     const caller = await writer("many at once");
+    const before = uploadsInTmp();
     const stalled: Stalled[] = [];
     for (let i = 0; i < 16; i++) stalled.push(stalledUpload(`/repository/default/cap/${i}.bin`, caller.key));
     try {
+      // All 16 admitted and under way at the artifacts service.
+      await until(() => uploadsInTmp() >= before + 16, "16 uploads under way at the artifacts service");
       let refused: Response | undefined;
       await until(async () => {
         refused = await s.call("PUT", "/repository/default/cap/one-more.txt", { key: caller.key, body: "17th" });

@@ -48,14 +48,15 @@ describe("the gateway is the only door", () => {
 });
 
 describe("unexpected failures", () => {
-  it("answers an API failure with a problem document carrying only a reference, and logs the stack under it", async () => {
+  it("answers a dependency that is down with 503, Retry-After and a problem document carrying only a reference, and logs the stack under it", async () => {
     await s.stopService("auth");
     try {
       const res = await s.call("GET", "/api/credentials", { key: s.bootstrapKey });
-      expect(res.status).toBe(500);
+      expect(res.status).toBe(503);
+      expect(res.headers.get("retry-after")).toMatch(/^\d+$/);
       expect(res.headers.get("content-type")).toMatch(/^application\/problem\+json/);
       const body = (await res.json()) as Record<string, unknown>;
-      expect(body.title).toBe("Unexpected failure");
+      expect(body.title).toBe("Service unavailable");
       expect(body.reference).toMatch(REF);
       const text = JSON.stringify(body);
       expect(text).not.toMatch(/ECONNREFUSED|127\.0\.0\.1|at |Error/);

@@ -9,6 +9,7 @@ export const ERROR_STATUS = {
   forbidden: 403,
   not_found: 404,
   method_not_allowed: 405,
+  request_timeout: 408,
   conflict: 409,
   precondition_failed: 412,
   payload_too_large: 413,
@@ -17,6 +18,7 @@ export const ERROR_STATUS = {
   rate_limited: 429,
   unexpected: 500,
   unavailable: 503,
+  insufficient_storage: 507,
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;
@@ -41,6 +43,7 @@ const TITLES: Record<ErrorCode, string> = {
   forbidden: "Forbidden",
   not_found: "Not found",
   method_not_allowed: "Method not allowed",
+  request_timeout: "Request timeout",
   conflict: "Conflict",
   precondition_failed: "Precondition failed",
   payload_too_large: "Payload too large",
@@ -49,6 +52,7 @@ const TITLES: Record<ErrorCode, string> = {
   rate_limited: "Too many requests",
   unexpected: "Unexpected failure",
   unavailable: "Service unavailable",
+  insufficient_storage: "Insufficient storage",
 };
 
 export function problem(code: ErrorCode, detail?: string, extra?: Partial<Problem>): Problem {

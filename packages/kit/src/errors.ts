@@ -3,6 +3,7 @@ import { STATUS_CODES } from "node:http";
 import type { Duplex } from "node:stream";
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { ERROR_STATUS, PROBLEM_CONTENT_TYPE, ServiceError, failureReference, problem, type ErrorCode, type Problem } from "@svc/contracts";
+import { dependencyFailure } from "./dependency-failure.js";
 
 /**
  * Each client surface gets errors in its own format: a problem document on the API, an OCI error
@@ -33,7 +34,7 @@ const OCI_CODES: Partial<Record<ErrorCode, string>> = {
 
 /** A problem as the caller's surface shows it: the content type and the body. */
 export function renderProblem(surface: Surface, p: Problem): { type: string; body: string } {
-  const sentence = p.reference ? `Unexpected failure. Reference: ${p.reference}` : (p.detail ?? p.title);
+  const sentence = p.reference ? `${p.code === "unexpected" ? "Unexpected failure" : (p.detail ?? p.title)}. Reference: ${p.reference}` : (p.detail ?? p.title);
   switch (surface) {
     case "api":
       return { type: PROBLEM_CONTENT_TYPE, body: JSON.stringify(p) };
@@ -61,14 +62,25 @@ function codeForStatus(status: number): ErrorCode {
   return hit ? hit[0] : status >= 500 ? "unexpected" : "invalid_input";
 }
 
+/** Seconds a caller is asked to wait when a dependency does not answer. */
+const RETRY_AFTER_DOWN = "5";
+
 /**
- * Logs an unexpected failure under a fresh reference and answers 500 in the caller's format.
+ * Logs an unexpected failure under a fresh reference and answers in the caller's format: 503
+ * with Retry-After when a dependency does not answer, 507 when the store is full, else 500.
  * The response never carries the cause: no message, stack, path or store key.
  */
 export function sendUnexpected(request: FastifyRequest, reply: FastifyReply, err: unknown): FastifyReply {
   const reference = newReference();
-  request.log.error({ err, reference }, `Unexpected failure ${reference} while ${request.method} ${request.url}`);
-  return sendProblem(reply, surfaceOfRequest(request), problem("unexpected", undefined, { reference }));
+  const down = dependencyFailure(err);
+  const answer = down === "unavailable" ? 503 : down === "full" ? 507 : 500;
+  request.log.error({ err, reference, status: answer }, `Unexpected failure ${reference} while ${request.method} ${request.url}`);
+  const surface = surfaceOfRequest(request);
+  if (down === "unavailable") {
+    return sendProblem(reply, surface, problem("unavailable", "a service this request needs is not answering: retry shortly", { reference }), { "retry-after": RETRY_AFTER_DOWN });
+  }
+  if (down === "full") return sendProblem(reply, surface, problem("insufficient_storage", "the store is full: nothing was written", { reference }));
+  return sendProblem(reply, surface, problem("unexpected", undefined, { reference }));
 }
 
 /** One error handler for every service. */

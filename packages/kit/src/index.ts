@@ -2,6 +2,8 @@ export * from "./duration.js";
 export * from "./settings.js";
 export * from "./logger.js";
 export * from "./errors.js";
+export * from "./dependency-failure.js";
+export * from "./request-body.js";
 export * from "./identity.js";
 export * from "./db.js";
 export * from "./messaging.js";

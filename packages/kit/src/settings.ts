@@ -236,6 +236,10 @@ export const SETTINGS = {
     description: "The longest one delivery attempt may take, connecting included (100 ms to 300 s)." }),
   webhookHistoryMs: def("svc.webhook-history", duration, 30 * 24 * 3_600_000, { readBy: ["notifier"], defaultText: "30d",
     description: "How long a finished delivery (delivered or set aside) is kept after its last change; `0` keeps everything." }),
+  uploadIdleTimeoutMs: def("svc.upload-idle-timeout", duration, 30_000, { readBy: ["gateway", "artifacts"], defaultText: "30s",
+    description: "A request body (an upload, an API write) that sends nothing for this long is cut: the gateway answers 408 and drops it, and the stored artifact keeps its old content. The artifacts service applies it too, a little later (up to 5 s), as a backstop. `0` waits for ever." }),
+  uploadConcurrency: def("svc.upload-concurrency", count, 16, { readBy: ["gateway"],
+    description: "Most request bodies one caller (a key; keyless callers by client address) may be sending through one gateway at once; the next is refused with 429 and `Retry-After`. `0` removes the cap." }),
   configFile: def("svc.config-file", str, "", { readBy: "every",
     description: "A Java-style properties file read after `-D` arguments and the environment; an unknown `svc.` name in it refuses start-up." }),
 } as const;

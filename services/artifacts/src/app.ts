@@ -14,6 +14,8 @@ export interface ArtifactsDeps extends UpstreamAppDeps {
   artifacts: ArtifactService;
   downloads: Pick<DownloadRecorder, "record">;
   repositories: () => ReadonlySet<string>;
+  /** svc.upload-idle-timeout; 0: never. */
+  uploadIdleTimeoutMs: number;
 }
 
 export function buildApp(deps: ArtifactsDeps): FastifyInstance {

@@ -24,8 +24,11 @@ export interface GatewayDeps {
   trustedProxies: AddressMatcher;
   /** Records each use of a key (svc.track-key-usage), or undefined when off. */
   recordUse?: (keyId: string, address: string) => void;
-  /** Upstream connection pool size per service. */
+  /** Upstream connections per service and transport. */
   connections?: number;
+  /** svc.upload-idle-timeout (default 30 s) and svc.upload-concurrency (default 16). */
+  uploadIdleTimeoutMs?: number;
+  uploadConcurrency?: number;
 }
 
 export function buildApp(deps: GatewayDeps): FastifyInstance {

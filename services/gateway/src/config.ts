@@ -22,6 +22,8 @@ export type GatewayConfig = Pick<
   | "rateLimit"
   | "logLevel"
   | "shutdownGraceMs"
+  | "uploadIdleTimeoutMs"
+  | "uploadConcurrency"
 > &
   NodeAgentSettings;
 

@@ -40,6 +40,8 @@ await bootService({
       trustedProxies: addressMatcher(config.trustedProxies),
       recordUse: usage?.record,
       upstreams,
+      uploadIdleTimeoutMs: config.uploadIdleTimeoutMs,
+      uploadConcurrency: config.uploadConcurrency,
       limiter,
       metrics,
       gatewayMetrics,

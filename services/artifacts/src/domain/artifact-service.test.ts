@@ -80,7 +80,7 @@ describe("artifact changes and their events", () => {
 
   it("a publish stores the file, its metadata and a published event in the outbox, then delivers it", async () => {
     const out = await t.svc.publish(addr("a/b.txt"), Readable.from([Buffer.from("hello")]), "text/plain", key);
-    expect(out).toEqual({ size: 5, sha256: sha("hello"), created: true });
+    expect(out).toEqual({ size: 5, sha256: sha("hello"), created: true, etag: expect.stringMatching(/^W\/"5-[0-9a-f]+"$/) });
     expect(t.rows.get("libs/a/b.txt")?.sha256).toBe(sha("hello"));
     expect(t.outbox).toHaveLength(1);
     const e = t.outbox[0]!;
@@ -91,6 +91,27 @@ describe("artifact changes and their events", () => {
 
     await t.svc.publish(addr("a/b.txt"), Readable.from([Buffer.from("again")]), null, key);
     expect(t.delivered[1]).toMatchObject({ kind: "artifact.published", replaced: true, size: 5, digest: `sha256:${sha("again")}` });
+  });
+
+  it("a failed precondition (412) or a declared digest that does not match (400) stores nothing and keeps the old content", async () => {
+    const first = await t.svc.publish(addr("p.txt"), Readable.from([Buffer.from("old")]), null, key);
+    const put = (body: string, checks: Parameters<typeof t.svc.publish>[4]) => t.svc.publish(addr("p.txt"), Readable.from([Buffer.from(body)]), null, key, checks);
+    await expect(put("new", { preconditions: { ifNoneMatch: "*" } })).rejects.toMatchObject({ status: 412 });
+    await expect(put("new", { preconditions: { ifMatch: ['"not-it"'] } })).rejects.toMatchObject({ status: 412 });
+    await expect(put("new", { digests: { sha256: [{ hex: sha("other"), header: "x-checksum-sha256" }] } })).rejects.toMatchObject({ status: 400, field: "x-checksum-sha256" });
+    const md5 = createHash("md5").update("other").digest("hex");
+    await expect(put("new", { digests: { md5: [{ hex: md5, header: "content-md5" }] } })).rejects.toMatchObject({ status: 400, field: "content-md5" });
+    expect(t.rows.get("libs/p.txt")?.sha256).toBe(sha("old"));
+    expect(t.delivered).toHaveLength(1);
+
+    // The ETag a GET answered (weak, compared as such) or the SHA-256 in quotes names the version.
+    const second = await put("new", { preconditions: { ifMatch: [first.etag!.replace(/^W\//, "")] }, digests: { md5: [{ hex: createHash("md5").update("new").digest("hex"), header: "x-checksum-md5" }] } });
+    expect(second.sha256).toBe(sha("new"));
+    await expect(put("newer", { preconditions: { ifMatch: [`"${sha("old")}"`] } })).rejects.toMatchObject({ status: 412 });
+    expect((await put("newer", { preconditions: { ifMatch: [`"${sha("new")}"`] } })).sha256).toBe(sha("newer"));
+    expect((await t.svc.publish(addr("fresh.txt"), Readable.from([Buffer.from("f")]), null, key, { preconditions: { ifNoneMatch: "*" } })).created).toBe(true);
+    await expect(t.svc.publish(addr("absent.txt"), Readable.from([Buffer.from("a")]), null, key, { preconditions: { ifMatch: "*" } })).rejects.toMatchObject({ status: 412 });
+    expect(existsSync(join(t.root, "repositories/libs/absent.txt"))).toBe(false);
   });
 
   it("a failed commit publishes nothing and leaves no upload behind in tmp/", async () => {

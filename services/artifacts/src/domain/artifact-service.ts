@@ -4,6 +4,7 @@ import { newEventId } from "@svc/kit";
 import type { FileIdentity, FileStore } from "../store/file-store.js";
 import type { Db, MetadataStore } from "../store/metadata-store.js";
 import type { OutboxStore } from "../store/outbox-store.js";
+import { checkPreconditions, digestCheck, etagOf, type DeclaredDigests, type Preconditions } from "./upload-checks.js";
 
 export interface ArtifactServiceDeps {
   files: Pick<FileStore, "readOnly" | "stage" | "place" | "discard" | "remove" | "identity" | "hash">;
@@ -19,6 +20,20 @@ export interface Address {
   /** Validated segments; joined with "/" they are `path`. */
   segments: string[];
   path: string;
+}
+
+/** What a client required of a PUT (domain/upload-checks.ts). */
+export interface PublishChecks {
+  preconditions?: Preconditions;
+  digests?: DeclaredDigests;
+}
+
+export interface Published {
+  size: number;
+  sha256: string;
+  created: boolean;
+  /** The ETag a GET now answers. */
+  etag: string | undefined;
 }
 
 export type IndexOutcome = "created" | "corrected" | "unchanged" | "changed" | "missing";
@@ -72,16 +87,26 @@ export function artifactServiceFactory(deps: ArtifactServiceDeps) {
   };
 
   return {
-    /** PUT: stores the upload and publishes `artifact.published`. */
-    async publish(a: Address, source: Readable, contentType: string | null, actor: Actor): Promise<{ size: number; sha256: string; created: boolean }> {
-      const staged = await files.stage(source);
+    /**
+     * PUT: stores the upload and publishes `artifact.published`. A declared digest that does not
+     * match (400) or a failed precondition (412) stores nothing and leaves the old content.
+     */
+    async publish(a: Address, source: Readable, contentType: string | null, actor: Actor, checks: PublishChecks = {}): Promise<Published> {
+      const digests = digestCheck(checks.digests ?? {});
+      const staged = await files.stage(source, digests.through);
       try {
+        digests.verify(staged.sha256);
         return await change(a, async (tx) => {
+          if (checks.preconditions) {
+            const [file, row] = await Promise.all([files.identity(a.repository, a.segments), metadata.find(a.repository, a.path, tx)]);
+            checkPreconditions(checks.preconditions, { file, sha256: row?.sha256 });
+          }
           const { created } = await files.place(staged, a.repository, a.segments);
+          const placed = await files.identity(a.repository, a.segments);
           const at = new Date();
           await metadata.recordArtifact({ repository: a.repository, path: a.path, size: staged.size, sha256: staged.sha256, contentType, at }, tx);
           const event: ArtifactPublished = { ...base(a, staged.size, staged.sha256, actor, at), kind: "artifact.published", replaced: !created };
-          return { event, result: { size: staged.size, sha256: staged.sha256, created } };
+          return { event, result: { size: staged.size, sha256: staged.sha256, created, etag: placed ? etagOf(placed) : undefined } };
         });
       } catch (err) {
         await files.discard(staged);

@@ -2,8 +2,10 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import send from "@fastify/send";
 import { ServiceError, notFound } from "@svc/contracts";
 import { parseArtifactUrl, type ArtifactAddress } from "@svc/grants";
+import { declaredContentType, setContentTypeAside, watchBodyIdle } from "@svc/kit";
 import { actorOf, type ArtifactService } from "../domain/artifact-service.js";
 import type { DownloadRecorder } from "../domain/download-recorder.js";
+import { parseDeclaredDigests, parsePreconditions } from "../domain/upload-checks.js";
 import type { FileStore } from "../store/file-store.js";
 
 export interface RawRoutesDeps {
@@ -12,6 +14,8 @@ export interface RawRoutesDeps {
   downloads: Pick<DownloadRecorder, "record">;
   /** Names of the repositories this service serves. */
   repositories: () => ReadonlySet<string>;
+  /** svc.upload-idle-timeout; 0: never. */
+  uploadIdleTimeoutMs: number;
 }
 
 /**
@@ -24,6 +28,13 @@ export interface RawRoutesDeps {
  */
 const READ_CHUNK = 1024 * 1024;
 
+/** How much longer than svc.upload-idle-timeout this service waits, at most, before cutting an upload. */
+const IDLE_GRACE_MS = 5_000;
+
+/** A declared Content-Type worth recording: a well-formed media type, else nothing. */
+const MEDIA_TYPE = /^[\w!#$%&'*+.^`|~-]+\/[\w!#$%&'*+.^`|~-]+(\s*;.*)?$/;
+const mediaType = (declared: string | undefined): string | null => (declared !== undefined && declared.length <= 255 && MEDIA_TYPE.test(declared.trim()) ? declared.trim() : null);
+
 /** Raw repositories: `/repository/<repository>/<path>` with GET, HEAD, PUT and DELETE. */
 export function rawRoutes(app: FastifyInstance, deps: RawRoutesDeps): void {
   const address = (req: FastifyRequest): ArtifactAddress => {
@@ -33,9 +44,14 @@ export function rawRoutes(app: FastifyInstance, deps: RawRoutesDeps): void {
   };
 
   app.register(async (scoped) => {
-    // Bodies stream straight to the store: no parsing, no size limit, never held in memory.
+    // Bodies stream straight to the store: no parsing, no size limit, never held in memory,
+    // whatever Content-Type they declare (even one fastify cannot parse).
     scoped.removeAllContentTypeParsers();
     scoped.addContentTypeParser("*", (_req, _payload, done) => done(null));
+    scoped.addHook("onRequest", (req, _reply, done) => {
+      if (req.method !== "GET" && req.method !== "HEAD") setContentTypeAside(req);
+      done();
+    });
 
     const read = async (req: FastifyRequest, reply: FastifyReply) => {
       const a = address(req);
@@ -69,11 +85,26 @@ export function rawRoutes(app: FastifyInstance, deps: RawRoutesDeps): void {
 
     scoped.put("/repository/*", async (req, reply) => {
       const a = address(req);
-      const contentType = typeof req.headers["content-type"] === "string" ? req.headers["content-type"] : null;
+      const checks = { preconditions: parsePreconditions(req.headers), digests: parseDeclaredDigests(req.headers) };
+      // A body that stops arriving is cut, after the gateway (which sees the client first) had its chance.
+      const idle = deps.uploadIdleTimeoutMs;
+      watchBodyIdle(req, reply, idle + Math.min(idle, IDLE_GRACE_MS), () => {
+        req.log.warn({ repository: a.repository, path: a.path, principal: req.principal.id }, "cut an upload that stopped arriving (svc.upload-idle-timeout)");
+        req.raw.destroy(new ServiceError("request_timeout", "the upload stopped arriving (svc.upload-idle-timeout): nothing was stored"));
+      });
       // Durable (file, metadata and outbox row committed) and its event published before we answer.
-      const result = await deps.artifacts.publish(a, req.raw, contentType, actorOf(req.principal));
+      const result = await deps.artifacts.publish(a, req.raw, mediaType(declaredContentType(req)), actorOf(req.principal), checks).catch((err: unknown) => {
+        // The sender went away half-way (the gateway drops an upload its client abandoned): nothing
+        // was stored and nobody is left to answer; not a failure of ours.
+        if (!(err instanceof ServiceError) && req.raw.destroyed && !req.raw.complete) {
+          req.log.info({ repository: a.repository, path: a.path }, "upload abandoned before its body ended: nothing stored");
+          throw new ServiceError("invalid_input", "the request body ended early: nothing was stored");
+        }
+        throw err;
+      });
       req.log.info({ repository: a.repository, path: a.path, size: result.size, principal: req.principal.id }, "artifact stored");
       reply.code(result.created ? 201 : 200).header("x-checksum-sha256", result.sha256);
+      if (result.etag) reply.header("etag", result.etag);
       return { repository: a.repository, path: a.path, size: result.size, sha256: result.sha256 };
     });
 

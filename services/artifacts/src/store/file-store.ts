@@ -1,7 +1,7 @@
 import { createWriteStream } from "node:fs";
 import { mkdir, open, readdir, rename, rm, rmdir, stat, unlink } from "node:fs/promises";
 import { join } from "node:path";
-import type { Readable } from "node:stream";
+import type { Readable, Transform } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { conflict, forbidden } from "@svc/contracts";
 import { digestFile, digestingStream, storeLayout, type ContentDigest } from "@svc/kit";
@@ -54,13 +54,13 @@ export function fileStoreFactory(opts: FileStoreOptions) {
   const { tmpDir, repositoryDir: repoDir } = layout;
   const fileOf = (repository: string, segments: string[]) => layout.pathOf(repository, segments);
 
-  /** Streams an upload into tmp/ (flushed to disk), hashing it on the way. */
-  const stage = async (source: Readable): Promise<Staged> => {
+  /** Streams an upload into tmp/ (flushed to disk), hashing it on the way; `through` see it first. */
+  const stage = async (source: Readable, through: readonly Transform[] = []): Promise<Staged> => {
     if (opts.readOnly) throw forbidden(READ_ONLY);
     const tmp = layout.newTmpFile();
     const meter = digestingStream();
     try {
-      await pipeline(source, meter.stream, createWriteStream(tmp, { flags: "wx", mode: 0o644, flush: true }));
+      await pipeline([source, ...through, meter.stream, createWriteStream(tmp, { flags: "wx", mode: 0o644, flush: true })]);
     } catch (err) {
       await rm(tmp, { force: true }).catch(() => {});
       throw err;

@@ -1,19 +1,25 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import httpProxy, { type FastifyHttpProxyOptions } from "@fastify/http-proxy";
 import type { FastifyReplyFromHooks } from "@fastify/reply-from";
-import { sendUnexpected } from "@svc/kit";
+import { declaredContentType, sendUnexpected, setContentTypeAside, type AddressMatcher } from "@svc/kit";
+import { bodyGuardFactory } from "./body-guard.js";
 import { DownloadPool } from "./download-pool.js";
 import { forwardDownload } from "./download-forwarder.js";
 import { SigningPool, claimIdentity, identityStamp } from "./identity-stamp.js";
-import { ROUTES, type Route, type Upstreams } from "./route-table.js";
+import { ROUTES, type Route, type Transport, type Upstreams } from "./route-table.js";
 
 type ProxyHandler = NonNullable<FastifyHttpProxyOptions["handler"]>;
 
 export interface ProxyDeps {
   upstreams: Upstreams;
   internalSecret: string;
-  /** Upstream connection pool size per service. */
+  /** Upstream connections per service and transport (downloads, uploads, API calls each have their own). */
   connections?: number;
+  /** A request body that sends nothing for this long is cut with 408 (svc.upload-idle-timeout); 0: never. */
+  uploadIdleTimeoutMs?: number;
+  /** Most request bodies one caller may be sending at once (svc.upload-concurrency); 0: no cap. */
+  uploadConcurrency?: number;
+  trustedProxies: AddressMatcher;
 }
 
 /**
@@ -23,32 +29,46 @@ export interface ProxyDeps {
 export function registerProxyRoutes(app: FastifyInstance, deps: ProxyDeps, routes: readonly Route[] = ROUTES): void {
   const stamp = identityStamp(deps.internalSecret);
   const connections = deps.connections ?? 64;
+  const bodies = bodyGuardFactory({ idleMs: deps.uploadIdleTimeoutMs ?? 30_000, perCaller: deps.uploadConcurrency ?? 16, trustedProxies: deps.trustedProxies });
 
   const replyOptions: FastifyReplyFromHooks = {
     // `headers` is reply-from's own copy of the client's headers.
     rewriteRequestHeaders: (request, headers) => {
       claimIdentity(headers, request.forwardedPrincipal);
+      const declared = declaredContentType(request);
+      if (declared !== undefined) headers["content-type"] = declared;
       return headers;
     },
     onError: (reply, error) => {
+      // Already answered: a body cut for stalling (body-guard.ts), whose upstream then failed.
+      if (reply.sent || reply.raw.headersSent) return;
       const err = (error as { error?: unknown })?.error ?? error;
+      // The client went away (an upload abandoned half-way): nobody to answer, nothing broken here.
+      if (reply.request.raw.destroyed && !reply.request.raw.complete) {
+        reply.request.log.info({ method: reply.request.method, url: reply.request.url }, "the client went away before its request body ended");
+        return;
+      }
       sendUnexpected(reply.request as FastifyRequest, reply as FastifyReply, err);
     },
   };
 
-  // One keep-alive pool per upstream service (shared by its prefixes). Upstreams keep idle
-  // connections 65 s; we drop ours first.
+  // Keep-alive pools per upstream service and transport, so one kind of traffic never waits for
+  // connections another holds (stalled uploads, a burst of downloads). Uploads are not queued
+  // behind a connection limit: a queued upload holds its client's connection all the same, and
+  // one that stalls would hold up every upload behind it; the per-caller cap and the idle
+  // timeout bound them instead (body-guard.ts). Upstreams keep idle connections 65 s; we drop ours first.
   const pools = new Map<string, SigningPool>();
-  const poolFor = (origin: string) => {
-    let pool = pools.get(origin);
+  const poolFor = (origin: string, transport: Transport) => {
+    const name = `${transport} ${origin}`;
+    let pool = pools.get(name);
     if (!pool) {
-      pool = new SigningPool(origin, { connections, pipelining: 1, keepAliveTimeout: 60_000 }, stamp);
-      pools.set(origin, pool);
+      pool = new SigningPool(origin, { connections: transport === "uploads" ? null : connections, pipelining: 1, keepAliveTimeout: 60_000 }, stamp);
+      pools.set(name, pool);
     }
     return pool;
   };
 
-  // The download pool reads plain http only; an https upstream is served `pooled`.
+  // The download pool reads plain http only; an https upstream is served by the undici pool.
   const downloadPools = new Map<string, DownloadPool>();
   const downloadHandlerFor = (upstream: URL): ProxyHandler | undefined => {
     if (upstream.protocol !== "http:") return undefined;
@@ -77,15 +97,25 @@ export function registerProxyRoutes(app: FastifyInstance, deps: ProxyDeps, route
   for (const route of routes) {
     const upstream = deps.upstreams[route.upstream];
     const url = new URL(upstream);
-    app.register(httpProxy, {
-      upstream,
-      prefix: route.prefix,
-      rewritePrefix: route.prefix,
-      replyOptions,
-      undici: poolFor(url.origin),
-      // Per-request log lines cost throughput (as in createBaseApp); failures are still logged.
-      disableRequestLogging: true,
-      handler: route.transport === "downloads" ? downloadHandlerFor(url) : undefined,
+    app.register(async (scope) => {
+      // The gateway parses no body: the proxy's catch-all parser hands every body on as it
+      // comes (fastify's text/plain parser would read it whole, decode it and cap it at 1 MiB).
+      scope.removeAllContentTypeParsers();
+      scope.addHook("onRequest", bodies.guard);
+      // An artifact body is opaque bytes whatever Content-Type it declares (even one fastify
+      // cannot parse); the header goes upstream as sent.
+      if (route.transport === "uploads") scope.addHook("onRequest", (request, _reply, done) => (setContentTypeAside(request), done()));
+      await scope.register(httpProxy, {
+        upstream,
+        prefix: route.prefix,
+        rewritePrefix: route.prefix,
+        replyOptions,
+        undici: poolFor(url.origin, route.transport),
+        httpMethods: route.methods ? [...route.methods] : undefined,
+        // Per-request log lines cost throughput (as in createBaseApp); failures are still logged.
+        disableRequestLogging: true,
+        handler: route.transport === "downloads" ? downloadHandlerFor(url) : undefined,
+      });
     });
   }
 }

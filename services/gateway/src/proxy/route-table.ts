@@ -8,18 +8,24 @@ export interface Upstreams {
 }
 
 /**
- * How a route's requests reach its upstream:
- *  - `pooled`: reply-from over a keep-alive undici pool per upstream service (any method, any body);
- *  - `downloads`: a GET goes through the download pool (download-pool.ts), anything else, an
- *    answer the pool cannot delimit, or an upstream that is not plain http goes `pooled`.
+ * How a route's requests reach its upstream. Each transport has its own connections to each
+ * upstream, so no kind of traffic can take the connections another needs: stalled uploads
+ * cannot hold up downloads or the API, nor a burst of downloads an upload.
+ *  - `downloads`: a GET goes through the download pool (download-pool.ts); a HEAD, an answer
+ *    the pool cannot delimit, or an upstream that is not plain http goes through this
+ *    transport's own undici pool;
+ *  - `uploads`: writes to the store (bodies that may take minutes), an undici pool of their own;
+ *  - `api`: everything else, an undici pool per upstream service.
  */
-export type Transport = "pooled" | "downloads";
+export type Transport = "downloads" | "uploads" | "api";
 
 export interface Route {
   /** The path prefix, forwarded unchanged (the upstream serves the same path). */
   prefix: string;
   upstream: keyof Upstreams;
   transport: Transport;
+  /** The methods this row forwards; unset: every method the proxy knows. */
+  methods?: readonly string[];
 }
 
 /**
@@ -29,13 +35,14 @@ export interface Route {
  * any of this, by the admission (domain/admission.ts).
  */
 export const ROUTES: readonly Route[] = [
-  { prefix: "/repository", upstream: "artifacts", transport: "downloads" },
-  { prefix: "/api/repositories", upstream: "artifacts", transport: "pooled" },
-  { prefix: "/api/credentials", upstream: "auth", transport: "pooled" },
-  { prefix: "/api/principals", upstream: "auth", transport: "pooled" },
-  { prefix: "/api/groups", upstream: "auth", transport: "pooled" },
-  { prefix: "/api/walks", upstream: "walker", transport: "pooled" },
-  { prefix: "/api/webhooks", upstream: "notifier", transport: "pooled" },
-  { prefix: "/api", upstream: "admin", transport: "pooled" },
-  { prefix: "/metrics", upstream: "admin", transport: "pooled" },
+  { prefix: "/repository", upstream: "artifacts", transport: "downloads", methods: ["GET", "HEAD"] },
+  { prefix: "/repository", upstream: "artifacts", transport: "uploads", methods: ["PUT", "DELETE", "POST", "PATCH", "OPTIONS"] },
+  { prefix: "/api/repositories", upstream: "artifacts", transport: "api" },
+  { prefix: "/api/credentials", upstream: "auth", transport: "api" },
+  { prefix: "/api/principals", upstream: "auth", transport: "api" },
+  { prefix: "/api/groups", upstream: "auth", transport: "api" },
+  { prefix: "/api/walks", upstream: "walker", transport: "api" },
+  { prefix: "/api/webhooks", upstream: "notifier", transport: "api" },
+  { prefix: "/api", upstream: "admin", transport: "api" },
+  { prefix: "/metrics", upstream: "admin", transport: "api" },
 ];

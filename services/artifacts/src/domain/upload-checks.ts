@@ -1,0 +1,114 @@
+import { createHash, type Hash } from "node:crypto";
+import { Transform } from "node:stream";
+import { ServiceError, invalid } from "@svc/contracts";
+import type { FileIdentity } from "../store/file-store.js";
+
+/**
+ * What a client may require of a PUT so concurrent publishers do not overwrite each other
+ * unknowingly: preconditions on the current artifact (If-Match, If-None-Match) and the digests it
+ * declares for the body (the headers Artifactory and Nexus clients send). Preconditions are
+ * checked under the path's lock, so two publishers racing on one path cannot both pass.
+ */
+export interface Preconditions {
+  /** If-Match: "*" (something is there) or entity tags, one of which must be the current one. */
+  ifMatch?: "*" | string[];
+  /** If-None-Match: "*" (nothing is there) or entity tags none of which may be the current one. */
+  ifNoneMatch?: "*" | string[];
+}
+
+export type DigestName = "sha256" | "sha1" | "md5";
+/** Declared digests (lowercase hex) and the header each came from. */
+export type DeclaredDigests = Partial<Record<DigestName, { hex: string; header: string }[]>>;
+
+/** The ETag a GET or HEAD answers for a file (as @fastify/send builds it: size and mtime). */
+export function etagOf(file: Pick<FileIdentity, "size" | "mtimeMs">): string {
+  return `W/"${file.size.toString(16)}-${file.mtimeMs.toString(16)}"`;
+}
+
+/** Entity tags compared without the weak marker: the only ETag GET gives is weak. */
+const opaque = (tag: string) => tag.trim().replace(/^W\//, "");
+
+function parseTags(value: string | string[] | undefined): "*" | string[] | undefined {
+  if (value === undefined) return undefined;
+  const text = Array.isArray(value) ? value.join(",") : value;
+  if (text.trim() === "*") return "*";
+  const tags = text.split(",").map(opaque).filter((t) => t !== "");
+  return tags.length > 0 ? tags : undefined;
+}
+
+export function parsePreconditions(headers: Record<string, string | string[] | undefined>): Preconditions {
+  return { ifMatch: parseTags(headers["if-match"]), ifNoneMatch: parseTags(headers["if-none-match"]) };
+}
+
+/**
+ * Throws 412 unless the current artifact meets the preconditions. `current` is the file at the
+ * path and the SHA-256 the index holds for it; a tag matches the ETag a GET answered or the
+ * SHA-256 in quotes.
+ */
+export function checkPreconditions(p: Preconditions, current: { file?: FileIdentity; sha256?: string }): void {
+  const tags = current.file ? [opaque(etagOf(current.file)), ...(current.sha256 ? [`"${current.sha256}"`] : [])] : [];
+  const matches = (wanted: string[]) => wanted.some((t) => tags.includes(t));
+  if (p.ifMatch !== undefined && !(p.ifMatch === "*" ? current.file !== undefined : matches(p.ifMatch))) {
+    throw new ServiceError("precondition_failed", current.file ? "If-Match: the artifact has changed since that version; nothing was stored" : "If-Match: there is no artifact at this path; nothing was stored");
+  }
+  if (p.ifNoneMatch !== undefined && (p.ifNoneMatch === "*" ? current.file !== undefined : matches(p.ifNoneMatch))) {
+    throw new ServiceError("precondition_failed", "If-None-Match: an artifact is already at this path; nothing was stored");
+  }
+}
+
+const HEX_LENGTH: Record<DigestName, number> = { sha256: 64, sha1: 40, md5: 32 };
+const HEADERS: [string, DigestName][] = [
+  ["x-checksum-sha256", "sha256"],
+  ["x-checksum-sha1", "sha1"],
+  ["x-checksum-md5", "md5"],
+];
+
+/** Reads the declared digests; a malformed one is refused (400) before the body is read. */
+export function parseDeclaredDigests(headers: Record<string, string | string[] | undefined>): DeclaredDigests {
+  const out: DeclaredDigests = {};
+  const add = (name: DigestName, hex: string, header: string) => (out[name] ??= []).push({ hex, header });
+  for (const [header, name] of HEADERS) {
+    const v = headers[header];
+    if (v === undefined) continue;
+    const hex = String(v).trim().toLowerCase();
+    if (!new RegExp(`^[0-9a-f]{${HEX_LENGTH[name]}}$`).test(hex)) throw invalid(header, `${header} must be the ${name.toUpperCase()} of the body in hexadecimal (${HEX_LENGTH[name]} digits)`);
+    add(name, hex, header);
+  }
+  const contentMd5 = headers["content-md5"];
+  if (contentMd5 !== undefined) {
+    const bytes = /^[A-Za-z0-9+/]{22}==$/.test(String(contentMd5).trim()) ? Buffer.from(String(contentMd5).trim(), "base64") : undefined;
+    if (!bytes || bytes.length !== 16) throw invalid("content-md5", "Content-MD5 must be the MD5 of the body in base64 (24 characters)");
+    add("md5", bytes.toString("hex"), "content-md5");
+  }
+  return out;
+}
+
+/**
+ * Hashes the body on its way to the store with the digests declared besides SHA-256 (which the
+ * store computes anyway); `verify` then throws 400 naming the first header that does not match.
+ */
+export function digestCheck(declared: DeclaredDigests): { through: Transform[]; verify: (sha256: string) => void } {
+  const hashes: Partial<Record<DigestName, Hash>> = {};
+  for (const name of ["sha1", "md5"] as const) if (declared[name]) hashes[name] = createHash(name);
+  const extra = Object.values(hashes);
+  const through =
+    extra.length === 0
+      ? []
+      : [
+          new Transform({
+            transform(chunk: Buffer, _enc, cb) {
+              for (const h of extra) h.update(chunk);
+              cb(null, chunk);
+            },
+          }),
+        ];
+  const verify = (sha256: string) => {
+    const actual: Partial<Record<DigestName, string>> = { sha256 };
+    for (const [name, h] of Object.entries(hashes) as [DigestName, Hash][]) actual[name] = h.digest("hex");
+    for (const [name, wanted] of Object.entries(declared) as [DigestName, { hex: string; header: string }[]][]) {
+      const bad = wanted.find((w) => w.hex !== actual[name]);
+      if (bad) throw invalid(bad.header, `${bad.header} does not match the body received (${name.toUpperCase()} ${actual[name]}): nothing was stored`);
+    }
+  };
+  return { through, verify };
+}

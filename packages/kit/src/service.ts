@@ -1,8 +1,8 @@
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyRequest, type FastifyServerOptions, type RawReplyDefaultExpression, type RawRequestDefaultExpression, type RawServerDefault } from "fastify";
 import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import type { Logger } from "pino";
-import { ServiceError, type Principal } from "@svc/contracts";
-import { installErrorHandling } from "./errors.js";
+import { ServiceError, problem, type Principal } from "@svc/contracts";
+import { installErrorHandling, sendProblem, surfaceOf } from "./errors.js";
 import { installInputGuard } from "./input-guard.js";
 import { verifyIdentity } from "./identity.js";
 import { instrumentHttp, type ServiceMetrics } from "./metrics.js";
@@ -61,6 +61,12 @@ export function createBaseApp(opts: BaseAppOptions): ServiceApp {
     return503OnClosing: true,
     bodyLimit: 1024 * 1024,
     ajv: { customOptions: { removeAdditional: false, coerceTypes: false, allErrors: false } },
+    // The router's own refusals (a path parameter over its length, bad URL encoding) in the surface's format, not fastify's JSON.
+    frameworkErrors: (err, request, reply) => {
+      const status = typeof err.statusCode === "number" && err.statusCode >= 400 && err.statusCode < 500 ? err.statusCode : 400;
+      const detail = err.code === "FST_ERR_MAX_PARAM_LENGTH" ? "a path parameter is longer than any name or id" : "the request target is not valid percent-encoding (UTF-8)";
+      sendProblem(reply, surfaceOf(request.url, request.headers.accept), problem("invalid_input", detail, { status }));
+    },
     ...opts.fastify,
   });
   installErrorHandling(app);

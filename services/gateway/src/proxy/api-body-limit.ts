@@ -12,8 +12,10 @@ import { sendProblem } from "@svc/kit";
  */
 export function limitApiBodies(app: FastifyInstance, limit: number): void {
   const isApi = (request: FastifyRequest) => request.url.startsWith("/api/") || request.url === "/api";
+  // The rest of the body is read and dropped (node does it once the answer is sent), so the
+  // caller, still writing, reads the 413 instead of a reset connection.
   const tooLarge = (reply: FastifyReply) =>
-    sendProblem(reply.header("connection", "close"), "api", problem("payload_too_large", `the body is larger than the ${limit}-byte limit of the API`));
+    sendProblem(reply, "api", problem("payload_too_large", `the body is larger than the ${limit}-byte limit of the API`));
 
   app.addHook("onRequest", async (request, reply) => {
     if (!isApi(request)) return;
@@ -25,13 +27,22 @@ export function limitApiBodies(app: FastifyInstance, limit: number): void {
     if (!isApi(request) || request.headers["content-length"] !== undefined) return;
     const body = request.body as Readable | undefined;
     if (!(body instanceof Readable)) return;
-    const chunks: Buffer[] = [];
-    let size = 0;
-    for await (const chunk of body as AsyncIterable<Buffer>) {
-      size += chunk.length;
-      if (size > limit) return tooLarge(reply);
-      chunks.push(chunk);
-    }
-    request.body = Readable.from([Buffer.concat(chunks)]);
+    const whole = await new Promise<Buffer | undefined>((resolve, reject) => {
+      const chunks: Buffer[] = [];
+      let size = 0;
+      const onData = (chunk: Buffer) => {
+        size += chunk.length;
+        if (size <= limit) return void chunks.push(chunk);
+        // Not destroyed (that would reset the connection): left flowing, its bytes dropped.
+        body.off("data", onData);
+        body.resume();
+        resolve(undefined);
+      };
+      body.on("data", onData);
+      body.once("end", () => resolve(Buffer.concat(chunks)));
+      body.once("error", reject);
+    });
+    if (!whole) return tooLarge(reply);
+    request.body = Readable.from([whole]);
   });
 }

@@ -50,7 +50,24 @@ describe("scopes", () => {
   it("parses a repository, * and a repository with a prefix", () => {
     expect(parseScope("libs")).toEqual({ ok: true, scope: { repository: "libs", prefix: "" }, text: "libs" });
     expect(parseScope("*")).toEqual({ ok: true, scope: { repository: "*", prefix: "" }, text: "*" });
-    expect(parseScope("libs:/com/acme/")).toEqual({ ok: true, scope: { repository: "libs", prefix: "com/acme" }, text: "libs:com/acme" });
+    expect(parseScope("libs:com/acme")).toEqual({ ok: true, scope: { repository: "libs", prefix: "com/acme" }, text: "libs:com/acme" });
+  });
+
+  it("refuses a prefix it would otherwise have to rewrite, naming the form to write", () => {
+    for (const bad of ["libs:/com/acme/", "default:/com", "libs:com/", "libs:com//acme"]) {
+      const r = parseScope(bad);
+      expect(r.ok, bad).toBe(false);
+      expect(!r.ok && r.reason, bad).toMatch(/must not start or end with "\/"/);
+    }
+    expect(!parseScope("default:/com").ok && (parseScope("default:/com") as { reason: string }).reason).toContain("write default:com");
+  });
+
+  it("refuses control and bidirectional characters in a prefix, without echoing them", () => {
+    for (const bad of ["libs:com\u0000", "libs:a\u0007b", "libs:\u202eexe.jar", "libs:a/\u2066b", "libs:a\u0085"]) {
+      const r = parseScope(bad);
+      expect(r.ok, JSON.stringify(bad)).toBe(false);
+      expect(!r.ok && r.reason).not.toMatch(/[\u0000-\u001f\u0085\u202e\u2066]/);
+    }
   });
 
   it("refuses bad repository names and prefixes", () => {

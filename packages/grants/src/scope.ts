@@ -3,6 +3,10 @@
  * `<repository>:<prefix>`. A prefix covers a path only at or under it on a segment
  * boundary: `libs:com/acme` covers `com/acme` and `com/acme/x.jar`, never `com/acmecorp`.
  */
+// C0 and C1 controls, DEL and the bidirectional embeddings, overrides and isolates.
+const CONTROL = "[\\u0000-\\u001f\\u007f-\\u009f\\u202a-\\u202e\\u2066-\\u2069]";
+const CONTROL_RE = new RegExp(CONTROL);
+const shown = (s: string) => s.replace(new RegExp(CONTROL, "g"), "?");
 const REPOSITORY_RE = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
 
 export interface Scope {
@@ -24,15 +28,19 @@ export function parseScope(input: string): ScopeResult {
   const colon = input.indexOf(":");
   const repository = colon < 0 ? input : input.slice(0, colon);
   if (repository !== "*" && !isRepositoryName(repository)) {
-    return { ok: false, reason: `"${repository}" is not a repository name or *` };
+    return { ok: false, reason: `"${shown(repository)}" is not a repository name or *` };
   }
   if (colon < 0) return { ok: true, scope: { repository, prefix: "" }, text: repository };
   const rawPrefix = input.slice(colon + 1);
-  const segments = rawPrefix.split("/").filter((s) => s.length > 0);
-  if (segments.length === 0) return { ok: false, reason: "the path prefix after ':' is empty" };
+  if (rawPrefix === "") return { ok: false, reason: "the path prefix after ':' is empty" };
+  // Written exactly as it is stored: a scope is never rewritten behind the caller's back.
+  if (rawPrefix.startsWith("/") || rawPrefix.endsWith("/") || rawPrefix.includes("//")) {
+    return { ok: false, reason: `the path prefix "${shown(rawPrefix)}" must not start or end with "/" or hold an empty segment (write ${repository}:${rawPrefix.split("/").filter((s) => s !== "").join("/") || "<prefix>"})` };
+  }
+  const segments = rawPrefix.split("/");
   for (const s of segments) {
-    if (s === "." || s === ".." || s.includes("\\") || s.includes("\0")) {
-      return { ok: false, reason: `path prefix segment "${s}" is not allowed` };
+    if (s === "." || s === ".." || s.includes("\\") || CONTROL_RE.test(s)) {
+      return { ok: false, reason: `path prefix segment "${shown(s)}" is not allowed` };
     }
   }
   const prefix = segments.join("/");

@@ -3,7 +3,7 @@ import { addressMatcher, clientAddress, parseAddressList } from "./addresses.js"
 
 describe("address lists", () => {
   it("reads addresses and CIDRs, IPv4 and IPv6, normalised", () => {
-    expect(parseAddressList("10.0.0.1, 192.168.0.0/16 2001:DB8::/32 ::ffff:10.1.2.3")).toEqual({
+    expect(parseAddressList("10.0.0.1, 192.168.0.0/16,2001:DB8::/32 , ::ffff:10.1.2.3")).toEqual({
       ok: true,
       entries: ["10.0.0.1", "192.168.0.0/16", "2001:db8::/32", "10.1.2.3"],
     });
@@ -16,6 +16,14 @@ describe("address lists", () => {
     expect(parseAddressList("2001:db8::/129")).toMatchObject({ ok: false });
     expect(parseAddressList("example.com")).toMatchObject({ ok: false, bad: "example.com" });
     expect(parseAddressList("10.0.0.0/x")).toMatchObject({ ok: false });
+  });
+
+  it("refuses what it would otherwise have to guess at: spaces between entries, zones, empty entries", () => {
+    expect(parseAddressList("1.2.3.4 5.6.7.8")).toMatchObject({ ok: false, bad: "1.2.3.4 5.6.7.8", reason: expect.stringMatching(/commas/) });
+    expect(parseAddressList("fe80::1%eth0")).toMatchObject({ ok: false, bad: "fe80::1%eth0", reason: expect.stringMatching(/zone/) });
+    expect(parseAddressList("fe80::%25eth0/64")).toMatchObject({ ok: false });
+    expect(parseAddressList("10.0.0.1,,10.0.0.2")).toMatchObject({ ok: false });
+    expect(parseAddressList("10.0.0.1,")).toMatchObject({ ok: false });
   });
 
   it("matches addresses inside a block and nothing else", () => {

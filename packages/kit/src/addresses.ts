@@ -14,6 +14,9 @@ function normalise(ip: string): string {
 
 export function parseAddressEntry(text: string): { ok: true; entry: string } | { ok: false; reason: string } {
   const t = text.trim();
+  // isIP takes `fe80::1%eth0`, but a zone names an interface of one machine, never a client.
+  if (t.includes("%")) return { ok: false, reason: "carries a zone (%…): give the address without it" };
+  if (/\s/.test(t)) return { ok: false, reason: "holds a space: separate entries with commas" };
   const slash = t.indexOf("/");
   const addr = normalise(slash < 0 ? t : t.slice(0, slash));
   const family = isIP(addr);
@@ -26,11 +29,17 @@ export function parseAddressEntry(text: string): { ok: true; entry: string } | {
   return { ok: true, entry: `${addr}/${bits}` };
 }
 
-/** A comma- (or whitespace-) separated list; blank is the empty list. */
+/**
+ * A comma-separated list (spaces around commas allowed); blank is the empty list. Anything
+ * else is refused, never guessed at: `1.2.3.4 5.6.7.8` is one bad entry, and so is an empty
+ * one between two commas.
+ */
 export function parseAddressList(text: string): AddressListResult {
   const entries: string[] = [];
-  for (const part of text.split(/[\s,]+/)) {
-    if (part === "") continue;
+  if (text.trim() === "") return { ok: true, entries };
+  for (const raw of text.split(",")) {
+    const part = raw.trim();
+    if (part === "") return { ok: false, bad: raw, reason: "is empty (two commas in a row, or one at an end)" };
     const r = parseAddressEntry(part);
     if (!r.ok) return { ok: false, bad: part, reason: r.reason };
     if (!entries.includes(r.entry)) entries.push(r.entry);

@@ -44,3 +44,17 @@ describe("expiries", () => {
     for (const bad of ["tomorrow", "2027-13-01", "2027-03-01T00:00:00", "1700000000", "P"]) expect(parseExpiry(bad, NOW), bad).toBeUndefined();
   });
 });
+
+describe("bounds", () => {
+  const now = new Date("2026-01-01T00:00:00Z");
+  it("refuses durations and instants no store can hold, instead of failing later", () => {
+    expect(parseIsoDuration("P999999999999Y")).toBeUndefined();
+    expect(parseExpiry("P999999999999Y", now)).toBeUndefined();
+    expect(parseExpiry("P99999Y", now)).toBeUndefined();
+    expect(parseExpiry("+300000-01-01T00:00:00Z", now)).toBeUndefined();
+    expect(parseExpiry("9999-12-31T23:59:59Z", now)?.toISOString()).toBe("9999-12-31T23:59:59.000Z");
+    expect(parseExpiry("10000-01-01", now)).toBeUndefined();
+    expect(parseExpiry("P7000Y", now)?.getUTCFullYear()).toBe(9026);
+  });
+});
+

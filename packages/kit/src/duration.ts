@@ -18,9 +18,13 @@ const SHORT_RE = /^(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)?$/i;
 
 const num = (s: string | undefined) => (s === undefined ? 0 : Number(s.replace(",", ".")));
 
+/** No component beyond this many digits: `P999999999999Y` is not a duration anything can use. */
+const MAX_COMPONENT = 100_000_000;
+
 export function parseIsoDuration(text: string): Duration | undefined {
   const m = ISO_RE.exec(text.trim());
   if (!m) return undefined;
+  if (m.slice(1).some((c) => c !== undefined && num(c) > MAX_COMPONENT)) return undefined;
   return {
     years: num(m[1]),
     months: num(m[2]),
@@ -81,17 +85,22 @@ export function parseSettingDuration(text: string): number | undefined {
   }
 }
 
+/**
+ * The latest instant an expiry may name: the end of year 9999. Postgres stores far later and
+ * JavaScript dates end in 275760, but an expiry past this is a typo or an attack, and an
+ * instant in year 300000 would fail in the store (a 500) instead of being refused.
+ */
+export const LATEST_EXPIRY = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
+
 const INSTANT_RE = /^\d{4}-\d{2}-\d{2}(?:T\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2}))?$/;
 
 /**
  * An expiry given as an ISO-8601 duration from `now` or an absolute instant (a date alone
- * means midnight UTC). Returns undefined for anything else.
+ * means midnight UTC). Returns undefined for anything else, and for a moment past LATEST_EXPIRY.
  */
 export function parseExpiry(text: string, now: Date): Date | undefined {
   const t = text.trim();
   const d = parseIsoDuration(t);
-  if (d) return addDuration(now, d);
-  if (!INSTANT_RE.test(t)) return undefined;
-  const ms = Date.parse(t.length === 10 ? `${t}T00:00:00Z` : t);
-  return Number.isNaN(ms) ? undefined : new Date(ms);
+  const at = d ? addDuration(now, d) : INSTANT_RE.test(t) ? new Date(Date.parse(t.length === 10 ? `${t}T00:00:00Z` : t)) : undefined;
+  return at && Number.isFinite(at.getTime()) && at.getTime() <= LATEST_EXPIRY ? at : undefined;
 }

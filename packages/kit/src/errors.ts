@@ -83,6 +83,31 @@ export function sendUnexpected(request: FastifyRequest, reply: FastifyReply, err
   return sendProblem(reply, surface, problem("unexpected", undefined, { reference }));
 }
 
+/**
+ * A schema refusal in words a caller can act on: it names the field as the caller wrote it
+ * (`tokens[0]`, `grants[1].scope`), never fastify's internal `body/…` pointer.
+ */
+export function validationProblem(fe: Pick<FastifyError, "validation" | "validationContext">): Problem {
+  const first = fe.validation?.[0];
+  const params = first?.params as Record<string, unknown> | undefined;
+  const at = (first?.instancePath ?? "")
+    .split("/")
+    .filter((s) => s !== "")
+    .map((s) => s.replace(/~1/g, "/").replace(/~0/g, "~"))
+    .reduce((name, seg) => (/^\d+$/.test(seg) ? `${name}[${seg}]` : name ? `${name}.${seg}` : seg), "");
+  const context = fe.validationContext ?? "body";
+  const where = context === "body" ? "the body" : context === "querystring" ? "the query" : context === "params" ? "the path" : `the ${context}`;
+  const within = (name: string) => (at ? `${at}.${name}` : name);
+  if (typeof params?.additionalProperty === "string") {
+    return problem("invalid_input", `unknown field "${within(params.additionalProperty)}"`, { field: within(params.additionalProperty) });
+  }
+  if (typeof params?.missingProperty === "string") {
+    return problem("invalid_input", `${where} lacks the required field "${within(params.missingProperty)}"`, { field: within(params.missingProperty) });
+  }
+  const message = first?.message ?? "is invalid";
+  return problem("invalid_input", at ? `${at} ${message}` : `${where} ${message}`, { field: at || context });
+}
+
 /** One error handler for every service. */
 export function installErrorHandling(app: FastifyInstance): void {
   app.setErrorHandler((err: FastifyError | ServiceError | Error, request, reply) => {
@@ -92,21 +117,9 @@ export function installErrorHandling(app: FastifyInstance): void {
       return sendProblem(reply, surface, problem(err.code, err.message, extra), err.headers);
     }
     const fe = err as FastifyError;
-    if (fe.validation) {
-      const first = fe.validation[0];
-      const params = first?.params as Record<string, unknown> | undefined;
-      const path = (first?.instancePath ?? "").replace(/^\//, "").replace(/\//g, ".");
-      const field =
-        typeof params?.additionalProperty === "string"
-          ? params.additionalProperty
-          : typeof params?.missingProperty === "string"
-            ? params.missingProperty
-            : path || fe.validationContext || "body";
-      const detail =
-        typeof params?.additionalProperty === "string"
-          ? `unknown field "${params.additionalProperty}"`
-          : `${fe.validationContext ?? "request"}${first?.instancePath ?? ""} ${first?.message ?? "is invalid"}`;
-      return sendProblem(reply, surface, problem("invalid_input", detail, { field }));
+    if (fe.validation) return sendProblem(reply, surface, validationProblem(fe));
+    if (fe.code === "FST_ERR_CTP_EMPTY_JSON_BODY") {
+      return sendProblem(reply, surface, problem("invalid_input", "the body is empty: send a JSON object (or no Content-Type when there is nothing to send)", { field: "body" }));
     }
     const status = typeof fe.statusCode === "number" ? fe.statusCode : 500;
     if (status >= 400 && status < 500) {

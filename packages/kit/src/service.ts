@@ -3,6 +3,7 @@ import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import type { Logger } from "pino";
 import { ServiceError, type Principal } from "@svc/contracts";
 import { answerClientError, answerFrameworkError, installErrorHandling, refuseConnect } from "./errors.js";
+import { installInputGuard } from "./input-guard.js";
 import { verifyIdentity } from "./identity.js";
 import { instrumentHttp, type ServiceMetrics } from "./metrics.js";
 import { describeApi } from "./openapi.js";
@@ -73,6 +74,8 @@ export function createBaseApp(opts: BaseAppOptions): ServiceApp {
   app.decorateRequest("principal", null as unknown as Principal);
   // The services behind the gateway describe their /api routes; the gateway's own only forward.
   if (opts.internalSecret) describeApi(app, opts.metrics);
+  // The gateway forwards bodies unread; the services that store them check what they hold.
+  if (opts.internalSecret) installInputGuard(app);
 
   if (opts.internalSecret) {
     const secret = opts.internalSecret;

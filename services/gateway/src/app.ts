@@ -5,6 +5,7 @@ import { accessLogFactory } from "./domain/access-log.js";
 import { admissionFactory, type AccessPolicy, type AdmissionDeps } from "./domain/admission.js";
 import type { GatewayMetrics } from "./domain/gateway-metrics.js";
 import type { RightsCache } from "./domain/rights-cache.js";
+import { limitApiBodies } from "./proxy/api-body-limit.js";
 import { registerProxyRoutes } from "./proxy/proxy-routes.js";
 import type { Upstreams } from "./proxy/route-table.js";
 
@@ -31,6 +32,9 @@ export interface GatewayDeps {
   uploadConcurrency?: number;
 }
 
+/** The upstream services' body limit (createBaseApp): the gateway refuses a larger API body itself. */
+const API_BODY_LIMIT = 1024 * 1024;
+
 export function buildApp(deps: GatewayDeps): FastifyInstance {
   const { cache } = deps;
   const admission = admissionFactory(deps);
@@ -39,13 +43,14 @@ export function buildApp(deps: GatewayDeps): FastifyInstance {
     checks: deps.checks,
     metrics: deps.metrics,
     healthDetail: admission.mayReadHealthDetail,
-    fastify: { keepAliveTimeout: 65_000, bodyLimit: 1024 * 1024 },
+    fastify: { keepAliveTimeout: 65_000, bodyLimit: API_BODY_LIMIT },
   });
   app.decorateRequest("forwardedPrincipal", "");
   app.decorateRequest("target", null as never);
 
   // Every request is admitted (rate limited, identified, authorised) before anything is proxied.
   app.addHook("onRequest", admission.admit);
+  limitApiBodies(app, API_BODY_LIMIT);
 
   // A change made through this node is effective here at once: drop the key before answering.
   app.addHook("onSend", (request, reply, payload, done) => {

@@ -167,7 +167,7 @@ describe("resolving a key", () => {
   it("carries the key's grants, normalised, and drops a removed one", async () => {
     const { credentials } = setup();
     const { id } = await credentials.mint({});
-    await credentials.setGrant(id, { scope: "libs:com/acme/", tokens: ["read-only"] });
+    await credentials.setGrant(id, { scope: "libs:com/acme", tokens: ["read-only"] });
     await credentials.setGrant(id, { scope: "*", tokens: ["repository:read"], expires: "P1D" });
     expect((await credentials.resolve(id))?.grants).toEqual([
       { scope: "*", tokens: ["repository:read"], expires: new Date(T0.getTime() + DAY).toISOString() },

@@ -1,0 +1,48 @@
+import { Readable } from "node:stream";
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import { problem } from "@svc/contracts";
+import { sendProblem } from "@svc/kit";
+
+/**
+ * The administration API takes bodies up to the services' body limit; the gateway refuses a
+ * larger one itself, with 413, before proxying. Forwarded, the upstream would answer 413 after
+ * its first megabyte and close the connection while the gateway still wrote, and the caller
+ * got a 500 (`write EPIPE`). A declared length is judged before a byte is read; a chunked body
+ * is read here up to the limit and forwarded from memory (API bodies are small).
+ */
+export function limitApiBodies(app: FastifyInstance, limit: number): void {
+  const isApi = (request: FastifyRequest) => request.url.startsWith("/api/") || request.url === "/api";
+  // The rest of the body is read and dropped (node does it once the answer is sent), so the
+  // caller, still writing, reads the 413 instead of a reset connection.
+  const tooLarge = (reply: FastifyReply) =>
+    sendProblem(reply, "api", problem("payload_too_large", `the body is larger than the ${limit}-byte limit of the API`));
+
+  app.addHook("onRequest", async (request, reply) => {
+    if (!isApi(request)) return;
+    const declared = request.headers["content-length"];
+    if (declared !== undefined && Number(declared) > limit) return tooLarge(reply);
+  });
+
+  app.addHook("preHandler", async (request, reply) => {
+    if (!isApi(request) || request.headers["content-length"] !== undefined) return;
+    const body = request.body as Readable | undefined;
+    if (!(body instanceof Readable)) return;
+    const whole = await new Promise<Buffer | undefined>((resolve, reject) => {
+      const chunks: Buffer[] = [];
+      let size = 0;
+      const onData = (chunk: Buffer) => {
+        size += chunk.length;
+        if (size <= limit) return void chunks.push(chunk);
+        // Not destroyed (that would reset the connection): left flowing, its bytes dropped.
+        body.off("data", onData);
+        body.resume();
+        resolve(undefined);
+      };
+      body.on("data", onData);
+      body.once("end", () => resolve(Buffer.concat(chunks)));
+      body.once("error", reject);
+    });
+    if (!whole) return tooLarge(reply);
+    request.body = Readable.from([whole]);
+  });
+}

@@ -1,6 +1,7 @@
 import { createHash, randomBytes } from "node:crypto";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
+import pg from "pg";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import type { ArtifactEvent } from "@svc/contracts";
 import { startInfra, type Infra } from "@svc/devstack";
@@ -50,6 +51,29 @@ describe("artifact events", () => {
       for (const e of got) expect(new Date(e.time).toISOString()).toBe(e.time);
       expect(events.subjects.slice(0, 3)).toEqual([`svc.${s.tenant}.artifact.published.v1`, `svc.${s.tenant}.artifact.published.v1`, `svc.${s.tenant}.artifact.removed.v1`]);
     } finally {
+      await events.close();
+    }
+  });
+
+  it("keeps an event in the outbox only until it is sent", async () => {
+    const dir = folder();
+    const events = await collectArtifactEvents(inject("natsUrl"), s.tenant, (e) => e.path.startsWith(`${dir}/`));
+    const db = new pg.Client({ connectionString: s.databaseUrl });
+    await db.connect();
+    try {
+      expect((await s.call("PUT", `/repository/default/${dir}/sent.txt`, { key: key.key, body: "sent" })).status).toBe(201);
+      const [event] = await events.until("the event", (es) => es.length > 0);
+      // Sent marks are written in batches (every 200 ms): wait for the row to go, not for a time.
+      const deadline = Date.now() + 20_000;
+      let rows: unknown[] = [];
+      for (;;) {
+        rows = (await db.query("select id from artifacts.outbox where id = $1", [event!.id])).rows;
+        if (rows.length === 0 || Date.now() > deadline) break;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      expect(rows).toEqual([]);
+    } finally {
+      await db.end();
       await events.close();
     }
   });

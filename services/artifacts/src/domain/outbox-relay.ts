@@ -12,8 +12,6 @@ export interface OutboxRelayDeps {
   sweepEveryMs?: number;
   /** An unsent event younger than this may still be on its way from the request that made it. */
   minAgeMs?: number;
-  /** How long sent events stay in the outbox. */
-  keepSentMs?: number;
 }
 
 const BATCH = 100;
@@ -21,6 +19,7 @@ const BATCH = 100;
 /**
  * Delivers outbox events: at once after the change committed (awaited by the request), and
  * again from a background sweep for anything left unsent (NATS down, a crash before the mark).
+ * A delivered event's row is deleted (in batches): the outbox holds only what is yet to be sent.
  * Delivery is at least once; JetStream drops a repeat of an event id within its duplicate
  * window, and consumers handle an event once by its id.
  */
@@ -28,12 +27,11 @@ export function outboxRelayFactory(deps: OutboxRelayDeps) {
   const markEveryMs = deps.markEveryMs ?? 200;
   const sweepEveryMs = deps.sweepEveryMs ?? 2000;
   const minAgeMs = deps.minAgeMs ?? 5000;
-  const keepSentMs = deps.keepSentMs ?? 7 * 86_400_000;
   let marks: string[] = [];
   let markTimer: NodeJS.Timeout | undefined;
   let sweepTimer: NodeJS.Timeout | undefined;
   let sweeping: Promise<unknown> | undefined;
-  let lastPrune = 0;
+  let pruned = false;
 
   const flushMarks = async () => {
     if (markTimer) clearTimeout(markTimer);
@@ -65,9 +63,10 @@ export function outboxRelayFactory(deps: OutboxRelayDeps) {
       if (n < BATCH) break;
     }
     if (total > 0) deps.log.info({ events: total }, "relayed events left in the outbox");
-    if (Date.now() - lastPrune > 3_600_000) {
-      lastPrune = Date.now();
-      await deps.outbox.prune(keepSentMs);
+    // Once, on the first sweep: rows an earlier version kept after sending.
+    if (!pruned) {
+      pruned = true;
+      await deps.outbox.prune();
     }
     return total;
   };

@@ -16,9 +16,13 @@ export function outboxStoreFactory(root: Db) {
       await db(tx).insertInto("outbox").values({ id: event.id, kind: event.kind, event: JSON.stringify(event) }).execute();
     },
 
+    /**
+     * Forgets events JetStream has stored: nothing reads a sent event again (the stream is the
+     * record; consumers catch up from it), so a row lives only until its event is delivered.
+     */
     async markSent(ids: string[], tx?: Db): Promise<void> {
       if (ids.length === 0) return;
-      await db(tx).updateTable("outbox").set({ sent_at: new Date() }).where("id", "in", ids).where("sent_at", "is", null).execute();
+      await db(tx).deleteFrom("outbox").where("id", "in", ids).execute();
     },
 
     /**
@@ -40,7 +44,7 @@ export function outboxStoreFactory(root: Db) {
         if (rows.length === 0) return 0;
         const sent = await fn(rows as OutboxRow[]);
         const failed = rows.filter((r) => !sent.includes(r.id)).map((r) => r.id);
-        if (sent.length) await db(tx).updateTable("outbox").set({ sent_at: new Date() }).where("id", "in", sent).execute();
+        if (sent.length) await db(tx).deleteFrom("outbox").where("id", "in", sent).execute();
         if (failed.length) await db(tx).updateTable("outbox").set({ attempts: sql`attempts + 1` }).where("id", "in", failed).execute();
         return sent.length;
       });
@@ -51,9 +55,9 @@ export function outboxStoreFactory(root: Db) {
       return Number(r.n);
     },
 
-    /** Sent events are kept a while for inspection, then dropped. */
-    async prune(olderThanMs: number): Promise<number> {
-      const r = await db().deleteFrom("outbox").where("sent_at", "<", new Date(Date.now() - olderThanMs)).executeTakeFirst();
+    /** Drops rows marked sent by a version that kept them (for 7 days) instead of deleting them. */
+    async prune(): Promise<number> {
+      const r = await db().deleteFrom("outbox").where("sent_at", "is not", null).executeTakeFirst();
       return Number(r.numDeletedRows);
     },
   };

@@ -18,7 +18,10 @@ type CountedSocket = { bytesWritten: number; [BYTES_SO_FAR]?: number };
  * answer on it, headers included (requests on one connection are answered in turn).
  */
 export function accessLogFactory(deps: { log: Logger; trustedProxies: AddressMatcher }) {
-  const access = deps.log.child({ category: ACCESS_CATEGORY });
+  // The line's fields are fixed and hold no secret (a key appears only as its id), so the child
+  // drops the service logger's wildcard redaction (`*.key`, `*.secret`, …), which cost about 7 of
+  // the 11 µs a line took; `key` stays redacted, and the logger's text scrub still runs.
+  const access = deps.log.child({ category: ACCESS_CATEGORY }, { redact: { paths: ["key"], censor: "[redacted]" } });
   return function logAccess(request: FastifyRequest, reply: FastifyReply, done: () => void): void {
     const socket = request.raw.socket as unknown as CountedSocket | null;
     let bytes: number | undefined;

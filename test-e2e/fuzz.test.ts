@@ -75,7 +75,11 @@ describe("fuzzing every administration route from the OpenAPI document", () => {
         .map(([method, op]) => ({ path, method: method.toUpperCase(), op: op as unknown as Operation })),
     );
     expect(operations.length).toBeGreaterThan(20);
-    const lists = operations.filter((o) => o.method === "GET" && !o.path.includes("{") && (o.op.parameters ?? []).some((p) => p.in === "query" && p.name === "after"));
+    // The state an administrator changes; /api/logs grows with every request by design (each
+    // request here leaves an access line), so it is no witness of "nothing changed".
+    const lists = operations.filter(
+      (o) => o.method === "GET" && !o.path.includes("{") && o.path !== "/api/logs" && (o.op.parameters ?? []).some((p) => p.in === "query" && p.name === "after"),
+    );
     expect(lists.length).toBeGreaterThan(3);
     const snapshot = async () =>
       Promise.all(lists.map(async (l) => `${l.path} ${await s.call("GET", l.path, { key: s.bootstrapKey }).then(async (r) => `${r.status} ${await r.text()}`)}`));

@@ -239,7 +239,7 @@ export const SETTINGS = {
   uploadIdleTimeoutMs: def("svc.upload-idle-timeout", duration, 30_000, { readBy: ["gateway", "artifacts"], defaultText: "30s",
     description: "A request body (an upload, an API write) that sends nothing for this long is cut: the gateway answers 408 and drops it, and the stored artifact keeps its old content. The artifacts service applies it too, a little later (up to 5 s), as a backstop. `0` waits for ever." }),
   uploadConcurrency: def("svc.upload-concurrency", count, 16, { readBy: ["gateway"],
-    description: "Most request bodies one caller (a key; keyless callers by client address) may be sending through one gateway at once; the next is refused with 429 and `Retry-After`. `0` removes the cap." }),
+    description: "Most artifact uploads (`/repository/` bodies) one caller (a key; keyless callers by client address) may be sending through one gateway at once; the next is refused with 429 and `Retry-After`. Administration bodies are not counted. `0` removes the cap." }),
   configFile: def("svc.config-file", str, "", { readBy: "every",
     description: "A Java-style properties file read after `-D` arguments and the environment; an unknown `svc.` name in it refuses start-up." }),
 } as const;

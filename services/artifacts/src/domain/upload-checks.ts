@@ -21,8 +21,9 @@ export type DigestName = "sha256" | "sha1" | "md5";
 export type DeclaredDigests = Partial<Record<DigestName, { hex: string; header: string }[]>>;
 
 /** The ETag a GET or HEAD answers for a file (as @fastify/send builds it: size and mtime). */
-export function etagOf(file: Pick<FileIdentity, "size" | "mtimeMs">): string {
-  return `W/"${file.size.toString(16)}-${file.mtimeMs.toString(16)}"`;
+export function etagOf(file: Pick<FileIdentity, "size" | "mtimeMs" | "httpMtimeMs">): string {
+  // send takes stat.mtime.getTime(), which rounds the sub-millisecond time (mtimeMs is cut).
+  return `W/"${file.size.toString(16)}-${(file.httpMtimeMs ?? file.mtimeMs).toString(16)}"`;
 }
 
 /** Entity tags compared without the weak marker: the only ETag GET gives is weak. */

@@ -30,6 +30,8 @@ export interface FileIdentity {
   size: number;
   /** Whole milliseconds. */
   mtimeMs: number;
+  /** The modification time as HTTP sees it (Date of the stat: rounded, not cut), for the ETag a GET answers. */
+  httpMtimeMs?: number;
 }
 
 export interface WriteResult {
@@ -141,7 +143,7 @@ export function fileStoreFactory(opts: FileStoreOptions) {
     async identity(repository: string, segments: string[]): Promise<FileIdentity | undefined> {
       const st = await stat(fileOf(repository, segments)).catch(() => undefined);
       if (!st || !st.isFile()) return undefined;
-      return { ino: st.ino, size: st.size, mtimeMs: Math.floor(st.mtimeMs) };
+      return { ino: st.ino, size: st.size, mtimeMs: Math.floor(st.mtimeMs), httpMtimeMs: st.mtime.getTime() };
     },
 
     /** Reads a stored file through once: its size and SHA-256 (hex). */

@@ -15,8 +15,8 @@ const RETRY_AFTER = "1";
 
 /**
  * What keeps request bodies from holding the gateway's upstream connections: at most
- * `perCaller` bodies under way per caller (a key; keyless callers by client address), and a
- * body that stops arriving is cut with 408. A body counts from admission until it has all
+ * `perCaller` artifact uploads under way per caller (a key; keyless callers by client address),
+ * and a body (any) that stops arriving is cut with 408. A body counts from admission until it has all
  * arrived upstream (or the exchange ends); waiting for the answer does not count.
  * Per gateway process, not cluster-wide.
  */
@@ -39,7 +39,9 @@ export function bodyGuardFactory(opts: BodyGuardOptions) {
     /** An onRequest hook, after admission (it needs `forwardedPrincipal`). */
     guard(request: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void): void {
       if (!hasRequestBody(request)) return done();
-      if (opts.perCaller > 0) {
+      // The cap is on artifact uploads (what can be large and slow); administration bodies are
+      // small, capped at 1 MiB, and a script may send many at once (20 members added together).
+      if (opts.perCaller > 0 && request.target?.kind === "artifact") {
         const caller = callerOf(request);
         const n = underWay.get(caller) ?? 0;
         if (n >= opts.perCaller) {

@@ -125,12 +125,31 @@ export interface ServiceLogger {
   ring: LogRing;
 }
 
+/** Every logger's pending lines, written when the process exits (one listener for them all). */
+const exitFlushes = new Set<() => void>();
+function flushOnExit(flush: () => void): void {
+  if (exitFlushes.size === 0) process.once("exit", () => exitFlushes.forEach((f) => f()));
+  exitFlushes.add(flush);
+}
+
 export function createLogger(service: string, level: string, destination: NodeJS.WritableStream = process.stdout): ServiceLogger {
   const ring = new LogRing(1000);
+  // Lines go out together once per turn of the event loop: with an access line per request, one
+  // write per line cost the gateway about a tenth of its CPU (a write call and its encoding each).
+  // Flushed on exit too, so a line logged just before process.exit() is not lost.
+  let pending: string[] = [];
+  const flush = () => {
+    if (pending.length === 0) return;
+    const text = pending.length === 1 ? pending[0]! : pending.join("");
+    pending = [];
+    destination.write(text);
+  };
+  flushOnExit(flush);
   const sink = new Writable({
     write(chunk: Buffer, _enc, cb) {
       const text = chunk.toString();
-      destination.write(text);
+      if (pending.length === 0) setImmediate(flush);
+      pending.push(text);
       for (const line of text.split("\n")) if (line) ring.push(line);
       cb();
     },

@@ -1,12 +1,10 @@
-import { mkdirSync } from "node:fs";
-import { join } from "node:path";
 import { connect, JSONCodec } from "nats";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import type { CredentialChanged } from "@svc/contracts";
-import { startInfra, type Infra } from "@svc/devstack";
 import { natsConnectOptions } from "@svc/kit";
 import { startSuite, type Suite } from "./suite.js";
+import { twoGateways } from "./two-gateways.js";
 
 /** Past NATS's 1 MiB payload limit had the announcement listed every member (the issue measured 90,000). */
 const MEMBERS = 90_000;
@@ -96,21 +94,8 @@ describe("a change to a large group", () => {
 });
 
 describe("an announcement made while NATS is down", () => {
-  const ctx = {} as { infra: Infra; s: Suite; b: Awaited<ReturnType<Suite["startGateway"]>> };
-  beforeAll(async () => {
-    const dir = join(inject("dataDir"), `nats-outbox-${process.pid}`);
-    mkdirSync(dir, { recursive: true });
-    ctx.infra = await startInfra({ dataDir: dir, log: () => {}, env: { SVC_DATABASE_URL: inject("adminDatabaseUrl"), SVC_REDIS_URL: inject("redisUrl") } });
-    // A cache TTL far longer than the test: only the announcement can make gateway B let go.
-    ctx.s = await startSuite({ env: { SVC_CACHE_TTL: "1h", SVC_NATS_URL: ctx.infra.natsUrl } });
-    ctx.b = await ctx.s.startGateway();
-    await ctx.s.call("PUT", "/repository/default/shared.txt", { key: ctx.s.bootstrapKey, body: "shared" });
-  });
-  afterAll(async () => {
-    await ctx.b?.stop();
-    await ctx.s?.stop();
-    await ctx.infra?.stop();
-  });
+  // A cache TTL far longer than the test: only the announcement can make gateway B let go.
+  const ctx = twoGateways({ ownNats: "outbox", env: { SVC_CACHE_TTL: "1h" } });
 
   it("waits in the auth outbox and reaches every gateway once NATS is back", async () => {
     const { s, b, infra } = ctx;

@@ -1,8 +1,6 @@
-import { mkdirSync } from "node:fs";
-import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { startInfra, type Infra } from "@svc/devstack";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startSuite, type Suite } from "./suite.js";
+import { twoGateways } from "./two-gateways.js";
 
 const get = (url: string, key: string) => fetch(`${url}/repository/default/shared.txt`, { headers: { "service-repository-key": key } });
 
@@ -35,27 +33,9 @@ describe("many gateways, one truth", () => {
   });
 });
 
-/** Two gateways in front of one deployment whose NATS is its own, so a test may stop it. */
-function twoGatewaysWithOwnNats(cacheTtl: string) {
-  const ctx = {} as { infra: Infra; s: Suite; b: Awaited<ReturnType<Suite["startGateway"]>> };
-  beforeAll(async () => {
-    const dir = join(inject("dataDir"), `nats-ttl${cacheTtl}-${process.pid}`);
-    mkdirSync(dir, { recursive: true });
-    ctx.infra = await startInfra({ dataDir: dir, log: () => {}, env: { SVC_DATABASE_URL: inject("adminDatabaseUrl"), SVC_REDIS_URL: inject("redisUrl") } });
-    ctx.s = await startSuite({ env: { SVC_CACHE_TTL: cacheTtl, SVC_NATS_URL: ctx.infra.natsUrl } });
-    ctx.b = await ctx.s.startGateway();
-    await ctx.s.call("PUT", "/repository/default/shared.txt", { key: ctx.s.bootstrapKey, body: "shared" });
-  });
-  afterAll(async () => {
-    await ctx.b?.stop();
-    await ctx.s?.stop();
-    await ctx.infra?.stop();
-  });
-  return ctx;
-}
 
 describe("many gateways with the events lost", () => {
-  const ctx = twoGatewaysWithOwnNats("3s");
+  const ctx = twoGateways({ ownNats: "ttl3s", env: { SVC_CACHE_TTL: "3s" } });
 
   it("with NATS down a revoked key still stops working everywhere within svc.cache.ttl", async () => {
     const k = await ctx.s.mint({ grants: [{ scope: "*", tokens: ["repository:read"] }] });
@@ -74,7 +54,7 @@ describe("many gateways with the events lost", () => {
 });
 
 describe("many gateways with the credential cache off (svc.cache.ttl=0)", () => {
-  const ctx = twoGatewaysWithOwnNats("0");
+  const ctx = twoGateways({ ownNats: "ttl0", env: { SVC_CACHE_TTL: "0" } });
 
   it("every gateway asks afresh, so a revocation holds everywhere at once even with NATS down", async () => {
     const k = await ctx.s.mint({ grants: [{ scope: "*", tokens: ["repository:read"] }] });

@@ -17,3 +17,4 @@ export * from "./internal-client.js";
 export * from "./store-layout.js";
 export * from "./openapi.js";
 export * from "./schemas.js";
+export * from "./outbox-relay.js";

@@ -1,7 +1,7 @@
 import type { Logger } from "pino";
 import type { Transaction } from "kysely";
 import { subjectFor, type CredentialChanged } from "@svc/contracts";
-import { newEventId, type Bus } from "@svc/kit";
+import { newEventId, outboxRelay, type Bus } from "@svc/kit";
 import type { OutboxStore } from "../store/outbox-store.js";
 import type { AuthDatabase } from "../store/schema.js";
 
@@ -29,54 +29,24 @@ export interface CredentialAnnouncerDeps {
   removeEveryMs?: number;
 }
 
-const BATCH = 100;
-
 /**
  * Announces every credential, person and group change on `credential.changed`, so gateways drop
  * what they cached. The announcement is written to the outbox with the change and published
  * before the call answers, so other gateways hear of it at once; when NATS does not take it
- * (down, reconnecting), the relay publishes it from the outbox once NATS is back, in order,
- * under the same event id (JetStream drops a repeat). It is never dropped.
+ * (down, reconnecting), kit's outbox relay publishes it from the outbox once NATS is back, in
+ * order, under the same event id (JetStream drops a repeat). It is never dropped.
  */
 export function credentialAnnouncerFactory(deps: CredentialAnnouncerDeps) {
   const now = deps.now ?? (() => new Date());
-  const sweepEveryMs = deps.sweepEveryMs ?? 2000;
-  const minAgeMs = deps.minAgeMs ?? 5000;
-  const removeEveryMs = deps.removeEveryMs ?? 200;
-  let delivered: string[] = [];
-  let removeTimer: NodeJS.Timeout | undefined;
-  let sweepTimer: NodeJS.Timeout | undefined;
-  let sweeping: Promise<unknown> | undefined;
-
-  const flushRemovals = async () => {
-    if (removeTimer) clearTimeout(removeTimer);
-    removeTimer = undefined;
-    const ids = delivered;
-    delivered = [];
-    // Left in the outbox on failure: the relay publishes them again under the same ids.
-    await deps.outbox.remove(ids).catch((err: unknown) => deps.log.warn({ err, events: ids.length }, "could not clear announced changes from the outbox"));
-  };
-
-  const publish = (event: CredentialChanged) => deps.bus.publish("credential.changed", event);
-
-  const sweep = async (): Promise<number> => {
-    let total = 0;
-    for (;;) {
-      const n = await deps.outbox.drain(minAgeMs, BATCH, async (events) => {
-        const sent: string[] = [];
-        // In order, stopping at the first refusal: a later change never overtakes an earlier one.
-        for (const e of events) {
-          if (!(await publish(e))) break;
-          sent.push(e.id);
-        }
-        return sent;
-      });
-      total += n;
-      if (n < BATCH) break;
-    }
-    if (total > 0) deps.log.info({ events: total }, "announced credential changes left in the outbox");
-    return total;
-  };
+  const relay = outboxRelay<CredentialChanged>({
+    outbox: deps.outbox,
+    publish: (event) => deps.bus.publish("credential.changed", event),
+    log: deps.log,
+    what: "credential changes",
+    sweepEveryMs: deps.sweepEveryMs,
+    minAgeMs: deps.minAgeMs,
+    removeEveryMs: deps.removeEveryMs,
+  });
 
   const announcer: Announcer = {
     async record(tx, change) {
@@ -85,12 +55,7 @@ export function credentialAnnouncerFactory(deps: CredentialAnnouncerDeps) {
       return event;
     },
     async deliver(...events) {
-      for (const e of events) {
-        if (!(await publish(e))) break;
-        delivered.push(e.id);
-      }
-      if (delivered.length >= 500) await flushRemovals();
-      else if (delivered.length > 0) removeTimer ??= setTimeout(() => void flushRemovals(), removeEveryMs);
+      await relay.deliver(...events);
     },
   };
 
@@ -99,20 +64,9 @@ export function credentialAnnouncerFactory(deps: CredentialAnnouncerDeps) {
     subject: subjectFor(deps.tenant, "credential.changed"),
     /** Resolves true once NATS is connected, false after `timeoutMs` without it. */
     ready: (timeoutMs: number) => deps.bus.ready(timeoutMs),
-    sweep,
-    start() {
-      sweepTimer = setInterval(() => {
-        sweeping ??= sweep()
-          .catch((err: unknown) => deps.log.warn({ err }, "credential outbox sweep failed; retrying"))
-          .finally(() => (sweeping = undefined));
-      }, sweepEveryMs);
-      sweepTimer.unref();
-    },
-    async stop() {
-      if (sweepTimer) clearInterval(sweepTimer);
-      await sweeping;
-      await flushRemovals();
-    },
+    sweep: relay.sweep,
+    start: relay.start,
+    stop: relay.stop,
   };
 }
 

@@ -8,9 +8,13 @@ export interface CredentialChanged {
   id: string;
   time: string;
   tenant: string;
-  /** What changed: a key's grants, expiry, allowlist or state; a person's or group's rights. */
-  subject: { kind: "key" | "person" | "group"; id: string };
-  change: "minted" | "revoked" | "grants" | "expiry" | "allowed-ips" | "rotated" | "removed" | "members";
+  /**
+   * What changed: a key's grants, expiry, allowlist or state; a person's or group's rights; a
+   * console session that ended (signed out or removed: `id` is the session id, the SHA-256 hex of
+   * its cookie value, published by the console so every gateway forgets it at once).
+   */
+  subject: { kind: "key" | "person" | "group" | "session"; id: string };
+  change: "minted" | "revoked" | "grants" | "expiry" | "allowed-ips" | "rotated" | "removed" | "members" | "ended";
   /**
    * Only on a membership change (`change: "members"`): the one person who joined or left. An
    * announcement names what changed, never everyone it touches, so its size never grows with a
@@ -92,7 +96,7 @@ export function streamFor(tenant: string): string {
   return `SVC_${tenant.replace(/[^A-Za-z0-9]/g, "_").toUpperCase()}`;
 }
 
-const CHANGES = new Set(["minted", "revoked", "grants", "expiry", "allowed-ips", "rotated", "removed", "members"]);
+const CHANGES = new Set(["minted", "revoked", "grants", "expiry", "allowed-ips", "rotated", "removed", "members", "ended"]);
 
 const ACTOR_KINDS = new Set(["key", "person", "anonymous", "system"]);
 const SEVERITIES = new Set(["critical", "high", "medium", "low", "info"]);
@@ -139,7 +143,7 @@ export const eventParsers: { [K in EventKind]: (value: unknown) => EventCatalog[
     const e = v as Record<string, unknown>;
     const s = e.subject as Record<string, unknown> | undefined;
     if (typeof e.id !== "string" || typeof e.time !== "string" || typeof e.tenant !== "string") return undefined;
-    if (!s || typeof s.id !== "string" || !["key", "person", "group"].includes(s.kind as string)) return undefined;
+    if (!s || typeof s.id !== "string" || !["key", "person", "group", "session"].includes(s.kind as string)) return undefined;
     if (typeof e.change !== "string" || !CHANGES.has(e.change)) return undefined;
     if (e.affected !== undefined && !(Array.isArray(e.affected) && e.affected.every((x) => typeof x === "string"))) return undefined;
     return e as unknown as CredentialChanged;

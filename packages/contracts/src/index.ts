@@ -4,3 +4,4 @@ export * from "./events.js";
 export * from "./internal-auth.js";
 export * from "./internal-admin.js";
 export * from "./internal-artifacts.js";
+export * from "./internal-console.js";

@@ -10,7 +10,17 @@ export const AUTH_INTERNAL = {
   key: "/internal/keys/:id",
   keyPath: (id: string) => `/internal/keys/${id}`,
   usage: "/internal/usage",
+  /**
+   * Route pattern of a person's resolution (a console session's rights): the person's own
+   * grants and those of every group they belong to, `dependsOn` naming the person and each
+   * group. The id is percent-encoded in the path (it holds a slash). Always 200: a person
+   * nobody has granted anything resolves to no grants.
+   */
+  person: "/internal/people/:id",
+  personPath: (id: string) => `/internal/people/${encodeURIComponent(id)}`,
 } as const;
+
+
 
 /** ISO-8601 instant or null; a type list rather than TypeBox's anyOf, the schema the routes always had. */
 const instantOrNull = Type.Unsafe<string | null>({ type: ["string", "null"] });
@@ -62,3 +72,12 @@ export type KeyUsageRecord = Static<typeof KeyUsageRecord>;
 /** POST /internal/usage: answered 204. */
 export const keyUsageBatchSchema = Type.Array(KeyUsageRecord, { maxItems: USAGE_BATCH_MAX });
 export type KeyUsageBatch = Static<typeof keyUsageBatchSchema>;
+
+/** GET /internal/people/:id. */
+export const PersonResolution = Type.Object({
+  id: Type.String(),
+  tenant: Type.String(),
+  grants: Type.Array(ResolvedGrant),
+  dependsOn: Type.Array(ResolutionDependency),
+});
+export type PersonResolution = Static<typeof PersonResolution>;

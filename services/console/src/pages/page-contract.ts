@@ -38,7 +38,19 @@ export interface PageContext {
 /** What a page answers. */
 export type PageOutcome =
   /** `main`: the page's content; the core wraps it in the layout with `title`. `notice`: a message shown above it (e.g. "Key issued"). */
-  | { kind: "html"; title: string; main: Html; notice?: string }
+  | {
+      kind: "html";
+      title: string;
+      main: Html;
+      notice?: string;
+      /**
+       * The page's own scripts, file names in services/console/src/pages/assets/ (served at
+       * `/ui/assets/pages/<file>`; the Content-Security-Policy allows only the console's own
+       * files, so no inline script or handler). A script finds the anti-forgery token in
+       * `<meta name="csrf-token">`.
+       */
+      scripts?: string[];
+    }
   /** After a successful POST (post/redirect/get); `notice` is shown once on the next page. */
   | { kind: "redirect"; location: string; notice?: string }
   /** For the page's own script (e.g. the Logs page following new entries), same-origin GET only. */

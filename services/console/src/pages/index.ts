@@ -1,0 +1,4 @@
+import type { ConsolePage } from "./page-contract.js";
+
+/** Every page, in navigation order (Posture, Metrics, Logs, Caches, Walks, Repositories, Credentials, People and groups, Webhooks, Settings). */
+export const PAGES: ConsolePage[] = [];

@@ -1,5 +1,6 @@
 export * from "./duration.js";
 export * from "./settings.js";
+export * from "./settings-in-force.js";
 export * from "./logger.js";
 export * from "./errors.js";
 export * from "./dependency-failure.js";

@@ -3,7 +3,8 @@ import type { Bus } from "./messaging.js";
 import type { LogEntry, LogRing } from "./logger.js";
 import type { ServiceMetrics } from "./metrics.js";
 import { apiReport } from "./openapi.js";
-import { DEPLOYMENT_SETTINGS, settingName, type Settings } from "./settings.js";
+import { DEPLOYMENT_SETTINGS, SETTINGS, settingName, type Settings } from "./settings.js";
+import { settingsReadBy, type SettingInForce } from "./settings-in-force.js";
 
 /**
  * Every process answers the deployment's control plane over NATS: its meters, its recent log
@@ -17,6 +18,8 @@ export interface ControlSubjects {
   limits: string;
   /** Each process's API description (openapi.ts). */
   openapi: string;
+  /** The settings each process runs with (settings-in-force.ts: secrets only as set or not). */
+  settings: string;
 }
 
 /**
@@ -33,6 +36,7 @@ export function controlSubjects(internalSecret: string): ControlSubjects {
     logs: `svc.control.${d}.logs`,
     limits: `svc.control.${d}.limits.changed`,
     openapi: `svc.control.${d}.openapi`,
+    settings: `svc.control.${d}.settings`,
   };
 }
 
@@ -54,6 +58,8 @@ export interface LogQuery {
   text?: string;
   /** `access`: only the gateway's access lines; `other`: everything but them; unset: both. */
   category?: "access" | "other";
+  /** Only the entries of processes of these services (`gateway`, `auth`, …); unset: every service. */
+  services?: string[];
   /** Per-node sequence already seen. */
   after?: Record<string, number>;
   limit?: number;
@@ -65,10 +71,26 @@ export interface LogReply {
   entries: (LogEntry & { node: string })[];
 }
 
+/** A node's answer on the settings subject: what it runs with, of the settings its service reads. */
+export interface SettingsReply {
+  node: string;
+  service: string;
+  settings: SettingInForce[];
+}
+
 export const LEVEL_VALUES: Record<string, number> = { TRACE: 10, DEBUG: 20, INFO: 30, WARN: 40, ERROR: 50, FATAL: 60 };
 
-/** What the node agent needs of a service's settings: the deployment-wide ones, the tenant and the secret that keys the control subjects. */
-export type NodeAgentSettings = Pick<Settings, (typeof DEPLOYMENT_SETTINGS)[number] | "tenant" | "internalSecret">;
+/**
+ * What the node agent needs of a service's settings: the deployment-wide ones, the tenant and
+ * the secret that keys the control subjects, and what the loader recorded of each setting (a
+ * process without it reports no settings).
+ */
+export type NodeAgentSettings = Pick<Settings, (typeof DEPLOYMENT_SETTINGS)[number] | "tenant" | "internalSecret"> & Partial<Pick<Settings, "inForce">>;
+
+/** This process's answer on the settings subject. */
+export function answerSettings(settings: Partial<Pick<Settings, "inForce">>, node: string, service: string): SettingsReply {
+  return { node, service, settings: settingsReadBy(SETTINGS, settings.inForce ?? [], service) };
+}
 
 export function settingsDigest(settings: NodeAgentSettings): { fingerprint: string; settings: Record<string, string> } {
   const out: Record<string, string> = {};
@@ -90,6 +112,8 @@ export function matchLog(e: LogEntry, q: LogQuery): boolean {
 
 /** A node's answer to a log query: newest `limit` without a cursor, oldest after it with one. */
 export function answerLogs(ring: LogRing, node: string, service: string, q: LogQuery): LogReply {
+  // A node of another service answers nothing, so its entries never cross NATS.
+  if (q.services && q.services.length > 0 && !q.services.includes(service)) return { node, service, entries: [] };
   const after = q.after?.[node] ?? 0;
   const limit = Math.min(Math.max(q.limit ?? 1000, 1), 1000);
   const entries = ring.list(after, q.category).filter((e) => matchLog(e, q));
@@ -112,6 +136,7 @@ export function startNodeAgent(opts: {
 
   bus.respond(control.metrics, async () => ({ node: metrics.node, service: metrics.service, metrics: await metrics.registry.getMetricsAsJSON() }));
   bus.respond(control.logs, (raw) => answerLogs(ring, metrics.node, metrics.service, (raw ?? {}) as LogQuery));
+  bus.respond(control.settings, () => answerSettings(opts.settings, metrics.node, metrics.service));
   // Looked up when asked: the agent starts before the service has built its app.
   bus.respond(control.openapi, () => apiReport(metrics));
 

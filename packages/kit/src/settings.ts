@@ -3,6 +3,7 @@ import { parseKey, isTenant } from "@svc/keys";
 import { isPersonId, isRepositoryName, parseAnonymousRights, PERSON_ID_RULE, type GrantSpec } from "@svc/grants";
 import { parseAddressList } from "./addresses.js";
 import { parseSettingDuration, parseIsoDuration, durationMs } from "./duration.js";
+import { describeInForce, type SettingInForce, type SettingOrigin } from "./settings-in-force.js";
 
 /**
  * One loader for every service. A setting `svc.x-y.z` is read, first match wins, from:
@@ -248,6 +249,8 @@ type Defs = typeof SETTINGS;
 export type Settings = { [K in keyof Defs]: Defs[K]["default"] extends infer D ? (D extends undefined ? string | undefined : D) : never } & {
   /** Where each setting came from, for messages (never the value). */
   sources: Record<string, string>;
+  /** What this process runs with, for `GET /api/settings`: each setting's origin, a secret's only as set or not (settings-in-force.ts). */
+  inForce: SettingInForce[];
 };
 
 export function envName(setting: string): string {
@@ -313,21 +316,28 @@ export function loadSettings(opts: LoadOptions = {}): Settings {
 
   const out: Record<string, unknown> = {};
   const sources: Record<string, string> = {};
+  const origins: Record<string, { from: SettingOrigin; text?: string }> = {};
   for (const [field, d] of Object.entries(SETTINGS) as [string, SettingDef<unknown>][]) {
     const en = envName(d.name);
     let raw: string | undefined;
     let source = "default";
+    let from: SettingOrigin = "default";
     if (props.has(d.name)) {
       raw = props.get(d.name);
       source = `-D${d.name}`;
+      from = "-D";
     } else if (env[en] !== undefined) {
       raw = env[en];
       source = `environment ${en}`;
+      from = "environment";
     } else if (file.has(d.name)) {
       raw = file.get(d.name);
       source = `properties file ${configFile}`;
+      from = "file";
     }
     sources[d.name] = source;
+    // A secret's text never leaves the loader: describeInForce reports it only as set or not.
+    origins[d.name] = raw === undefined || d.secret ? { from } : { from, text: raw.trim() };
     if (raw === undefined) {
       out[field] = d.default;
       continue;
@@ -337,7 +347,7 @@ export function loadSettings(opts: LoadOptions = {}): Settings {
     else problems.push(`${d.name} (from ${source}) ${r.reason}`);
   }
 
-  const s = out as Omit<Settings, "sources">;
+  const s = out as Omit<Settings, "sources" | "inForce">;
   if (problems.length === 0) {
     if (s.profile === "dev" && !isLoopback(s.host)) {
       problems.push(`svc.profile=dev is allowed only on a loopback address, but svc.host is "${s.host}" (set SVC_HOST=127.0.0.1)`);
@@ -350,7 +360,7 @@ export function loadSettings(opts: LoadOptions = {}): Settings {
     }
   }
   if (problems.length > 0) throw new SettingsError(problems);
-  return { ...s, sources } as Settings;
+  return { ...s, sources, inForce: describeInForce(SETTINGS, s, origins) } as Settings;
 }
 
 function isLoopback(host: string): boolean {

@@ -1,10 +1,11 @@
 import type { FastifyInstance } from "fastify";
 import type { Logger } from "pino";
-import { apiReport, createBaseApp, type Check } from "@svc/kit";
+import { apiReport, createBaseApp, type Check, type SettingsReply } from "@svc/kit";
 import type { NodeControl } from "./messaging/node-control.js";
 import { capabilityRoutes, type Capabilities } from "./routes/capability-routes.js";
 import { openapiRoutes } from "./routes/openapi-routes.js";
 import { operationsRoutes, type OperationsDeps } from "./routes/operation-routes.js";
+import { settingsRoutes } from "./routes/settings-routes.js";
 
 export interface AdminDeps {
   log: Logger;
@@ -14,12 +15,15 @@ export interface AdminDeps {
   /** What admin asks of, and tells, the other nodes. */
   peers: NodeControl;
   checks: Check[];
+  /** This process's own settings report (kit's answerSettings). */
+  ownSettings: () => SettingsReply;
 }
 
 export function buildApp(deps: AdminDeps): FastifyInstance {
   const app = createBaseApp({ log: deps.log, internalSecret: deps.internalSecret, checks: deps.checks, metrics: deps.operations.metrics });
   capabilityRoutes(app, deps.capabilities);
   operationsRoutes(app, { ...deps.operations, peers: deps.peers });
+  settingsRoutes(app, { peers: deps.peers, own: deps.ownSettings });
   openapiRoutes(app, { peers: deps.peers, own: () => apiReport(deps.operations.metrics) });
   return app;
 }

@@ -1,4 +1,4 @@
-import { answerLogs, bootService, controlSubjects, pingDb, postgresSchema } from "@svc/kit";
+import { answerLogs, answerSettings, bootService, controlSubjects, pingDb, postgresSchema } from "@svc/kit";
 import { buildApp } from "./app.js";
 import { loadConfig } from "./config.js";
 import { nodeRegistryFactory } from "./domain/node-registry.js";
@@ -22,6 +22,7 @@ await bootService({
       internalSecret: config.internalSecret,
       capabilities: capabilitiesOf(config),
       checks: [{ name: "postgres", check: () => pingDb(pool) }],
+      ownSettings: () => answerSettings(config, metrics.node, "admin"),
       // The heartbeats tell which nodes exist, so a gathering need not wait out its window.
       peers: nodeControlFactory({ bus, control, nodes, self: metrics.node }),
       operations: {

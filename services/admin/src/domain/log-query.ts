@@ -22,7 +22,18 @@ export function decodeCursor(text: string | undefined): Record<string, number> |
 
 export const encodeCursor = (c: Record<string, number>) => Buffer.from(JSON.stringify(c)).toString("base64url");
 
-export function readLogQuery(q: { level?: string; q?: string; limit?: string; after?: string; category?: string }): LogQuery & { limit: number } {
+/** A service name as processes announce it: the catalog's (`gateway`, `auth`, …) or any later one. */
+const SERVICE = /^[a-z][a-z0-9-]{0,39}$/;
+
+function readServices(text: string | undefined): string[] | undefined {
+  if (text === undefined || text.trim() === "") return undefined;
+  const names = [...new Set(text.split(",").map((s) => s.trim()).filter((s) => s !== ""))];
+  const bad = names.find((n) => !SERVICE.test(n));
+  if (bad !== undefined || names.length > 20) throw invalid("service", `service must be a service name such as gateway, auth, artifacts, admin, walker or notifier, or several separated by commas`);
+  return names;
+}
+
+export function readLogQuery(q: { level?: string; q?: string; limit?: string; after?: string; category?: string; service?: string }): LogQuery & { limit: number } {
   let category: LogQuery["category"];
   if (q.category !== undefined && q.category !== "") {
     if (q.category !== "access" && q.category !== "other") throw invalid("category", "category must be access (the gateway's line per request) or other (everything else)");
@@ -38,7 +49,7 @@ export function readLogQuery(q: { level?: string; q?: string; limit?: string; af
     if (!/^\d+$/.test(q.limit) || Number(q.limit) < 1 || Number(q.limit) > 1000) throw invalid("limit", "limit must be a whole number from 1 to 1000");
     limit = Number(q.limit);
   }
-  return { level, text: q.q || undefined, category, limit, after: decodeCursor(q.after) };
+  return { level, text: q.q || undefined, category, services: readServices(q.service), limit, after: decodeCursor(q.after) };
 }
 
 /**

@@ -1,4 +1,4 @@
-import type { ApiReport, Bus, ControlSubjects, LogQuery, LogReply } from "@svc/kit";
+import type { ApiReport, Bus, ControlSubjects, LogQuery, LogReply, SettingsReply } from "@svc/kit";
 import type { NodeRegistry } from "../domain/node-registry.js";
 
 /** A node's answer on the metrics subject (kit's node agent): its registry as prom-client JSON. */
@@ -16,7 +16,7 @@ export interface MetricsReply {
  */
 export function nodeControlFactory(deps: {
   bus: Pick<Bus, "gather" | "announce">;
-  control: Pick<ControlSubjects, "logs" | "metrics" | "openapi" | "limits">;
+  control: Pick<ControlSubjects, "logs" | "metrics" | "openapi" | "limits" | "settings">;
   nodes: Pick<NodeRegistry, "known">;
   /** This process's node name. */
   self: string;
@@ -34,6 +34,9 @@ export function nodeControlFactory(deps: {
     },
     async gatherMetrics(): Promise<MetricsReply[]> {
       return ((await gather(deps.control.metrics, {})) as MetricsReply[]).filter((r) => Array.isArray(r.metrics));
+    },
+    async gatherSettings(): Promise<SettingsReply[]> {
+      return ((await gather(deps.control.settings, {})) as SettingsReply[]).filter((r) => Array.isArray(r.settings));
     },
     async gatherApiReports(): Promise<ApiReport[]> {
       return (await gather(deps.control.openapi, {})) as ApiReport[];

@@ -55,6 +55,7 @@ export function operationsRoutes(app: ServiceApp, deps: OperationsDeps): void {
             limit: Type.Optional(Type.String()),
             after: Type.Optional(Type.String({ maxLength: 20_000 })),
             category: Type.Optional(Type.String({ maxLength: 20 })),
+            service: Type.Optional(Type.String({ maxLength: 200, description: "only these services' entries: a service name, or several separated by commas" })),
           },
           { additionalProperties: false },
         ),

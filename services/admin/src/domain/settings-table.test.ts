@@ -1,0 +1,25 @@
+import { describe, expect, it } from "vitest";
+import { answerSettings, loadSettings } from "@svc/kit";
+import { settingsTable } from "./settings-table.js";
+
+const SECRET = "s".repeat(40);
+const node = (name: string, service: string, env: Record<string, string>) => answerSettings(loadSettings({ env: { SVC_INTERNAL_SECRET: SECRET, ...env }, argv: [] }), name, service);
+
+describe("settings table", () => {
+  it("lines the nodes up per setting, says whether they agree, and shows a secret only as set", () => {
+    const t = settingsTable([
+      node("gateway@a", "gateway", { SVC_READ_ONLY: "true", SVC_REDIS_URL: "redis://:pw-one@r:6379" }),
+      node("gateway@b", "gateway", { SVC_REDIS_URL: "redis://:pw-two@r:6379" }),
+      node("admin@c", "admin", {}),
+    ]);
+    expect(t.nodes.map((n) => n.node)).toEqual(["admin@c", "gateway@a", "gateway@b"]);
+    const readOnly = t.settings.find((s) => s.name === "svc.read-only")!;
+    expect(readOnly.agree).toBe(false);
+    expect(readOnly.nodes).toContainEqual({ node: "gateway@a", service: "gateway", from: "environment", set: true, value: "true" });
+    const redis = t.settings.find((s) => s.name === "svc.redis-url")!;
+    expect(redis).toMatchObject({ secret: true, agree: false, environment: "SVC_REDIS_URL" });
+    expect(redis.nodes.every((n) => n.value === undefined && n.set)).toBe(true);
+    expect(t.settings.find((s) => s.name === "svc.tenant")!.agree).toBe(true);
+    expect(JSON.stringify(t)).not.toMatch(/pw-one|pw-two|s{40}/);
+  });
+});

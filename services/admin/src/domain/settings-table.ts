@@ -1,0 +1,42 @@
+import { SETTINGS, SERVICE_NAMES, envName, type SettingDef, type SettingOrigin, type SettingsReply } from "@svc/kit";
+
+export interface SettingRow {
+  name: string;
+  environment: string;
+  description: string;
+  secret: boolean;
+  /** The services that act on it (the catalog's `readBy`). */
+  readBy: string[];
+  /** Whether every node reporting it runs with the same value (for a secret: compared by keyed digest, never by value). */
+  agree: boolean;
+  nodes: { node: string; service: string; from: SettingOrigin; set: boolean; value?: string }[];
+}
+
+export interface SettingsTable {
+  nodes: { node: string; service: string }[];
+  settings: SettingRow[];
+}
+
+/**
+ * Lines up what each node reported (kit's settings-in-force.ts) setting by setting, in the
+ * catalog's order; a setting no node reports (read by no running service) is left out. The
+ * digests decide agreement and stay here: the answer carries a secret only as set or not set.
+ */
+export function settingsTable(replies: readonly SettingsReply[]): SettingsTable {
+  const sorted = [...replies].sort((a, b) => (a.service < b.service ? -1 : a.service > b.service ? 1 : a.node < b.node ? -1 : a.node > b.node ? 1 : 0));
+  const settings: SettingRow[] = [];
+  for (const d of Object.values(SETTINGS) as SettingDef<unknown>[]) {
+    const reports = sorted.flatMap((r) => r.settings.filter((s) => s.name === d.name).map((s) => ({ r, s })));
+    if (reports.length === 0) continue;
+    settings.push({
+      name: d.name,
+      environment: envName(d.name),
+      description: d.description,
+      secret: d.secret === true,
+      readBy: d.readBy === "every" ? [...SERVICE_NAMES] : [...d.readBy],
+      agree: new Set(reports.map(({ s }) => s.digest)).size === 1,
+      nodes: reports.map(({ r, s }) => ({ node: r.node, service: r.service, from: s.from, set: s.set, ...(d.secret || s.value === undefined ? {} : { value: s.value }) })),
+    });
+  }
+  return { nodes: sorted.map((r) => ({ node: r.node, service: r.service })), settings };
+}

@@ -1,0 +1,192 @@
+import { describe, expect, it } from "vitest";
+import { cachesPage } from "./caches-page.js";
+import { logsPage } from "./logs-page.js";
+import { metricsPage } from "./metrics-page.js";
+import { ApiRefusal, type ApiResult, type PageContext, type PageOutcome } from "./page-contract.js";
+import { parseExposition } from "./prometheus-text.js";
+import { settingsPage } from "./settings-page.js";
+import { walksPage } from "./walks-page.js";
+
+type Call = { method: string; path: string; body?: unknown };
+/** A page context whose API answers from a table of `METHOD path` -> result, recording the calls. */
+function context(answers: Record<string, Partial<ApiResult>>, over: Partial<PageContext> = {}) {
+  const calls: Call[] = [];
+  const ctx: PageContext = {
+    person: { id: "dev/admin", tenant: "default" },
+    async api(method, path, body) {
+      calls.push({ method, path, body });
+      const key = Object.keys(answers).find((k) => `${method} ${path}` === k || `${method} ${path.split("?")[0]}` === k);
+      if (!key) throw new Error(`unexpected call ${method} ${path}`);
+      return { status: 200, headers: {}, body: undefined, ...answers[key] } as ApiResult;
+    },
+    subpath: "",
+    query: {},
+    form: {},
+    csrf: "tok-123",
+    options: { deployEnabled: false, publicBaseUrl: "" },
+    ...over,
+  };
+  return { ctx, calls };
+}
+const main = (o: PageOutcome) => (o.kind === "html" ? o.main.text : "");
+const forbidden = { status: 403, body: { title: "Forbidden", detail: "this key does not hold manage:read on *" } };
+
+describe("Caches page", () => {
+  it("lists each cache with its time to live, hits and size, and clears them by a form carrying the token", async () => {
+    const { ctx, calls } = context({
+      "GET /api/caches": { body: { node: "gateway@h:1", caches: [{ name: "credentials", description: "keys and people <rights>", ttlSeconds: 300, hits: 9, misses: 1, size: 4 }] } },
+      "POST /api/caches/clear": { body: { node: "gateway@h:1", cleared: ["credentials"], announced: true } },
+    });
+    const html = main(await cachesPage.get(ctx));
+    expect(html).toContain("<code>credentials</code>");
+    expect(html).toContain("keys and people &lt;rights&gt;");
+    expect(html).toContain("5 min");
+    expect(html).toContain("90 %");
+    expect(html).toContain('name="_csrf" value="tok-123"');
+    expect(html).toContain("Clear caches on this node");
+    const done = await cachesPage.actions!.clear!(ctx);
+    expect(calls.at(-1)).toEqual({ method: "POST", path: "/api/caches/clear", body: {} });
+    expect(done).toMatchObject({ kind: "redirect", location: "/ui/caches", notice: expect.stringContaining("every other gateway was told") });
+  });
+
+  it("lets a refusal through for the core's 403 page", async () => {
+    const { ctx } = context({ "GET /api/caches": forbidden });
+    await expect(cachesPage.get(ctx)).rejects.toMatchObject({ status: 403, detail: expect.stringContaining("manage:read") });
+  });
+});
+
+const walk = { name: "nightly", schedule: "0 0 3 * * *", enabled: true, jobs: ["reclaim"], nextRun: "2030-01-02T03:00:00.000Z", lastRun: null };
+
+describe("Walks page", () => {
+  it("lists walks with their next run in UTC, pages with the walker's cursor, and offers walk-now and add", async () => {
+    const { ctx, calls } = context({ "GET /api/walks": { body: [walk], headers: { "x-next-cursor": "nightly" } } }, { query: { after: "a" } });
+    const html = main(await walksPage.get(ctx));
+    expect(calls[0]!.path).toBe("/api/walks?limit=50&after=a");
+    expect(html).toContain('href="/ui/walks/nightly"');
+    expect(html).toContain("Wed 2 Jan 2030, 03:00:00 UTC");
+    expect(html).toContain("never run");
+    expect(html).toContain('href="/ui/walks?after=nightly"');
+    expect(html).toContain("Walk the store now");
+    expect(html).toContain('name="job-retention"');
+  });
+
+  it("shows a walk's form with the next-run preview and its runs", async () => {
+    const run = { id: "r1", walk: "nightly", trigger: "manual", scheduledFor: null, started: "2030-01-01T00:00:00.000Z", ended: "2030-01-01T00:00:05.000Z", outcome: "succeeded", jobs: ["reclaim"], counts: { reclaim: { removed: 2 } }, entries: 10, bytes: 99, node: "walker@h", reference: null, detail: null };
+    const { ctx } = context({ "GET /api/walks/nightly": { body: walk }, "GET /api/walks/nightly/runs": { body: [run] } }, { subpath: "/nightly" });
+    const html = main(await walksPage.get(ctx));
+    expect(html).toContain('value="0 0 3 * * *"');
+    expect(html).toMatch(/<output id="next-run"[^>]*>Wed 2 Jan 2030, 03:00:00 UTC/);
+    expect(html).toContain("reclaim: removed 2");
+  });
+
+  it("adds, edits and removes a walk with the jobs ticked, and shows a refusal as the notice", async () => {
+    const { ctx, calls } = context({
+      "POST /api/walks": { status: 201, body: walk },
+      "PUT /api/walks/nightly": { status: 400, body: { detail: '"bad" is not a valid schedule: a schedule has six fields' } },
+      "DELETE /api/walks/nightly": { status: 204 },
+    });
+    ctx.form = { name: "nightly", schedule: "0 0 3 * * *", enabled: "on", "job-reclaim": "on", "job-repair": "on" };
+    expect(await walksPage.actions!.add!(ctx)).toMatchObject({ kind: "redirect", location: "/ui/walks/nightly", notice: expect.stringContaining("next run Wed 2 Jan 2030") });
+    expect(calls[0]!.body).toEqual({ name: "nightly", schedule: "0 0 3 * * *", enabled: true, jobs: ["reclaim", "repair"] });
+    ctx.form = { walk: "nightly", schedule: "bad", "job-reclaim": "on" };
+    expect(await walksPage.actions!.edit!(ctx)).toMatchObject({ notice: expect.stringContaining("six fields") });
+    expect(calls[1]!.body).toEqual({ schedule: "bad", enabled: false, jobs: ["reclaim"] });
+    ctx.form = { walk: "nightly" };
+    expect(await walksPage.actions!.remove!(ctx)).toMatchObject({ location: "/ui/walks", notice: "Walk nightly removed." });
+  });
+
+  it("says which walk is running when walk-now is refused, and lets a missing right through", async () => {
+    const busy = context({ "POST /api/walks/run": { status: 409, body: { detail: "the store is being walked already: walk nightly since 03:00" } } });
+    expect(await walksPage.actions!["run-now"]!(busy.ctx)).toMatchObject({ notice: expect.stringContaining("walk nightly") });
+    const started = context({ "POST /api/walks/run": { status: 202, body: { id: "r9", walk: "rebuild", jobs: ["reclaim", "repair"] } } });
+    expect(await walksPage.actions!["run-now"]!(started.ctx)).toMatchObject({ notice: "Walk started: run r9 of walk rebuild with reclaim, repair." });
+    const refused = context({ "POST /api/walks/run": forbidden });
+    await expect(walksPage.actions!["run-now"]!(refused.ctx)).rejects.toBeInstanceOf(ApiRefusal);
+  });
+});
+
+describe("Logs page", () => {
+  const page = { entries: [{ seq: 1, node: "walker@h", service: "walker", time: "2030-01-01T00:00:00Z", level: "INFO", msg: "walk <ended>", walk: "nightly" }], next: "cur1" };
+
+  it("passes the level, text and service filters to /api/logs and escapes what the entries say", async () => {
+    const { ctx, calls } = context({ "GET /api/logs": { body: page } }, { query: { level: "WARN", service: "walker", q: "walk", limit: "bogus" } });
+    const o = await logsPage.get(ctx);
+    expect(calls[0]!.path).toBe("/api/logs?level=WARN&q=walk&service=walker&limit=100");
+    expect(main(o)).toContain("walk &lt;ended&gt;");
+    expect(main(o)).toContain('data-next="cur1"');
+    expect(main(o)).toContain('<option value="walker" selected>');
+    expect(o).toMatchObject({ scripts: ["logs-follow.js"] });
+  });
+
+  it("answers the follow script with the entries after its cursor", async () => {
+    const { ctx, calls } = context({ "GET /api/logs": { body: page } }, { query: { format: "json", after: "cur0", service: "walker" } });
+    expect(await logsPage.get(ctx)).toEqual({ kind: "json", body: { rows: [expect.objectContaining({ msg: "walk <ended>", fields: '{"walk":"nightly"}' })], next: "cur1" } });
+    expect(calls[0]!.path).toContain("after=cur0");
+  });
+});
+
+describe("Settings page", () => {
+  const table = {
+    nodes: [{ node: "admin@a", service: "admin" }, { node: "gateway@b", service: "gateway" }],
+    settings: [
+      { name: "svc.internal-secret", environment: "SVC_INTERNAL_SECRET", description: "shared", secret: true, readBy: ["admin", "gateway"], agree: true, nodes: [{ node: "admin@a", service: "admin", from: "environment", set: true }, { node: "gateway@b", service: "gateway", from: "environment", set: true }] },
+      { name: "svc.read-only", environment: "SVC_READ_ONLY", description: "refuse writes", secret: false, readBy: ["admin", "gateway"], agree: false, nodes: [{ node: "admin@a", service: "admin", from: "default", set: true, value: "false" }, { node: "gateway@b", service: "gateway", from: "-D", set: true, value: "true" }] },
+    ],
+  };
+
+  it("shows each setting's value and origin, secrets only as set, and the settings the nodes disagree on", async () => {
+    const { ctx } = context({ "GET /api/settings": { body: table } });
+    const html = main(await settingsPage.get(ctx));
+    expect(html).toMatch(/<em>set<\/em> <span class="origin">from environment<\/span> <span class="on">on all 2 nodes/);
+    expect(html).toContain("<code>gateway@b</code>: <code>true</code> <span class=\"origin\">from -D system property");
+    expect(html).toContain("1 setting differs between nodes");
+    const only = context({ "GET /api/settings": { body: table } }, { query: { differ: "on" } });
+    expect(main(await settingsPage.get(only.ctx))).not.toContain("svc.internal-secret");
+  });
+});
+
+describe("Metrics page", () => {
+  const exposition = [
+    "# HELP svc_walk_running 1 while this process runs the walk",
+    "# TYPE svc_walk_running gauge",
+    'svc_walk_running{walk="nightly",service="walker",node="walker@h"} 0',
+    "# HELP svc_http_request_duration_seconds Request duration",
+    "# TYPE svc_http_request_duration_seconds histogram",
+    'svc_http_request_duration_seconds_bucket{le="0.1",service="admin",node="admin@h"} 3',
+    'svc_http_request_duration_seconds_sum{service="admin",node="admin@h"} 0.25',
+    'svc_http_request_duration_seconds_count{service="admin",node="admin@h"} 3',
+    "# HELP svc_gateway_key_cache_hits_total Key cache \\\"hits\\\"",
+    "# TYPE svc_gateway_key_cache_hits_total counter",
+    'svc_gateway_key_cache_hits_total{service="gateway",node="gateway@h"} 12',
+    "",
+  ].join("\n");
+
+  it("reads the exposition into families with their descriptions", () => {
+    const f = parseExposition(exposition);
+    expect(f.map((x) => x.name)).toEqual(["svc_walk_running", "svc_http_request_duration_seconds", "svc_gateway_key_cache_hits_total"]);
+    expect(f[1]!.samples.map((s) => s.name)).toEqual(["svc_http_request_duration_seconds_bucket", "svc_http_request_duration_seconds_sum", "svc_http_request_duration_seconds_count"]);
+    expect(f[2]).toMatchObject({ type: "counter", help: 'Key cache "hits"', samples: [{ labels: { service: "gateway", node: "gateway@h" }, value: 12 }] });
+  });
+
+  it("shows health checks (a 503 included), background tasks and meters with value and description, filtered by service", async () => {
+    const { ctx } = context({
+      "GET /metrics": { body: exposition },
+      "GET /health/ready": { status: 503, body: { status: "down", checks: { redis: { status: "down", error: "connection refused" }, auth: { status: "up" } } } },
+    });
+    const html = main(await metricsPage.get(ctx));
+    expect(html).toContain("connection refused");
+    expect(html).toMatch(/id="background"[\s\S]*svc_walk_running[\s\S]*1 while this process runs the walk/);
+    expect(html).toMatch(/id="meters"[\s\S]*svc_gateway_key_cache_hits_total[\s\S]*>12</);
+    expect(html).toContain("(count)");
+    expect(html).not.toContain("(bucket)");
+    const admin = context({ "GET /metrics": { body: exposition }, "GET /health/ready": { body: { status: "up" } } }, { query: { service: "admin" } });
+    const only = main(await metricsPage.get(admin.ctx));
+    expect(only).not.toContain("svc_gateway_key_cache_hits_total");
+    expect(only).toContain("svc_http_request_duration_seconds");
+  });
+
+  it("lets a refusal of /metrics through for the core's 403 page", async () => {
+    const { ctx } = context({ "GET /metrics": forbidden, "GET /health/ready": { body: { status: "up" } } });
+    await expect(metricsPage.get(ctx)).rejects.toBeInstanceOf(ApiRefusal);
+  });
+});

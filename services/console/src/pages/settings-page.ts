@@ -1,0 +1,91 @@
+import { html, type Html } from "./html.js";
+import { nextPageLink } from "./operations-parts.js";
+import { expectOk, type ConsolePage } from "./page-contract.js";
+
+interface NodeValue {
+  node: string;
+  service: string;
+  from: "default" | "environment" | "-D" | "file";
+  set: boolean;
+  value?: string;
+}
+interface SettingRow {
+  name: string;
+  environment: string;
+  description: string;
+  secret: boolean;
+  readBy: string[];
+  agree: boolean;
+  nodes: NodeValue[];
+}
+interface SettingsTable {
+  nodes: { node: string; service: string }[];
+  settings: SettingRow[];
+}
+
+const PAGE = 25;
+const ORIGIN: Record<NodeValue["from"], string> = { default: "default", environment: "environment", "-D": "-D system property", file: "properties file" };
+
+/** A node's value as shown: a secret only as set or not set; a blank value says so. */
+function shown(row: SettingRow, v: NodeValue): Html {
+  if (row.secret) return html`<em>${v.set ? "set" : "not set"}</em>`;
+  return v.value === undefined || v.value === "" ? html`<em>blank</em>` : html`<code>${v.value}</code>`;
+}
+
+function values(row: SettingRow): Html {
+  const first = row.nodes[0];
+  const same = first && row.nodes.every((n) => n.from === first.from && n.set === first.set && n.value === first.value);
+  if (first && same) {
+    const services = [...new Set(row.nodes.map((n) => n.service))].join(", ");
+    return html`${shown(row, first)} <span class="origin">from ${ORIGIN[first.from]}</span> <span class="on">on ${row.nodes.length === 1 ? "the one node" : `all ${row.nodes.length} nodes`} (${services})</span>`;
+  }
+  return html`<ul class="per-node">${row.nodes.map((n) => html`<li><code>${n.node}</code>: ${shown(row, n)} <span class="origin">from ${ORIGIN[n.from]}</span></li>`)}</ul>`;
+}
+
+/**
+ * Every setting in force on each node (GET /api/settings), where its value came from and
+ * whether the nodes reading it agree; secrets only as set or not set. Read-only: settings are
+ * changed where they are set, and take effect on restart.
+ */
+export const settingsPage: ConsolePage = {
+  slug: "settings",
+  nav: "Settings",
+  needs: "manage:read on *",
+  async get(ctx) {
+    const t = expectOk(await ctx.api<SettingsTable>("GET", "/api/settings"));
+    const text = (ctx.query.q ?? "").trim().toLowerCase();
+    const onlyDiffering = ctx.query.differ === "on";
+    const matching = t.settings.filter(
+      (r) => (!onlyDiffering || !r.agree) && (text === "" || r.name.toLowerCase().includes(text) || r.environment.toLowerCase().includes(text) || r.description.toLowerCase().includes(text)),
+    );
+    // The catalog's order; the cursor is the last setting name shown.
+    const start = ctx.query.after ? matching.findIndex((r) => r.name === ctx.query.after) + 1 : 0;
+    const shownRows = matching.slice(start, start + PAGE);
+    const next = start + PAGE < matching.length ? shownRows[shownRows.length - 1]?.name : undefined;
+    const differing = t.settings.filter((r) => !r.agree).length;
+    return {
+      kind: "html",
+      title: "Settings",
+      main: html`<p>The settings each of the ${t.nodes.length} nodes runs with, as the nodes report them (${t.nodes.map((n) => n.node).join(", ")}). ${
+        differing === 0 ? "Every node reading a setting agrees with the others." : html`<strong>${differing} ${differing === 1 ? "setting differs" : "settings differ"} between nodes.</strong>`
+      } Read-only: change a setting where it is set (environment, <code>-D</code> argument or properties file) and restart.</p>
+<form method="get" action="/ui/settings" class="filters" role="search">
+<label for="q">Setting or text</label>
+<input id="q" name="q" value="${ctx.query.q ?? ""}" maxlength="100">
+<label><input type="checkbox" name="differ" value="on"${onlyDiffering ? html` checked` : ""}> Only settings the nodes disagree on</label>
+<button type="submit">Show</button>
+</form>
+<table class="data" id="settings">
+<caption>Settings in force (${matching.length} of ${t.settings.length})</caption>
+<thead><tr><th scope="col">Setting</th><th scope="col">Value and origin</th><th scope="col">Nodes agree</th><th scope="col">What it does</th></tr></thead>
+<tbody>
+${shownRows.map(
+  (r) => html`<tr id="setting-${r.name}"><th scope="row"><code>${r.name}</code><br><small><code>${r.environment}</code>${r.secret ? " · secret" : ""}</small></th><td>${values(r)}</td><td>${r.agree ? "yes" : html`<strong>no</strong>`}</td><td>${r.description}</td></tr>`,
+)}
+</tbody>
+</table>
+${matching.length === 0 ? html`<p>No setting matches.</p>` : ""}
+${nextPageLink("/ui/settings", { q: ctx.query.q, differ: onlyDiffering ? "on" : undefined }, next)}`,
+    };
+  },
+};

@@ -1,0 +1,183 @@
+import { html, type Html } from "./html.js";
+import { back, csrfField, nextPageLink, readableInstant, refusalNotice, timeCell } from "./operations-parts.js";
+import { expectOk, type ConsolePage, type PageContext, type PageOutcome } from "./page-contract.js";
+
+interface RunRecord {
+  id: string;
+  walk: string;
+  trigger: string;
+  scheduledFor: string | null;
+  started: string;
+  ended: string | null;
+  outcome: string;
+  jobs: string[];
+  counts: Record<string, Record<string, number>>;
+  entries: number;
+  bytes: number;
+  node: string;
+  reference: string | null;
+  detail: string | null;
+}
+interface Walk {
+  name: string;
+  schedule: string;
+  enabled: boolean;
+  jobs: string[];
+  nextRun: string | null;
+  lastRun: RunRecord | null;
+}
+
+/** The walker's jobs (services/walker/src/domain/job-types.ts), offered as checkboxes; the walker names any it refuses. */
+const JOBS = [
+  { name: "retention", what: "removes what the repositories' retention policies say to" },
+  { name: "reclaim", what: "deletes abandoned uploads and empty folders" },
+  { name: "repair", what: "brings the index back in line with the files" },
+  { name: "backfill", what: "indexes files the index does not know" },
+];
+const PAGE = 50;
+const RUNS_PAGE = 20;
+const walkUrl = (name: string) => `/ui/walks/${encodeURIComponent(name)}`;
+const apiUrl = (name: string) => `/api/walks/${encodeURIComponent(name)}`;
+
+function jobBoxes(checked: readonly string[]): Html {
+  return html`<fieldset><legend>Jobs</legend>
+${JOBS.map((j) => html`<label><input type="checkbox" name="job-${j.name}" value="on"${checked.includes(j.name) ? html` checked` : ""}> <code>${j.name}</code>: ${j.what}</label><br>`)}
+</fieldset>`;
+}
+const jobsOf = (form: Record<string, string>) => JOBS.map((j) => j.name).filter((n) => form[`job-${n}`] !== undefined);
+
+const scheduleHelp = html`<span class="hint" id="schedule-help">Six fields, seconds first, in UTC: <code>second minute hour day-of-month month day-of-week</code>, e.g. <code>0 0 3 * * *</code> every day at 03:00:00 UTC.</span>`;
+
+function counts(c: RunRecord["counts"]): string {
+  return Object.entries(c ?? {})
+    .map(([job, n]) => `${job}: ${Object.entries(n).map(([k, v]) => `${k} ${v}`).join(", ")}`)
+    .join("; ");
+}
+
+function outcomeCell(r: RunRecord | null): Html | "" {
+  if (!r) return html`<span>never run</span>`;
+  return html`<span class="outcome outcome-${r.outcome}">${r.outcome}</span> ${timeCell(r.ended ?? r.started)}`;
+}
+
+const walkForm = (ctx: PageContext, w: Walk): Html => html`<form method="post" action="${walkUrl(w.name)}" class="stack" id="edit-walk">
+${csrfField(ctx)}<input type="hidden" name="_action" value="edit"><input type="hidden" name="walk" value="${w.name}">
+<label for="schedule">Schedule</label>
+<input id="schedule" name="schedule" value="${w.schedule}" required aria-describedby="schedule-help" spellcheck="false">
+${scheduleHelp}
+<p>Next run: <output id="next-run" for="schedule">${w.enabled ? (w.nextRun ? readableInstant(w.nextRun) : "none") : "none: the walk is switched off"}</output></p>
+<label><input type="checkbox" name="enabled" value="on"${w.enabled ? html` checked` : ""}> Enabled</label>
+${jobBoxes(w.jobs)}
+<button type="submit">Save the walk</button>
+</form>`;
+
+async function listView(ctx: PageContext): Promise<PageOutcome> {
+  const q = new URLSearchParams({ limit: String(PAGE) });
+  if (ctx.query.after) q.set("after", ctx.query.after);
+  const res = await ctx.api<Walk[]>("GET", `/api/walks?${q}`);
+  const walks = expectOk(res);
+  return {
+    kind: "html",
+    title: "Walks",
+    main: html`<form method="post" action="/ui/walks" class="actions">
+${csrfField(ctx)}<input type="hidden" name="_action" value="run-now">
+<button type="submit" id="walk-now">Walk the store now</button>
+<span class="hint">Starts the rebuild walk at once with the jobs its entry names (every job when there is none). One walk goes over the store at a time.</span>
+</form>
+<table class="data" id="walks">
+<caption>Walks</caption>
+<thead><tr><th scope="col">Walk</th><th scope="col">Schedule (UTC)</th><th scope="col">Enabled</th><th scope="col">Jobs</th><th scope="col">Next run</th><th scope="col">Last run</th></tr></thead>
+<tbody>
+${walks.map(
+  (w) => html`<tr><th scope="row"><a href="${walkUrl(w.name)}">${w.name}</a></th><td><code>${w.schedule}</code></td><td>${w.enabled ? "yes" : "no"}</td><td>${w.jobs.join(", ")}</td><td>${timeCell(w.nextRun)}</td><td>${outcomeCell(w.lastRun)}</td></tr>`,
+)}
+</tbody>
+</table>
+${walks.length === 0 ? html`<p>No walk is defined.</p>` : ""}
+${nextPageLink("/ui/walks", {}, res.headers["x-next-cursor"])}
+<h2>Add a walk</h2>
+<form method="post" action="/ui/walks" class="stack" id="add-walk">
+${csrfField(ctx)}<input type="hidden" name="_action" value="add">
+<label for="new-name">Name</label>
+<input id="new-name" name="name" required pattern="[A-Za-z0-9][A-Za-z0-9._\\-]{0,99}" spellcheck="false">
+<label for="new-schedule">Schedule</label>
+<input id="new-schedule" name="schedule" required placeholder="0 0 3 * * *" aria-describedby="schedule-help" spellcheck="false">
+${scheduleHelp}
+<label><input type="checkbox" name="enabled" value="on" checked> Enabled</label>
+${jobBoxes([])}
+<button type="submit">Add the walk</button>
+</form>`,
+  };
+}
+
+async function walkView(ctx: PageContext, name: string): Promise<PageOutcome> {
+  const w = expectOk(await ctx.api<Walk>("GET", apiUrl(name)));
+  const q = new URLSearchParams({ limit: String(RUNS_PAGE) });
+  if (ctx.query.after) q.set("after", ctx.query.after);
+  const runsRes = await ctx.api<RunRecord[]>("GET", `${apiUrl(name)}/runs?${q}`);
+  const runs = expectOk(runsRes);
+  return {
+    kind: "html",
+    title: `Walk ${w.name}`,
+    main: html`<p><a href="/ui/walks">All walks</a></p>
+${walkForm(ctx, w)}
+<form method="post" action="${walkUrl(w.name)}" class="actions">
+${csrfField(ctx)}<input type="hidden" name="_action" value="remove"><input type="hidden" name="walk" value="${w.name}">
+<button type="submit" id="remove-walk">Remove the walk ${w.name}</button>
+<span class="hint">Its run records go with it.</span>
+</form>
+<table class="data" id="runs">
+<caption>Runs of ${w.name}, newest first</caption>
+<thead><tr><th scope="col">Started</th><th scope="col">Ended</th><th scope="col">Outcome</th><th scope="col">Trigger</th><th scope="col">Jobs</th><th scope="col">Counts</th><th scope="col">Entries</th><th scope="col">Bytes</th><th scope="col">Node</th><th scope="col">Detail</th></tr></thead>
+<tbody>
+${runs.map(
+  (r) => html`<tr id="run-${r.id}"><td>${timeCell(r.started)}</td><td>${timeCell(r.ended)}</td><td>${r.outcome}</td><td>${r.trigger}${r.scheduledFor ? html` (for ${timeCell(r.scheduledFor)})` : ""}</td><td>${r.jobs.join(", ")}</td><td>${counts(r.counts)}</td><td>${r.entries}</td><td>${r.bytes}</td><td><code>${r.node}</code></td><td>${r.detail ?? ""}${r.reference ? html` Reference: <code>${r.reference}</code>` : ""}</td></tr>`,
+)}
+</tbody>
+</table>
+${runs.length === 0 ? html`<p>This walk has not run yet.</p>` : ""}
+${nextPageLink(walkUrl(w.name), {}, runsRes.headers["x-next-cursor"], "Older runs")}`,
+  };
+}
+
+/** The walk an action is about: the form's `walk` field, else the page's path. */
+const walkOf = (ctx: PageContext) => ctx.form.walk || decodeURIComponent(ctx.subpath.replace(/^\//, ""));
+
+export const walksPage: ConsolePage = {
+  slug: "walks",
+  nav: "Walks",
+  needs: "manage:read on * (changing walks: manage:write on *)",
+  get(ctx) {
+    const name = ctx.subpath.replace(/^\/+|\/+$/g, "");
+    return name === "" ? listView(ctx) : walkView(ctx, decodeURIComponent(name));
+  },
+  actions: {
+    async "run-now"(ctx) {
+      const res = await ctx.api<RunRecord>("POST", "/api/walks/run", {});
+      // 409 names the walk under way: shown as the notice.
+      const refused = refusalNotice(res);
+      if (refused) return back("/ui/walks", `Not started: ${refused}`);
+      return back("/ui/walks", `Walk started: run ${res.body.id} of walk ${res.body.walk} with ${res.body.jobs.join(", ")}.`);
+    },
+    async add(ctx) {
+      const body = { name: ctx.form.name ?? "", schedule: ctx.form.schedule ?? "", enabled: ctx.form.enabled !== undefined, jobs: jobsOf(ctx.form) };
+      const res = await ctx.api<Walk>("POST", "/api/walks", body);
+      const refused = refusalNotice(res);
+      if (refused) return back("/ui/walks", `Not added: ${refused}`);
+      return back(walkUrl(res.body.name), `Walk ${res.body.name} added; next run ${res.body.nextRun ? readableInstant(res.body.nextRun) : "none"}.`);
+    },
+    async edit(ctx) {
+      const name = walkOf(ctx);
+      const body = { schedule: ctx.form.schedule ?? "", enabled: ctx.form.enabled !== undefined, jobs: jobsOf(ctx.form) };
+      const res = await ctx.api<Walk>("PUT", apiUrl(name), body);
+      const refused = refusalNotice(res);
+      if (refused) return back(walkUrl(name), `Not saved: ${refused}`);
+      return back(walkUrl(name), `Walk ${name} saved; next run ${res.body.nextRun ? readableInstant(res.body.nextRun) : "none"}.`);
+    },
+    async remove(ctx) {
+      const name = walkOf(ctx);
+      const refused = refusalNotice(await ctx.api("DELETE", apiUrl(name)));
+      if (refused) return back("/ui/walks", `Not removed: ${refused}`);
+      return back("/ui/walks", `Walk ${name} removed.`);
+    },
+  },
+};

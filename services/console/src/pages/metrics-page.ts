@@ -1,5 +1,5 @@
 import { html, type Html } from "./html.js";
-import { nextPageLink } from "./operations-parts.js";
+import { expectOkText, nextPageLink } from "./operations-parts.js";
 import { expectOk, type ConsolePage } from "./page-contract.js";
 import { parseExposition, type MetricFamily, type Sample } from "./prometheus-text.js";
 
@@ -66,7 +66,7 @@ export const metricsPage: ConsolePage = {
   needs: "manage:read on *",
   async get(ctx) {
     const [metricsRes, healthRes] = await Promise.all([ctx.api<string>("GET", "/metrics"), ctx.api<Health>("GET", "/health/ready")]);
-    const families = parseExposition(String(expectOk(metricsRes)));
+    const families = parseExposition(expectOkText(metricsRes));
     // 503 is the health answer when something is down: still the page's content, not a failure.
     const health = healthRes.status === 200 || healthRes.status === 503 ? (healthRes.body as Health) : expectOk(healthRes);
     const services = [...new Set(families.flatMap((f) => f.samples.map((s) => s.labels.service ?? "")))].filter((s) => s !== "").sort();
@@ -74,7 +74,8 @@ export const metricsPage: ConsolePage = {
     const text = (ctx.query.q ?? "").trim().toLowerCase();
     const wanted = families.filter((f) => visible(f, service).length > 0 && (text === "" || f.name.toLowerCase().includes(text) || f.help.toLowerCase().includes(text)));
     const background = wanted.filter((f) => BACKGROUND.test(f.name));
-    const others = wanted.filter((f) => !BACKGROUND.test(f.name));
+    // By name, so a page holds a stable run of meters whatever order the processes answered in.
+    const others = wanted.filter((f) => !BACKGROUND.test(f.name)).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
     const start = ctx.query.after ? others.findIndex((f) => f.name === ctx.query.after) + 1 : 0;
     const page = others.slice(start, start + PAGE);
     const next = start + PAGE < others.length ? page[page.length - 1]?.name : undefined;

@@ -1,5 +1,5 @@
 import { html, type Html } from "./html.js";
-import { ApiRefusal, type ApiResult, type PageContext, type PageOutcome } from "./page-contract.js";
+import { ApiRefusal, expectOk, type ApiResult, type PageContext, type PageOutcome } from "./page-contract.js";
 
 /** Pieces the operations pages (Metrics, Logs, Caches, Walks, Settings) share. */
 
@@ -32,6 +32,15 @@ export function refusalNotice(result: ApiResult): string | undefined {
   }
   const b = (result.body ?? {}) as { title?: string; detail?: string };
   return b.detail ?? b.title ?? `refused (HTTP ${result.status})`;
+}
+
+/** expectOk for a route that answers text (GET /metrics refuses in plain text too): the refusal's sentence becomes the reason. */
+export function expectOkText(result: ApiResult): string {
+  if (result.status >= 400 && typeof result.body === "string") {
+    const reference = /Reference: (\S+)/.exec(result.body)?.[1];
+    throw new ApiRefusal(result.status, result.body.trim() || `HTTP ${result.status}`, reference);
+  }
+  return String(expectOk(result));
 }
 
 /** After a form action: back to the page, with what happened. */

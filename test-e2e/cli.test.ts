@@ -103,14 +103,15 @@ describe("svc credentials", () => {
       "default=deploy",
     ]);
     expect(minted.id).toBe(keyId(minted.key));
-    expect(minted.grants).toEqual([expect.objectContaining({ scope: "default", tokens: ["deploy"] })]);
+    // A role is stored as the rights it stands for.
+    expect(minted.grants).toEqual([expect.objectContaining({ scope: "default", tokens: ["cache:read", "cache:write", "repository:read", "repository:write"] })]);
     // The key works at once with the rights it was minted with.
     expect((await s.call("PUT", "/repository/default/cli/minted.txt", { key: minted.key, body: "x", headers: { "service-repository-name": "default" } })).status).toBe(201);
 
     const table = (await ok(["credentials", "list"])).stdout;
     expect(table.split("\n")[0]).toMatch(/^ID\s+LABEL\s+STATE\s+SOON\s+EXPIRES\s+GRANTS$/);
     const row = rowOf(table, minted.id);
-    expect(row).toMatch(new RegExp(`${minted.id}\\s+${label}\\s+active\\s+yes\\s+\\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\dZ \\(in (10d|9d|240h|239h)\\)\\s+default=deploy$`));
+    expect(row).toMatch(new RegExp(`${minted.id}\\s+${label}\\s+active\\s+yes\\s+\\d{4}-\\d\\d-\\d\\d \\d\\d:\\d\\dZ \\(in (10d|9d|240h|239h)\\)\\s+default=cache:read,cache:write,repository:read,repository:write$`));
     // The bootstrap key never expires: not marked.
     expect(rowOf(table, keyId(s.bootstrapKey))).toMatch(/active\s+-\s+\*=\*/);
 
@@ -174,7 +175,7 @@ describe("svc people and groups", () => {
     const alice = `oidc/alice-${randomBytes(3).toString("hex")}`;
     const group = `devs-${randomBytes(3).toString("hex")}`;
     await ok(["people", "grant", alice, "default", "read-only", "--label", "Alice"]);
-    expect(rowOf((await ok(["people", "list"])).stdout, alice)).toMatch(/Alice\s+default=read-only/);
+    expect(rowOf((await ok(["people", "list"])).stdout, alice)).toMatch(/Alice\s+default=cache:read,repository:read$/);
 
     await ok(["groups", "members", "add", group, alice, "oauth/42"]);
     await ok(["groups", "grant", group, "*", "manage:read"]);

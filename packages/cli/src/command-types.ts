@@ -23,8 +23,12 @@ export interface CommandContext {
   progress: boolean;
   stdout: NodeJS.WritableStream;
   stderr: NodeJS.WritableStream;
-  /** Aborted by Ctrl-C: long-running commands (logs --follow) stop cleanly. */
-  signal: AbortSignal;
+  /**
+   * For a command that runs until stopped (logs --follow, walks run --wait): from this call on,
+   * Ctrl-C aborts the signal answered, so the command ends cleanly (exit 0), instead of ending
+   * the process at once (exit 130) as it does for every other command.
+   */
+  untilInterrupted(): AbortSignal;
 }
 
 export interface Subcommand {

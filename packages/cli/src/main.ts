@@ -33,7 +33,10 @@ export interface Io {
   stdin: NodeJS.ReadableStream;
   stdout: NodeJS.WritableStream & { isTTY?: boolean };
   stderr: NodeJS.WritableStream & { isTTY?: boolean };
+  /** Aborted on Ctrl-C once a command asked for it (untilInterrupted). */
   signal: AbortSignal;
+  /** Called when a command will stop cleanly on Ctrl-C. */
+  stopsGracefully(): void;
 }
 
 type ParseOptions = NonNullable<ParseArgsConfig["options"]>;
@@ -110,7 +113,10 @@ export async function runCli(io: Io): Promise<number> {
       progress: values["no-progress"] === true ? false : values.progress === true || io.stderr.isTTY === true,
       stdout: io.stdout,
       stderr: io.stderr,
-      signal: io.signal,
+      untilInterrupted() {
+        io.stopsGracefully();
+        return io.signal;
+      },
     };
     return (await sub.run(ctx)) ?? EXIT.ok;
   } catch (err) {

@@ -1,5 +1,5 @@
 import { str, type Command, type CommandContext } from "../command-types.js";
-import { usageError } from "../cli-errors.js";
+import { CliError, EXIT, usageError } from "../cli-errors.js";
 
 interface LogEntry {
   seq: number;
@@ -30,6 +30,7 @@ const sleep = (ms: number, signal: AbortSignal) =>
 
 /** The most the server returns per call; a service filter is applied here, so ask for that many. */
 const SERVER_MAX = 1000;
+const RETRY_MS = 2000;
 
 async function tail(ctx: CommandContext): Promise<void> {
   const api = await ctx.api();
@@ -50,14 +51,24 @@ async function tail(ctx: CommandContext): Promise<void> {
   print(mine(first.entries).slice(-limit));
   if (ctx.values.follow !== true) return;
 
+  const signal = ctx.untilInterrupted();
   ctx.out.note("Following new entries (Ctrl-C stops).");
   let after = first.next;
-  while (!ctx.signal.aborted) {
-    const page = await api.json<{ entries: LogEntry[]; next: string }>("GET", "/api/logs", { query: { ...query, limit: SERVER_MAX, after } });
+  while (!signal.aborted) {
+    let page: { entries: LogEntry[]; next: string };
+    try {
+      page = await api.json<{ entries: LogEntry[]; next: string }>("GET", "/api/logs", { query: { ...query, limit: SERVER_MAX, after } });
+    } catch (err) {
+      // A restarting server or a moment without network does not end a follow; a refusal does.
+      if (!(err instanceof CliError) || (err.exitCode !== EXIT.unexpected && err.exitCode !== EXIT.unreachable)) throw err;
+      ctx.out.note(`${err.message} (still following; trying again)`);
+      await sleep(Math.max(intervalMs, RETRY_MS), signal);
+      continue;
+    }
     print(mine(page.entries));
     after = page.next;
     // A full page means more are waiting: ask again at once.
-    if (page.entries.length < SERVER_MAX) await sleep(intervalMs, ctx.signal);
+    if (page.entries.length < SERVER_MAX) await sleep(intervalMs, signal);
   }
 }
 

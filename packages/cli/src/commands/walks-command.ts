@@ -55,12 +55,13 @@ const WAIT_POLL_MS = 500;
 /** The run's record once it has ended, read from the walk's run list. */
 async function untilEnded(ctx: CommandContext, run: Run): Promise<Run> {
   const api = await ctx.api();
+  const signal = ctx.untilInterrupted();
   for (;;) {
     const page = await api.page<Run>(`/api/walks/${encodeURIComponent(run.walk)}/runs`, { limit: 50 });
     const now = page.items.find((r) => r.id === run.id);
     if (now && now.outcome !== "running") return now;
     await new Promise((r) => setTimeout(r, WAIT_POLL_MS));
-    if (ctx.signal.aborted) return now ?? run;
+    if (signal.aborted) return now ?? run;
   }
 }
 

@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { createHash, randomBytes } from "node:crypto";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -70,6 +70,9 @@ async function ok(args: string[], o: RunOptions = {}): Promise<Ran> {
   expect(r.code, `svc ${args.join(" ")}: ${r.stderr}`).toBe(0);
   return r;
 }
+
+/** Each run of the client starts a Node process: a test making a dozen of them gets more time on a busy machine. */
+const MANY_RUNS_MS = 180_000;
 
 /** The line of a table that holds `needle`. */
 const rowOf = (table: string, needle: string) => table.split("\n").find((l) => l.includes(needle));
@@ -147,7 +150,7 @@ describe("svc credentials", () => {
     const revoked = await ok(["credentials", "revoke", rotated.id]);
     expect(revoked.stdout).toContain(`revoked ${rotated.id}`);
     expect((await s.call("GET", "/repository/default/cli/rotated.txt", { key: rotated.key, headers: { "service-repository-name": "default" } })).status).toBe(401);
-  });
+  }, MANY_RUNS_MS);
 
   it("takes the key from SVC_KEY, a key file or standard input, never from its own command line", async () => {
     const { child, out, done } = start(["logs", "tail", "--follow", "--limit", "1", "--text", "nothing-matches-this"]);
@@ -192,7 +195,7 @@ describe("svc people and groups", () => {
     expect((await svcJson<{ grants: unknown[] }>(["people", "rights", alice])).grants).toEqual([]);
     await ok(["groups", "delete", group]);
     expect((await svcJson<{ name: string }[]>(["groups", "list"])).map((g) => g.name)).not.toContain(group);
-  });
+  }, MANY_RUNS_MS);
 });
 
 describe("svc walks, logs, posture and capabilities", () => {
@@ -298,9 +301,17 @@ describe("svc refusals and failures", () => {
     expect(missing.code).toBe(3);
     expect(missing.stderr).toMatch(/^svc: Refused \(404\) GET \/api\/credentials\/0{64}: /);
 
+    // An upload refused before its body is read still reports the server's reason, not a broken pipe.
+    const file = join(work, "refused.bin");
+    writeFileSync(file, randomBytes(4 * 1024 * 1024));
+    const upload = await svc(["upload", file, "default/cli/refused.bin"], { key: powerless.key });
+    expect(upload.code).toBe(3);
+    expect(upload.stderr).toMatch(/^svc: Refused \(403\) PUT \/repository\/default\/cli\/refused\.bin: /);
+
     const fetchMissing = await svc(["fetch", "default/cli/none.bin", "-o", join(work, "none.bin")]);
     expect(fetchMissing.code).toBe(3);
     expect(fetchMissing.stderr).toMatch(/Refused \(404\) GET \/repository\/default\/cli\/none\.bin: no artifact at default\/cli\/none\.bin/);
+    expect(existsSync(join(work, "none.bin")) || existsSync(join(work, "none.bin.part"))).toBe(false);
 
     for (const args of [["nonsense"], ["credentials", "show", "not-an-id"], ["credentials", "list", "--bogus"], ["credentials", "grant"]]) {
       const u = await svc(args);
@@ -310,7 +321,7 @@ describe("svc refusals and failures", () => {
     const help = await ok(["--help"]);
     for (const c of ["credentials mint", "groups members add", "walks run", "logs tail", "posture", "capabilities", "whoami", "caches clear", "upload", "fetch"]) expect(help.stdout).toContain(`svc ${c}`);
     expect((await ok(["credentials", "--help"])).stdout).toMatch(/--expiring\s+only active keys expiring within 14 days/);
-  });
+  }, MANY_RUNS_MS);
 
   it("prints a sentence ending with the reference of an unexpected failure, and exits 4", async () => {
     await s.stopService("auth");

@@ -41,6 +41,6 @@ try {
   const { buildCli } = await import("../packages/cli/scripts/build-cli.mjs");
   await buildCli();
 } catch (err) {
-  console.error(`[setup] building the svc client failed: ${err.message}`);
-  process.exit(1);
+  // The servers do not need the client: say so and let `npm start` / `npm test` go on.
+  console.error(`[setup] building the svc client (packages/cli) failed, so \`npm exec svc\` will not work until it builds: ${err.message}`);
 }

@@ -20,6 +20,8 @@ export interface ControlSubjects {
   openapi: string;
   /** The settings each process runs with (settings-in-force.ts: secrets only as set or not). */
   settings: string;
+  /** "Clear caches on this node": every other gateway drops what it remembers of credentials and sessions. */
+  caches: string;
 }
 
 /**
@@ -37,6 +39,7 @@ export function controlSubjects(internalSecret: string): ControlSubjects {
     limits: `svc.control.${d}.limits.changed`,
     openapi: `svc.control.${d}.openapi`,
     settings: `svc.control.${d}.settings`,
+    caches: `svc.control.${d}.caches.cleared`,
   };
 }
 

@@ -6,7 +6,7 @@ import { readPresentedKey, type Presented } from "./key-reader.js";
 import type { GatewayMetrics } from "./gateway-metrics.js";
 import type { Bucket, Verdict } from "./rate-limiter.js";
 import { personEntry, type KeyRights, type RightsCache } from "./rights-cache.js";
-import { isUnder, routedPath } from "./request-target.js";
+import { acceptsHtml, isUnder, routedPath } from "./request-target.js";
 import { csrfMatches, readSessionId, type Session, type SessionCache } from "./session-cache.js";
 
 /*
@@ -88,16 +88,6 @@ const OPEN: Target = { kind: "open" };
 const CONSOLE: Target = { kind: "console" };
 const WHOAMI: Target = { kind: "api", write: false, capabilities: false, credentialId: undefined, metrics: false, whoami: true };
 
-/** Whether an Accept header names text/html with a weight above 0 (`*\/*` alone is not a browser). */
-export function acceptsHtml(accept: string | string[] | undefined): boolean {
-  const text = Array.isArray(accept) ? accept.join(",") : accept;
-  if (!text || !/text\/html/i.test(text)) return false;
-  return text.split(",").some((range) => {
-    const [type, ...params] = range.split(";").map((p) => p.trim().toLowerCase());
-    const q = params.find((p) => p.startsWith("q="));
-    return type === "text/html" && (q === undefined || Number(q.slice(2)) > 0);
-  });
-}
 /** Health detail (which dependency is down, and why) asks what reading the meters asks: manage:read on *. */
 const HEALTH_DETAIL: Target = { kind: "api", write: false, capabilities: false, credentialId: undefined, metrics: true };
 

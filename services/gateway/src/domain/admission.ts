@@ -46,7 +46,7 @@ declare module "fastify" {
 
 export type Target =
   | { kind: "artifact"; repository: string; path: string; write: boolean }
-  | { kind: "api"; write: boolean; capabilities: boolean; credentialId: string | undefined; metrics: boolean; whoami?: true }
+  | { kind: "api"; write: boolean; capabilities: boolean; credentialId: string | undefined; metrics: boolean; whoami?: true; people?: boolean }
   | { kind: "console" }
   | { kind: "open" };
 
@@ -77,6 +77,7 @@ export function classify(method: string, url: string, accept?: string | string[]
       capabilities: path === "/api/capabilities",
       credentialId: CREDENTIAL_PATH.exec(path)?.[1],
       metrics: false,
+      people: isUnder(path, "/api/principals") || isUnder(path, "/api/groups"),
     };
   }
   // The deployment's meters: manage:read over * (of this, the operator's, tenant), like /api/.

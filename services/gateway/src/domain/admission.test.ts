@@ -1,5 +1,6 @@
 // The admission decision, case by case, without starting a process: what each caller gets
-// (status, message, Basic challenge) or the principal the request is forwarded as.
+// (status, message, Basic challenge) or the principal the request is forwarded as. Over 400
+// lines on purpose: one set of tables for the one decision, keys and console sessions side by side.
 import { createHash, randomBytes } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import type { FastifyReply, FastifyRequest } from "fastify";

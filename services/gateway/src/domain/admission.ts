@@ -6,7 +6,7 @@ import { readPresentedKey, type Presented } from "./key-reader.js";
 import type { GatewayMetrics } from "./gateway-metrics.js";
 import type { Bucket, Verdict } from "./rate-limiter.js";
 import { personEntry, type KeyRights, type RightsCache } from "./rights-cache.js";
-import { isUnder, routedPath } from "./request-target.js";
+import { acceptsHtml, isUnder, routedPath } from "./request-target.js";
 import { csrfMatches, readSessionId, type Session, type SessionCache } from "./session-cache.js";
 
 /*
@@ -46,7 +46,7 @@ declare module "fastify" {
 
 export type Target =
   | { kind: "artifact"; repository: string; path: string; write: boolean }
-  | { kind: "api"; write: boolean; capabilities: boolean; credentialId: string | undefined; metrics: boolean; whoami?: true }
+  | { kind: "api"; write: boolean; capabilities: boolean; credentialId: string | undefined; metrics: boolean; whoami?: true; people?: boolean }
   | { kind: "console" }
   | { kind: "open" };
 
@@ -77,6 +77,7 @@ export function classify(method: string, url: string, accept?: string | string[]
       capabilities: path === "/api/capabilities",
       credentialId: CREDENTIAL_PATH.exec(path)?.[1],
       metrics: false,
+      people: isUnder(path, "/api/principals") || isUnder(path, "/api/groups"),
     };
   }
   // The deployment's meters: manage:read over * (of this, the operator's, tenant), like /api/.
@@ -88,16 +89,6 @@ const OPEN: Target = { kind: "open" };
 const CONSOLE: Target = { kind: "console" };
 const WHOAMI: Target = { kind: "api", write: false, capabilities: false, credentialId: undefined, metrics: false, whoami: true };
 
-/** Whether an Accept header names text/html with a weight above 0 (`*\/*` alone is not a browser). */
-export function acceptsHtml(accept: string | string[] | undefined): boolean {
-  const text = Array.isArray(accept) ? accept.join(",") : accept;
-  if (!text || !/text\/html/i.test(text)) return false;
-  return text.split(",").some((range) => {
-    const [type, ...params] = range.split(";").map((p) => p.trim().toLowerCase());
-    const q = params.find((p) => p.startsWith("q="));
-    return type === "text/html" && (q === undefined || Number(q.slice(2)) > 0);
-  });
-}
 /** Health detail (which dependency is down, and why) asks what reading the meters asks: manage:read on *. */
 const HEALTH_DETAIL: Target = { kind: "api", write: false, capabilities: false, credentialId: undefined, metrics: true };
 

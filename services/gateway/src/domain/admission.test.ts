@@ -409,6 +409,15 @@ describe("admission of console sessions", () => {
     expect(lookedUp.length).toBe(before);
   });
 
+  it("shows the health detail to a signed-in person holding manage:read on *, and to no other session", async () => {
+    const may = (headers: Record<string, string>) => withSessions("enforcing").mayReadHealthDetail({ headers, socket: { remoteAddress: "127.0.0.1" } } as unknown as FastifyRequest);
+    expect(await may({ cookie: viewer.cookie })).toBe(true);
+    expect(await may({ cookie: adminSession.cookie })).toBe(true);
+    for (const c of [nobody.cookie, ended.cookie, lapsed.cookie, foreignSession.cookie, failing.cookie, "svc_session=forged"]) expect(await may({ cookie: c }), c).toBe(false);
+    // A key wins: a key without the right is not helped by the cookie.
+    expect(await may({ ...key(nothing), cookie: adminSession.cookie })).toBe(false);
+  });
+
   it("reads no session in open mode", async () => {
     expect(await run(withSessions("open"), "POST", "/api/credentials", { cookie: adminSession.cookie })).toEqual(ANONYMOUS);
   });

@@ -300,15 +300,26 @@ export function admissionFactory(deps: AdmissionDeps) {
   }
 
   /**
-   * Whether `/health/ready` may show which dependency is down and why: to a key that would be
-   * admitted to the deployment's meters (manage:read on *), by the same decision. A lookup that
+   * Whether `/health/ready` may show which dependency is down and why: to a key, or a signed-in
+   * person, that would be admitted to the deployment's meters (manage:read on *), by the same decision. A lookup that
    * fails shows no detail rather than failing the probe.
    */
   async function mayReadHealthDetail(request: FastifyRequest): Promise<boolean> {
     if (!policy.auth) return true;
     const presented = readPresentedKey(request.headers);
-    if (presented.kind !== "key" || presented.key.tenant !== tenant) return false;
-    const key = cache.peek(presented.key.id)?.value ?? (await cache.get(presented.key.id).catch(() => null));
+    let key: KeyRights | null;
+    if (presented.kind === "key") {
+      if (presented.key.tenant !== tenant) return false;
+      key = cache.peek(presented.key.id)?.value ?? (await cache.get(presented.key.id).catch(() => null));
+    } else {
+      // A signed-in person holding manage:read on * sees the detail too (the console's Metrics page).
+      const sessionId = presented.kind === "none" && sessions ? readSessionId(request.headers.cookie) : undefined;
+      if (!sessionId) return false;
+      const session = sessions!.peek(sessionId)?.value ?? (await sessions!.get(sessionId).catch(() => null));
+      if (!session || session.tenant !== tenant) return false;
+      const entry = personEntry(session.personId);
+      key = cache.peek(entry)?.value ?? (await cache.get(entry).catch(() => null));
+    }
     try {
       decideKey(request, HEALTH_DETAIL, key);
       return true;

@@ -52,9 +52,9 @@ async function fetchLogs(ctx: PageContext, after?: string): Promise<{ rows: LogR
   return { rows: page.entries.map(logRow), next: page.next };
 }
 
-const select = (id: string, label: string, values: string[], chosen: string | undefined, any: string): Html => html`<label for="${id}">${label}</label>
+const select = (id: string, label: string, values: string[], chosen: string | undefined, any?: string): Html => html`<label for="${id}">${label}</label>
 <select id="${id}" name="${id}">
-<option value="">${any}</option>
+${any === undefined ? "" : html`<option value="">${any}</option>`}
 ${values.map((v) => html`<option value="${v}"${v === chosen ? html` selected` : ""}>${v}</option>`)}
 </select>`;
 
@@ -83,7 +83,7 @@ ${select("level", "Level (and above)", LEVELS, f.level, "any level")}
 ${select("service", "Service", SERVICES, f.service, "every service")}
 <label for="q">Text</label>
 <input id="q" name="q" value="${f.q ?? ""}" maxlength="200">
-${select("limit", "Entries", LIMITS, f.limit, "100")}
+${select("limit", "Entries", LIMITS, f.limit)}
 <button type="submit">Show</button>
 </form>
 <p><label><input type="checkbox" id="follow" data-next="${next}"> Follow new entries as they come</label> <span id="follow-state" role="status"></span></p>

@@ -1,0 +1,144 @@
+import type { Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+// The console core's harness (test-e2e/browser.ts, same interface) is not in main yet: swap this import for it once it is.
+import { launchBrowser, type TestBrowser } from "./browser-shim-pages-a.js";
+import { startSuite, type Suite } from "./suite.js";
+
+/**
+ * The operations pages Metrics, Logs, Caches, Walks and Settings in a real browser, signed in
+ * through the dev profile's form: each page opened, its main action done once, and a
+ * screenshot of each saved for a person to look at. The viewer account (read-only plus
+ * manage:read) is refused the changes, on the 403 page naming the missing right.
+ */
+describe("console operations pages in a browser", () => {
+  let s: Suite;
+  let b: TestBrowser;
+  let page: Page;
+
+  const signIn = async (account: "admin" | "viewer"): Promise<Page> => {
+    const p = await b.newPage();
+    await p.goto(`${s.gatewayUrl}/login/dev`);
+    await p.fill("#username", account);
+    await p.fill("#password", account);
+    await Promise.all([p.waitForURL(/\/ui\//), p.click("form[action='/login/dev'] button[type=submit]")]);
+    expect(await p.textContent("#signed-in-id")).toBe(`dev/${account}`);
+    return p;
+  };
+  const open = async (path: string) => {
+    const res = await page.goto(`${s.gatewayUrl}${path}`);
+    expect(res?.status(), path).toBe(200);
+  };
+  const notice = () => page.textContent(".notice");
+
+  beforeAll(async () => {
+    s = await startSuite({ env: { SVC_PROFILE: "dev" } });
+    b = await launchBrowser();
+    page = await signIn("admin");
+  });
+  afterAll(async () => {
+    await b?.close();
+    await s?.stop();
+  });
+
+  it("Metrics: health checks, background tasks and meters with their descriptions, filtered by service", async () => {
+    await open("/ui/metrics");
+    expect(await page.locator("nav a[aria-current=page]").textContent()).toBe("Metrics");
+    await expect.poll(() => page.locator("#health").count()).toBe(1);
+    await page.selectOption("#service", "gateway");
+    await Promise.all([page.waitForURL(/service=gateway/), page.click("form.filters button[type=submit]")]);
+    const meters = await page.locator("#meters tbody").textContent();
+    expect(meters).toContain("svc_gateway_key_cache");
+    expect(meters).not.toContain("service=auth");
+    await b.screenshot(page, "console-metrics");
+  });
+
+  it("Logs: filtered by service, then following new entries", async () => {
+    await open("/ui/logs");
+    await page.selectOption("#service", "walker");
+    await Promise.all([page.waitForURL(/service=walker/), page.click("form.filters button[type=submit]")]);
+    const services = await page.locator("#log-entries tbody tr td:nth-child(3)").allTextContents();
+    expect(services.length).toBeGreaterThan(0);
+    expect(new Set(services)).toEqual(new Set(["walker"]));
+    await page.check("#follow");
+    await expect.poll(() => page.textContent("#follow-state"), { timeout: 10_000 }).toMatch(/^Following/);
+    // A new walker entry (a walk added through the API) arrives without reloading.
+    const before = await page.locator("#log-entries tbody tr").count();
+    const res = await s.call("POST", "/api/walks", { key: s.bootstrapKey, body: { name: "followed", schedule: "0 0 3 * * *", jobs: ["reclaim"] } });
+    expect(res.status).toBe(201);
+    await expect.poll(() => page.locator("#log-entries tbody tr").count(), { timeout: 15_000 }).toBeGreaterThan(before);
+    await b.screenshot(page, "console-logs");
+  });
+
+  it("Caches: each read cache with time to live, hits and size; Clear caches on this node", async () => {
+    await open("/ui/caches");
+    expect(await page.locator("#caches tbody tr").count()).toBeGreaterThan(0);
+    await Promise.all([page.waitForURL(/\/ui\/caches$/), page.click("#clear-caches")]);
+    expect(await notice()).toMatch(/^Caches cleared on node /);
+    await b.screenshot(page, "console-caches");
+  });
+
+  it("Walks: add, edit with the next run shown, walk the store now, each run's record, remove", async () => {
+    await open("/ui/walks");
+    await page.fill("#new-name", "nightly");
+    await page.fill("#new-schedule", "0 0 3 * * *");
+    await page.check("input[name=job-reclaim]");
+    await Promise.all([page.waitForURL(/\/ui\/walks\/nightly$/), page.click("#add-walk button[type=submit]")]);
+    expect(await notice()).toMatch(/^Walk nightly added; next run \w{3} \d+ \w{3} \d{4}, 03:00:00 UTC/);
+
+    await page.fill("#schedule", "0 15 4 * * MON");
+    await page.check("#edit-walk input[name=job-repair]");
+    await Promise.all([page.waitForURL(/\/ui\/walks\/nightly$/), page.click("#edit-walk button[type=submit]")]);
+    expect(await notice()).toMatch(/^Walk nightly saved; next run Mon \d+ \w{3} \d{4}, 04:15:00 UTC/);
+    expect(await page.textContent("#next-run")).toMatch(/^Mon .* 04:15:00 UTC \(in /);
+
+    await open("/ui/walks");
+    await Promise.all([page.waitForURL(/\/ui\/walks$/), page.click("#walk-now")]);
+    expect(await notice()).toMatch(/^Walk started: run \S+ of walk rebuild|^Not started: the store is being walked already/);
+    await open("/ui/walks/rebuild");
+    await expect.poll(async () => (await page.reload(), page.locator("#runs tbody tr").count()), { timeout: 15_000 }).toBeGreaterThan(0);
+    await b.screenshot(page, "console-walks-runs");
+
+    await open("/ui/walks/nightly");
+    await Promise.all([page.waitForURL(/\/ui\/walks$/), page.click("#remove-walk")]);
+    expect(await notice()).toBe("Walk nightly removed.");
+    expect(await page.locator("#walks a[href='/ui/walks/nightly']").count()).toBe(0);
+    await b.screenshot(page, "console-walks");
+  });
+
+  it("Settings: each setting with its value and where it came from, secrets only as set", async () => {
+    await open("/ui/settings?q=svc.profile");
+    const profile = await page.locator("[id='setting-svc.profile']").textContent();
+    expect(profile).toContain("dev");
+    expect(profile).toContain("from environment");
+    await open("/ui/settings?q=svc.internal-secret");
+    const secret = await page.locator("[id='setting-svc.internal-secret']").textContent();
+    expect(secret).toContain("set");
+    expect(await page.content()).not.toContain(s.internalSecret);
+    await open("/ui/settings");
+    await b.screenshot(page, "console-settings");
+  });
+
+  it("a viewer reads the pages but is refused clearing caches and changing walks, on the 403 page naming the right", async () => {
+    const viewer = await signIn("viewer");
+    try {
+      for (const path of ["/ui/metrics", "/ui/logs", "/ui/caches", "/ui/walks", "/ui/settings"]) {
+        expect((await viewer.goto(`${s.gatewayUrl}${path}`))?.status(), path).toBe(200);
+      }
+      await viewer.goto(`${s.gatewayUrl}/ui/caches`);
+      const [refused] = await Promise.all([viewer.waitForNavigation(), viewer.click("#clear-caches")]);
+      expect(refused?.status()).toBe(403);
+      expect(await viewer.textContent("main")).toContain("manage:write");
+      await b.screenshot(viewer, "console-caches-viewer-refused");
+      await viewer.goto(`${s.gatewayUrl}/ui/walks`);
+      await viewer.fill("#new-name", "forbidden");
+      await viewer.fill("#new-schedule", "0 0 3 * * *");
+      await viewer.check("input[name=job-reclaim]");
+      const [walkRefused] = await Promise.all([viewer.waitForNavigation(), viewer.click("#add-walk button[type=submit]")]);
+      expect(walkRefused?.status()).toBe(403);
+      expect(await viewer.textContent("main")).toContain("manage:write");
+      expect((await s.call("GET", "/api/walks/forbidden", { key: s.bootstrapKey })).status).toBe(404);
+    } finally {
+      await viewer.close();
+    }
+  });
+});

@@ -125,8 +125,9 @@ ${csrfField(ctx)}<input type="hidden" name="_action" value="remove"><input type=
 <button type="submit" id="remove-walk">Remove the walk ${w.name}</button>
 <span class="hint">Its run records go with it.</span>
 </form>
+<p>Last run: ${outcomeCell(w.lastRun)}</p>
 <table class="data" id="runs">
-<caption>Runs of ${w.name}, newest first</caption>
+<caption>Runs of ${w.name}, oldest first</caption>
 <thead><tr><th scope="col">Started</th><th scope="col">Ended</th><th scope="col">Outcome</th><th scope="col">Trigger</th><th scope="col">Jobs</th><th scope="col">Counts</th><th scope="col">Entries</th><th scope="col">Bytes</th><th scope="col">Node</th><th scope="col">Detail</th></tr></thead>
 <tbody>
 ${runs.map(
@@ -135,7 +136,7 @@ ${runs.map(
 </tbody>
 </table>
 ${runs.length === 0 ? html`<p>This walk has not run yet.</p>` : ""}
-${nextPageLink(walkUrl(w.name), {}, runsRes.headers["x-next-cursor"], "Older runs")}`,
+${nextPageLink(walkUrl(w.name), {}, runsRes.headers["x-next-cursor"], "Later runs")}`,
   };
 }
 

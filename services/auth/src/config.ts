@@ -9,6 +9,7 @@ export type AuthConfig = Pick<
   | "trackKeyUsage"
   | "uiAdmins"
   | "internalSecret"
+  | "artifactsUrl"
   | "databaseUrl"
   | "natsUrl"
   | "host"

@@ -1,8 +1,10 @@
-import { bootService, pingDb, postgresSchema } from "@svc/kit";
+import { ARTIFACTS_INTERNAL, type RepositorySummary } from "@svc/contracts";
+import { bootService, internalClient, pingDb, postgresSchema } from "@svc/kit";
 import { buildApp } from "./app.js";
 import { loadConfig } from "./config.js";
 import { credentialServiceFactory } from "./domain/credential-service.js";
 import { principalServiceFactory } from "./domain/principal-service.js";
+import { repositoryCheckFactory } from "./domain/repository-check.js";
 import { provisionAtStartup } from "./domain/startup-provisioning.js";
 import { credentialAnnouncerFactory } from "./messaging/credential-announcer.js";
 import { credentialStoreFactory } from "./store/credential-store.js";
@@ -21,6 +23,13 @@ await bootService({
     const changes = credentialAnnouncerFactory({ bus, outbox: outboxStoreFactory(db), tenant: config.tenant, log });
     changes.start();
     const credentialStore = credentialStoreFactory(db);
+    // Only to word a warning on a grant naming an unknown repository: a short timeout, since the
+    // grant answers without the check when artifacts is slow or away.
+    const artifacts = internalClient({ baseUrl: config.artifactsUrl, service: "artifacts service", internalSecret: config.internalSecret, tenant: config.tenant, caller: "auth", connections: 1, timeoutMs: 2_000 });
+    const repositories = repositoryCheckFactory({
+      repositoryNames: async () => (await artifacts.get<RepositorySummary[]>(ARTIFACTS_INTERNAL.repositories)).body.map((r) => r.name),
+      log,
+    });
     const credentials = credentialServiceFactory({
       store: credentialStore,
       tenant: config.tenant,
@@ -28,8 +37,9 @@ await bootService({
       maxLifetime: config.credentialMaxLifetime,
       trackUsage: config.trackKeyUsage,
       announce: changes,
+      repositories,
     });
-    const principals = principalServiceFactory({ credentials: credentialStore, subjects: subjectStoreFactory(db), announce: changes });
+    const principals = principalServiceFactory({ credentials: credentialStore, subjects: subjectStoreFactory(db), announce: changes, repositories });
     await provisionAtStartup({ settings: config, credentials, principals, announcerReady: changes.ready, log });
     const checks = [{ name: "postgres", check: () => pingDb(pool) }];
     const app = buildApp({ log, internalSecret: config.internalSecret, credentials, principals, checks, metrics });
@@ -38,7 +48,7 @@ await bootService({
       app,
       ready: { events: changes.subject },
       status: (): Record<string, string> => (config.bootstrapKey ? { "bootstrap-key": "set" } : {}),
-      closers: [() => changes.stop()],
+      closers: [() => changes.stop(), () => artifacts.close()],
     };
   },
 });

@@ -11,21 +11,24 @@ const LISTING_RUNS = 5;
 const COLD_KEYS = 10;
 const HOT_RUNS = 200;
 
-/** The cursor of a page near the end: the item at 90 % in the listing's order. */
-const deepCursor = (items: string[]) => [...items].sort()[Math.floor(items.length * 0.9)]!;
+/**
+ * The cursor of the last full page: `PAGE` items follow it, so it holds as many as the first
+ * page does and the two differ only by how deep the page starts.
+ */
+const lastPageCursor = (items: string[]) => [...items].sort()[Math.max(0, items.length - PAGE - 1)]!;
 
 export interface Listing {
   first: number;
   deep: number;
 }
 
-/** Median milliseconds of the first page and of a page 90 % of the way through, `PAGE` items each. */
+/** Median milliseconds of the first page and of the last full one, `PAGE` items each. */
 async function listing(get: (after: string | undefined) => Promise<Answer>, items: string[]): Promise<Listing> {
   const check = (a: Answer) => {
     if (a.status !== 200) throw new Error(`a listing answered ${a.status}: ${a.text.slice(0, 300)}`);
     return a;
   };
-  const cursor = deepCursor(items);
+  const cursor = lastPageCursor(items);
   return {
     first: median(await timings(LISTING_RUNS, async () => check(await get(undefined)))),
     deep: median(await timings(LISTING_RUNS, async () => check(await get(cursor)))),

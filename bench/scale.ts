@@ -89,8 +89,8 @@ function printScale(f: SizeFigures[]): void {
     ["walk the store now (s, entries)", (x) => `${x.walk.seconds.toFixed(1)} s, ${n0(x.walk.entries)} ${x.walk.outcome}`, (x) => x.walk.seconds],
     ["group grant: call", (x) => ms(x.group.grantMs), (x) => x.group.grantMs],
     ["group grant: announced after", (x) => ms(x.group.grantAnnouncedMs), (x) => x.group.grantAnnouncedMs],
-    ["group grant: a member's rights show it", (x) => (x.group.visible ? "yes" : "NO")],
-    ["hot key's next request after it", (x) => ms(x.group.hotAfterMs)],
+    ["group grant: a member's rights show it (each time)", (x) => (x.group.visible ? "yes" : "NO")],
+    ["hot key's next request after a grant", (x) => ms(x.group.hotAfterMs)],
     ["group grant removed: call", (x) => ms(x.group.revokeMs), (x) => x.group.revokeMs],
     ["group grant removed: announced after", (x) => ms(x.group.revokeAnnouncedMs), (x) => x.group.revokeAnnouncedMs],
   ];
@@ -104,7 +104,7 @@ function printScale(f: SizeFigures[]): void {
   const w1 = Math.max(5, ...cells.map((c) => c[1]!.length));
   const w2 = Math.max(5, ...cells.map((c) => c[2]!.length));
   const line = (c: string[]) => `  ${c[0]}  ${c[1]!.padStart(w1)}  ${c[2]!.padStart(w2)}  ${c[3]}`;
-  console.log("\nScale: the same suite at two sizes (listing pages hold 500 items; times are medians of 5 unless named)\n");
+  console.log("\nScale: the same suite at two sizes (listing pages hold 500 items; times are medians of 5 (the group change: of 5 grants and removals) unless named)\n");
   console.log(line(["".padEnd(width), "small", "large", "large/small"]));
   for (const c of cells) console.log(line(c));
   console.log("");

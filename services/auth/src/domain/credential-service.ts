@@ -6,6 +6,7 @@ import type { Announcer } from "../messaging/credential-announcer.js";
 import type { CredentialRow, CredentialStore } from "../store/credential-store.js";
 import type { AuthDatabase } from "../store/schema.js";
 import { grantView, readGrant, readScope, type GrantInput, type GrantView } from "./grant-input.js";
+import { withWarnings, type RepositoryCheck } from "./repository-check.js";
 
 const DEFAULT_LIFETIME = "P90D";
 const DEFAULT_OVERLAP = "P7D";
@@ -41,6 +42,8 @@ export interface CredentialServiceDeps {
   maxLifetime: string | undefined;
   trackUsage: boolean;
   announce: Announcer;
+  /** Words a warning for a grant naming a repository that does not exist; no check when absent. */
+  repositories?: Pick<RepositoryCheck, "warningsFor">;
   now?: () => Date;
 }
 
@@ -146,14 +149,16 @@ export function credentialServiceFactory(deps: CredentialServiceDeps) {
       return v!;
     },
 
-    async setGrant(id: string, input: GrantInput): Promise<GrantView> {
+    async setGrant(id: string, input: GrantInput): Promise<GrantView & { warnings?: string[] }> {
       const at = now();
       const g = readGrant(input, at);
+      // Asked while the grant is written: the answer waits for the slower of the two, not both.
+      const warnings = deps.repositories?.warningsFor(g.scope);
       const row = await changeAndAnnounce(id, "grants", async (tx) => {
         await changeable(id, tx, at);
         return store.setGrant({ kind: "key", subjectId: id, scope: g.scope, tokens: g.tokens, expiresAt: g.expiresAt }, tx);
       });
-      return grantView(row);
+      return withWarnings(grantView(row), warnings);
     },
 
     async removeGrant(id: string, rawScope: string): Promise<void> {

@@ -6,6 +6,7 @@ import type { CredentialStore } from "../store/credential-store.js";
 import type { AuthDatabase } from "../store/schema.js";
 import type { SubjectStore } from "../store/subject-store.js";
 import { activeGrants, grantView, readGrant, readScope, type GrantInput, type GrantView } from "./grant-input.js";
+import { withWarnings, type RepositoryCheck } from "./repository-check.js";
 
 export interface PersonView {
   id: string;
@@ -31,6 +32,8 @@ export interface PrincipalServiceDeps {
   credentials: CredentialStore;
   subjects: SubjectStore;
   announce: Announcer;
+  /** Words a warning for a grant naming a repository that does not exist; no check when absent. */
+  repositories?: Pick<RepositoryCheck, "warningsFor">;
   now?: () => Date;
 }
 
@@ -94,15 +97,16 @@ export function principalServiceFactory(deps: PrincipalServiceDeps) {
       return { items: await personViews(items), next: rows.length > page.limit ? items[items.length - 1]?.id : undefined };
     },
 
-    async grantPerson(input: GrantInput & { id: string; label?: string }): Promise<GrantView> {
+    async grantPerson(input: GrantInput & { id: string; label?: string }): Promise<GrantView & { warnings?: string[] }> {
       const id = personId(input.id);
       const g = readGrant(input, now());
+      const warnings = deps.repositories?.warningsFor(g.scope);
       const row = await changeAndAnnounce(async (tx) => {
         await subjects.ensurePrincipal(id, input.label, tx);
         const result = await store.setGrant({ kind: "person", subjectId: id, scope: g.scope, tokens: g.tokens, expiresAt: g.expiresAt }, tx);
         return { result, change: person(id, "grants") };
       });
-      return grantView(row);
+      return withWarnings(grantView(row), warnings);
     },
 
     async revokePersonGrant(rawId: unknown, rawScope: unknown): Promise<void> {
@@ -159,16 +163,17 @@ export function principalServiceFactory(deps: PrincipalServiceDeps) {
     },
 
     /** Sets a group's rights at one scope; creates the group if it does not exist yet. */
-    async grantGroup(rawName: string, input: GrantInput): Promise<GrantView> {
+    async grantGroup(rawName: string, input: GrantInput): Promise<GrantView & { warnings?: string[] }> {
       const name = groupName(rawName);
       const g = readGrant(input, now());
+      const warnings = deps.repositories?.warningsFor(g.scope);
       const row = await changeAndAnnounce(async (tx) => {
         await subjects.ensureGroup(name, tx);
         await subjects.findGroup(name, tx, { forUpdate: true });
         const result = await store.setGrant({ kind: "group", subjectId: name, scope: g.scope, tokens: g.tokens, expiresAt: g.expiresAt }, tx);
         return { result, change: group(name, "grants") };
       });
-      return grantView(row);
+      return withWarnings(grantView(row), warnings);
     },
 
     async revokeGroupGrant(rawName: string, rawScope: string): Promise<void> {

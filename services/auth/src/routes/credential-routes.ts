@@ -1,5 +1,5 @@
 import { Type } from "@sinclair/typebox";
-import { grantBody, grantSchema } from "./grant-schemas.js";
+import { grantAnswerSchema, grantBody, grantSchema } from "./grant-schemas.js";
 import { scopeFromPath } from "./scope-param.js";
 import type { CredentialService } from "../domain/credential-service.js";
 import { Answer, NoContent, Nullable, errorResponses, pagingQuerySchema, readPaging, type ServiceApp } from "@svc/kit";
@@ -76,7 +76,7 @@ export function credentialRoutes(app: ServiceApp, svc: CredentialService): void 
 
   app.post(
     "/api/credentials/:id/grants",
-    { schema: { params: idParam, body: grantBody, response: { 200: grantSchema, ...errorResponses(400, 404, 409, 413, 415) } } },
+    { schema: { params: idParam, body: grantBody, response: { 200: grantAnswerSchema, ...errorResponses(400, 404, 409, 413, 415) } } },
     async (req) => {
       const g = await svc.setGrant(req.params.id, { scope: req.body.scope, tokens: req.body.tokens, expires: req.body.expires ?? undefined });
       req.log.info({ credentialId: req.params.id, scope: g.scope, tokens: g.tokens, principal: req.principal.id }, "credential grant set");

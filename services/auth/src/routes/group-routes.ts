@@ -1,5 +1,5 @@
 import { Type } from "@sinclair/typebox";
-import { grantBody, grantSchema } from "./grant-schemas.js";
+import { grantAnswerSchema, grantBody, grantSchema } from "./grant-schemas.js";
 import { scopeFromPath } from "./scope-param.js";
 import type { PrincipalService } from "../domain/principal-service.js";
 import { Answer, NoContent, Nullable, errorResponses, pagingQuerySchema, readPaging, type ServiceApp } from "@svc/kit";
@@ -40,7 +40,7 @@ export function groupRoutes(app: ServiceApp, svc: PrincipalService): void {
 
   app.post(
     "/api/groups/:name/grants",
-    { schema: { params: nameParam, body: grantBody, response: { 200: grantSchema, ...errorResponses(400, 413, 415) } } },
+    { schema: { params: nameParam, body: grantBody, response: { 200: grantAnswerSchema, ...errorResponses(400, 413, 415) } } },
     async (req) => {
       const g = await svc.grantGroup(req.params.name, req.body);
       req.log.info({ group: req.params.name, scope: g.scope, tokens: g.tokens, principal: req.principal.id }, "group grant set");

@@ -6,6 +6,7 @@ import { downloadRecorderFactory } from "./domain/download-recorder.js";
 import { fileStoreFactory } from "./store/file-store.js";
 import { outboxRelayFactory } from "./domain/outbox-relay.js";
 import { repositoryListFactory } from "./domain/repository-list.js";
+import { repositoryAdminFactory } from "./domain/repository-admin.js";
 import { artifactEventPublisherFactory } from "./messaging/artifact-event-publisher.js";
 import { metadataStoreFactory } from "./store/metadata-store.js";
 import { outboxStoreFactory } from "./store/outbox-store.js";
@@ -18,7 +19,7 @@ await bootService({
   database: postgresSchema<ArtifactsDatabase>({ schema: SCHEMA, migrations }),
   async wire({ config, log, metrics, bus, db, pool }) {
     const metadata = metadataStoreFactory(db);
-    await metadata.ensureRepository(config.repository, "raw");
+    await metadata.ensureRepository(config.repository, config.repositoryFormat);
     const files = fileStoreFactory({ root: config.filesystemRoot, readOnly: config.readOnly });
     const repositories = repositoryListFactory({ metadata, files, log });
     await repositories.start();
@@ -28,11 +29,12 @@ await bootService({
     const relay = outboxRelayFactory({ outbox, publish: artifactEventPublisherFactory(bus), log });
     relay.start();
     const artifacts = artifactServiceFactory({ files, metadata, outbox, deliver: relay.deliver, tenant: config.tenant });
+    const admin = repositoryAdminFactory({ metadata, files, artifacts, list: repositories });
     const downloads = downloadRecorderFactory({ store: metadata, log });
     downloads.start();
     if (config.readOnly) log.warn("svc.read-only is on: every artifact write is refused with 403");
     const checks = [{ name: "postgres", check: () => pingDb(pool) }];
-    const app = buildApp({ log, internalSecret: config.internalSecret, files, metadata, artifacts, downloads, repositories: repositories.names, checks, metrics, uploadIdleTimeoutMs: config.uploadIdleTimeoutMs });
+    const app = buildApp({ log, internalSecret: config.internalSecret, files, metadata, artifacts, admin, downloads, repositories: repositories.names, checks, metrics, uploadIdleTimeoutMs: config.uploadIdleTimeoutMs });
     return { app, ready: { root: config.filesystemRoot, repository: config.repository }, closers: [() => downloads.stop(), () => relay.stop()] };
   },
 });

@@ -80,10 +80,12 @@ export interface AccessPolicy {
   auth: boolean;
   readOnly: boolean;
   anonymous: CompiledGrant[];
+  /** svc.repository-scope-from-path: without Service-Repository-Name, authorise against the repository the path names instead of `*`. */
+  scopeFromPath: boolean;
 }
 
-export function accessPolicy(s: { auth: boolean; readOnly: boolean; anonymousRights: GrantSpec[] }): AccessPolicy {
-  return { auth: s.auth, readOnly: s.readOnly, anonymous: compileGrants(s.anonymousRights) };
+export function accessPolicy(s: { auth: boolean; readOnly: boolean; anonymousRights: GrantSpec[]; repositoryScopeFromPath?: boolean }): AccessPolicy {
+  return { auth: s.auth, readOnly: s.readOnly, anonymous: compileGrants(s.anonymousRights), scopeFromPath: s.repositoryScopeFromPath === true };
 }
 
 /** The one Basic challenge: artifact clients (Maven, docker login) answer it with the key as password. */
@@ -292,8 +294,9 @@ export function authorize(
   let what: string;
 
   if (target.kind === "artifact") {
-    // The repository authorised against is the one the header names, never the one the route serves.
-    let scopeRepo = "*";
+    // The repository authorised against is the one the header names, never the one the route
+    // serves; without the header, `*`, or (opted in) the repository the path names, never another.
+    let scopeRepo = policy.scopeFromPath ? target.repository : "*";
     if (repositoryHeader !== undefined) {
       if (!isRepositoryName(repositoryHeader)) throw invalid("Service-Repository-Name", "Service-Repository-Name is not a valid repository name");
       if (repositoryHeader !== target.repository) {
@@ -305,7 +308,8 @@ export function authorize(
       scopeRepo = repositoryHeader;
     }
     need = target.write ? Right.repositoryWrite : Right.repositoryRead;
-    what = `${target.write ? "repository:write" : "repository:read"} on ${scopeRepo === "*" ? "* (no Service-Repository-Name header was sent)" : scopeRepo}`;
+    const why = repositoryHeader !== undefined ? "" : scopeRepo === "*" ? " (no Service-Repository-Name header was sent)" : " (the repository the path names)";
+    what = `${target.write ? "repository:write" : "repository:read"} on ${scopeRepo}${why}`;
     held = rightsFor(policy.anonymous, scopeRepo, target.path, now);
     if (grants) held |= rightsFor(grants, scopeRepo, target.path, now);
   } else if (target.capabilities) {

@@ -23,7 +23,9 @@ export function run(command: string, args: string[], opts: { cwd: string; env: R
   return new Promise((done) => {
     execFile(command, args, { cwd: opts.cwd, env: opts.env, timeout: opts.timeoutMs ?? 180_000, maxBuffer: 32 * 1024 * 1024 }, (err, stdout, stderr) => {
       const code = err ? (typeof (err as { code?: unknown }).code === "number" ? ((err as { code: number }).code) : 1) : 0;
-      done({ code, stdout, stderr, output: `${stdout}\n${stderr}` });
+      // A client that could not start, or was stopped, says nothing itself.
+      const why = err && code === 1 && !stdout && !stderr ? `${err.message}\n` : "";
+      done({ code, stdout, stderr, output: `${why}${stdout}\n${stderr}` });
     });
   });
 }

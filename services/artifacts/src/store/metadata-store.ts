@@ -23,6 +23,15 @@ export interface DownloadCount {
   count: number;
 }
 
+export interface RepositoryDetail {
+  name: string;
+  format: string;
+  created: Date;
+  /** Artifacts the index holds, and their bytes (each path counted, even where content is shared). */
+  artifacts: number;
+  bytes: number;
+}
+
 type Row = {
   repository: string;
   path: string;
@@ -71,12 +80,29 @@ export function metadataStoreFactory(root: Db) {
     async ensureRepository(name: string, format: string) {
       await db().insertInto("repositories").values({ name, format }).onConflict((oc) => oc.column("name").doNothing()).execute();
     },
-    async repositoryNames(): Promise<string[]> {
-      const rows = await db().selectFrom("repositories").select("name").execute();
-      return rows.map((r) => r.name);
+    async repositories(): Promise<{ name: string; format: string; retention: unknown; created: Date }[]> {
+      return db().selectFrom("repositories").select(["name", "format", "retention", "created_at as created"]).orderBy("name").execute();
     },
-    async repositories(): Promise<{ name: string; format: string; retention: unknown }[]> {
-      return db().selectFrom("repositories").select(["name", "format", "retention"]).orderBy("name").execute();
+    /** false when a repository of that name exists already. */
+    async createRepository(name: string, format: string): Promise<boolean> {
+      const r = await db().insertInto("repositories").values({ name, format }).onConflict((oc) => oc.column("name").doNothing()).executeTakeFirst();
+      return Number(r.numInsertedOrUpdatedRows ?? 0) > 0;
+    },
+    /** A repository with what it holds (artifacts and their bytes), or undefined. */
+    async repository(name: string): Promise<RepositoryDetail | undefined> {
+      const row = await db()
+        .selectFrom("repositories as r")
+        .leftJoin("artifacts as a", "a.repository", "r.name")
+        .select((eb) => ["r.name", "r.format", "r.created_at", eb.fn.count<string>("a.path").as("artifacts"), eb.fn.coalesce(eb.fn.sum<string>("a.size"), sql<string>`0`).as("bytes")])
+        .where("r.name", "=", name)
+        .groupBy(["r.name", "r.format", "r.created_at"])
+        .executeTakeFirst();
+      return row ? { name: row.name, format: row.format, created: row.created_at, artifacts: Number(row.artifacts), bytes: Number(row.bytes) } : undefined;
+    },
+    /** Drops a repository's row (its metadata goes with it); false when there was none. */
+    async dropRepository(name: string): Promise<boolean> {
+      const r = await db().deleteFrom("repositories").where("name", "=", name).executeTakeFirst();
+      return Number(r.numDeletedRows) > 0;
     },
     /** undefined: no such repository; null: no policy. */
     async retention(name: string): Promise<unknown | null | undefined> {

@@ -2,15 +2,29 @@ import { Type } from "@sinclair/typebox";
 import { forbidden, notFound } from "@svc/contracts";
 import { parseRetentionPolicy, retentionPolicySchema, type RetentionPolicy } from "../domain/retention-policy.js";
 import type { MetadataStore } from "../store/metadata-store.js";
-import { Answer, NoContent, errorResponses, pagingQuerySchema, readPaging, type ServiceApp } from "@svc/kit";
+import { Answer, NoContent, Nullable, errorResponses, pagingQuerySchema, readPaging, type ServiceApp } from "@svc/kit";
 
 const retention = Type.Unsafe<RetentionPolicy>(retentionPolicySchema);
 // Typed unknown: the store reads the policy column as JSON it does not look into.
 const repositorySchema = Answer({ name: Type.String(), format: Type.String(), retention: Type.Unsafe<unknown>(Type.Union([Type.Null(), retention])) });
 const nameParam = Type.Object({ name: Type.String({ minLength: 1, maxLength: 200 }) });
+const fileSchema = Answer({
+  path: Type.String(),
+  size: Type.Integer(),
+  sha256: Type.String(),
+  contentType: Nullable(Type.String()),
+  updated: Type.String(),
+  lastDownloaded: Nullable(Type.String()),
+  downloads: Type.Integer(),
+  held: Nullable(Type.String({ description: "why a policy holds the file; null when not held" })),
+});
+const filesQuery = Type.Object(
+  { ...pagingQuerySchema.properties, prefix: Type.Optional(Type.String({ maxLength: 1024, description: "only paths starting with this (no leading slash needed)" })) },
+  { additionalProperties: false },
+);
 
 export interface RepositoryRoutesDeps {
-  metadata: Pick<MetadataStore, "repositories" | "retention" | "setRetention">;
+  metadata: Pick<MetadataStore, "repositories" | "retention" | "setRetention" | "browse" | "hasRepository">;
 }
 
 /**
@@ -30,6 +44,30 @@ export function repositoryRoutes(app: ServiceApp, deps: RepositoryRoutesDeps): v
       const page = all.slice(0, limit);
       if (all.length > limit) reply.header("x-next-cursor", page[page.length - 1]!.name);
       return page;
+    },
+  );
+
+  /** A repository's files, one page per request in byte order of the path: what the console's browser reads. */
+  app.get(
+    "/api/repositories/:name/files",
+    { schema: { params: nameParam, querystring: filesQuery, response: { 200: Type.Array(fileSchema), ...errorResponses(400, 404) } } },
+    async (req, reply) => {
+      const { after, limit } = readPaging(req.query);
+      const prefix = req.query.prefix?.replace(/^\/+/, "") || undefined;
+      const rows = await metadata.browse(req.params.name, { prefix, after, limit: limit + 1 });
+      if (rows.length === 0 && !(await metadata.hasRepository(req.params.name))) throw notFound(`no repository named ${req.params.name}`);
+      const page = rows.slice(0, limit);
+      if (rows.length > limit) reply.header("x-next-cursor", page[page.length - 1]!.path);
+      return page.map((r) => ({
+        path: r.path,
+        size: r.size,
+        sha256: r.sha256,
+        contentType: r.contentType,
+        updated: r.updated.toISOString(),
+        lastDownloaded: r.lastDownloaded?.toISOString() ?? null,
+        downloads: r.downloads,
+        held: r.heldReason,
+      }));
     },
   );
 

@@ -133,3 +133,16 @@ describe("GET /api/repositories/<name>/files", () => {
     expect((await s.call("GET", "/api/repositories/default/files", { key: reader.key })).status).toBe(403);
   });
 });
+
+describe("GET /api/groups/<name>", () => {
+  it("answers one group with its grants and member count (the head of a group's console page), 404 for none", async () => {
+    const admin = { key: s.bootstrapKey };
+    expect((await s.call("POST", "/api/groups/site%20ops/members", { ...admin, body: { id: "oidc/one" } })).status).toBe(201);
+    expect((await s.call("POST", "/api/groups/site%20ops/members", { ...admin, body: { id: "oidc/two" } })).status).toBe(201);
+    expect((await s.call("POST", "/api/groups/site%20ops/grants", { ...admin, body: { scope: "*", tokens: ["manage:read"] } })).status).toBe(200);
+    const { body, status } = await getJson<{ name: string; grants: { scope: string; tokens: string[] }[]; members: number }>("/api/groups/site%20ops");
+    expect(status).toBe(200);
+    expect(body).toMatchObject({ name: "site ops", members: 2, grants: [{ scope: "*", tokens: ["manage:read"] }] });
+    expect((await getJson("/api/groups/nobody-here")).status).toBe(404);
+  });
+});

@@ -148,10 +148,10 @@ describe("Repositories page", () => {
 });
 
 describe("Webhooks page", () => {
-  it("offers Send again for set-aside deliveries with their last error, not for pending ones", async () => {
+  it("offers Send again for set-aside deliveries with their last error, not for pending or delivered ones", async () => {
     const d = (id: string, state: string) => ({ id, event: "e", type: "artifact.published", endpoint: "https://hook.example/x", state, attempts: 5, nextAttempt: null, lastStatus: 500, lastError: `boom ${id}`, created: "", updated: new Date().toISOString(), delivered: null });
     const { ctx } = fakeCtx({
-      "GET /api/webhooks/deliveries": { status: 200, body: [d("1", "set-aside"), d("2", "pending")] },
+      "GET /api/webhooks/deliveries": { status: 200, body: [d("1", "set-aside"), d("2", "pending"), d("3", "delivered")] },
       "GET /api/webhooks/endpoints": { status: 200, body: [] },
     });
     const out = text(await webhooksPage.get(ctx));

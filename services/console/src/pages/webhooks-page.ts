@@ -55,7 +55,7 @@ export const webhooksPage: ConsolePage = {
                     <td>${d.id}</td><td>${d.type}</td><td><code>${d.endpoint}</code></td>
                     <td>${d.state === "set-aside" ? html`<strong class="badge warning">set aside</strong>` : d.state}${d.state === "pending" && d.nextAttempt ? html`<br><small>next try ${when(d.nextAttempt)}</small>` : ""}</td>
                     <td>${d.attempts}</td><td>${d.lastStatus ?? ""}</td><td>${d.lastError ?? ""}</td><td>${when(d.updated)}</td>
-                    <td>${d.state === "pending" ? "" : actionForm(ctx, { to: here, action: "redeliver", button: "Send again", fields: { id: d.id } })}</td>
+                    <td>${d.state === "set-aside" ? actionForm(ctx, { to: here, action: "redeliver", button: "Send again", fields: { id: d.id } }) : ""}</td>
                   </tr>`,
                 )
               : html`<tr><td colspan="9">No deliveries${state ? ` ${STATE_NAMES[state]!.toLowerCase()}` : ""}.</td></tr>`

@@ -17,7 +17,7 @@
 // `-Dsvc.x=y` arguments are passed to every service; `--no-bootstrap-key` retires the stored key.
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { parseSettingDuration, systemProperties } from "@svc/kit";
+import { isLoopback, parseSettingDuration, systemProperties } from "@svc/kit";
 import { freePort, startInfra, type Infra } from "@svc/devstack";
 import { acquireLock, releaseLock } from "@svc/devstack/data-folder-lock";
 import { bootstrapKeyBanner, localBootstrapChoice, localInternalSecret } from "@svc/devstack/local-secrets";
@@ -360,6 +360,13 @@ async function main(): Promise<void> {
     env[`SVC_${s.name.toUpperCase().replace(/[.-]/g, "_")}_URL`] = `http://${reachHost}:${s.port}`;
   }
   if (props.has("svc.host")) delete env.SVC_HOST; // the -D argument reaches every service anyway
+  // The console calls the API through this gateway; on this machine's plain http its session
+  // cookie cannot be HTTPS-only (SVC_UI_SECURE_COOKIE=false is meant for exactly such local runs).
+  if (setting("svc.ui.gateway-url") === undefined) env.SVC_UI_GATEWAY_URL = gatewayUrl;
+  if (setting("svc.ui.secure-cookie") === undefined && isLoopback(reachHost)) {
+    env.SVC_UI_SECURE_COOKIE = "false";
+    say("console: session cookies without Secure on this loopback address (set SVC_UI_SECURE_COOKIE=true behind https)");
+  }
 
   for (const s of services) {
     // a service of a suite that has just stopped may still be closing its port: allow it a moment

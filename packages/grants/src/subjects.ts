@@ -1,8 +1,9 @@
 /**
  * Who can hold grants besides keys: people, by provider-qualified id (`oauth/<id>` for an
- * OAuth-provider user, `oidc/<sub>` for an OpenID Connect subject), and groups by name.
+ * OAuth-provider user, `oidc/<sub>` for an OpenID Connect subject, `dev/<name>` for the dev
+ * profile's built-in console accounts), and groups by name.
  */
-const PERSON_RE = /^(oauth|oidc)\/[\x21-\x7e]{1,255}$/;
+const PERSON_RE = /^(oauth|oidc|dev)\/[\x21-\x7e]{1,255}$/;
 const GROUP_RE = /^[^\x00-\x1f\x7f/]{1,200}$/;
 
 export function isPersonId(id: string): boolean {

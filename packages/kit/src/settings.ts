@@ -4,6 +4,9 @@ import { isPersonId, isRepositoryName, parseAnonymousRights, PERSON_ID_RULE, typ
 import { parseAddressList } from "./addresses.js";
 import { parseSettingDuration, parseIsoDuration, durationMs } from "./duration.js";
 
+// Over ~400 lines on purpose: the catalog below is one table, read top to bottom by the settings
+// reference and by operators; splitting it would hide settings from both.
+
 /**
  * One loader for every service. A setting `svc.x-y.z` is read, first match wins, from:
  *   1. a `-Dsvc.x-y.z=value` argument,
@@ -23,7 +26,7 @@ export class SettingsError extends Error {
 type Parser<T> = (raw: string) => { ok: true; value: T } | { ok: false; reason: string };
 
 /** The service processes, as the settings reference names them. */
-export const SERVICE_NAMES = ["gateway", "auth", "artifacts", "admin", "walker", "notifier"] as const;
+export const SERVICE_NAMES = ["gateway", "auth", "artifacts", "admin", "walker", "notifier", "console"] as const;
 export type ServiceName = (typeof SERVICE_NAMES)[number];
 
 /**
@@ -48,7 +51,7 @@ export interface SettingDef<T> extends SettingDoc {
 
 const def = <T>(name: string, parse: Parser<T>, dflt: T, doc: SettingDoc, secret = false): SettingDef<T> => ({ name, parse, default: dflt, secret, ...doc });
 const ALL: readonly ServiceName[] = SERVICE_NAMES;
-const DB_USERS: readonly ServiceName[] = ["auth", "artifacts", "admin", "walker", "notifier"];
+const DB_USERS: readonly ServiceName[] = ["auth", "artifacts", "admin", "walker", "notifier", "console"];
 
 const str: Parser<string> = (raw) => ({ ok: true, value: raw.trim() });
 const bool: Parser<boolean> = (raw) => {
@@ -198,12 +201,44 @@ export const SETTINGS = {
     description: "Where the gateway reaches the admin service (the rest of `/api/`, `/metrics`, per-tenant rate limits)." }),
   notifierUrl: def("svc.notifier.url", url(["http", "https"]), "http://127.0.0.1:18084", { readBy: ["gateway"],
     description: "Where the gateway reaches the notifier (`/api/webhooks`)." }),
+  consoleUrl: def("svc.console.url", url(["http", "https"]), "http://127.0.0.1:18086", { readBy: ["gateway"],
+    description: "Where the gateway reaches the console (`/login`, `/logout`, `/ui/`, and `/` for a browser) and asks what a session cookie stands for." }),
+  uiDeploy: def("svc.ui.deploy", bool, false, { readBy: ["gateway", "console"],
+    description: "`true` switches on the console's Deploy action (publishing one file from the browser): the console offers it, and the gateway lets a signed-in person publish to `/repository/` with the console session, under the same rights as a key; off, such writes are refused with 403 (keys are unaffected)." }),
   walkerUrl: def("svc.walker.url", url(["http", "https"]), "http://127.0.0.1:18085", { readBy: ["gateway"],
     description: "Where the gateway reaches the walker (`/api/walks`)." }),
   filesystemRoot: def("svc.filesystem-root", str, "", { readBy: ["artifacts", "walker"], defaultText: "required (artifacts, walker)",
     description: "The artifact store's folder (`repositories/` and `tmp/` under it). Every artifacts replica and the walker must see the same folder." }),
   logLevel: def("svc.log-level", logLevel, "info", { readBy: ALL,
     description: "pino level: `fatal`, `error`, `warn`, `info`, `debug`, `trace` or `silent`." }),
+  uiSessionLifetimeMs: def("svc.ui.session.lifetime", duration, 12 * 3_600_000, { readBy: ["console"], defaultText: "PT12H",
+    description: "How long a console session lasts after sign-in, however busy; then the person signs in again." }),
+  uiSessionIdleTimeoutMs: def("svc.ui.session.idle-timeout", duration, 30 * 60_000, { readBy: ["console"], defaultText: "PT30M",
+    description: "A console session unused for this long ends." }),
+  uiSecureCookie: def("svc.ui.secure-cookie", bool, true, { readBy: ["console"],
+    description: "The console's cookies carry `Secure` (sent over HTTPS only). `false` (`SVC_UI_SECURE_COOKIE=false`) allows plain http, for local runs." }),
+  uiPublicUrl: def("svc.ui.public-url", url(["http", "https"]), "", { readBy: ["console"], defaultText: "blank (the gateway's address as the browser used it)",
+    description: "The public base URL of the deployment (e.g. `https://repo.example.com`): the sign-in callbacks `<url>/login/oauth2/code/oidc` and `/oauth` are built from it, and console form posts must come from its origin. Set it behind a TLS-terminating proxy." }),
+  uiGatewayUrl: def("svc.ui.gateway-url", url(["http", "https"]), "http://127.0.0.1:8080", { readBy: ["console"],
+    description: "Where the console calls the public API as the signed-in person (the gateway decides every right)." }),
+  uiOidcIssuerUri: def("svc.ui.oidc.issuer-uri", url(["http", "https"]), "", { readBy: ["console"], defaultText: "blank (disabled)",
+    description: "The OpenID Connect issuer the console signs people in with (endpoints discovered); people become `oidc/<sub>`. `https://` (the operator's CA through `NODE_EXTRA_CA_CERTS`), or `http://` on a loopback address only, which raises the warning `svc.ui.oidc.plain-http`." }),
+  uiOidcClientId: def("svc.ui.oidc.client-id", str, "", { readBy: ["console"],
+    description: "The console's client id at the OpenID Connect issuer." }),
+  uiOidcClientSecret: def("svc.ui.oidc.client-secret", str, "", { readBy: ["console"],
+    description: "The console's client secret at the OpenID Connect issuer." }, true),
+  uiOidcName: def("svc.ui.oidc.name", str, "Single sign-on", { readBy: ["console"],
+    description: "The label of the OpenID Connect sign-in button." }),
+  uiOauthClientId: def("svc.ui.oauth.client-id", str, "", { readBy: ["console"], defaultText: "blank (disabled)",
+    description: "The console's OAuth provider app client id (GitHub's endpoints unless the three URLs below say otherwise); people become `oauth/<id>`." }),
+  uiOauthClientSecret: def("svc.ui.oauth.client-secret", str, "", { readBy: ["console"],
+    description: "The OAuth provider app's client secret." }, true),
+  uiOauthAuthorizeUrl: def("svc.ui.oauth.authorize-url", url(["http", "https"]), "https://github.com/login/oauth/authorize", { readBy: ["console"],
+    description: "The OAuth provider's authorization endpoint." }),
+  uiOauthTokenUrl: def("svc.ui.oauth.token-url", url(["http", "https"]), "https://github.com/login/oauth/access_token", { readBy: ["console"],
+    description: "The OAuth provider's token endpoint." }),
+  uiOauthUserUrl: def("svc.ui.oauth.user-url", url(["http", "https"]), "https://api.github.com/user", { readBy: ["console"],
+    description: "The OAuth provider's endpoint answering the signed-in user as JSON; its `id` (else `sub`) names the person." }),
   profile: def("svc.profile", profile, "", { readBy: "every",
     description: "`dev` raises the critical advisory `svc.profile.dev`; refused at start unless `svc.host` is a loopback address." }),
   rateLimit: def("svc.rate-limit", count, 6000, { readBy: ["gateway", "admin"],
@@ -353,7 +388,8 @@ export function loadSettings(opts: LoadOptions = {}): Settings {
   return { ...s, sources } as Settings;
 }
 
-function isLoopback(host: string): boolean {
+/** Whether a host name or address is this machine's loopback (`localhost`, `127.x.y.z`, `::1`). */
+export function isLoopback(host: string): boolean {
   return host === "localhost" || host === "::1" || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
 }
 
@@ -373,6 +409,7 @@ export const DEPLOYMENT_SETTINGS = [
   "credentialMaxLifetime",
   "trackKeyUsage",
   "uiAdmins",
+  "uiDeploy",
   "profile",
   "rateLimit",
   "malwareAction",

@@ -8,6 +8,7 @@ export type AuthConfig = Pick<
   | "credentialMaxLifetime"
   | "trackKeyUsage"
   | "uiAdmins"
+  | "profile"
   | "internalSecret"
   | "databaseUrl"
   | "natsUrl"

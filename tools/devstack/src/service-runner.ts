@@ -10,7 +10,7 @@ export { serviceCommand } from "./service-process.js";
  * Runs the suite's services as real processes for end-to-end tests and benchmarks, each with
  * its own ports, database and store, so that several suites can run side by side.
  */
-export const ALL_SERVICE_NAMES = ["auth", "artifacts", "admin", "notifier", "walker", "gateway"] as const;
+export const ALL_SERVICE_NAMES = ["auth", "artifacts", "admin", "notifier", "walker", "console", "gateway"] as const;
 export type ServiceName = (typeof ALL_SERVICE_NAMES)[number];
 /** The services that exist in this checkout (a service folder with src/main.ts), gateway last. */
 export const SERVICE_NAMES: readonly ServiceName[] = ALL_SERVICE_NAMES.filter((n) => existsSync(join(repoRoot, "services", n, "src", "main.ts")));
@@ -118,6 +118,10 @@ export async function startServices(opts: ServicesOptions): Promise<RunningServi
     SVC_ADMIN_URL: urls.admin,
     SVC_NOTIFIER_URL: urls.notifier,
     SVC_WALKER_URL: urls.walker,
+    SVC_CONSOLE_URL: urls.console,
+    // The console calls the API through the suite's gateway, over the suite's plain http.
+    SVC_UI_GATEWAY_URL: urls.gateway,
+    SVC_UI_SECURE_COOKIE: "false",
     SVC_LOG_LEVEL: "info",
     ...opts.env,
   };

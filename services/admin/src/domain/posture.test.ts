@@ -33,8 +33,15 @@ describe("the posture of one node", () => {
     ["svc.rate-limit", "0", "svc.ratelimit.unset", "warning"],
     ["svc.webhook-allow-internal", "true", "svc.webhook.allow-internal", "warning"],
     ["svc.bootstrap-key", makeKey("default"), "svc.bootstrap-key.set", "warning"],
+    ["svc.ui.oidc.issuer-uri", "http://127.0.0.1:9000", "svc.ui.oidc.plain-http", "warning"],
   ])("%s=%s raises %s (%s), naming the setting that clears it", (setting, value, name, severity) => {
     expect(posture({ [setting]: value })).toEqual([expect.objectContaining({ name, severity, setting })]);
+  });
+
+  it("a console node reporting a plain-http issuer raises svc.ui.oidc.plain-http, naming the node", () => {
+    const hb = heartbeat("console@a", {}, { nats: "up", "oidc-issuer": "plain-http" });
+    expect(posture({}, [hb])).toEqual([expect.objectContaining({ name: "svc.ui.oidc.plain-http", nodes: ["console@a"] })]);
+    expect(posture({ "svc.ui.oidc.issuer-uri": "https://idp.example.com" })).toEqual([]);
   });
 
   it("the dev profile is critical", () => {

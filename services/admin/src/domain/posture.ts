@@ -149,6 +149,19 @@ export function computePosture(s: Settings, nodes: Heartbeat[], own: { fingerpri
       ...(bootstrapNodes.length > 0 ? { nodes: bootstrapNodes } : {}),
     });
   }
+  // A plain-http issuer is accepted on loopback only (the console refuses it elsewhere): still worth a warning.
+  const plainIssuerNodes = nodes.filter((n) => n.status["oidc-issuer"] === "plain-http").map((n) => n.node).sort();
+  if (s.uiOidcIssuerUri.startsWith("http:") || plainIssuerNodes.length > 0) {
+    out.push({
+      name: "svc.ui.oidc.plain-http",
+      severity: "warning",
+      summary: "The console signs people in through a plain-http OpenID Connect issuer",
+      why: "Sign-in answers travel unencrypted and unauthenticated; it is accepted on a loopback address only, for local runs.",
+      setting: "svc.ui.oidc.issuer-uri",
+      remedy: "use the issuer's https URL (its CA through NODE_EXTRA_CA_CERTS)",
+      ...(plainIssuerNodes.length > 0 ? { nodes: plainIssuerNodes } : {}),
+    });
+  }
   if (s.rateLimit === 0) {
     out.push({
       name: "svc.ratelimit.unset",

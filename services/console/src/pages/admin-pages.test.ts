@@ -44,9 +44,12 @@ const key = (n: number, over: object = {}) => ({
   ...over,
 });
 
+const MINE = ["Repositories", "Credentials", "People and groups", "Webhooks"];
+
 describe("navigation", () => {
   it("lists these pages in the spec's order with their names", () => {
-    expect(PAGES.map((p) => p.nav)).toEqual(["Repositories", "Credentials", "People and groups", "Webhooks"]);
+    expect(PAGES.map((p) => p.nav).filter((n) => MINE.includes(n))).toEqual(MINE);
+    expect(PAGES.map((p) => p.nav).indexOf("Repositories")).toBeGreaterThan(PAGES.map((p) => p.nav).indexOf("Posture"));
   });
 });
 

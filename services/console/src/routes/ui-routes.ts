@@ -1,0 +1,130 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import { CSRF_FIELD, SESSION_COOKIE } from "@svc/contracts";
+import { sameSecret, type SessionService } from "../domain/session-service.js";
+import type { GatewayApi } from "../domain/gateway-api.js";
+import { crossSiteReason, publicBase } from "../domain/web-origin.js";
+import { expectOk, type ConsolePage, type PageContext, type PageOutcome } from "../pages/page-contract.js";
+import { homeScreen, noAccessScreen, notFoundScreen, plainProblemScreen, type MeGrant } from "../views/screens.js";
+import { cookieOptions, seeOther, sendPage } from "./console-http.js";
+
+/** A notice shown once on the page after a post (post/redirect/get). */
+const NOTICE_COOKIE = "svc_notice";
+
+export interface UiDeps {
+  sessions: SessionService;
+  gateway: GatewayApi;
+  pages: readonly ConsolePage[];
+  secureCookie: boolean;
+  publicUrl: string;
+  gatewayUrl: string;
+  deployEnabled: boolean;
+}
+
+const firstValues = (o: unknown): Record<string, string> => {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries((o ?? {}) as Record<string, unknown>)) {
+    const one = Array.isArray(v) ? v[0] : v;
+    if (typeof one === "string") out[k] = one;
+  }
+  return out;
+};
+
+/** The home page, the pages of PAGES under /ui/<slug>, and `/` for a browser. */
+export function uiRoutes(app: FastifyInstance, deps: UiDeps): void {
+  const base = (req: FastifyRequest) => publicBase(req.headers, deps);
+
+  /** The signed-in person's session and what a page gets, or undefined (the caller sends them to sign in). */
+  const open = async (req: FastifyRequest, reply: FastifyReply, slug: string | undefined, subpath: string, form: Record<string, string>) => {
+    const cookie = req.cookies[SESSION_COOKIE];
+    const session = await deps.sessions.fromCookie(cookie);
+    if (!session || cookie === undefined) return undefined;
+    const api = deps.gateway({ cookie, csrf: session.csrf });
+    const ctx: PageContext = {
+      person: { id: session.personId, tenant: session.tenant },
+      api,
+      subpath,
+      query: firstValues(req.query),
+      form,
+      csrf: session.csrf,
+      options: { deployEnabled: deps.deployEnabled, publicBaseUrl: base(req) },
+    };
+    // The header's advisory count: left out when the person may not read the posture (or it does not answer).
+    const posture = await api<{ count?: number }>("GET", "/api/posture").catch(() => undefined);
+    const advisories = posture?.status === 200 && typeof posture.body?.count === "number" ? posture.body.count : undefined;
+    const notice = req.cookies[NOTICE_COOKIE];
+    if (notice !== undefined) reply.clearCookie(NOTICE_COOKIE, cookieOptions(deps.secureCookie, { path: "/ui" }));
+    req.consolePage = { viewer: { personId: session.personId, csrf: session.csrf, advisories }, current: slug };
+    return { session, ctx, notice: notice?.slice(0, 300) };
+  };
+
+  const render = (req: FastifyRequest, reply: FastifyReply, outcome: PageOutcome, notice: string | undefined) => {
+    const state = req.consolePage ?? {};
+    if (outcome.kind === "redirect") {
+      if (!outcome.location.startsWith("/ui/")) throw new Error(`a page redirected outside the console: ${outcome.location}`);
+      if (outcome.notice) reply.setCookie(NOTICE_COOKIE, outcome.notice.slice(0, 300), cookieOptions(deps.secureCookie, { path: "/ui", maxAgeSeconds: 60 }));
+      return seeOther(reply, outcome.location);
+    }
+    if (outcome.kind === "json") {
+      const site = req.headers["sec-fetch-site"];
+      if (req.method !== "GET" || (site !== undefined && site !== "same-origin")) return reply.code(403).send({ title: "same-origin GET only" });
+      return reply.header("cache-control", "no-store").send(outcome.body);
+    }
+    return sendPage(reply, 200, { title: outcome.title, main: outcome.main, viewer: state.viewer, current: state.current, notice: outcome.notice ?? notice, scripts: outcome.scripts });
+  };
+
+  app.get("/", async (req, reply) => seeOther(reply, (await deps.sessions.fromCookie(req.cookies[SESSION_COOKIE])) ? "/ui/" : "/login"));
+  app.get("/ui", async (_req, reply) => seeOther(reply, "/ui/"));
+
+  app.get("/ui/", async (req, reply) => {
+    const opened = await open(req, reply, undefined, "", {});
+    if (!opened) return seeOther(reply, "/login");
+    const me = expectOk(await opened.ctx.api<{ id: string; grants: MeGrant[] }>("GET", "/api/me"));
+    const viewer = req.consolePage?.viewer;
+    if (me.grants.length === 0) return sendPage(reply, 200, { title: "No access yet", main: noAccessScreen(opened.session.personId), viewer, notice: opened.notice });
+    return sendPage(reply, 200, { title: "Home", main: homeScreen(me), viewer, notice: opened.notice });
+  });
+
+  const pageFor = (slug: string) => deps.pages.find((p) => p.slug === slug);
+  const subpathOf = (req: FastifyRequest) => {
+    const rest = (req.params as { "*"?: string })["*"];
+    return rest === undefined ? "" : `/${rest}`;
+  };
+  const notFound = (req: FastifyRequest, reply: FastifyReply) =>
+    sendPage(reply, 404, { title: "Not found", main: notFoundScreen("There is no such console page."), viewer: req.consolePage?.viewer });
+
+  const show = async (req: FastifyRequest, reply: FastifyReply) => {
+    const { slug } = req.params as { slug: string };
+    const opened = await open(req, reply, slug, subpathOf(req), {});
+    if (!opened) return seeOther(reply, "/login");
+    const page = pageFor(slug);
+    if (!page) return notFound(req, reply);
+    req.consolePage = { ...req.consolePage, needs: page.needs };
+    return render(req, reply, await page.get(opened.ctx), opened.notice);
+  };
+  app.get("/ui/:slug", show);
+  app.get("/ui/:slug/*", show);
+
+  const act = async (req: FastifyRequest, reply: FastifyReply) => {
+    const { slug } = req.params as { slug: string };
+    const form = firstValues(req.body);
+    const opened = await open(req, reply, slug, subpathOf(req), form);
+    if (!opened) return seeOther(reply, "/login");
+    const crossSite = crossSiteReason(req.headers, base(req));
+    if (crossSite || !sameSecret(form[CSRF_FIELD] ?? "", opened.session.csrf)) {
+      req.log.warn({ personId: opened.session.personId, url: req.url, crossSite }, "refused a console form that failed the anti-forgery check");
+      return sendPage(reply, 403, {
+        title: "Not accepted",
+        main: plainProblemScreen(`This form could not be checked against forgery${crossSite ? `: ${crossSite}` : ""}, so nothing was changed. Reload the page and try again.`),
+        viewer: req.consolePage?.viewer,
+      });
+    }
+    const page = pageFor(slug);
+    const action = page?.actions?.[form._action ?? ""];
+    if (!page || !action) return notFound(req, reply);
+    req.consolePage = { ...req.consolePage, needs: page.needs };
+    return render(req, reply, await action(opened.ctx), opened.notice);
+  };
+  app.post("/ui/:slug", act);
+  app.post("/ui/:slug/*", act);
+}
+

@@ -81,7 +81,7 @@ function deploySection(name: string): Html {
     <p>Publishes one file under the path you choose, through the same route and checks as a client's upload (it needs <code>repository:write</code>).</p>
     <form id="deploy-form" data-repository="${name}">
       <p class="field"><label for="deploy-file">File</label> <input id="deploy-file" type="file" required></p>
-      <p class="field"><label for="deploy-path">Path in the repository</label> <input id="deploy-path" type="text" required placeholder="com/acme/app/1.0/app.jar"> <small>blank: the file's name</small></p>
+      <p class="field"><label for="deploy-path">Path in the repository</label> <input id="deploy-path" type="text" placeholder="com/acme/app/1.0/app.jar"> <small>blank: the file's name</small></p>
       <button type="submit">Deploy</button>
     </form>
     <p id="deploy-result" role="status" aria-live="polite"></p>

@@ -213,7 +213,7 @@ export const SETTINGS = {
   consoleUrl: def("svc.console.url", url(["http", "https"]), "http://127.0.0.1:18086", { readBy: ["gateway"],
     description: "Where the gateway reaches the console (`/login`, `/logout`, `/ui/`, and `/` for a browser) and asks what a session cookie stands for." }),
   uiDeploy: def("svc.ui.deploy", bool, false, { readBy: ["gateway", "console"],
-    description: "`true` lets a signed-in person publish to `/repository/` with the console session (the console's Deploy action), under the same rights as a key; off, such writes are refused with 403 (keys are unaffected). The console shows its Deploy form only when it is on." }),
+    description: "`true` switches on the console's Deploy action (publishing one file from the browser): the console offers it, and the gateway lets a signed-in person publish to `/repository/` with the console session, under the same rights as a key; off, such writes are refused with 403 (keys are unaffected)." }),
   walkerUrl: def("svc.walker.url", url(["http", "https"]), "http://127.0.0.1:18085", { readBy: ["gateway"],
     description: "Where the gateway reaches the walker (`/api/walks`)." }),
   filesystemRoot: def("svc.filesystem-root", str, "", { readBy: ["artifacts", "walker"], defaultText: "required (artifacts, walker)",

@@ -154,10 +154,26 @@ export function metadataStoreFactory(root: Db) {
 
     /** One page of a repository's metadata in byte order of the path (the order walks read). */
     async page(repository: string, after: string | undefined, limit: number): Promise<ArtifactRecord[]> {
+      return this.browse(repository, { after, limit });
+    },
+
+    /**
+     * One page of a repository's files for browsing, in byte order of the path; `prefix`: only
+     * paths that start with it (LIKE on the byte-ordered index, its wildcards escaped).
+     */
+    async browse(repository: string, opts: { prefix?: string; after?: string; limit: number }): Promise<ArtifactRecord[]> {
       let q = db().selectFrom("artifacts").select(COLUMNS).where("repository", "=", repository);
-      if (after !== undefined) q = q.where(sql<boolean>`(path collate "C") > (${after} collate "C")`);
-      const rows = await q.orderBy(sql`path collate "C"`).limit(limit).execute();
+      if (opts.prefix) {
+        const pattern = `${opts.prefix.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+        q = q.where(sql<boolean>`(path collate "C") like ${pattern}`);
+      }
+      if (opts.after !== undefined) q = q.where(sql<boolean>`(path collate "C") > (${opts.after} collate "C")`);
+      const rows = await q.orderBy(sql`path collate "C"`).limit(opts.limit).execute();
       return rows.map(toRecord);
+    },
+
+    async hasRepository(name: string): Promise<boolean> {
+      return (await db().selectFrom("repositories").select("name").where("name", "=", name).executeTakeFirst()) !== undefined;
     },
 
     /** One UPDATE for a whole batch of download counts. */

@@ -1,6 +1,6 @@
 import { makeKey, keyId, parseKey } from "@svc/keys";
 import { conflict, invalid, notFound, type CredentialChanged, type KeyResolution, type KeyUsageBatch } from "@svc/contracts";
-import { addDuration, parseAddressList, parseExpiry, parseIsoDuration } from "@svc/kit";
+import { addDuration, durationMs, parseAddressList, parseExpiry, parseIsoDuration } from "@svc/kit";
 import type { Transaction } from "kysely";
 import type { Announcer } from "../messaging/credential-announcer.js";
 import type { CredentialRow, CredentialStore } from "../store/credential-store.js";
@@ -10,6 +10,8 @@ import { withWarnings, type RepositoryCheck } from "./repository-check.js";
 
 const DEFAULT_LIFETIME = "P90D";
 const DEFAULT_OVERLAP = "P7D";
+/** A key expiring within this is marked `expiringSoon` in listings: a key that lapses unnoticed breaks a build. */
+export const EXPIRING_SOON = "P14D";
 
 export interface CredentialView {
   id: string;
@@ -17,6 +19,8 @@ export interface CredentialView {
   created: string;
   expires: string | null;
   state: "active" | "expired" | "revoked";
+  /** Active and expiring within 14 days (EXPIRING_SOON). */
+  expiringSoon: boolean;
   revoked: string | null;
   allowedAddresses: string[];
   grants: GrantView[];
@@ -76,12 +80,14 @@ export function credentialServiceFactory(deps: CredentialServiceDeps) {
   const view = async (rows: CredentialRow[]): Promise<CredentialView[]> => {
     const grants = await store.grantsOf("key", rows.map((r) => r.id));
     const at = now();
+    const soon = addDuration(at, parseIsoDuration(EXPIRING_SOON)!);
     return rows.map((r) => ({
       id: r.id,
       label: r.label,
       created: r.created_at.toISOString(),
       expires: iso(r.expires_at),
       state: stateOf(r, at),
+      expiringSoon: stateOf(r, at) === "active" && r.expires_at !== null && r.expires_at.getTime() <= soon.getTime(),
       revoked: iso(r.revoked_at),
       allowedAddresses: r.allowed_ips,
       grants: grants.filter((g) => g.subject_id === r.id).map(grantView),
@@ -137,8 +143,16 @@ export function credentialServiceFactory(deps: CredentialServiceDeps) {
       return { id, key, label, created: created.toISOString(), expires: iso(expires) };
     },
 
-    async list(opts: { after?: string; limit: number }) {
-      const rows = await store.list({ after: opts.after, limit: opts.limit + 1 });
+    /** `expiring`: an ISO-8601 duration; only active keys whose expiry lies within it from now. */
+    async list(opts: { after?: string; limit: number; expiring?: string }) {
+      let expiringBetween: { from: Date; to: Date } | undefined;
+      if (opts.expiring !== undefined) {
+        const d = parseIsoDuration(opts.expiring);
+        if (!d || durationMs(d) <= 0) throw invalid("expiring", `"${opts.expiring}" is not a positive ISO-8601 duration such as P14D`);
+        const from = now();
+        expiringBetween = { from, to: addDuration(from, d) };
+      }
+      const rows = await store.list({ after: opts.after, limit: opts.limit + 1, expiringBetween });
       const page = rows.slice(0, opts.limit);
       const next = rows.length > opts.limit ? page[page.length - 1]?.id : undefined;
       return { items: await view(page), next };

@@ -74,6 +74,17 @@ export function principalServiceFactory(deps: PrincipalServiceDeps) {
     ...(member ? { affected: [member] } : {}),
   });
 
+  const groupViews = async (rows: { name: string; label: string | null }[]): Promise<GroupView[]> => {
+    const grants = await store.grantsOf("group", rows.map((r) => r.name));
+    const counts = await subjects.memberCounts(rows.map((r) => r.name));
+    return rows.map((r) => ({
+      name: r.name,
+      label: r.label,
+      grants: grants.filter((g) => g.subject_id === r.name).map(grantView),
+      members: counts.get(r.name) ?? 0,
+    }));
+  };
+
   const personViews = async (rows: { id: string; label: string | null }[]): Promise<PersonView[]> => {
     const grants = await store.grantsOf("person", rows.map((r) => r.id));
     return rows.map((r) => ({ id: r.id, label: r.label, grants: grants.filter((g) => g.subject_id === r.id).map(grantView) }));
@@ -143,15 +154,15 @@ export function principalServiceFactory(deps: PrincipalServiceDeps) {
     async listGroups(page: { after?: string; limit: number }) {
       const rows = await subjects.listGroups({ after: page.after, limit: page.limit + 1 });
       const items = rows.slice(0, page.limit);
-      const grants = await store.grantsOf("group", items.map((r) => r.name));
-      const counts = await subjects.memberCounts(items.map((r) => r.name));
-      const views: GroupView[] = items.map((r) => ({
-        name: r.name,
-        label: r.label,
-        grants: grants.filter((g) => g.subject_id === r.name).map(grantView),
-        members: counts.get(r.name) ?? 0,
-      }));
-      return { items: views, next: rows.length > page.limit ? items[items.length - 1]?.name : undefined };
+      return { items: await groupViews(items), next: rows.length > page.limit ? items[items.length - 1]?.name : undefined };
+    },
+
+    /** One group with its grants and member count (what a group's console page heads with). */
+    async group(rawName: string): Promise<GroupView> {
+      const name = groupName(rawName);
+      const row = await subjects.findGroup(name);
+      if (!row) throw notFound(`no group ${name}`);
+      return (await groupViews([row]))[0]!;
     },
 
     async members(rawName: string, page: { after?: string; limit: number }) {

@@ -14,6 +14,7 @@ const credentialSchema = Answer({
   created: Type.String(),
   expires: Nullable(Type.String()),
   state: Type.String(),
+  expiringSoon: Type.Boolean({ description: "active and expiring within 14 days" }),
   revoked: Nullable(Type.String()),
   allowedAddresses: Type.Array(Type.String()),
   grants: Type.Array(grantSchema),
@@ -21,6 +22,14 @@ const credentialSchema = Answer({
   lastUsedFrom: Nullable(Type.String()),
   useCount: Type.Integer(),
 });
+
+const listQuery = Type.Object(
+  {
+    ...pagingQuerySchema.properties,
+    expiring: Type.Optional(Type.String({ maxLength: 64, description: "ISO-8601 duration: only active keys expiring within it from now (e.g. P14D)" })),
+  },
+  { additionalProperties: false },
+);
 
 const mintedSchema = Answer({
   id: Type.String(),
@@ -38,9 +47,9 @@ const mintedSchema = Answer({
 export function credentialRoutes(app: ServiceApp, svc: CredentialService): void {
   app.get(
     "/api/credentials",
-    { schema: { querystring: pagingQuerySchema, response: { 200: Type.Array(credentialSchema), ...errorResponses(400) } } },
+    { schema: { querystring: listQuery, response: { 200: Type.Array(credentialSchema), ...errorResponses(400) } } },
     async (req, reply) => {
-      const page = await svc.list(readPaging(req.query));
+      const page = await svc.list({ ...readPaging(req.query), expiring: req.query.expiring });
       if (page.next) reply.header("x-next-cursor", page.next);
       return page.items;
     },

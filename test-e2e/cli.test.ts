@@ -352,7 +352,7 @@ describe("svc whoami and caches (need /api/me and /api/caches)", () => {
   it("whoami prints the key's kind, id, tenant, label and grants", async () => {
     const me = await svcJson<{ kind: string; id: string; tenant: string; grants: { scope: string; tokens: string[]; via: string }[] }>(["whoami"]);
     expect(me).toMatchObject({ kind: "key", id: keyId(s.bootstrapKey), tenant: "default" });
-    expect(me.grants).toEqual([expect.objectContaining({ scope: "*", tokens: ["*"], via: "direct" })]);
+    expect(me.grants).toEqual([expect.objectContaining({ scope: "*", tokens: ["*"], via: "key" })]);
     const table = (await ok(["whoami"])).stdout;
     expect(table).toMatch(/^kind\s+key$/m);
     expect(table).toMatch(new RegExp(`^id\\s+${keyId(s.bootstrapKey)}$`, "m"));

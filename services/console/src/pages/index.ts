@@ -1,10 +1,14 @@
 import { cachesPage } from "./caches-page.js";
+import { credentialsPage } from "./credentials-page.js";
 import { logsPage } from "./logs-page.js";
 import { metricsPage } from "./metrics-page.js";
 import type { ConsolePage } from "./page-contract.js";
+import { peopleGroupsPage } from "./people-groups-page.js";
 import { posturePage } from "./posture-page.js";
+import { repositoriesPage } from "./repositories-page.js";
 import { settingsPage } from "./settings-page.js";
 import { walksPage } from "./walks-page.js";
+import { webhooksPage } from "./webhooks-page.js";
 
 /** Every page, in navigation order (Posture, Metrics, Logs, Caches, Walks, Repositories, Credentials, People and groups, Webhooks, Settings). */
-export const PAGES: ConsolePage[] = [posturePage, metricsPage, logsPage, cachesPage, walksPage, settingsPage];
+export const PAGES: ConsolePage[] = [posturePage, metricsPage, logsPage, cachesPage, walksPage, repositoriesPage, credentialsPage, peopleGroupsPage, webhooksPage, settingsPage];

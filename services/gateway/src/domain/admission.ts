@@ -100,10 +100,18 @@ export interface AccessPolicy {
   anonymous: CompiledGrant[];
   /** svc.ui.deploy: whether a console session may write to /repository/. */
   deployByCookie: boolean;
+  /** svc.repository-scope-from-path: without Service-Repository-Name, authorise against the repository the path names instead of `*`. */
+  scopeFromPath: boolean;
 }
 
-export function accessPolicy(s: { auth: boolean; readOnly: boolean; anonymousRights: GrantSpec[]; uiDeploy?: boolean }): AccessPolicy {
-  return { auth: s.auth, readOnly: s.readOnly, anonymous: compileGrants(s.anonymousRights), deployByCookie: s.uiDeploy ?? false };
+export function accessPolicy(s: { auth: boolean; readOnly: boolean; anonymousRights: GrantSpec[]; uiDeploy?: boolean; repositoryScopeFromPath?: boolean }): AccessPolicy {
+  return {
+    auth: s.auth,
+    readOnly: s.readOnly,
+    anonymous: compileGrants(s.anonymousRights),
+    deployByCookie: s.uiDeploy ?? false,
+    scopeFromPath: s.repositoryScopeFromPath === true,
+  };
 }
 
 /** The one Basic challenge: artifact clients (Maven, docker login) answer it with the key as password. */
@@ -370,8 +378,9 @@ export function authorize(
   let what: string;
 
   if (target.kind === "artifact") {
-    // The repository authorised against is the one the header names, never the one the route serves.
-    let scopeRepo = "*";
+    // The repository authorised against is the one the header names, never the one the route
+    // serves; without the header, `*`, or (opted in) the repository the path names, never another.
+    let scopeRepo = policy.scopeFromPath ? target.repository : "*";
     if (repositoryHeader !== undefined) {
       if (!isRepositoryName(repositoryHeader)) throw invalid("Service-Repository-Name", "Service-Repository-Name is not a valid repository name");
       if (repositoryHeader !== target.repository) {
@@ -383,7 +392,8 @@ export function authorize(
       scopeRepo = repositoryHeader;
     }
     need = target.write ? Right.repositoryWrite : Right.repositoryRead;
-    what = `${target.write ? "repository:write" : "repository:read"} on ${scopeRepo === "*" ? "* (no Service-Repository-Name header was sent)" : scopeRepo}`;
+    const why = repositoryHeader !== undefined ? "" : scopeRepo === "*" ? " (no Service-Repository-Name header was sent)" : " (the repository the path names)";
+    what = `${target.write ? "repository:write" : "repository:read"} on ${scopeRepo}${why}`;
     held = rightsFor(policy.anonymous, scopeRepo, target.path, now);
     if (grants) held |= rightsFor(grants, scopeRepo, target.path, now);
   } else if (target.whoami) {

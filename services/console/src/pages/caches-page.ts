@@ -1,6 +1,6 @@
 import { html } from "./html.js";
-import { back, csrfField } from "./operations-parts.js";
 import { expectOk, type ConsolePage } from "./page-contract.js";
+import { csrfInput } from "./page-widgets.js";
 
 interface CacheStats {
   name: string;
@@ -40,7 +40,7 @@ ${caches.map((c) => html`<tr><th scope="row"><code>${c.name}</code></th><td>${c.
 </table>
 ${caches.length === 0 ? html`<p>This node reports no read cache.</p>` : ""}
 <form method="post" action="/ui/caches" class="actions">
-${csrfField(ctx)}
+${csrfInput(ctx)}
 <input type="hidden" name="_action" value="clear">
 <button type="submit" id="clear-caches">Clear caches on this node</button>
 <p class="hint">Empties every cache above and tells every other gateway to re-read credentials, people and sessions; their other caches expire on their own time to live.</p>
@@ -51,7 +51,7 @@ ${csrfField(ctx)}
     async clear(ctx) {
       const r = expectOk(await ctx.api<{ node: string; cleared: string[]; announced: boolean }>("POST", "/api/caches/clear", {}));
       const told = r.announced ? "every other gateway was told to re-read credentials" : "the other gateways could not be told (NATS is not connected): their entries expire on their own time to live";
-      return back("/ui/caches", `Caches cleared on node ${r.node ?? "this node"}${r.cleared?.length ? ` (${r.cleared.join(", ")})` : ""}; ${told}.`);
+      return { kind: "redirect", location: "/ui/caches", notice: `Caches cleared on node ${r.node ?? "this node"}${r.cleared?.length ? ` (${r.cleared.join(", ")})` : ""}; ${told}.` };
     },
   },
 };

@@ -1,6 +1,7 @@
 import { html, type Html } from "./html.js";
-import { expectOkText, nextPageLink } from "./operations-parts.js";
+import { expectOkText } from "./operations-parts.js";
 import { expectOk, type ConsolePage } from "./page-contract.js";
+import { pager } from "./page-widgets.js";
 import { parseExposition, type MetricFamily, type Sample } from "./prometheus-text.js";
 
 interface Health {
@@ -92,7 +93,7 @@ export const metricsPage: ConsolePage = {
 </form>
 ${start === 0 ? (background.length ? familyTable("background", "Background tasks: walks, webhook delivery, the event outbox", background, service) : html`<p>No background task reports a meter${service ? ` on ${service}` : ""}.</p>`) : ""}
 ${familyTable("meters", `Counters and gauges (${others.length} meters${service ? ` of ${service}` : ""})`, page, service)}
-${nextPageLink("/ui/metrics", { service, q: ctx.query.q }, next, "More meters")}`,
+${pager({ base: "/ui/metrics", param: "after", current: ctx.query.after, next, keep: { service, q: ctx.query.q }, label: "meters" })}`,
     };
   },
 };

@@ -1,38 +1,7 @@
 import { html, type Html } from "./html.js";
-import { ApiRefusal, expectOk, type ApiResult, type PageContext, type PageOutcome } from "./page-contract.js";
+import { ApiRefusal, expectOk, type ApiResult } from "./page-contract.js";
 
-/** Pieces the operations pages (Metrics, Logs, Caches, Walks, Settings) share. */
-
-/** The anti-forgery field every form carries. */
-export function csrfField(ctx: Pick<PageContext, "csrf">): Html {
-  return html`<input type="hidden" name="_csrf" value="${ctx.csrf}">`;
-}
-
-/** A page's URL with these query parameters (blank ones left out). */
-export function pageUrl(path: string, query: Record<string, string | undefined>): string {
-  const q = new URLSearchParams();
-  for (const [k, v] of Object.entries(query)) if (v !== undefined && v !== "") q.set(k, v);
-  const s = q.toString();
-  return s ? `${path}?${s}` : path;
-}
-
-/** The "next page" link of a paged table, keeping the page's filters; nothing on the last page. */
-export function nextPageLink(path: string, query: Record<string, string | undefined>, next: string | undefined, label = "Next page"): Html | "" {
-  if (!next) return "";
-  return html`<p class="pager"><a rel="next" href="${pageUrl(path, { ...query, after: next })}">${label}</a></p>`;
-}
-
-/** The body of a 2xx answer, or the refusal's reason as a value, for a form action that shows it as a notice (400, 404, 409) rather than as an error page. */
-export function refusalNotice(result: ApiResult): string | undefined {
-  if (result.status >= 200 && result.status < 300) return undefined;
-  // 401, 403 and failures are the core's to render (sign-in, the 403 page, the error page).
-  if (![400, 404, 409, 413, 422].includes(result.status)) {
-    const b = (result.body ?? {}) as { title?: string; detail?: string; reference?: string };
-    throw new ApiRefusal(result.status, b.detail ?? b.title ?? `HTTP ${result.status}`, b.reference);
-  }
-  const b = (result.body ?? {}) as { title?: string; detail?: string };
-  return b.detail ?? b.title ?? `refused (HTTP ${result.status})`;
-}
+/** Pieces the operations pages (Metrics, Walks) share besides page-widgets.ts: instants read in UTC, and text answers' refusals. */
 
 /** expectOk for a route that answers text (GET /metrics refuses in plain text too): the refusal's sentence becomes the reason. */
 export function expectOkText(result: ApiResult): string {
@@ -41,11 +10,6 @@ export function expectOkText(result: ApiResult): string {
     throw new ApiRefusal(result.status, result.body.trim() || `HTTP ${result.status}`, reference);
   }
   return String(expectOk(result));
-}
-
-/** After a form action: back to the page, with what happened. */
-export function back(location: string, notice: string): PageOutcome {
-  return { kind: "redirect", location, notice };
 }
 
 const DAYS = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"];

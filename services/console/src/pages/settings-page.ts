@@ -1,6 +1,6 @@
 import { html, type Html } from "./html.js";
-import { nextPageLink } from "./operations-parts.js";
 import { expectOk, type ConsolePage } from "./page-contract.js";
+import { pager } from "./page-widgets.js";
 
 interface NodeValue {
   node: string;
@@ -85,7 +85,7 @@ ${shownRows.map(
 </tbody>
 </table>
 ${matching.length === 0 ? html`<p>No setting matches.</p>` : ""}
-${nextPageLink("/ui/settings", { q: ctx.query.q, differ: onlyDiffering ? "on" : undefined }, next)}`,
+${pager({ base: "/ui/settings", param: "after", current: ctx.query.after, next, keep: { q: ctx.query.q, differ: onlyDiffering ? "on" : undefined }, label: "settings" })}`,
     };
   },
 };

@@ -1,6 +1,7 @@
 import { html, type Html } from "./html.js";
-import { back, csrfField, nextPageLink, readableInstant, refusalNotice, timeCell } from "./operations-parts.js";
+import { readableInstant, timeCell } from "./operations-parts.js";
 import { expectOk, type ConsolePage, type PageContext, type PageOutcome } from "./page-contract.js";
+import { afterChange, csrfInput, pager, seg } from "./page-widgets.js";
 
 interface RunRecord {
   id: string;
@@ -36,8 +37,8 @@ const JOBS = [
 ];
 const PAGE = 50;
 const RUNS_PAGE = 20;
-const walkUrl = (name: string) => `/ui/walks/${encodeURIComponent(name)}`;
-const apiUrl = (name: string) => `/api/walks/${encodeURIComponent(name)}`;
+const walkUrl = (name: string) => `/ui/walks/${seg(name)}`;
+const apiUrl = (name: string) => `/api/walks/${seg(name)}`;
 
 function jobBoxes(checked: readonly string[]): Html {
   return html`<fieldset><legend>Jobs</legend>
@@ -60,7 +61,7 @@ function outcomeCell(r: RunRecord | null): Html | "" {
 }
 
 const walkForm = (ctx: PageContext, w: Walk): Html => html`<form method="post" action="${walkUrl(w.name)}" class="stack" id="edit-walk">
-${csrfField(ctx)}<input type="hidden" name="_action" value="edit"><input type="hidden" name="walk" value="${w.name}">
+${csrfInput(ctx)}<input type="hidden" name="_action" value="edit"><input type="hidden" name="walk" value="${w.name}">
 <label for="schedule">Schedule</label>
 <input id="schedule" name="schedule" value="${w.schedule}" required aria-describedby="schedule-help" spellcheck="false">
 ${scheduleHelp}
@@ -79,7 +80,7 @@ async function listView(ctx: PageContext): Promise<PageOutcome> {
     kind: "html",
     title: "Walks",
     main: html`<form method="post" action="/ui/walks" class="actions">
-${csrfField(ctx)}<input type="hidden" name="_action" value="run-now">
+${csrfInput(ctx)}<input type="hidden" name="_action" value="run-now">
 <button type="submit" id="walk-now">Walk the store now</button>
 <span class="hint">Starts the rebuild walk at once with the jobs its entry names (every job when there is none). One walk goes over the store at a time.</span>
 </form>
@@ -93,10 +94,10 @@ ${walks.map(
 </tbody>
 </table>
 ${walks.length === 0 ? html`<p>No walk is defined.</p>` : ""}
-${nextPageLink("/ui/walks", {}, res.headers["x-next-cursor"])}
+${pager({ base: "/ui/walks", param: "after", current: ctx.query.after, next: res.headers["x-next-cursor"], label: "walks" })}
 <h2>Add a walk</h2>
 <form method="post" action="/ui/walks" class="stack" id="add-walk">
-${csrfField(ctx)}<input type="hidden" name="_action" value="add">
+${csrfInput(ctx)}<input type="hidden" name="_action" value="add">
 <label for="new-name">Name</label>
 <input id="new-name" name="name" required pattern="[A-Za-z0-9][A-Za-z0-9._\\-]{0,99}" spellcheck="false">
 <label for="new-schedule">Schedule</label>
@@ -121,7 +122,7 @@ async function walkView(ctx: PageContext, name: string): Promise<PageOutcome> {
     main: html`<p><a href="/ui/walks">All walks</a></p>
 ${walkForm(ctx, w)}
 <form method="post" action="${walkUrl(w.name)}" class="actions">
-${csrfField(ctx)}<input type="hidden" name="_action" value="remove"><input type="hidden" name="walk" value="${w.name}">
+${csrfInput(ctx)}<input type="hidden" name="_action" value="remove"><input type="hidden" name="walk" value="${w.name}">
 <button type="submit" id="remove-walk">Remove the walk ${w.name}</button>
 <span class="hint">Its run records go with it.</span>
 </form>
@@ -136,9 +137,11 @@ ${runs.map(
 </tbody>
 </table>
 ${runs.length === 0 ? html`<p>This walk has not run yet.</p>` : ""}
-${nextPageLink(walkUrl(w.name), {}, runsRes.headers["x-next-cursor"], "Later runs")}`,
+${pager({ base: walkUrl(w.name), param: "after", current: ctx.query.after, next: runsRes.headers["x-next-cursor"], label: "runs" })}`,
   };
 }
+
+const nextRunText = (w: Walk) => (w.nextRun ? readableInstant(w.nextRun) : "none");
 
 /** The walk an action is about: the form's `walk` field, else the page's path. */
 const walkOf = (ctx: PageContext) => ctx.form.walk || decodeURIComponent(ctx.subpath.replace(/^\//, ""));
@@ -154,31 +157,23 @@ export const walksPage: ConsolePage = {
   actions: {
     async "run-now"(ctx) {
       const res = await ctx.api<RunRecord>("POST", "/api/walks/run", {});
-      // 409 names the walk under way: shown as the notice.
-      const refused = refusalNotice(res);
-      if (refused) return back("/ui/walks", `Not started: ${refused}`);
-      return back("/ui/walks", `Walk started: run ${res.body.id} of walk ${res.body.walk} with ${res.body.jobs.join(", ")}.`);
+      // A 409 names the walk under way: shown as the notice.
+      return afterChange(res, "/ui/walks", res.status === 202 ? `Walk started: run ${res.body.id} of walk ${res.body.walk} with ${res.body.jobs.join(", ")}.` : "");
     },
     async add(ctx) {
       const body = { name: ctx.form.name ?? "", schedule: ctx.form.schedule ?? "", enabled: ctx.form.enabled !== undefined, jobs: jobsOf(ctx.form) };
       const res = await ctx.api<Walk>("POST", "/api/walks", body);
-      const refused = refusalNotice(res);
-      if (refused) return back("/ui/walks", `Not added: ${refused}`);
-      return back(walkUrl(res.body.name), `Walk ${res.body.name} added; next run ${res.body.nextRun ? readableInstant(res.body.nextRun) : "none"}.`);
+      if (res.status !== 201) return afterChange(res, "/ui/walks", "");
+      return { kind: "redirect", location: walkUrl(res.body.name), notice: `Walk ${res.body.name} added; next run ${nextRunText(res.body)}.` };
     },
     async edit(ctx) {
       const name = walkOf(ctx);
-      const body = { schedule: ctx.form.schedule ?? "", enabled: ctx.form.enabled !== undefined, jobs: jobsOf(ctx.form) };
-      const res = await ctx.api<Walk>("PUT", apiUrl(name), body);
-      const refused = refusalNotice(res);
-      if (refused) return back(walkUrl(name), `Not saved: ${refused}`);
-      return back(walkUrl(name), `Walk ${name} saved; next run ${res.body.nextRun ? readableInstant(res.body.nextRun) : "none"}.`);
+      const res = await ctx.api<Walk>("PUT", apiUrl(name), { schedule: ctx.form.schedule ?? "", enabled: ctx.form.enabled !== undefined, jobs: jobsOf(ctx.form) });
+      return afterChange(res, walkUrl(name), res.status === 200 ? `Walk ${name} saved; next run ${nextRunText(res.body)}.` : "");
     },
     async remove(ctx) {
       const name = walkOf(ctx);
-      const refused = refusalNotice(await ctx.api("DELETE", apiUrl(name)));
-      if (refused) return back("/ui/walks", `Not removed: ${refused}`);
-      return back("/ui/walks", `Walk ${name} removed.`);
+      return afterChange(await ctx.api("DELETE", apiUrl(name)), "/ui/walks", `Walk ${name} removed.`);
     },
   },
 };

@@ -17,6 +17,8 @@ export interface ControlSubjects {
   limits: string;
   /** Each process's API description (openapi.ts). */
   openapi: string;
+  /** "Clear caches on this node": every other gateway drops what it remembers of credentials and sessions. */
+  caches: string;
 }
 
 /**
@@ -33,6 +35,7 @@ export function controlSubjects(internalSecret: string): ControlSubjects {
     logs: `svc.control.${d}.logs`,
     limits: `svc.control.${d}.limits.changed`,
     openapi: `svc.control.${d}.openapi`,
+    caches: `svc.control.${d}.caches.cleared`,
   };
 }
 

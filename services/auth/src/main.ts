@@ -2,6 +2,7 @@ import { bootService, pingDb, postgresSchema } from "@svc/kit";
 import { buildApp } from "./app.js";
 import { loadConfig } from "./config.js";
 import { credentialServiceFactory } from "./domain/credential-service.js";
+import { identityServiceFactory } from "./domain/identity-service.js";
 import { principalServiceFactory } from "./domain/principal-service.js";
 import { provisionAtStartup } from "./domain/startup-provisioning.js";
 import { credentialAnnouncerFactory } from "./messaging/credential-announcer.js";
@@ -29,10 +30,12 @@ await bootService({
       trackUsage: config.trackKeyUsage,
       announce: changes,
     });
-    const principals = principalServiceFactory({ credentials: credentialStore, subjects: subjectStoreFactory(db), announce: changes });
+    const subjects = subjectStoreFactory(db);
+    const principals = principalServiceFactory({ credentials: credentialStore, subjects, announce: changes });
+    const identity = identityServiceFactory({ credentials: credentialStore, subjects, tenant: config.tenant });
     await provisionAtStartup({ settings: config, credentials, principals, announcerReady: changes.ready, log });
     const checks = [{ name: "postgres", check: () => pingDb(pool) }];
-    const app = buildApp({ log, internalSecret: config.internalSecret, credentials, principals, checks, metrics });
+    const app = buildApp({ log, internalSecret: config.internalSecret, credentials, principals, identity, checks, metrics });
     // The posture (admin) warns of a set bootstrap key; admin itself need not be given the key.
     return {
       app,

@@ -83,7 +83,7 @@ beforeAll(async () => {
     internalSecret: secret,
     policy: accessPolicy({ auth: true, readOnly: false, anonymousRights: [] }),
     cache: rightsCacheFactory({ ttlMs: 60_000, lookup: async (id) => (id === keyId ? rights : null) }),
-    upstreams: { auth: url, artifacts: url, admin: url, walker: url, notifier: url },
+    upstreams: { auth: url, artifacts: url, admin: url, walker: url, notifier: url, console: url },
     checks: [],
     trustedProxies: addressMatcher([]),
   });

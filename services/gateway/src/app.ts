@@ -4,10 +4,13 @@ import { createBaseApp, type AddressMatcher, type Check, type ServiceMetrics } f
 import { accessLogFactory } from "./domain/access-log.js";
 import { admissionFactory, type AccessPolicy, type AdmissionDeps } from "./domain/admission.js";
 import type { GatewayMetrics } from "./domain/gateway-metrics.js";
+import type { CacheReport } from "./domain/cache-report.js";
 import type { RightsCache } from "./domain/rights-cache.js";
+import type { SessionCache } from "./domain/session-cache.js";
 import { limitApiBodies } from "./proxy/api-body-limit.js";
 import { registerProxyRoutes } from "./proxy/proxy-routes.js";
 import type { Upstreams } from "./proxy/route-table.js";
+import { cacheRoutes } from "./routes/cache-routes.js";
 
 export interface GatewayDeps {
   log: Logger;
@@ -15,6 +18,11 @@ export interface GatewayDeps {
   internalSecret: string;
   policy: AccessPolicy;
   cache: RightsCache;
+  /** Console sessions; undefined: the session cookie is not read. */
+  sessions?: SessionCache;
+  /** This node's read caches (GET /api/caches, POST /api/caches/clear), and its name. */
+  caches?: CacheReport;
+  node?: string;
   upstreams: Upstreams;
   checks: Check[];
   /** The per-tenant rate limit (Redis), or undefined when none is configured at all. */
@@ -46,6 +54,7 @@ export function buildApp(deps: GatewayDeps): FastifyInstance {
     fastify: { keepAliveTimeout: 65_000, bodyLimit: API_BODY_LIMIT },
   });
   app.decorateRequest("forwardedPrincipal", "");
+  app.decorateRequest("claimedPrincipal", "");
   app.decorateRequest("target", null as never);
 
   // Every request is admitted (rate limited, identified, authorised) before anything is proxied.
@@ -62,6 +71,7 @@ export function buildApp(deps: GatewayDeps): FastifyInstance {
   // One access line per answered request, refusals included.
   app.addHook("onResponse", accessLogFactory({ log: deps.log, trustedProxies: deps.trustedProxies }));
 
+  if (deps.caches) cacheRoutes(app, { node: deps.node ?? "", caches: deps.caches });
   registerProxyRoutes(app, deps);
   return app;
 }

@@ -18,6 +18,8 @@ export type GatewayConfig = Pick<
   | "adminUrl"
   | "walkerUrl"
   | "notifierUrl"
+  | "consoleUrl"
+  | "uiDeploy"
   | "redisUrl"
   | "rateLimit"
   | "logLevel"

@@ -1,16 +1,22 @@
-import { addressMatcher, bootService } from "@svc/kit";
+import { addressMatcher, bootService, controlSubjects } from "@svc/kit";
 import { buildApp } from "./app.js";
 import { loadConfig } from "./config.js";
 import { accessPolicy } from "./domain/admission.js";
 import { authClientFactory } from "./domain/auth-client.js";
+import { cacheReportFactory } from "./domain/cache-report.js";
+import { consoleClientFactory } from "./domain/console-client.js";
 import { gatewayMetricsFactory } from "./domain/gateway-metrics.js";
 import { limitSourceFactory } from "./domain/limit-source.js";
 import { rateLimiterFactory } from "./domain/rate-limiter.js";
 import { rightsCacheFactory } from "./domain/rights-cache.js";
+import { sessionCacheFactory } from "./domain/session-cache.js";
 import { warnAboutSettings } from "./domain/startup-advisories.js";
 import { usageRecorderFactory } from "./domain/usage-recorder.js";
 import { upstreamProbesFactory } from "./health/upstream-probes.js";
 import { gatewayListenersFactory } from "./messaging/credential-change-listener.js";
+
+/** The longest a gateway trusts what it was told of a console session (svc.cache.ttl when shorter). */
+const SESSION_TTL_MS = 60_000;
 
 await bootService({
   name: "gateway",
@@ -20,15 +26,35 @@ await bootService({
     warnAboutSettings(config, log);
     const authClient = authClientFactory({ authUrl: config.authUrl, internalSecret: config.internalSecret, tenant: config.tenant });
     const cache = rightsCacheFactory({ ttlMs: config.cacheTtlMs, lookup: authClient.lookup });
+    // Sessions are kept briefly: a sign-out is heard at once, but an idle timeout only when asked.
+    const consoleClient = consoleClientFactory({ consoleUrl: config.consoleUrl, internalSecret: config.internalSecret, tenant: config.tenant });
+    const sessions = sessionCacheFactory({ ttlMs: Math.min(config.cacheTtlMs, SESSION_TTL_MS), lookup: consoleClient.session });
     const gatewayMetrics = gatewayMetricsFactory(metrics, cache);
     // The rate limit: svc.rate-limit per tenant per minute, overrides from the admin service.
     const limits = limitSourceFactory({ adminUrl: config.adminUrl, internalSecret: config.internalSecret, tenant: config.tenant, defaultPerMinute: config.rateLimit, log });
     const limiter = config.redisUrl ? rateLimiterFactory({ redisUrl: config.redisUrl, log, tenant: config.tenant, limitFor: limits.limitFor }) : undefined;
     void limits.refresh();
     const usage = config.trackKeyUsage ? usageRecorderFactory({ send: authClient.postUsage, log }) : undefined;
-    gatewayListenersFactory({ bus, internalSecret: config.internalSecret, cache, metrics: gatewayMetrics, refreshLimits: () => void limits.refresh() });
+    gatewayListenersFactory({ bus, internalSecret: config.internalSecret, cache, sessions, metrics: gatewayMetrics, refreshLimits: () => void limits.refresh(), node: metrics.node });
+    const control = controlSubjects(config.internalSecret);
+    const caches = cacheReportFactory({
+      parts: [
+        { name: "credentials", description: "Rights of keys and of signed-in people (their own grants and their groups'), as the auth service resolved them", stats: () => cache.parts().known, clear: () => cache.clear() },
+        { name: "unknown-keys", description: "Well-formed keys the auth service does not know, remembered briefly so a flood of one made-up key asks once", stats: () => cache.parts().unknown, clear: () => cache.clear() },
+        { name: "sessions", description: "What console session cookies stand for (person, end, anti-forgery token), as the console answered; unknown ones remembered briefly", stats: () => ({ ...sessions.stats(), ttlMs: sessions.ttlMs }), clear: () => sessions.clear() },
+        { name: "rate-limit-overrides", description: "Per-tenant rate-limit overrides read from the admin service", stats: limits.stats, clear: limits.clear },
+      ],
+      announce: () => bus.announce(control.caches, { node: metrics.node }),
+    });
 
-    const upstreams = { auth: config.authUrl, artifacts: config.artifactsUrl, admin: config.adminUrl, walker: config.walkerUrl, notifier: config.notifierUrl };
+    const upstreams = {
+      auth: config.authUrl,
+      artifacts: config.artifactsUrl,
+      admin: config.adminUrl,
+      walker: config.walkerUrl,
+      notifier: config.notifierUrl,
+      console: config.consoleUrl,
+    };
     const probes = upstreamProbesFactory(upstreams);
     const redisUp = () => limiter?.up() ?? true;
     const app = buildApp({
@@ -37,6 +63,9 @@ await bootService({
       internalSecret: config.internalSecret,
       policy: accessPolicy(config),
       cache,
+      sessions,
+      caches,
+      node: metrics.node,
       trustedProxies: addressMatcher(config.trustedProxies),
       recordUse: usage?.record,
       upstreams,
@@ -56,7 +85,7 @@ await bootService({
       ready: { port: config.port, cacheTtlMs: config.cacheTtlMs },
       status: (): Record<string, string> => (limiter ? { redis: redisUp() ? "up" : "down" } : {}),
       // Usage flushes through the auth client: it goes first.
-      closers: [() => usage?.close(), () => limits.close(), () => limiter?.close(), () => authClient.close(), () => probes.close()],
+      closers: [() => usage?.close(), () => limits.close(), () => limiter?.close(), () => authClient.close(), () => consoleClient.close(), () => probes.close()],
     };
   },
 });

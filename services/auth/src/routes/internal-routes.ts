@@ -1,10 +1,11 @@
 import { Type } from "@sinclair/typebox";
-import { AUTH_INTERNAL, forbidden, keyResolutionSchema, keyUsageBatchSchema, notFound, type KeyResolution } from "@svc/contracts";
+import { AUTH_INTERNAL, PersonResolution, forbidden, keyResolutionSchema, keyUsageBatchSchema, notFound, type KeyResolution } from "@svc/contracts";
 import type { CredentialService } from "../domain/credential-service.js";
+import type { IdentityService } from "../domain/identity-service.js";
 import { NoContent, problemResponses, type ServiceApp } from "@svc/kit";
 
 /** Routes only the gateway calls (signed as a system principal), never proxied from outside. */
-export function internalRoutes(app: ServiceApp, svc: CredentialService): void {
+export function internalRoutes(app: ServiceApp, svc: CredentialService, identity: Pick<IdentityService, "resolvePerson">): void {
   app.get(
     AUTH_INTERNAL.key,
     { schema: { params: Type.Object({ id: Type.String() }), response: { 200: keyResolutionSchema, ...problemResponses(401, 403, 404, 500) } } },
@@ -13,6 +14,16 @@ export function internalRoutes(app: ServiceApp, svc: CredentialService): void {
       const r = await svc.resolve(req.params.id);
       if (!r) throw notFound("unknown key");
       return r;
+    },
+  );
+
+  // A signed-in person's rights (the gateway's rights cache, beside keys): 200 even for a person nobody granted anything.
+  app.get(
+    AUTH_INTERNAL.person,
+    { schema: { params: Type.Object({ id: Type.String({ maxLength: 300 }) }), response: { 200: PersonResolution, ...problemResponses(400, 401, 403, 500) } } },
+    async (req): Promise<PersonResolution> => {
+      if (req.principal.kind !== "system") throw forbidden("internal route");
+      return identity.resolvePerson(req.params.id);
     },
   );
 

@@ -9,8 +9,9 @@ type CountedSocket = { bytesWritten: number; [BYTES_SO_FAR]?: number };
 /**
  * One access line per request (the gateway's record of who did what): method, path (without
  * the query, which may carry what a client should not have put there), status, principal,
- * bytes sent, duration and client address; never a key. A refused request names the key it
- * presented by its id, so a 401/403/429 says who was turned away.
+ * bytes sent, duration and client address; never a key or a cookie. A refused request names
+ * the key it presented by its id, or the person its console session stands for
+ * (`person:<tenant>:<id>`), so a 401/403/429 says who was turned away.
  *
  * Kept cheap on the hot path: one child logger whose bindings are serialised once, a flat
  * object per line and no parse when it lands in the log ring (packages/kit/src/logger.ts keeps
@@ -38,7 +39,7 @@ export function accessLogFactory(deps: { log: Logger; trustedProxies: AddressMat
         method: request.method,
         path: q < 0 ? url : url.slice(0, q),
         status: reply.statusCode,
-        principal: request.forwardedPrincipal || presentedBy(request),
+        principal: request.forwardedPrincipal || request.claimedPrincipal || presentedBy(request),
         bytes,
         ms: Math.round(reply.elapsedTime * 10) / 10,
         from: clientAddress(request.raw.socket?.remoteAddress, request.headers["x-forwarded-for"], deps.trustedProxies),

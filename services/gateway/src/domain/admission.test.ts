@@ -1,13 +1,15 @@
 // The admission decision, case by case, without starting a process: what each caller gets
 // (status, message, Basic challenge) or the principal the request is forwarded as.
+import { createHash, randomBytes } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { ServiceError } from "@svc/contracts";
 import { compileGrants, parseTokens, type GrantSpec } from "@svc/grants";
 import { makeKey, parseKey } from "@svc/keys";
 import { addressMatcher } from "@svc/kit";
-import { accessPolicy, admissionFactory, type AdmissionDeps } from "./admission.js";
-import { rightsCacheFactory, type KeyRights } from "./rights-cache.js";
+import { CSRF_REFUSED, DEPLOY_OFF, SESSION_ENDED, accessPolicy, admissionFactory, type AdmissionDeps } from "./admission.js";
+import { PERSON_ENTRY, rightsCacheFactory, type KeyRights } from "./rights-cache.js";
+import { sessionCacheFactory, type Session } from "./session-cache.js";
 import type { Bucket, Verdict } from "./rate-limiter.js";
 
 const NOW = Date.now();
@@ -147,6 +149,10 @@ const cases: [string, Mode, string, string, Record<string, string>, Outcome][] =
   ["capabilities with a read right somewhere", "enforcing", "GET", "/api/capabilities", key(namedReader), asKey(namedReader)],
   ["capabilities with no right", "enforcing", "GET", "/api/capabilities", key(nothing), refused(403, "this key does not hold a read right")],
   ["capabilities with no key", "enforcing", "GET", "/api/capabilities", {}, refused(401, REQUIRED)],
+  ["who am I, a key holding nothing", "enforcing", "GET", "/api/me", key(nothing), asKey(nothing)],
+  ["who am I, with no key", "enforcing", "GET", "/api/me", {}, refused(401, REQUIRED)],
+  ["who am I, a revoked key", "enforcing", "GET", "/api/me", key(revoked), refused(401, REVOKED)],
+  ["who am I is read-only: a write needs manage:write", "enforcing", "POST", "/api/me", key(nothing), refused(403, "this key does not hold manage:write on *")],
   ["/metrics needs manage:read at *", "enforcing", "GET", "/metrics", key(starDeployer), refused(403, "this key does not hold manage:read on *")],
   ["an /api/ path that is not valid percent-encoding", "enforcing", "GET", "/api/%zz", key(admin), refused(400, "the path is not valid percent-encoding")],
   ["a path nothing guards", "enforcing", "GET", "/", {}, ANONYMOUS],
@@ -306,4 +312,124 @@ describe("health detail", () => {
   it("is shown to anyone in open mode", async () => {
     expect(await may("open", {})).toBe(true);
   });
+});
+
+describe("admission of console sessions", () => {
+  const persons = new Map<string, KeyRights>();
+  const person = (id: string, grants: { scope: string; tokens: string[] }[]) =>
+    persons.set(id, { kind: "person", id, tenant: "default", revoked: false, expiresAt: Infinity, allowedFrom: null, grants: compileGrants(grants.map((g) => ({ scope: g.scope, tokens: expanded(g.tokens), expires: null }))) });
+  person("oidc/admin", [{ scope: "*", tokens: ["admin"] }]);
+  person("oidc/viewer", [{ scope: "*", tokens: ["read-only", "manage:read"] }]);
+
+  const sessionsById = new Map<string, Session>();
+  const lookedUp: string[] = [];
+  /** A signed-in session of `personId`: its cookie header and its anti-forgery token. */
+  function signIn(personId: string, extra: Partial<Session> = {}) {
+    const value = randomBytes(32).toString("base64url");
+    const id = createHash("sha256").update(value).digest("hex");
+    const csrf = randomBytes(16).toString("hex");
+    sessionsById.set(id, { id, tenant: "default", personId, expiresAt: NOW + 3_600_000, csrf, ...extra });
+    return { cookie: `theme=dark; svc_session=${value}`, csrf };
+  }
+  const adminSession = signIn("oidc/admin");
+  const viewer = signIn("oidc/viewer");
+  const nobody = signIn("oidc/nobody");
+  const foreignSession = signIn("oidc/admin", { tenant: "othertenant" });
+  const lapsed = signIn("oidc/admin", { expiresAt: NOW - 1000 });
+  const ended = { cookie: `svc_session=${randomBytes(32).toString("base64url")}` };
+  const failing = signIn("oidc/admin");
+  const failingId = [...sessionsById.values()].find((x) => x.csrf === failing.csrf)!.id;
+
+  function withSessions(mode: Mode, extra: Partial<AdmissionDeps> = {}, deploy = false) {
+    const policy = accessPolicy({ ...POLICIES[mode], uiDeploy: deploy });
+    const lookup = async (id: string) => (id.startsWith(PERSON_ENTRY) ? (persons.get(id.slice(PERSON_ENTRY.length)) ?? { ...persons.get("oidc/admin")!, id: id.slice(PERSON_ENTRY.length), grants: [] }) : (keys.get(id) ?? null));
+    const sessions = sessionCacheFactory({
+      ttlMs: 60_000,
+      lookup: async (id) => {
+        lookedUp.push(id);
+        if (id === failingId) throw new Error("the console did not answer");
+        return sessionsById.get(id) ?? null;
+      },
+    });
+    return admissionFactory({ tenant: "default", policy, cache: rightsCacheFactory({ ttlMs: 60_000, lookup }), sessions, trustedProxies: addressMatcher([]), ...extra });
+  }
+  const asPerson = (id: string) => ({ admittedAs: `person:default:${id}` });
+  const write = (s: { cookie: string; csrf: string }, more: Record<string, string> = {}) => ({ cookie: s.cookie, "x-svc-csrf": s.csrf, ...more });
+  const HTML = { accept: "text/html,application/xhtml+xml,*/*;q=0.8" };
+
+  const rows: [string, string, string, Record<string, string>, Outcome, boolean?][] = [
+    // A key always wins.
+    ["a key wins over the session cookie", "GET", "/api/credentials", { ...key(nothing), cookie: adminSession.cookie }, refused(403, "this key does not hold manage:read on *")],
+    ["a key wins over the session cookie, admitted as the key", "GET", ART, { ...key(wildReader), cookie: adminSession.cookie }, asKey(wildReader)],
+    // The person's rights decide, as a key's do.
+    ["a person holding manage:read reads the API", "GET", "/api/credentials", { cookie: viewer.cookie }, asPerson("oidc/viewer")],
+    ["a person lacking manage:write is refused, by their id", "POST", "/api/credentials", write(viewer), refused(403, "person oidc/viewer does not hold manage:write on *")],
+    ["a person holding nothing", "GET", "/api/credentials", { cookie: nobody.cookie }, refused(403, "person oidc/nobody does not hold manage:read on *")],
+    ["a person reads an artifact with their rights", "GET", ART, { cookie: viewer.cookie }, asPerson("oidc/viewer")],
+    ["an administrator changes the API with the token", "POST", "/api/credentials", write(adminSession), asPerson("oidc/admin")],
+    ["metrics by session", "GET", "/metrics", { cookie: viewer.cookie }, asPerson("oidc/viewer")],
+    // Cross-site request forgery.
+    ["an API change by session without the token", "POST", "/api/credentials", { cookie: adminSession.cookie }, refused(403, CSRF_REFUSED)],
+    ["an API change by session with another session's token", "DELETE", "/api/rate-limits/default", write({ cookie: adminSession.cookie, csrf: viewer.csrf }), refused(403, CSRF_REFUSED)],
+    ["an artifact write by session without the token", "PUT", ART, { cookie: adminSession.cookie }, refused(403, CSRF_REFUSED)],
+    ["a read by session needs no token", "HEAD", ART, { cookie: adminSession.cookie }, asPerson("oidc/admin")],
+    // Deploy.
+    ["an artifact write by session while Deploy is off", "PUT", ART, write(adminSession), refused(403, DEPLOY_OFF)],
+    ["an artifact write by session while Deploy is on", "PUT", ART, write(adminSession), asPerson("oidc/admin"), true],
+    ["Deploy on does not lend rights", "PUT", ART, write(viewer), refused(403, "person oidc/viewer does not hold repository:write on * (no Service-Repository-Name header was sent)"), true],
+    ["Deploy off leaves keys alone", "PUT", ART, key(admin), asKey(admin)],
+    // Console routes: the console decides what to show.
+    ["the console home, anonymous", "GET", "/ui/", {}, ANONYMOUS],
+    ["a console page, a person holding nothing", "GET", "/ui/credentials", { cookie: nobody.cookie }, asPerson("oidc/nobody")],
+    ["sign-in, anonymous", "GET", "/login", {}, ANONYMOUS],
+    ["the dev form posted, anonymous, without the header token", "POST", "/login/dev", {}, ANONYMOUS],
+    ["sign-out without the header token (the console checks its form)", "POST", "/logout", { cookie: adminSession.cookie }, asPerson("oidc/admin")],
+    ["/ for a browser", "GET", "/", HTML, ANONYMOUS],
+    ["/ for a browser, signed in", "GET", "/", { ...HTML, cookie: viewer.cookie }, asPerson("oidc/viewer")],
+    ["who am I, a person holding nothing", "GET", "/api/me", { cookie: nobody.cookie }, asPerson("oidc/nobody")],
+    ["who am I, an ended session", "GET", "/api/me", ended, refused(401, SESSION_ENDED)],
+    // A cookie that stands for no session is no session.
+    ["an ended session on the API", "GET", "/api/credentials", ended, refused(401, SESSION_ENDED)],
+    ["an ended session on an artifact", "GET", ART, ended, refused(401, SESSION_ENDED, true)],
+    ["an ended session on a console page", "GET", "/ui/", ended, ANONYMOUS],
+    ["a session past its end", "GET", "/api/credentials", { cookie: lapsed.cookie }, refused(401, SESSION_ENDED)],
+    ["a session of another tenant", "GET", "/api/credentials", { cookie: foreignSession.cookie }, refused(401, SESSION_ENDED)],
+    ["a cookie the console cannot have set", "GET", "/api/credentials", { cookie: "svc_session=forged" }, refused(401, SESSION_ENDED)],
+  ];
+  for (const [name, method, url, headers, want, deploy] of rows) {
+    it(`${name} (${method} ${url})`, async () => {
+      expect(await run(withSessions("enforcing", {}, deploy), method, url, headers)).toEqual(want);
+    });
+  }
+
+  it("does not ask the console about a cookie it cannot have set", async () => {
+    const before = lookedUp.length;
+    await run(withSessions("enforcing"), "GET", "/ui/", { cookie: "svc_session=short" });
+    expect(lookedUp.length).toBe(before);
+  });
+
+  it("reads no session in open mode", async () => {
+    expect(await run(withSessions("open"), "POST", "/api/credentials", { cookie: adminSession.cookie })).toEqual(ANONYMOUS);
+  });
+
+  it("answers 500 with a reference when the console does not answer", async () => {
+    const got = await run(withSessions("enforcing"), "GET", "/api/credentials", { cookie: failing.cookie });
+    expect(got).toMatchObject({ status: 500 });
+    expect((got as { message: string }).message).not.toMatch(/console/);
+  });
+
+  const charged: [string, string, Record<string, string>, Bucket[]][] = [
+    ["a person", "/api/credentials", { cookie: viewer.cookie }, ["tenant"]],
+    ["a person refused a right", "/api/credentials", { cookie: nobody.cookie }, ["tenant"]],
+    ["a person on a console page", "/ui/", { cookie: nobody.cookie }, ["tenant"]],
+    ["an anonymous console visitor", "/ui/", {}, ["keyless"]],
+    ["an ended session", "/ui/", ended, ["keyless"]],
+  ];
+  for (const [name, url, headers, want] of charged) {
+    it(`charges ${name} to ${want.join(", ")}`, async () => {
+      const taken: Bucket[] = [];
+      await run(withSessions("enforcing", { limiter: { take: (bucket, then) => (taken.push(bucket), then("allow")) } }), "GET", url, headers);
+      expect(taken).toEqual(want);
+    });
+  }
 });

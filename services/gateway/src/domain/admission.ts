@@ -1,26 +1,33 @@
 import type { FastifyReply, FastifyRequest } from "fastify";
-import { ServiceError, encodePrincipal, invalid } from "@svc/contracts";
+import { CSRF_HEADER, ServiceError, encodePrincipal, invalid } from "@svc/contracts";
 import { Right, anyRights, compileGrants, deploymentRights, isRepositoryName, parseArtifactUrl, rightsFor, type CompiledGrant, type GrantSpec } from "@svc/grants";
 import { clientAddress, sendUnexpected, type AddressMatcher } from "@svc/kit";
 import { readPresentedKey, type Presented } from "./key-reader.js";
 import type { GatewayMetrics } from "./gateway-metrics.js";
 import type { Bucket, Verdict } from "./rate-limiter.js";
-import type { KeyRights, RightsCache } from "./rights-cache.js";
+import { personEntry, type KeyRights, type RightsCache } from "./rights-cache.js";
 import { isUnder, routedPath } from "./request-target.js";
+import { csrfMatches, readSessionId, type Session, type SessionCache } from "./session-cache.js";
 
 /*
  * The admission of every request, in the order it happens:
- *   1. classify: what the request asks for (an artifact, the API, or nothing we guard);
+ *   1. classify: what the request asks for (an artifact, the API, a console page, or nothing
+ *      we guard);
  *   2. read the key it presents (a malformed Service-Repository-Key, or a key of another
- *      tenant, is refused unlooked-up);
+ *      tenant, is refused unlooked-up); only when it presents none, its console session cookie
+ *      (`svc_session`): a key always wins;
  *   3. identify: the key's rights from the cache, or from the auth service on a miss; then
- *      revocation, expiry and the source-address allowlist;
- *   4. authorise: read-only, then the right the target needs, from the key's grants and the
- *      keyless caller's (svc.anonymous-rights);
+ *      revocation, expiry and the source-address allowlist. A session: what it stands for from
+ *      the session cache, or the console on a miss (an unknown or ended one counts as no
+ *      session), then its person's rights from the same cache as keys, or the auth service;
+ *   4. authorise: for a session, the anti-forgery token on a change and, on /repository/, the
+ *      Deploy switch (svc.ui.deploy); then read-only, then the right the target needs, from the
+ *      key's or person's grants and the keyless caller's (svc.anonymous-rights). A console page
+ *      needs no right: the console decides what to show to whom;
  *   5. rate limit (health probes and metric scrapes never are): the tenant's bucket for a key
- *      that passed step 3, the keyless bucket for everything else, so a made-up key cannot
- *      spend the tenant's allowance; a 429 replaces the decision of steps 2-4;
- *   6. the principal the request is forwarded as.
+ *      that passed step 3 or a person, the keyless bucket for everything else, so a made-up key
+ *      cannot spend the tenant's allowance; a 429 replaces the decision of steps 2-4;
+ *   6. the principal the request is forwarded as (`key:`, `person:` or `anonymous:`).
  * Health detail is decided by the same steps 2, 4 and 5. packages/grants holds the grant
  * grammar and the rights arithmetic; what to require of whom is decided here only.
  */
@@ -29,6 +36,8 @@ declare module "fastify" {
   interface FastifyRequest {
     /** The signed identity to forward upstream (`kind:tenant:id`). */
     forwardedPrincipal: string;
+    /** Who a refused request was identified as, for the access log (set for console sessions). */
+    claimedPrincipal: string;
     target: Target;
   }
 }
@@ -37,7 +46,8 @@ declare module "fastify" {
 
 export type Target =
   | { kind: "artifact"; repository: string; path: string; write: boolean }
-  | { kind: "api"; write: boolean; capabilities: boolean; credentialId: string | undefined; metrics: boolean }
+  | { kind: "api"; write: boolean; capabilities: boolean; credentialId: string | undefined; metrics: boolean; whoami?: true }
+  | { kind: "console" }
   | { kind: "open" };
 
 const CREDENTIAL_PATH = /^\/api\/credentials\/([0-9a-f]{64})(?:\/|$)/;
@@ -45,17 +55,21 @@ const CREDENTIAL_PATH = /^\/api\/credentials\/([0-9a-f]{64})(?:\/|$)/;
 /**
  * Decided on the path the router routes on (request-target.ts), never on the raw text: a
  * target that would be routed to a guarded prefix is guarded, however it is spelt. Throws the
- * 400 for a target the router and the proxy could read differently.
+ * 400 for a target the router and the proxy could read differently. `/` is the console's for
+ * a client that asks for HTML (a browser), and what it always was for any other.
  */
-export function classify(method: string, url: string): Target {
+export function classify(method: string, url: string, accept?: string | string[]): Target {
   const path = routedPath(url);
   const write = method !== "GET" && method !== "HEAD";
+  if (isUnder(path, "/ui") || isUnder(path, "/login") || path === "/logout" || (path === "/" && !write && acceptsHtml(accept))) return CONSOLE;
   if (isUnder(path, "/repository")) {
     // The artifact path is read from the raw target, segment by segment; its prefix must be plain.
     if (!url.startsWith("/repository")) throw invalid("path", "the /repository prefix must not be percent-encoded");
     const a = parseArtifactUrl(url);
     return { kind: "artifact", repository: a.repository, path: a.path, write };
   }
+  // Who am I: any identified caller, whatever it holds.
+  if (path === "/api/me" && !write) return WHOAMI;
   if (isUnder(path, "/api")) {
     return {
       kind: "api",
@@ -71,6 +85,19 @@ export function classify(method: string, url: string): Target {
 }
 
 const OPEN: Target = { kind: "open" };
+const CONSOLE: Target = { kind: "console" };
+const WHOAMI: Target = { kind: "api", write: false, capabilities: false, credentialId: undefined, metrics: false, whoami: true };
+
+/** Whether an Accept header names text/html with a weight above 0 (`*\/*` alone is not a browser). */
+export function acceptsHtml(accept: string | string[] | undefined): boolean {
+  const text = Array.isArray(accept) ? accept.join(",") : accept;
+  if (!text || !/text\/html/i.test(text)) return false;
+  return text.split(",").some((range) => {
+    const [type, ...params] = range.split(";").map((p) => p.trim().toLowerCase());
+    const q = params.find((p) => p.startsWith("q="));
+    return type === "text/html" && (q === undefined || Number(q.slice(2)) > 0);
+  });
+}
 /** Health detail (which dependency is down, and why) asks what reading the meters asks: manage:read on *. */
 const HEALTH_DETAIL: Target = { kind: "api", write: false, capabilities: false, credentialId: undefined, metrics: true };
 
@@ -80,10 +107,12 @@ export interface AccessPolicy {
   auth: boolean;
   readOnly: boolean;
   anonymous: CompiledGrant[];
+  /** svc.ui.deploy: whether a console session may write to /repository/. */
+  deployByCookie: boolean;
 }
 
-export function accessPolicy(s: { auth: boolean; readOnly: boolean; anonymousRights: GrantSpec[] }): AccessPolicy {
-  return { auth: s.auth, readOnly: s.readOnly, anonymous: compileGrants(s.anonymousRights) };
+export function accessPolicy(s: { auth: boolean; readOnly: boolean; anonymousRights: GrantSpec[]; uiDeploy?: boolean }): AccessPolicy {
+  return { auth: s.auth, readOnly: s.readOnly, anonymous: compileGrants(s.anonymousRights), deployByCookie: s.uiDeploy ?? false };
 }
 
 /** The one Basic challenge: artifact clients (Maven, docker login) answer it with the key as password. */
@@ -98,6 +127,10 @@ export const KEY_REQUIRED = "a key is required: send it in Service-Repository-Ke
 /** Authorization held something, but not a key: say so rather than ask for one. */
 export const NOT_A_KEY =
   "the Authorization header does not hold a well-formed key (svck_…): send the key as a Bearer token, as the Basic password, or in Service-Repository-Key";
+/** A session cookie that stands for no session (forged, ended, past its lifetime or idle timeout): as if none had been sent. */
+export const SESSION_ENDED = "your console session has ended or is not valid: sign in again at /login, or send a key";
+export const CSRF_REFUSED = `a change made with a console session must carry the ${CSRF_HEADER} header holding the session's anti-forgery token: reload the page and try again`;
+export const DEPLOY_OFF = "publishing with a console session is switched off (svc.ui.deploy=false): send a key, or ask an administrator to switch Deploy on";
 const UNKNOWN_KEY = "unknown key: it was not minted here or has been deleted; check it was copied whole, or ask an administrator for a new key";
 const NO_KEY: Presented = { kind: "none" };
 const TOO_MANY = "too many requests for this tenant: slow down and retry after a minute";
@@ -105,7 +138,10 @@ const TOO_MANY = "too many requests for this tenant: slow down and retry after a
 export interface AdmissionDeps {
   tenant: string;
   policy: AccessPolicy;
+  /** Rights of keys and of persons (by personEntry(id)). */
   cache: Pick<RightsCache, "peek" | "get">;
+  /** Console sessions by id; undefined: session cookies are not read (no console). */
+  sessions?: Pick<SessionCache, "peek" | "get">;
   /** The rate limit on the tenant's buckets (Redis), or undefined when none is configured at all. */
   limiter?: { take(bucket: Bucket, then: (verdict: Verdict) => void): void };
   gatewayMetrics?: Pick<GatewayMetrics, "rateLimited" | "rateLimitDegraded">;
@@ -122,7 +158,7 @@ export type AdmissionDone = (err?: Error) => void;
 const BUCKET_LABEL: Record<Bucket, string> = { tenant: "tenant", keyless: "anonymous", reserve: "reserve" };
 
 export function admissionFactory(deps: AdmissionDeps) {
-  const { tenant, policy, cache, limiter, trustedProxies, recordUse } = deps;
+  const { tenant, policy, cache, sessions, limiter, trustedProxies, recordUse } = deps;
   const anonymousPrincipal = encodePrincipal({ kind: "anonymous", tenant, id: "" });
 
   /**
@@ -135,37 +171,64 @@ export function admissionFactory(deps: AdmissionDeps) {
     if (request.url.startsWith("/health/")) return done();
     let target: Target;
     try {
-      target = classify(request.method, request.url);
+      target = classify(request.method, request.url, request.headers.accept);
     } catch (err) {
       return done(err as Error);
     }
     request.target = target;
     const presented = policy.auth ? readPresentedKey(request.headers) : NO_KEY;
-    // Refused without a lookup, and never by the name of a tenant the key claims: the keyless bucket.
-    if (presented.kind === "none") return decide(request, target, undefined, undefined, done, presented.notAKey === true);
+    if (presented.kind === "none") {
+      const sessionId = policy.auth && sessions ? readSessionId(request.headers.cookie) : undefined;
+      if (sessionId !== undefined) return admitSession(request, reply, target, sessionId, done);
+      // Refused without a lookup, and never by the name of a tenant the key claims: the keyless bucket.
+      return decide(request, target, undefined, undefined, done, presented.notAKey === true ? NOT_A_KEY : KEY_REQUIRED);
+    }
     if (presented.kind === "malformed") return decide(request, target, undefined, unauthenticated(target, "the key in Service-Repository-Key is malformed"), done);
     const parsed = presented.key;
     if (parsed.tenant !== tenant) return decide(request, target, undefined, unauthenticated(target, "this key belongs to another tenant"), done);
     const hit = cache.peek(parsed.id);
     if (hit) return decide(request, target, hit.value, undefined, done);
-    cache.get(parsed.id).then(
-      (key) => decide(request, target, key, undefined, done),
-      (err: unknown) => {
-        // Not known to be a usable key: the keyless bucket, like every other such request.
-        if (!limiter) return sendUnexpected(request, reply, err);
-        limiter.take("keyless", (verdict) => (verdict === "refuse" ? done(tooMany("keyless")) : sendUnexpected(request, reply, err)));
-      },
-    );
+    cache.get(parsed.id).then((key) => decide(request, target, key, undefined, done), lookupFailed(request, reply, done));
+  }
+
+  /** A lookup that failed (auth service, console): 500, after the keyless bucket, like every request not known to be a usable key's. */
+  function lookupFailed(request: FastifyRequest, reply: FastifyReply, done: AdmissionDone) {
+    return (err: unknown) => {
+      if (!limiter) return sendUnexpected(request, reply, err);
+      limiter.take("keyless", (verdict) => (verdict === "refuse" ? done(tooMany("keyless")) : sendUnexpected(request, reply, err)));
+    };
   }
 
   /**
-   * Decides a request once its key is known: `key` is undefined for a keyless caller (or one
-   * refused already, with `refusal`), null for a key nobody minted. The decision is made first
-   * and charged after, so that the bucket is the right one: the tenant's only for a key that
-   * exists, is active and may be used from where it is; every other request, the keyless
-   * bucket. A request over its bucket is answered 429 whatever the decision was.
+   * Steps 2-3 for a session cookie: the session, then its person's rights, each from its cache
+   * synchronously when there. A session unknown, ended, past its end or of another tenant is
+   * no session: the request goes on as a keyless caller's (a console page then offers sign-in).
    */
-  function decide(request: FastifyRequest, target: Target, key: KeyRights | null | undefined, refusal: Error | undefined, done: AdmissionDone, notAKey = false): void {
+  function admitSession(request: FastifyRequest, reply: FastifyReply, target: Target, sessionId: string, done: AdmissionDone): void {
+    const withSession = (session: Session | null) => {
+      if (!session || session.tenant !== tenant) return decide(request, target, undefined, undefined, done, SESSION_ENDED);
+      request.claimedPrincipal = encodePrincipal({ kind: "person", tenant, id: session.personId });
+      const entry = personEntry(session.personId);
+      const hit = cache.peek(entry);
+      if (hit) return decide(request, target, hit.value, undefined, done, KEY_REQUIRED, session);
+      cache.get(entry).then((person) => decide(request, target, person, undefined, done, KEY_REQUIRED, session), lookupFailed(request, reply, done));
+    };
+    if (sessionId === "") return withSession(null);
+    const hit = sessions!.peek(sessionId);
+    if (hit) return withSession(hit.value);
+    sessions!.get(sessionId).then(withSession, lookupFailed(request, reply, done));
+  }
+
+  /**
+   * Decides a request once its key (or its session's person) is known: `key` is undefined for a
+   * keyless caller (or one refused already, with `refusal`), null for a key nobody minted;
+   * `session` is set when the person came from a session cookie. The decision is made first
+   * and charged after, so that the bucket is the right one: the tenant's only for a key that
+   * exists, is active and may be used from where it is, or a signed-in person; every other
+   * request, the keyless bucket. A request over its bucket is answered 429 whatever the
+   * decision was.
+   */
+  function decide(request: FastifyRequest, target: Target, key: KeyRights | null | undefined, refusal: Error | undefined, done: AdmissionDone, noKey = KEY_REQUIRED, session?: Session): void {
     let bucket: Bucket = "keyless";
     let from: string | undefined;
     if (refusal === undefined) {
@@ -175,7 +238,8 @@ export function admissionFactory(deps: AdmissionDeps) {
           from = usableKey(request, target, key, now);
           bucket = "tenant";
         }
-        authorize(policy, target, key ?? null, repositoryHeader(request), now, notAKey ? NOT_A_KEY : KEY_REQUIRED);
+        if (session) cookieRules(target, session, request.headers[CSRF_HEADER]);
+        authorize(policy, target, key ?? null, repositoryHeader(request), now, noKey);
       } catch (err) {
         refusal = err as Error;
       }
@@ -185,7 +249,7 @@ export function admissionFactory(deps: AdmissionDeps) {
     limiter.take(bucket, (verdict) => {
       // An administrator's request the tenant's bucket refused draws on the reserve, so busy
       // builds (or an override set too low) never lock administration out.
-      if (verdict === "refuse" && bucket === "tenant" && refusal === undefined && target.kind === "api" && !target.capabilities) {
+      if (verdict === "refuse" && bucket === "tenant" && refusal === undefined && target.kind === "api" && !target.capabilities && !target.whoami) {
         return limiter.take("reserve", (v) => charged(request, key, from, refusal, "reserve", v, done));
       }
       charged(request, key, from, refusal, bucket, verdict, done);
@@ -210,9 +274,21 @@ export function admissionFactory(deps: AdmissionDeps) {
       request.forwardedPrincipal = anonymousPrincipal;
       return done();
     }
-    request.forwardedPrincipal = encodePrincipal({ kind: "key", tenant, id: key.id });
-    if (recordUse) recordUse(key.id, from ?? clientAddress(request.socket.remoteAddress, request.headers["x-forwarded-for"], trustedProxies));
+    request.forwardedPrincipal = encodePrincipal({ kind: key.kind ?? "key", tenant, id: key.id });
+    if (recordUse && key.kind === undefined) recordUse(key.id, from ?? clientAddress(request.socket.remoteAddress, request.headers["x-forwarded-for"], trustedProxies));
     done();
+  }
+
+  /**
+   * What a session cookie alone may not do, whatever the person's rights: change state on the
+   * API or the store without the session's anti-forgery token (a browser sends the cookie with a
+   * forged cross-site request too), or publish while Deploy is off. Console pages check their
+   * own forms.
+   */
+  function cookieRules(target: Target, session: Session, csrf: string | string[] | undefined): void {
+    if ((target.kind !== "api" && target.kind !== "artifact") || !target.write) return;
+    if (!csrfMatches(session, csrf)) throw new ServiceError("forbidden", CSRF_REFUSED);
+    if (target.kind === "artifact" && !policy.deployByCookie) throw new ServiceError("forbidden", DEPLOY_OFF);
   }
 
   /** The key itself (tenant, revocation, expiry, allowlist); throws the refusal. Returns the client address when it was read. */
@@ -280,7 +356,7 @@ export function authorize(
   now: number,
   noKeyMessage: string = KEY_REQUIRED,
 ): void {
-  if (target.kind === "open") return;
+  if (target.kind === "open" || target.kind === "console") return;
   if (target.kind === "artifact" && target.write && policy.readOnly) {
     throw new ServiceError("forbidden", "this server is read-only (svc.read-only): writes are refused");
   }
@@ -308,6 +384,10 @@ export function authorize(
     what = `${target.write ? "repository:write" : "repository:read"} on ${scopeRepo === "*" ? "* (no Service-Repository-Name header was sent)" : scopeRepo}`;
     held = rightsFor(policy.anonymous, scopeRepo, target.path, now);
     if (grants) held |= rightsFor(grants, scopeRepo, target.path, now);
+  } else if (target.whoami) {
+    // A key that passed step 3, or a signed-in person: nothing more is needed.
+    if (key) return;
+    throw unauthenticated(target, noKeyMessage);
   } else if (target.capabilities) {
     need = Right.repositoryRead | Right.manageRead;
     what = "a read right";
@@ -324,7 +404,8 @@ export function authorize(
 
   if ((held & need) === need) return;
   if (!key) throw unauthenticated(target, noKeyMessage);
-  throw new ServiceError("forbidden", `this key does not hold ${what}${target.kind === "artifact" ? heldElsewhere(key.grants, target, need, now) : ""}`);
+  const holder = key.kind === "person" ? `person ${key.id}` : "this key";
+  throw new ServiceError("forbidden", `${holder} does not hold ${what}${target.kind === "artifact" ? heldElsewhere(key.grants, target, need, now) : ""}`);
 }
 
 /** Where a key does hold the right an artifact request lacked (a grant on another path prefix), so the refusal says which prefix it is for. */

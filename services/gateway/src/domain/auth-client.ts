@@ -1,8 +1,8 @@
-import { AUTH_INTERNAL, type KeyResolution, type KeyUsageBatch } from "@svc/contracts";
+import { AUTH_INTERNAL, type KeyResolution, type KeyUsageBatch, type PersonResolution } from "@svc/contracts";
 import { internalClient } from "@svc/kit";
-import { compileResolution, type KeyRights } from "./rights-cache.js";
+import { PERSON_ENTRY, compilePerson, compileResolution, type KeyRights } from "./rights-cache.js";
 
-/** Asks the auth service for a key's rights, signed as the gateway itself. */
+/** Asks the auth service for a key's or a person's rights, signed as the gateway itself. */
 export function authClientFactory(opts: { authUrl: string; internalSecret: string; tenant: string }) {
   const auth = internalClient({
     baseUrl: opts.authUrl,
@@ -15,8 +15,13 @@ export function authClientFactory(opts: { authUrl: string; internalSecret: strin
   });
 
   return {
-    async lookup(id: string): Promise<KeyRights | null> {
-      const res = await auth.get<KeyResolution>(AUTH_INTERNAL.keyPath(id), { expect: [200, 404] });
+    /** The rights cache's lookup: a key by its id, a person by `personEntry(id)`. */
+    async lookup(entry: string): Promise<KeyRights | null> {
+      if (entry.startsWith(PERSON_ENTRY)) {
+        const res = await auth.get<PersonResolution>(AUTH_INTERNAL.personPath(entry.slice(PERSON_ENTRY.length)), { expect: [200] });
+        return compilePerson(res.body);
+      }
+      const res = await auth.get<KeyResolution>(AUTH_INTERNAL.keyPath(entry), { expect: [200, 404] });
       return res.status === 404 ? null : compileResolution(res.body);
     },
     async postUsage(batch: KeyUsageBatch): Promise<void> {

@@ -19,8 +19,13 @@ export function limitSourceFactory(opts: { adminUrl: string; internalSecret: str
   });
   let overrides = new Map<string, number>();
   let warned = false;
+  const refreshMs = opts.refreshMs ?? 30_000;
+  // For GET /api/caches: ceilings answered from memory, and loads from the admin service.
+  let hits = 0;
+  let loads = 0;
 
   const refresh = async (): Promise<void> => {
+    loads++;
     try {
       const { body } = await admin.get<RateLimitsDoc>(ADMIN_INTERNAL.rateLimits, { expect: [200] });
       overrides = new Map(Object.entries(body.tenants));
@@ -30,12 +35,21 @@ export function limitSourceFactory(opts: { adminUrl: string; internalSecret: str
       warned = true;
     }
   };
-  const timer = setInterval(() => void refresh(), opts.refreshMs ?? 30_000);
+  const timer = setInterval(() => void refresh(), refreshMs);
   timer.unref();
 
   return {
     refresh,
-    limitFor: (tenant: string): number => overrides.get(tenant) ?? opts.defaultPerMinute,
+    limitFor: (tenant: string): number => {
+      hits++;
+      return overrides.get(tenant) ?? opts.defaultPerMinute;
+    },
+    /** Forgets the overrides and reads them again at once. */
+    clear: (): Promise<void> => {
+      overrides = new Map();
+      return refresh();
+    },
+    stats: () => ({ hits, misses: loads, size: overrides.size, ttlMs: refreshMs }),
     close: async () => {
       clearInterval(timer);
       await admin.close();

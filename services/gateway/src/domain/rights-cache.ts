@@ -1,10 +1,13 @@
 import { LRUCache } from "lru-cache";
-import type { KeyResolution, ResolutionDependency } from "@svc/contracts";
+import type { KeyResolution, PersonResolution, ResolutionDependency } from "@svc/contracts";
 import { compileGrants, type CompiledGrant } from "@svc/grants";
 import { addressMatcher, type AddressMatcher } from "@svc/kit";
 
-/** What the gateway knows about a key, compiled for per-request checks. */
+/** What the gateway knows about a key, or a signed-in person, compiled for per-request checks. */
 export interface KeyRights {
+  /** Absent for a key. */
+  kind?: "person";
+  /** The key id, or the person id. */
   id: string;
   tenant: string;
   revoked: boolean;
@@ -30,6 +33,15 @@ export function compileResolution(doc: KeyResolution): KeyRights {
     dependsOn: (doc.dependsOn ?? []).map(dependencyKey),
   };
 }
+
+/** A person's rights: their own grants and their groups'; never revoked or expired (their session is, see session-cache.ts). */
+export function compilePerson(doc: PersonResolution): KeyRights {
+  return { kind: "person", id: doc.id, tenant: doc.tenant, revoked: false, expiresAt: Infinity, allowedFrom: null, grants: compileGrants(doc.grants), dependsOn: doc.dependsOn.map(dependencyKey) };
+}
+
+/** Persons share the cache with keys under an entry id no key id (64 hex digits) can be. */
+export const PERSON_ENTRY = "person:";
+export const personEntry = (personId: string) => PERSON_ENTRY + personId;
 
 export type Lookup = (id: string) => Promise<KeyRights | null>;
 
@@ -62,6 +74,9 @@ export function rightsCacheFactory(opts: { ttlMs: number; lookup: Lookup; max?: 
   const inflight = new Map<string, Promise<KeyRights | null>>();
   let hits = 0;
   let misses = 0;
+  // The unknown-key part's own share of those: answers "no such key" from memory, and lookups that found none.
+  let unknownHits = 0;
+  let unknownAnswers = 0;
   // Bumped on every eviction: a lookup that started before an eviction must not refill the cache with stale data.
   let generation = 0;
 
@@ -72,7 +87,10 @@ export function rightsCacheFactory(opts: { ttlMs: number; lookup: Lookup; max?: 
     const p = lookup(id)
       .then((value) => {
         if (gen === generation) {
-          if (value === null) unknown?.set(id, UNKNOWN);
+          if (value === null) {
+            unknownAnswers++;
+            unknown?.set(id, UNKNOWN);
+          }
           else if (cache) {
             cache.set(id, { value });
             for (const d of value.dependsOn ?? []) dependents.set(d, (dependents.get(d) ?? new Set()).add(id));
@@ -80,7 +98,7 @@ export function rightsCacheFactory(opts: { ttlMs: number; lookup: Lookup; max?: 
         }
         return value;
       })
-      .finally(() => inflight.delete(id));
+      .finally(() => inflight.get(id) === p && inflight.delete(id));
     inflight.set(id, p);
     return p;
   };
@@ -88,8 +106,16 @@ export function rightsCacheFactory(opts: { ttlMs: number; lookup: Lookup; max?: 
   return {
     /** Cached value synchronously when present (the hot path), else undefined. */
     peek(id: string): { value: KeyRights | null } | undefined {
-      const hit = cache?.get(id) ?? unknown?.get(id);
-      if (hit) hits++;
+      const known = cache?.get(id);
+      if (known) {
+        hits++;
+        return known;
+      }
+      const hit = unknown?.get(id);
+      if (hit) {
+        hits++;
+        unknownHits++;
+      }
       return hit;
     },
     get(id: string): Promise<KeyRights | null> {
@@ -119,6 +145,11 @@ export function rightsCacheFactory(opts: { ttlMs: number; lookup: Lookup; max?: 
       inflight.clear();
     },
     stats: () => ({ hits, misses, size: (cache?.size ?? 0) + (unknown?.size ?? 0) }),
+    /** The two parts apart (GET /api/caches): keys and persons known, and keys known not to exist. */
+    parts: () => ({
+      known: { hits: hits - unknownHits, misses, size: cache?.size ?? 0, ttlMs },
+      unknown: { hits: unknownHits, misses: unknownAnswers, size: unknown?.size ?? 0, ttlMs: negativeTtl },
+    }),
   };
 }
 

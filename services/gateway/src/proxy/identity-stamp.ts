@@ -22,13 +22,17 @@ export function identityStamp(internalSecret: string): StampIdentity {
  */
 export const NOT_FORWARDED = ["service-repository-key", "authorization", "cookie", ...IDENTITY_HEADERS, "expect", "keep-alive", "upgrade", "proxy-connection", "te", "trailer"];
 
+/** The same, for the console's rows: the session cookie is the console's own, forwarded to it alone. */
+export const NOT_FORWARDED_TO_CONSOLE = NOT_FORWARDED.filter((h) => h !== "cookie");
+
 /**
  * Readies reply-from's copy of the client's headers (changed in place): drops what is never
- * forwarded and names the admitted principal, which SigningPool signs once the path is final.
- * The client's identity headers are gone by then, so only the gateway's own name is signed.
+ * forwarded (`dropped`: NOT_FORWARDED, or NOT_FORWARDED_TO_CONSOLE) and names the admitted
+ * principal, which SigningPool signs once the path is final. The client's identity headers are
+ * gone by then, so only the gateway's own name is signed.
  */
-export function claimIdentity(headers: Record<string, unknown>, principal: string): void {
-  for (let i = 0; i < NOT_FORWARDED.length; i++) if (headers[NOT_FORWARDED[i]!] !== undefined) delete headers[NOT_FORWARDED[i]!];
+export function claimIdentity(headers: Record<string, unknown>, principal: string, dropped: readonly string[] = NOT_FORWARDED): void {
+  for (let i = 0; i < dropped.length; i++) if (headers[dropped[i]!] !== undefined) delete headers[dropped[i]!];
   headers[IDENTITY_HEADER] = principal;
 }
 

@@ -1,12 +1,12 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import httpProxy, { type FastifyHttpProxyOptions } from "@fastify/http-proxy";
-import type { FastifyReplyFromHooks } from "@fastify/reply-from";
+import replyFrom, { type FastifyReplyFromHooks } from "@fastify/reply-from";
 import { declaredContentType, sendUnexpected, setContentTypeAside, type AddressMatcher } from "@svc/kit";
 import { bodyGuardFactory } from "./body-guard.js";
 import { DownloadPool } from "./download-pool.js";
 import { forwardDownload } from "./download-forwarder.js";
-import { SigningPool, claimIdentity, identityStamp } from "./identity-stamp.js";
-import { ROUTES, type Route, type Transport, type Upstreams } from "./route-table.js";
+import { NOT_FORWARDED, NOT_FORWARDED_TO_CONSOLE, SigningPool, claimIdentity, identityStamp } from "./identity-stamp.js";
+import { CONSOLE_HOME, ROUTES, type Route, type Transport, type Upstreams } from "./route-table.js";
 
 type ProxyHandler = NonNullable<FastifyHttpProxyOptions["handler"]>;
 
@@ -31,10 +31,10 @@ export function registerProxyRoutes(app: FastifyInstance, deps: ProxyDeps, route
   const connections = deps.connections ?? 64;
   const bodies = bodyGuardFactory({ idleMs: deps.uploadIdleTimeoutMs ?? 30_000, perCaller: deps.uploadConcurrency ?? 16, trustedProxies: deps.trustedProxies });
 
-  const replyOptions: FastifyReplyFromHooks = {
+  const replyOptionsFor = (route: Route): FastifyReplyFromHooks => ({
     // `headers` is reply-from's own copy of the client's headers.
     rewriteRequestHeaders: (request, headers) => {
-      claimIdentity(headers, request.forwardedPrincipal);
+      claimIdentity(headers, request.forwardedPrincipal, route.cookie ? NOT_FORWARDED_TO_CONSOLE : NOT_FORWARDED);
       const declared = declaredContentType(request);
       if (declared !== undefined) headers["content-type"] = declared;
       return headers;
@@ -50,7 +50,7 @@ export function registerProxyRoutes(app: FastifyInstance, deps: ProxyDeps, route
       }
       sendUnexpected(reply.request as FastifyRequest, reply as FastifyReply, err);
     },
-  };
+  });
 
   // Keep-alive pools per upstream service and transport, so one kind of traffic never waits for
   // connections another holds (stalled uploads, a burst of downloads). Uploads are not queued
@@ -109,7 +109,7 @@ export function registerProxyRoutes(app: FastifyInstance, deps: ProxyDeps, route
         upstream,
         prefix: route.prefix,
         rewritePrefix: route.prefix,
-        replyOptions,
+        replyOptions: replyOptionsFor(route),
         undici: poolFor(url.origin, route.transport),
         httpMethods: route.methods ? [...route.methods] : undefined,
         // Per-request log lines cost throughput (as in createBaseApp); failures are still logged.
@@ -118,4 +118,14 @@ export function registerProxyRoutes(app: FastifyInstance, deps: ProxyDeps, route
       });
     });
   }
+
+  // `GET /` is the console's home for a browser (the admission classified it by Accept) and,
+  // for any other client, the same 404 as before the console existed.
+  const home = deps.upstreams[CONSOLE_HOME.upstream];
+  app.register(async (scope) => {
+    await scope.register(replyFrom, { base: home, undici: poolFor(new URL(home).origin, CONSOLE_HOME.transport), disableRequestLogging: true });
+    const options = replyOptionsFor(CONSOLE_HOME);
+    const handler = (request: FastifyRequest, reply: FastifyReply) => (request.target?.kind === "console" ? reply.from(request.url, options) : reply.callNotFound());
+    scope.get("/", handler);
+  });
 }

@@ -12,7 +12,7 @@ import { rightsCacheFactory } from "../domain/rights-cache.js";
 import type { Upstreams } from "./route-table.js";
 
 const secret = "route-table-secret";
-const names = ["auth", "artifacts", "admin", "walker", "notifier"] as const;
+const names = ["auth", "artifacts", "admin", "walker", "notifier", "console"] as const;
 const servers: Server[] = [];
 let gateway: FastifyInstance;
 let base = "";
@@ -22,7 +22,8 @@ beforeAll(async () => {
   for (const name of names) {
     const server = createServer((req, res) => {
       const signed = verifyIdentity(secret, req.method ?? "", req.url ?? "", req.headers).ok;
-      res.end(`${name} ${req.method} ${req.url} ${signed ? "signed" : "unsigned"}`);
+      const cookie = req.headers.cookie ? ` cookie=${req.headers.cookie}` : "";
+      res.end(`${name} ${req.method} ${req.url} ${signed ? "signed" : "unsigned"}${cookie}`);
     });
     await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
     servers.push(server);
@@ -55,6 +56,8 @@ describe("the route table", () => {
     ["GET", "/api/repositories/default/limits", "artifacts"],
     ["GET", "/api/credentials", "auth"],
     ["DELETE", "/api/credentials/abc", "auth"],
+    ["GET", "/api/me", "auth"],
+    ["GET", "/api/meta", "admin"],
     ["GET", "/api/principals/oidc/x", "auth"],
     ["GET", "/api/groups", "auth"],
     ["GET", "/api/walks/retention", "walker"],
@@ -63,6 +66,12 @@ describe("the route table", () => {
     ["GET", "/api/credentialsx", "admin"],
     ["GET", "/api", "admin"],
     ["GET", "/metrics", "admin"],
+    ["GET", "/ui/", "console"],
+    ["GET", "/ui/assets/pages/posture.js", "console"],
+    ["GET", "/login", "console"],
+    ["GET", "/login/oauth2/code/oidc?code=c&state=s", "console"],
+    ["POST", "/login/dev", "console"],
+    ["POST", "/logout", "console"],
   ];
 
   for (const [method, path, upstream] of expected) {
@@ -75,5 +84,28 @@ describe("the route table", () => {
 
   it("forwards nothing outside the table", async () => {
     expect((await fetch(`${base}/elsewhere`)).status).toBe(404);
+  });
+
+  it("forwards the session cookie to the console, and to no other upstream", async () => {
+    const cookie = { cookie: "svc_session=abc; other=1" };
+    expect(await (await fetch(`${base}/ui/`, { headers: cookie })).text()).toBe("console GET /ui/ signed cookie=svc_session=abc; other=1");
+    expect(await (await fetch(`${base}/login/dev`, { method: "POST", headers: cookie })).text()).toBe("console POST /login/dev signed cookie=svc_session=abc; other=1");
+    for (const path of ["/api/credentials", "/api/capabilities", "/repository/default/a/b.jar", "/metrics"]) {
+      expect(await (await fetch(base + path, { headers: cookie })).text()).not.toMatch(/cookie=/);
+    }
+  });
+
+  it("sends / to the console for a browser, and answers any other client as before the console", async () => {
+    const browser = { accept: "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8", cookie: "svc_session=abc" };
+    const home = await fetch(`${base}/`, { headers: browser });
+    expect(await home.text()).toBe("console GET / signed cookie=svc_session=abc");
+    const before = await fetch(`${base}/elsewhere`, { headers: { accept: "application/json" } });
+    for (const accept of ["application/json", "*/*", "text/html;q=0", ""]) {
+      const res = await fetch(`${base}/`, { headers: accept ? { accept } : {} });
+      expect(res.status).toBe(404);
+      expect(res.headers.get("content-type")).toBe(before.headers.get("content-type"));
+      expect(await res.text()).not.toMatch(/^console/);
+    }
+    expect((await fetch(`${base}/`, { method: "POST", headers: browser })).status).toBe(404);
   });
 });

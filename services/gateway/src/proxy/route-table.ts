@@ -5,6 +5,7 @@ export interface Upstreams {
   admin: string;
   walker: string;
   notifier: string;
+  console: string;
 }
 
 /**
@@ -26,6 +27,8 @@ export interface Route {
   transport: Transport;
   /** The methods this row forwards; unset: every method the proxy knows. */
   methods?: readonly string[];
+  /** Forward the client's Cookie header (the console's session cookie); every other row drops it. */
+  cookie?: true;
 }
 
 /**
@@ -39,10 +42,19 @@ export const ROUTES: readonly Route[] = [
   { prefix: "/repository", upstream: "artifacts", transport: "uploads", methods: ["PUT", "DELETE", "POST", "PATCH", "OPTIONS"] },
   { prefix: "/api/repositories", upstream: "artifacts", transport: "api" },
   { prefix: "/api/credentials", upstream: "auth", transport: "api" },
+  { prefix: "/api/me", upstream: "auth", transport: "api" },
   { prefix: "/api/principals", upstream: "auth", transport: "api" },
   { prefix: "/api/groups", upstream: "auth", transport: "api" },
   { prefix: "/api/walks", upstream: "walker", transport: "api" },
   { prefix: "/api/webhooks", upstream: "notifier", transport: "api" },
   { prefix: "/api", upstream: "admin", transport: "api" },
   { prefix: "/metrics", upstream: "admin", transport: "api" },
+  // The console: its pages, its sign-in and sign-out, and its own files. `GET /` for a browser
+  // is the console's too (proxy-routes.ts: it depends on Accept, not on the path alone).
+  { prefix: "/ui", upstream: "console", transport: "api", cookie: true },
+  { prefix: "/login", upstream: "console", transport: "api", cookie: true },
+  { prefix: "/logout", upstream: "console", transport: "api", cookie: true },
 ];
+
+/** Where `GET /` goes when the client asks for HTML. */
+export const CONSOLE_HOME: Route = { prefix: "/", upstream: "console", transport: "api", cookie: true };

@@ -19,15 +19,17 @@ export interface TestIdentityProvider {
   oauthClient: { id: string; secret: string };
   /** Settings that point a suite's console at this provider (both flows). */
   consoleEnv(): Record<string, string>;
+  /** What the provider refused or failed at, for a failing test's reader. */
+  errors: string[];
   /** Registers the console's callback URLs under `gatewayUrl`. */
   configure(gatewayUrl: string): void;
   stop(): Promise<void>;
 }
 
-/** The test users: a login and the subject (person id `oidc/<sub>`, `oauth/<sub>`) it signs in as. */
+/** The test users by login; the login is the subject too (person ids `oidc/<login>`, `oauth/<login>`). */
 export const TEST_USERS: Record<string, { sub: string; name: string }> = {
-  alice: { sub: "alice-7f3a", name: "Alice Example" },
-  bob: { sub: "bob-91c2", name: "Bob Example" },
+  alice: { sub: "alice", name: "Alice Example" },
+  bob: { sub: "bob", name: "Bob Example" },
 };
 
 export async function startIdentityProvider(): Promise<TestIdentityProvider> {
@@ -41,11 +43,12 @@ export async function startIdentityProvider(): Promise<TestIdentityProvider> {
   const oidcClient = { id: "console-oidc", secret: "oidc-client-secret-for-tests-only-0123456789" };
   const oauthClient = { id: "console-oauth", secret: "oauth-client-secret-for-tests-only-0123456789" };
 
-  const byLogin = (login: string) => TEST_USERS[login];
   const bySub = (sub: string) => Object.values(TEST_USERS).find((u) => u.sub === sub);
 
+  const errors: string[] = [];
   return {
     issuer,
+    errors,
     oidcClient,
     oauthClient,
     consoleEnv: () => ({
@@ -67,11 +70,13 @@ export async function startIdentityProvider(): Promise<TestIdentityProvider> {
         ],
         // The built-in sign-in form takes any login: only the known test users are accounts.
         async findAccount(_ctx, id) {
-          const user = byLogin(id) ?? bySub(id);
+          const user = bySub(id);
           if (!user) return undefined;
           return { accountId: user.sub, claims: async () => ({ sub: user.sub, name: user.name }) };
         },
         claims: { openid: ["sub"], profile: ["name"] },
+        // GitHub's scope, which the console's OAuth flow asks for by default.
+        scopes: ["openid", "profile", "read:user"],
         pkce: { required: () => true },
         cookies: { keys: ["test-provider-cookie-key-0123456789abcdef"] },
         features: { devInteractions: { enabled: true } },
@@ -89,6 +94,9 @@ export async function startIdentityProvider(): Promise<TestIdentityProvider> {
         }
         ctx.body = { id: at.accountId, login: bySub(at.accountId)?.name ?? at.accountId };
       });
+      for (const event of ["authorization.error", "grant.error", "server_error", "userinfo.error"] as const) {
+        provider.on(event as never, (_ctx: unknown, err: Error & { error_description?: string }) => void errors.push(`${event}: ${err.message} ${err.error_description ?? ""}`));
+      }
       handler = provider.callback();
     },
     stop: () => new Promise<void>((resolve) => server.close(() => resolve())),

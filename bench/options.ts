@@ -15,7 +15,8 @@ function option(name: string, fallback: number): number {
 const flag = (name: string) => process.argv.includes(`--${name}`);
 
 if (flag("help")) {
-  console.log(`usage: npm run bench -- [--profile] [--connections=50] [--duration=8] [--rounds=2] [--warmup=3] [--large-runs=5] [--rate-limit=999999999|0] [--no-nginx] [--no-large] [--no-small]`);
+  console.log(`usage: npm run bench -- [--profile] [--connections=50] [--duration=8] [--rounds=2] [--warmup=3] [--large-runs=5] [--rate-limit=999999999|0] [--no-nginx] [--no-large] [--no-small]
+       npm run bench -- --scale [--keys=1000] [--files=2000] [--members=1000] [--growth=10] [--concurrency=8]`);
   process.exit(0);
 }
 
@@ -39,6 +40,17 @@ export const RATE_LIMIT = (() => {
 })();
 export const LARGE = !flag("no-large");
 export const SMALL = !flag("no-small");
+
+// --scale: the same suite filled at two sizes, the second `growth` times the first, so what grows
+// with the data shows (bench/scale.ts).
+export const SCALE = flag("scale");
+export const SCALE_SIZES = (() => {
+  const growth = Math.floor(option("growth", 10));
+  const small = { keys: Math.floor(option("keys", 1000)), files: Math.floor(option("files", 2000)), members: Math.floor(option("members", 1000)) };
+  return [small, { keys: small.keys * growth, files: small.files * growth, members: small.members * growth }];
+})();
+/** Requests in flight at once while minting, uploading and adding members (an upload cap per key is 16 by default). */
+export const SCALE_CONCURRENCY = Math.min(Math.floor(option("concurrency", 8)), 16);
 
 export const SMALL_SIZE = 1024;
 export const LARGE_SIZE = 256 * 1024 * 1024;

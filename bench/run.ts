@@ -6,32 +6,41 @@
 //   (b) straight to the artifacts service, with the gateway's signed identity headers,
 //   (c) through nginx in front of the artifacts service (when nginx is installed),
 // and prints the figures. Nothing is asserted. See bench/README.md.
+// `--scale` runs bench/scale.ts instead: the same suite at two sizes of data.
 import { randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, readdirSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { createDatabase, freePort, startInfra, type Infra } from "@svc/devstack";
-import { startServices, type RunningServices, type ServiceName } from "@svc/devstack/service-runner";
+import { freePort } from "@svc/devstack";
+import type { ServiceName } from "@svc/devstack/service-runner";
 import { identityHeaders } from "@svc/kit";
 import { parseKey } from "@svc/keys";
 import { check, closeDispatcher, largeBody, put } from "./bench-files.js";
+import { startBenchSuite } from "./bench-suite.js";
 import { largeOnce, measureLarge, startDownloader, type LargeResult, type LargeTarget } from "./large-files.js";
 import { findNginx, startNginx, type RunningNginx } from "./nginx.js";
-import { dataDir, LARGE, LARGE_PATH, LARGE_SIZE, log, NGINX, nginxDir, PROFILE, profileDir, RATE_LIMIT, ROUNDS, SMALL, SMALL_PATH, SMALL_SIZE, suiteDir } from "./options.js";
+import { dataDir, LARGE, LARGE_PATH, LARGE_SIZE, log, NGINX, nginxDir, PROFILE, profileDir, RATE_LIMIT, ROUNDS, SCALE, SMALL, SMALL_PATH, SMALL_SIZE, suiteDir } from "./options.js";
 import type { Procs } from "./procstat.js";
 import { printReport } from "./report.js";
+import { runScale } from "./scale.js";
 import { smallRound, summariseSmall, type SmallRound } from "./small-files.js";
+
+const onSignal = (sig: NodeJS.Signals) => {
+  log(`${sig}: stopping (exit hooks kill the services, nginx and the servers)`);
+  process.exit(130);
+};
+
+/** `--scale`: what grows with the data (bench/scale.ts), instead of the gateway's throughput. */
+async function runScaleWithSignals(): Promise<void> {
+  process.once("SIGINT", onSignal);
+  process.once("SIGTERM", onSignal);
+  await runScale();
+}
 
 async function main(): Promise<void> {
   const cleanups: Array<() => Promise<unknown>> = [];
-  const onSignal = (sig: NodeJS.Signals) => {
-    log(`${sig}: stopping (exit hooks kill the services, nginx and the servers)`);
-    process.exit(130);
-  };
   process.once("SIGINT", onSignal);
   process.once("SIGTERM", onSignal);
 
-  let infra: Infra | undefined;
-  let suite: RunningServices | undefined;
   let nginx: RunningNginx | undefined;
   const nginxBin = NGINX ? findNginx() : undefined;
 
@@ -41,25 +50,10 @@ async function main(): Promise<void> {
     rmSync(profileDir, { recursive: true, force: true });
     mkdirSync(dataDir, { recursive: true });
 
-    log(`starting Postgres, Redis and NATS under ${join(dataDir, "infra")}`);
-    infra = await startInfra({ dataDir: join(dataDir, "infra"), log: (l) => log(l) });
-    cleanups.push(() => infra!.stop());
-    const databaseUrl = await createDatabase(infra.adminDatabaseUrl, "svc_bench");
-
     // Read by startServices at every launch: the gateway is relaunched with --cpu-prof for the
     // small-file runs only (--profile).
     const nodeArgs: Partial<Record<ServiceName, string[]>> = {};
-    log("starting the services");
-    suite = await startServices({
-      databaseUrl,
-      redisUrl: infra.redisUrl,
-      natsUrl: infra.natsUrl,
-      dataDir: suiteDir,
-      nodeArgs,
-      env: { SVC_RATE_LIMIT: String(RATE_LIMIT) },
-    });
-    cleanups.push(() => suite!.stop());
-    const s = suite;
+    const s = (await startBenchSuite(cleanups, nodeArgs)).suite;
 
     const parsed = parseKey(s.bootstrapKey);
     if (!parsed.ok) throw new Error(`the bootstrap key does not parse: ${parsed.problem}`);
@@ -159,7 +153,7 @@ async function main(): Promise<void> {
   }
 }
 
-main().then(
+(SCALE ? runScaleWithSignals() : main()).then(
   () => process.exit(0),
   (err: unknown) => {
     log(`failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);

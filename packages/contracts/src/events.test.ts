@@ -36,4 +36,11 @@ describe("event catalog", () => {
     expect(eventParsers["artifact.finding"]({ ...base, kind: "artifact.finding", finding: { type: "malware", severity: "dire", summary: "x" } })).toBeUndefined();
     expect(eventParsers["artifact.published"](null)).toBeUndefined();
   });
+
+  it("reads a package file's coordinates when present, and sets aside malformed ones", () => {
+    const pkg = { format: "npm", name: "@acme/util", version: "1.0.0", file: "util-1.0.0.tgz" };
+    expect(eventParsers["artifact.published"]({ ...base, kind: "artifact.published", replaced: false, package: pkg })?.package).toEqual(pkg);
+    expect(eventParsers["artifact.removed"]({ ...base, kind: "artifact.removed", reason: "request", package: { ...pkg, version: 1 } })).toBeUndefined();
+    expect(eventParsers["artifact.published"]({ ...base, kind: "artifact.published", replaced: false, package: null })).toBeUndefined();
+  });
 });

@@ -46,6 +46,19 @@ export interface ArtifactEventBase {
   /** `sha256:<hex>` of the content (of what was removed, for a removal). */
   digest: string;
   actor: Actor;
+  /**
+   * The package file this artifact is, in a repository with a package format (absent on raw
+   * artifacts): consumers that care about packages read these, the rest keep reading `path`.
+   */
+  package?: PackageCoordinates;
+}
+
+/** A package file's coordinates in its format: `npm`, `lodash` (or `@scope/name`), `4.17.21`, `lodash-4.17.21.tgz`. */
+export interface PackageCoordinates {
+  format: string;
+  name: string;
+  version: string;
+  file: string;
 }
 
 export interface ArtifactPublished extends ArtifactEventBase {
@@ -112,6 +125,10 @@ function artifactBase(v: unknown, kind: ArtifactEventKind): Record<string, unkno
   if (typeof e.size !== "number" || !Number.isFinite(e.size) || e.size < 0) return undefined;
   if (!/^sha256:[0-9a-f]{64}$/.test(e.digest as string)) return undefined;
   if (!a || typeof a.id !== "string" || !ACTOR_KINDS.has(a.kind as string)) return undefined;
+  if (e.package !== undefined) {
+    const p = e.package as Record<string, unknown> | null;
+    if (typeof p !== "object" || p === null || !["format", "name", "version", "file"].every((f) => typeof p[f] === "string")) return undefined;
+  }
   return e;
 }
 

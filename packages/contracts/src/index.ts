@@ -5,3 +5,4 @@ export * from "./internal-auth.js";
 export * from "./internal-admin.js";
 export * from "./internal-artifacts.js";
 export * from "./internal-console.js";
+export * from "./repository-formats.js";

@@ -27,6 +27,14 @@ describe("artifact paths", () => {
     expect(parseArtifactUrl("/repository/r/..a/b..").path).toBe("..a/b..");
   });
 
+  it("reads a scoped npm package name sent as one segment as the two segments it names", () => {
+    for (const url of ["/repository/npm/@acme%2futil", "/repository/npm/@acme%2Futil", "/repository/npm/@acme/util"]) {
+      expect(parseArtifactUrl(url), url).toEqual({ repository: "npm", segments: ["@acme", "util"], path: "@acme/util" });
+    }
+    expect(parseArtifactUrl("/repository/npm/-/package/@acme%2futil/dist-tags/next").path).toBe("-/package/@acme/util/dist-tags/next");
+    expect(parseArtifactUrl("/repository/npm/@acme%2futil/-/util-1.0.0.tgz").segments).toEqual(["@acme", "util", "-", "util-1.0.0.tgz"]);
+  });
+
   it("refuses everything that could leave the repository or mean two things", () => {
     for (const url of [
       "/repository/r/../x",
@@ -44,6 +52,15 @@ describe("artifact paths", () => {
       "/repository/",
       "/repository/r/a%2fb",
       "/repository/r/a%2Fb",
+      "/repository/r/@a%2f..",
+      "/repository/r/@a%2f.",
+      "/repository/r/@a%2f%2e%2e",
+      "/repository/r/@a%2f",
+      "/repository/r/@a%2fb%2fc",
+      "/repository/r/@%2e%2e%2fx",
+      "/repository/r/x@a%2fb",
+      "/repository/r/@a%2f%00",
+      "/repository/r/@a%2f%5c",
       "/repository/r/a%00b",
       "/repository/r/a%0ab",
       "/repository/r/a\\b",

@@ -9,10 +9,18 @@ export interface ArtifactAddress {
 }
 
 /**
+ * A scoped npm package name sent as one segment (`@scope%2fname`, as npm and yarn escape it, in
+ * either letter case): read as the two segments `@scope/name` are, so both spellings name the
+ * same artifact path (and the same grant prefix). Each half is checked like any segment.
+ */
+const SCOPED_PACKAGE = /^(@[^/%]+)%2f([^/]+)$/i;
+
+/**
  * Reads `/repository/<repository>/<path>` from the raw request URL. Refuses (400) anything
  * that could leave the repository or mean two things: `.` or `..` segments (encoded or not),
  * empty segments (`//`, an absolute path), NUL and other control characters, backslashes,
- * an encoded slash inside a segment, and bad percent-encoding.
+ * an encoded slash inside a segment (except the one of a scoped npm package name, read as a
+ * separator), and bad percent-encoding.
  */
 export function parseArtifactUrl(rawUrl: string): ArtifactAddress {
   const q = rawUrl.indexOf("?");
@@ -28,7 +36,10 @@ export function parseArtifactUrl(rawUrl: string): ArtifactAddress {
   }
   if (!isRepositoryName(repository)) throw invalid("repository", "not a valid repository name");
   if (slash < 0 || slash === rest.length - 1) throw invalid("path", "an artifact path is required after the repository name");
-  const rawSegments = rest.slice(slash + 1).split("/");
+  const rawSegments = rest.slice(slash + 1).split("/").flatMap((raw) => {
+    const scoped = SCOPED_PACKAGE.exec(raw);
+    return scoped ? [scoped[1]!, scoped[2]!] : [raw];
+  });
   const segments: string[] = [];
   for (const raw of rawSegments) {
     if (raw === "") throw invalid("path", "the artifact path has an empty segment (// or a trailing /)");

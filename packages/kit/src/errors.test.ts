@@ -16,6 +16,12 @@ describe("surfaceOf", () => {
     expect(surfaceOf("/repository/npm/left-pad", ["application/json"])).toBe("package");
     expect(surfaceOf("/repository/maven/a.jar", "*/*")).toBe("text");
     expect(surfaceOf("/repository/maven/a.jar")).toBe("text");
+    // A publish: npm sends no JSON Accept, but prints the `error` of a JSON answer.
+    expect(surfaceOf("/repository/npm/left-pad", "*/*", "npm/11.6.2 node/v20.20.2 linux x64 workspaces/false")).toBe("package");
+    expect(surfaceOf("/repository/npm/left-pad", undefined, "pnpm/10.34.8 npm/? node/v20.20.2 linux x64")).toBe("package");
+    expect(surfaceOf("/repository/npm/left-pad", undefined, "yarn/1.22.22 npm/? node/v20.20.2 linux x64")).toBe("package");
+    expect(surfaceOf("/repository/raw/a.txt", "*/*", "curl/8.5.0")).toBe("text");
+    expect(surfaceOf("/api/credentials", undefined, "npm/11.6.2")).toBe("api");
     // Asking for JSON does not turn other surfaces into package documents.
     expect(surfaceOf("/api/logs", "application/json")).toBe("api");
     expect(surfaceOf("/health/live", "application/json")).toBe("text");

@@ -13,14 +13,19 @@ import { dependencyFailure } from "./dependency-failure.js";
  */
 export type Surface = "api" | "oci" | "package" | "text";
 
-export function surfaceOf(url: string, accept?: string | string[]): Surface {
+export function surfaceOf(url: string, accept?: string | string[], userAgent?: string): Surface {
   if (url.startsWith("/api/") || url === "/api") return "api";
   if (url.startsWith("/v2/") || url === "/v2") return "oci";
   if (url.startsWith("/repository/") && accept !== undefined && /json/i.test(String(accept))) return "package";
+  // npm, pnpm and yarn send no JSON Accept on a publish or a dist-tag change, yet print the
+  // `error` of a JSON answer (and nothing of a text one).
+  if (url.startsWith("/repository/") && userAgent !== undefined && NPM_CLIENT.test(userAgent)) return "package";
   return "text";
 }
 
-const surfaceOfRequest = (request: FastifyRequest): Surface => surfaceOf(request.url, request.headers.accept);
+const NPM_CLIENT = /^(?:npm|pnpm|yarn|bun)\//;
+
+const surfaceOfRequest = (request: FastifyRequest): Surface => surfaceOf(request.url, request.headers.accept, request.headers["user-agent"]);
 
 export const newReference = (): string => failureReference((n) => randomBytes(n));
 

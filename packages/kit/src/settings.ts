@@ -1,6 +1,7 @@
 import { readFileSync } from "node:fs";
 import { parseKey, isTenant } from "@svc/keys";
 import { isPersonId, isRepositoryName, parseAnonymousRights, PERSON_ID_RULE, type GrantSpec } from "@svc/grants";
+import { REPOSITORY_FORMATS, type RepositoryFormat } from "@svc/contracts";
 import { parseAddressList } from "./addresses.js";
 import { parseSettingDuration, parseIsoDuration, durationMs } from "./duration.js";
 
@@ -102,6 +103,10 @@ const tenant: Parser<string> = (raw) =>
   isTenant(raw.trim()) ? { ok: true, value: raw.trim() } : { ok: false, reason: "must be 1-63 lowercase letters, digits and inner hyphens" };
 const repository: Parser<string> = (raw) =>
   isRepositoryName(raw.trim()) ? { ok: true, value: raw.trim() } : { ok: false, reason: "must be a repository name (letters, digits, . _ -)" };
+const repositoryFormat: Parser<RepositoryFormat> = (raw) => {
+  const v = raw.trim().toLowerCase() as RepositoryFormat;
+  return REPOSITORY_FORMATS.includes(v) ? { ok: true, value: v } : { ok: false, reason: `must be one of ${REPOSITORY_FORMATS.join(", ")}` };
+};
 const key: Parser<string> = (raw) => {
   const t = raw.trim();
   if (t === "") return { ok: true, value: "" };
@@ -157,6 +162,10 @@ export const SETTINGS = {
     description: "The tenant served. A key of another tenant is refused (401); events go to the JetStream stream `SVC_<TENANT>` on subjects `svc.<tenant>.…`." }),
   repository: def("svc.repository", repository, "default", { readBy: ["artifacts"],
     description: "The repository created under the store at first start." }),
+  repositoryFormat: def("svc.repository-format", repositoryFormat, "raw" as RepositoryFormat, { readBy: ["artifacts"],
+    description: "The format `svc.repository` is created with at first start: `raw`, `npm`, `maven` or `pypi` (maven and pypi are served as raw files until their formats land). An existing repository keeps its format." }),
+  repositoryScopeFromPath: def("svc.repository-scope-from-path", bool, false, { readBy: ["gateway", "admin"],
+    description: "`true`: an artifact request without `Service-Repository-Name` is authorised against the repository its path names (`/repository/<repository>/…`), never another, instead of against `*`; for clients that cannot send the header (npm, pnpm, yarn, pip). Raises the advisory `svc.repository-scope.from-path` while on." }),
   auth: def("svc.auth", bool, true, { readBy: ["gateway", "admin"],
     description: "`false` serves every request anonymously, writes included: warned at boot and raised as the critical advisory `svc.auth.open`." }),
   bootstrapKey: def("svc.bootstrap-key", key, "", { readBy: ["auth"],
@@ -195,8 +204,8 @@ export const SETTINGS = {
     description: "The port a service listens on (`npm start`: the gateway on 8080, the others on free ports it hands to the gateway)." }),
   authUrl: def("svc.auth.url", url(["http", "https"]), "http://127.0.0.1:18081", { readBy: ["gateway"],
     description: "Where the gateway reaches the auth service." }),
-  artifactsUrl: def("svc.artifacts.url", url(["http", "https"]), "http://127.0.0.1:18082", { readBy: ["gateway", "walker"],
-    description: "Where the gateway reaches the artifacts service, and the walker its internal routes." }),
+  artifactsUrl: def("svc.artifacts.url", url(["http", "https"]), "http://127.0.0.1:18082", { readBy: ["gateway", "walker", "auth"],
+    description: "Where the gateway reaches the artifacts service, the walker its internal routes, and the auth service its repository list (a grant naming a repository that does not exist is answered with a warning)." }),
   adminUrl: def("svc.admin.url", url(["http", "https"]), "http://127.0.0.1:18083", { readBy: ["gateway"],
     description: "Where the gateway reaches the admin service (the rest of `/api/`, `/metrics`, per-tenant rate limits)." }),
   notifierUrl: def("svc.notifier.url", url(["http", "https"]), "http://127.0.0.1:18084", { readBy: ["gateway"],
@@ -204,7 +213,7 @@ export const SETTINGS = {
   consoleUrl: def("svc.console.url", url(["http", "https"]), "http://127.0.0.1:18086", { readBy: ["gateway"],
     description: "Where the gateway reaches the console (`/login`, `/logout`, `/ui/`, and `/` for a browser) and asks what a session cookie stands for." }),
   uiDeploy: def("svc.ui.deploy", bool, false, { readBy: ["gateway", "console"],
-    description: "`true` lets a signed-in person publish to `/repository/` with the console session (the console's Deploy action, shown only then), under the same rights as a key; off, such writes are refused with 403 (keys are unaffected)." }),
+    description: "`true` switches on the console's Deploy action (publishing one file from the browser): the console offers it, and the gateway lets a signed-in person publish to `/repository/` with the console session, under the same rights as a key; off, such writes are refused with 403 (keys are unaffected)." }),
   walkerUrl: def("svc.walker.url", url(["http", "https"]), "http://127.0.0.1:18085", { readBy: ["gateway"],
     description: "Where the gateway reaches the walker (`/api/walks`)." }),
   filesystemRoot: def("svc.filesystem-root", str, "", { readBy: ["artifacts", "walker"], defaultText: "required (artifacts, walker)",
@@ -403,6 +412,8 @@ export function isLoopback(host: string): boolean {
 export const DEPLOYMENT_SETTINGS = [
   "tenant",
   "repository",
+  "repositoryFormat",
+  "repositoryScopeFromPath",
   "auth",
   "anonymousRights",
   "readOnly",

@@ -9,15 +9,22 @@ import { pipeline } from "node:stream/promises";
  * walker walks it:
  *   repositories/<repository>/<path>   artifact content
  *   tmp/<uuid>                         uploads in progress (same filesystem, renamed into place)
+ *   blobs/sha256/<ab>/<sha256 hex>     content stored once by digest: every artifact file is a
+ *                                      hard link to its blob, so two paths (in one repository
+ *                                      or two) holding the same bytes hold one copy on disk
  * `segments` are an artifact path's validated segments (joined with "/" they are the path).
  */
 export function storeLayout(root: string) {
   const repositoriesDir = join(root, "repositories");
   const tmpDir = join(root, "tmp");
+  const blobsDir = join(root, "blobs");
   return {
     root,
     repositoriesDir,
     tmpDir,
+    blobsDir,
+    /** The blob of a content digest (lowercase hex SHA-256). */
+    blobOf: (sha256: string) => join(blobsDir, "sha256", sha256.slice(0, 2), sha256),
     repositoryDir: (repository: string) => join(repositoriesDir, repository),
     /** A file or folder of a repository. */
     pathOf: (repository: string, segments: readonly string[]) => join(repositoriesDir, repository, ...segments),

@@ -2,6 +2,8 @@ import type { FastifyInstance } from "fastify";
 import { createUpstreamApp, type UpstreamAppDeps } from "@svc/kit";
 import type { ArtifactService } from "./domain/artifact-service.js";
 import type { DownloadRecorder } from "./domain/download-recorder.js";
+import type { RepositoryAdmin } from "./domain/repository-admin.js";
+import type { NpmHandler } from "./routes/npm-routes.js";
 import type { FileStore } from "./store/file-store.js";
 import type { MetadataStore } from "./store/metadata-store.js";
 import { internalRoutes } from "./routes/internal-routes.js";
@@ -14,6 +16,9 @@ export interface ArtifactsDeps extends UpstreamAppDeps {
   artifacts: ArtifactService;
   downloads: Pick<DownloadRecorder, "record">;
   repositories: () => ReadonlySet<string>;
+  admin: RepositoryAdmin;
+  formatOf: (repository: string) => string | undefined;
+  npm: NpmHandler;
   /** svc.upload-idle-timeout; 0: never. */
   uploadIdleTimeoutMs: number;
 }

@@ -6,6 +6,11 @@ import { downloadRecorderFactory } from "./domain/download-recorder.js";
 import { fileStoreFactory } from "./store/file-store.js";
 import { outboxRelayFactory } from "./domain/outbox-relay.js";
 import { repositoryListFactory } from "./domain/repository-list.js";
+import { repositoryAdminFactory } from "./domain/repository-admin.js";
+import { npmCoordinates } from "./domain/npm-documents.js";
+import { npmRegistryFactory } from "./domain/npm-registry.js";
+import { npmHandler } from "./routes/npm-routes.js";
+import { npmStoreFactory } from "./store/npm-store.js";
 import { artifactEventPublisherFactory } from "./messaging/artifact-event-publisher.js";
 import { metadataStoreFactory } from "./store/metadata-store.js";
 import { outboxStoreFactory } from "./store/outbox-store.js";
@@ -18,7 +23,7 @@ await bootService({
   database: postgresSchema<ArtifactsDatabase>({ schema: SCHEMA, migrations }),
   async wire({ config, log, metrics, bus, db, pool }) {
     const metadata = metadataStoreFactory(db);
-    await metadata.ensureRepository(config.repository, "raw");
+    await metadata.ensureRepository(config.repository, config.repositoryFormat);
     const files = fileStoreFactory({ root: config.filesystemRoot, readOnly: config.readOnly });
     const repositories = repositoryListFactory({ metadata, files, log });
     await repositories.start();
@@ -27,12 +32,17 @@ await bootService({
     const outbox = outboxStoreFactory(db);
     const relay = outboxRelayFactory({ outbox, publish: artifactEventPublisherFactory(bus), log });
     relay.start();
-    const artifacts = artifactServiceFactory({ files, metadata, outbox, deliver: relay.deliver, tenant: config.tenant });
+    // A package file's events carry its coordinates in the repository's format.
+    const coordinates = (repository: string, path: string) => (repositories.formatOf(repository) === "npm" ? npmCoordinates(path) : undefined);
+    const artifacts = artifactServiceFactory({ files, metadata, outbox, deliver: relay.deliver, tenant: config.tenant, coordinates });
+    const npmStore = npmStoreFactory(db);
+    const npm = npmHandler({ npm: npmRegistryFactory({ store: npmStore, artifacts, readOnly: config.readOnly }), store: npmStore, artifacts });
+    const admin = repositoryAdminFactory({ metadata, files, artifacts, list: repositories });
     const downloads = downloadRecorderFactory({ store: metadata, log });
     downloads.start();
     if (config.readOnly) log.warn("svc.read-only is on: every artifact write is refused with 403");
     const checks = [{ name: "postgres", check: () => pingDb(pool) }];
-    const app = buildApp({ log, internalSecret: config.internalSecret, files, metadata, artifacts, downloads, repositories: repositories.names, checks, metrics, uploadIdleTimeoutMs: config.uploadIdleTimeoutMs });
+    const app = buildApp({ log, internalSecret: config.internalSecret, files, metadata, artifacts, admin, formatOf: repositories.formatOf, npm, downloads, repositories: repositories.names, checks, metrics, uploadIdleTimeoutMs: config.uploadIdleTimeoutMs });
     return { app, ready: { root: config.filesystemRoot, repository: config.repository }, closers: [() => downloads.stop(), () => relay.stop()] };
   },
 });

@@ -10,6 +10,7 @@ export type AuthConfig = Pick<
   | "uiAdmins"
   | "profile"
   | "internalSecret"
+  | "artifactsUrl"
   | "databaseUrl"
   | "natsUrl"
   | "host"

@@ -1,9 +1,11 @@
-import { bootService, pingDb, postgresSchema } from "@svc/kit";
+import { ARTIFACTS_INTERNAL, type RepositorySummary } from "@svc/contracts";
+import { bootService, internalClient, pingDb, postgresSchema } from "@svc/kit";
 import { buildApp } from "./app.js";
 import { loadConfig } from "./config.js";
 import { credentialServiceFactory } from "./domain/credential-service.js";
 import { identityServiceFactory } from "./domain/identity-service.js";
 import { principalServiceFactory } from "./domain/principal-service.js";
+import { repositoryCheckFactory } from "./domain/repository-check.js";
 import { provisionAtStartup } from "./domain/startup-provisioning.js";
 import { credentialAnnouncerFactory } from "./messaging/credential-announcer.js";
 import { credentialStoreFactory } from "./store/credential-store.js";
@@ -22,6 +24,13 @@ await bootService({
     const changes = credentialAnnouncerFactory({ bus, outbox: outboxStoreFactory(db), tenant: config.tenant, log });
     changes.start();
     const credentialStore = credentialStoreFactory(db);
+    // Only to word a warning on a grant naming an unknown repository: a short timeout, since the
+    // grant answers without the check when artifacts is slow or away.
+    const artifacts = internalClient({ baseUrl: config.artifactsUrl, service: "artifacts service", internalSecret: config.internalSecret, tenant: config.tenant, caller: "auth", connections: 1, timeoutMs: 2_000 });
+    const repositories = repositoryCheckFactory({
+      repositoryNames: async () => (await artifacts.get<RepositorySummary[]>(ARTIFACTS_INTERNAL.repositories)).body.map((r) => r.name),
+      log,
+    });
     const credentials = credentialServiceFactory({
       store: credentialStore,
       tenant: config.tenant,
@@ -29,9 +38,10 @@ await bootService({
       maxLifetime: config.credentialMaxLifetime,
       trackUsage: config.trackKeyUsage,
       announce: changes,
+      repositories,
     });
     const subjects = subjectStoreFactory(db);
-    const principals = principalServiceFactory({ credentials: credentialStore, subjects, announce: changes });
+    const principals = principalServiceFactory({ credentials: credentialStore, subjects, announce: changes, repositories });
     const identity = identityServiceFactory({ credentials: credentialStore, subjects, tenant: config.tenant });
     await provisionAtStartup({ settings: config, credentials, principals, announcerReady: changes.ready, log });
     const checks = [{ name: "postgres", check: () => pingDb(pool) }];
@@ -41,7 +51,7 @@ await bootService({
       app,
       ready: { events: changes.subject },
       status: (): Record<string, string> => (config.bootstrapKey ? { "bootstrap-key": "set" } : {}),
-      closers: [() => changes.stop()],
+      closers: [() => changes.stop(), () => artifacts.close()],
     };
   },
 });

@@ -61,10 +61,15 @@ export function buildApp(deps: GatewayDeps): FastifyInstance {
   app.addHook("onRequest", admission.admit);
   limitApiBodies(app, API_BODY_LIMIT);
 
-  // A change made through this node is effective here at once: drop the key before answering.
+  // A change made through this node is effective here at once: drop the key before answering,
+  // or every signed-in person's rights after a change to people or groups (the person it names
+  // travels in the body, which the gateway does not read; the announcement drops them elsewhere).
   app.addHook("onSend", (request, reply, payload, done) => {
     const t = request.target;
-    if (t && t.kind === "api" && t.write && t.credentialId && reply.statusCode < 400) cache.evict(t.credentialId);
+    if (t && t.kind === "api" && t.write && reply.statusCode < 400) {
+      if (t.credentialId) cache.evict(t.credentialId);
+      if (t.people) cache.evictPersons();
+    }
     done(null, payload);
   });
 

@@ -5,6 +5,7 @@ export type GatewayConfig = Pick<
   | "tenant"
   | "auth"
   | "anonymousRights"
+  | "repositoryScopeFromPath"
   | "readOnly"
   | "cacheTtlMs"
   | "trackKeyUsage"

@@ -32,6 +32,7 @@ describe("the posture of one node", () => {
     ["svc.block-private-import-hosts", "false", "svc.import.private-hosts", "warning"],
     ["svc.rate-limit", "0", "svc.ratelimit.unset", "warning"],
     ["svc.webhook-allow-internal", "true", "svc.webhook.allow-internal", "warning"],
+    ["svc.repository-scope-from-path", "true", "svc.repository-scope.from-path", "warning"],
     ["svc.bootstrap-key", makeKey("default"), "svc.bootstrap-key.set", "warning"],
     ["svc.ui.oidc.issuer-uri", "http://127.0.0.1:9000", "svc.ui.oidc.plain-http", "warning"],
   ])("%s=%s raises %s (%s), naming the setting that clears it", (setting, value, name, severity) => {

@@ -74,6 +74,16 @@ export function computePosture(s: Settings, nodes: Heartbeat[], own: { fingerpri
       });
     }
   }
+  if (s.auth && s.repositoryScopeFromPath) {
+    out.push({
+      name: "svc.repository-scope.from-path",
+      severity: "warning",
+      summary: "Artifact requests without Service-Repository-Name are authorised against the repository their path names",
+      why: "The spec's rule (a request without the header needs a grant on *) is relaxed for clients that cannot send the header (npm, pip): a key granted one repository can use it by its URL alone. A grant never reaches another repository, but a proxy or tool that rewrites paths between repositories changes what a key may reach.",
+      setting: "svc.repository-scope-from-path",
+      remedy: "set svc.repository-scope-from-path=false and give keys that must work without the header a * grant, or have clients send Service-Repository-Name",
+    });
+  }
   if (s.malwareAction === "ALLOW") {
     out.push({
       name: "svc.malware.allow",

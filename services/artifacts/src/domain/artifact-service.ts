@@ -1,5 +1,5 @@
 import type { Readable } from "node:stream";
-import { forbidden, notFound, type Actor, type ArtifactEvent, type ArtifactFinding, type ArtifactHeld, type ArtifactPublished, type ArtifactReleased, type ArtifactRemoved, type Principal } from "@svc/contracts";
+import { forbidden, notFound, type PackageCoordinates, type Actor, type ArtifactEvent, type ArtifactFinding, type ArtifactHeld, type ArtifactPublished, type ArtifactReleased, type ArtifactRemoved, type Principal } from "@svc/contracts";
 import { newEventId } from "@svc/kit";
 import type { FileIdentity, FileStore } from "../store/file-store.js";
 import type { Db, MetadataStore } from "../store/metadata-store.js";
@@ -7,12 +7,14 @@ import type { OutboxStore } from "../store/outbox-store.js";
 import { checkPreconditions, digestCheck, etagOf, type DeclaredDigests, type Preconditions } from "./upload-checks.js";
 
 export interface ArtifactServiceDeps {
-  files: Pick<FileStore, "readOnly" | "stage" | "place" | "discard" | "remove" | "identity" | "hash">;
+  files: Pick<FileStore, "readOnly" | "stage" | "place" | "discard" | "remove" | "identity" | "hash" | "releaseBlob">;
   metadata: Pick<MetadataStore, "transaction" | "lockPath" | "find" | "recordArtifact" | "correctArtifact" | "forgetArtifact" | "setHold">;
   outbox: Pick<OutboxStore, "add">;
   /** Publishes a committed event (awaited; a failure leaves it to the outbox relay). */
   deliver: (event: ArtifactEvent) => Promise<unknown>;
   tenant: string;
+  /** The package file an artifact is, in a repository with a package format (its events carry it). */
+  coordinates?: (repository: string, path: string) => PackageCoordinates | undefined;
 }
 
 export interface Address {
@@ -55,16 +57,20 @@ export const READ_ONLY = "this server is read-only (svc.read-only): writes are r
  */
 export function artifactServiceFactory(deps: ArtifactServiceDeps) {
   const { files, metadata, outbox } = deps;
-  const base = (a: Address, size: number, sha256: string, actor: Actor, at = new Date()) => ({
-    id: newEventId(),
-    time: at.toISOString(),
-    tenant: deps.tenant,
-    repository: a.repository,
-    path: a.path,
-    size,
-    digest: `sha256:${sha256}`,
-    actor,
-  });
+  const base = (a: Address, size: number, sha256: string, actor: Actor, at = new Date()) => {
+    const pkg = deps.coordinates?.(a.repository, a.path);
+    return {
+      id: newEventId(),
+      time: at.toISOString(),
+      tenant: deps.tenant,
+      repository: a.repository,
+      path: a.path,
+      size,
+      digest: `sha256:${sha256}`,
+      actor,
+      ...(pkg ? { package: pkg } : {}),
+    };
+  };
   const deliver = async (event: ArtifactEvent | undefined) => {
     if (!event) return;
     try {
@@ -97,11 +103,11 @@ export function artifactServiceFactory(deps: ArtifactServiceDeps) {
       try {
         digests.verify(staged.sha256);
         return await change(a, async (tx) => {
-          if (checks.preconditions) {
-            const [file, row] = await Promise.all([files.identity(a.repository, a.segments), metadata.find(a.repository, a.path, tx)]);
-            checkPreconditions(checks.preconditions, { file, sha256: row?.sha256 });
-          }
+          const previous = await metadata.find(a.repository, a.path, tx);
+          if (checks.preconditions) checkPreconditions(checks.preconditions, { file: await files.identity(a.repository, a.segments), sha256: previous?.sha256 });
           const { created } = await files.place(staged, a.repository, a.segments);
+          // The content replaced no longer links to its blob from here.
+          if (previous && previous.sha256 !== staged.sha256) await files.releaseBlob(previous.sha256);
           const placed = await files.identity(a.repository, a.segments);
           const at = new Date();
           await metadata.recordArtifact({ repository: a.repository, path: a.path, size: staged.size, sha256: staged.sha256, contentType, at }, tx);
@@ -127,7 +133,7 @@ export function artifactServiceFactory(deps: ArtifactServiceDeps) {
         if (!row && !file) return { event: undefined, result: false };
         // A file nothing indexed yet is read once for the event's digest.
         const { size, sha256 } = row ?? (await files.hash(a.repository, a.segments));
-        if (file) await files.remove(a.repository, a.segments);
+        if (file) await files.remove(a.repository, a.segments, sha256);
         if (row) await metadata.forgetArtifact(a.repository, a.path, tx);
         const event: ArtifactRemoved = { ...base(a, size, sha256, actor), kind: "artifact.removed", reason: "request" };
         return { event, result: true };
@@ -145,7 +151,7 @@ export function artifactServiceFactory(deps: ArtifactServiceDeps) {
         if (!row) return { event: undefined, result: { removed: false, why: "gone" } };
         if (row.heldReason !== null) return { event: undefined, result: { removed: false, why: "held" } };
         if (row.sha256 !== expect.sha256 || row.updated.getTime() !== expect.updated) return { event: undefined, result: { removed: false, why: "changed" } };
-        if (await files.identity(a.repository, a.segments)) await files.remove(a.repository, a.segments);
+        if (await files.identity(a.repository, a.segments)) await files.remove(a.repository, a.segments, row.sha256);
         await metadata.forgetArtifact(a.repository, a.path, tx);
         const event: ArtifactRemoved = { ...base(a, row.size, row.sha256, actor), kind: "artifact.removed", reason: "retention" };
         return { event, result: { removed: true, size: row.size } };

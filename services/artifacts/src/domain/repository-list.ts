@@ -4,7 +4,7 @@ import type { MetadataStore } from "../store/metadata-store.js";
 const REFRESH_MS = 5000;
 
 export interface RepositoryListDeps {
-  metadata: Pick<MetadataStore, "repositoryNames">;
+  metadata: Pick<MetadataStore, "repositories">;
   /** Prepares the file store for repositories it has not seen yet. */
   files: { init(repositories: string[]): Promise<void> };
   log: Pick<Logger, "warn">;
@@ -16,23 +16,29 @@ export interface RepositoryListDeps {
  * visible here within seconds, through a refresh that never stops the process (unref'd).
  */
 export function repositoryListFactory(deps: RepositoryListDeps) {
+  let formats = new Map<string, string>();
   let names = new Set<string>();
+  /** Re-reads the list now (this replica's own creations and removals are seen at once). */
+  const refresh = async (): Promise<void> => {
+    const fresh = await deps.metadata.repositories();
+    const added = fresh.filter((r) => !names.has(r.name)).map((r) => r.name);
+    if (added.length) await deps.files.init(added);
+    formats = new Map(fresh.map((r) => [r.name, r.format]));
+    names = new Set(formats.keys());
+  };
   return {
     names: () => names,
+    /** The format of a repository this process serves, or undefined. */
+    formatOf: (name: string): string | undefined => formats.get(name),
+    refresh,
     async start(): Promise<void> {
-      names = new Set(await deps.metadata.repositoryNames());
-      await deps.files.init([...names]);
-      const refresh = setInterval(() => {
-        deps.metadata
-          .repositoryNames()
-          .then(async (fresh) => {
-            const added = fresh.filter((n) => !names.has(n));
-            if (added.length) await deps.files.init(added);
-            names = new Set(fresh);
-          })
-          .catch((err) => deps.log.warn({ err }, "could not refresh the repository list"));
+      await deps.files.init([]);
+      await refresh();
+      const timer = setInterval(() => {
+        refresh().catch((err) => deps.log.warn({ err }, "could not refresh the repository list"));
       }, deps.refreshMs ?? REFRESH_MS);
-      refresh.unref();
+      timer.unref();
     },
   };
 }
+export type RepositoryList = ReturnType<typeof repositoryListFactory>;

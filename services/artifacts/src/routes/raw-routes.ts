@@ -7,6 +7,7 @@ import { actorOf, type ArtifactService } from "../domain/artifact-service.js";
 import type { DownloadRecorder } from "../domain/download-recorder.js";
 import { parseDeclaredDigests, parsePreconditions } from "../domain/upload-checks.js";
 import type { FileStore } from "../store/file-store.js";
+import type { NpmHandler } from "./npm-routes.js";
 
 export interface RawRoutesDeps {
   files: FileStore;
@@ -16,6 +17,10 @@ export interface RawRoutesDeps {
   repositories: () => ReadonlySet<string>;
   /** svc.upload-idle-timeout; 0: never. */
   uploadIdleTimeoutMs: number;
+  /** The format of a repository served. */
+  formatOf: (repository: string) => string | undefined;
+  /** The npm protocol, for `npm` repositories (it leaves tarball downloads to these routes). */
+  npm: NpmHandler;
 }
 
 /**
@@ -35,13 +40,19 @@ const IDLE_GRACE_MS = 5_000;
 const MEDIA_TYPE = /^[\w!#$%&'*+.^`|~-]+\/[\w!#$%&'*+.^`|~-]+(\s*;.*)?$/;
 const mediaType = (declared: string | undefined): string | null => (declared !== undefined && declared.length <= 255 && MEDIA_TYPE.test(declared.trim()) ? declared.trim() : null);
 
-/** Raw repositories: `/repository/<repository>/<path>` with GET, HEAD, PUT and DELETE. */
+/**
+ * Raw repositories: `/repository/<repository>/<path>` with GET, HEAD, PUT and DELETE. A
+ * repository of another format answers its own protocol first (`formatted`); what it leaves
+ * (an npm tarball download) is served as a file.
+ */
 export function rawRoutes(app: FastifyInstance, deps: RawRoutesDeps): void {
   const address = (req: FastifyRequest): ArtifactAddress => {
     const a = parseArtifactUrl(req.url);
     if (!deps.repositories().has(a.repository)) throw notFound(`no repository named ${a.repository}`);
     return a;
   };
+  const formatted = (req: FastifyRequest, reply: FastifyReply, a: ArtifactAddress): Promise<unknown> | undefined =>
+    deps.formatOf(a.repository) === "npm" ? deps.npm(req, reply, a) : undefined;
 
   app.register(async (scoped) => {
     // Bodies stream straight to the store: no parsing, no size limit, never held in memory,
@@ -55,6 +66,8 @@ export function rawRoutes(app: FastifyInstance, deps: RawRoutesDeps): void {
 
     const read = async (req: FastifyRequest, reply: FastifyReply) => {
       const a = address(req);
+      const own = formatted(req, reply, a);
+      if (own) return own;
       const encoded = a.segments.map(encodeURIComponent).join("/");
       const r = await send(req.raw, encoded, {
         root: deps.files.repoDir(a.repository),
@@ -85,6 +98,8 @@ export function rawRoutes(app: FastifyInstance, deps: RawRoutesDeps): void {
 
     scoped.put("/repository/*", async (req, reply) => {
       const a = address(req);
+      const own = formatted(req, reply, a);
+      if (own) return own;
       const checks = { preconditions: parsePreconditions(req.headers), digests: parseDeclaredDigests(req.headers) };
       // A body that stops arriving is cut, after the gateway (which sees the client first) had its chance.
       const idle = deps.uploadIdleTimeoutMs;
@@ -110,6 +125,8 @@ export function rawRoutes(app: FastifyInstance, deps: RawRoutesDeps): void {
 
     scoped.delete("/repository/*", async (req, reply) => {
       const a = address(req);
+      const own = formatted(req, reply, a);
+      if (own) return own;
       const removed = await deps.artifacts.remove(a, actorOf(req.principal));
       if (!removed) throw notFound(`no artifact at ${a.repository}/${a.path}`);
       req.log.info({ repository: a.repository, path: a.path, principal: req.principal.id }, "artifact removed");
@@ -119,7 +136,9 @@ export function rawRoutes(app: FastifyInstance, deps: RawRoutesDeps): void {
     scoped.route({
       method: ["POST", "PATCH", "OPTIONS"],
       url: "/repository/*",
-      handler: async () => {
+      handler: async (req, reply) => {
+        const own = formatted(req, reply, address(req));
+        if (own) return own;
         throw new ServiceError("method_not_allowed", "raw repositories take GET, HEAD, PUT and DELETE", { headers: { allow: "GET, HEAD, PUT, DELETE" } });
       },
     });

@@ -1,16 +1,53 @@
 import { Type } from "@sinclair/typebox";
-import { forbidden, notFound } from "@svc/contracts";
+import { REPOSITORY_FORMATS, forbidden, notFound } from "@svc/contracts";
+import { actorOf } from "../domain/artifact-service.js";
+import type { RepositoryAdmin } from "../domain/repository-admin.js";
+import type { RepositoryDetail } from "../store/metadata-store.js";
 import { parseRetentionPolicy, retentionPolicySchema, type RetentionPolicy } from "../domain/retention-policy.js";
 import type { MetadataStore } from "../store/metadata-store.js";
-import { Answer, NoContent, errorResponses, pagingQuerySchema, readPaging, type ServiceApp } from "@svc/kit";
+import { Answer, NoContent, Nullable, StringEnum, errorResponses, pagingQuerySchema, readPaging, type ServiceApp } from "@svc/kit";
 
 const retention = Type.Unsafe<RetentionPolicy>(retentionPolicySchema);
 // Typed unknown: the store reads the policy column as JSON it does not look into.
-const repositorySchema = Answer({ name: Type.String(), format: Type.String(), retention: Type.Unsafe<unknown>(Type.Union([Type.Null(), retention])) });
+const repositorySchema = Answer({
+  name: Type.String(),
+  format: Type.String(),
+  created: Type.String({ format: "date-time" }),
+  retention: Type.Unsafe<unknown>(Type.Union([Type.Null(), retention])),
+});
 const nameParam = Type.Object({ name: Type.String({ minLength: 1, maxLength: 200 }) });
+const createBody = Type.Object(
+  { name: Type.String({ minLength: 1, maxLength: 128 }), format: StringEnum(REPOSITORY_FORMATS, { description: "raw, npm; maven and pypi are served as raw files for now" }) },
+  { additionalProperties: false },
+);
+const detailSchema = Answer({
+  name: Type.String(),
+  format: Type.String(),
+  created: Type.String({ format: "date-time" }),
+  artifacts: Type.Integer({ description: "artifacts the repository holds" }),
+  bytes: Type.Integer({ description: "their total size (content shared with other paths counted at each)" }),
+});
+const deleteQuery = Type.Object({ force: Type.Optional(StringEnum(["true", "false"] as const)) }, { additionalProperties: false });
+const detail = (r: RepositoryDetail) => ({ ...r, created: r.created.toISOString() });
+
+const fileSchema = Answer({
+  path: Type.String(),
+  size: Type.Integer(),
+  sha256: Type.String(),
+  contentType: Nullable(Type.String()),
+  updated: Type.String(),
+  lastDownloaded: Nullable(Type.String()),
+  downloads: Type.Integer(),
+  held: Nullable(Type.String({ description: "why a policy holds the file; null when not held" })),
+});
+const filesQuery = Type.Object(
+  { ...pagingQuerySchema.properties, prefix: Type.Optional(Type.String({ maxLength: 1024, description: "only paths starting with this (no leading slash needed)" })) },
+  { additionalProperties: false },
+);
 
 export interface RepositoryRoutesDeps {
-  metadata: Pick<MetadataStore, "repositories" | "retention" | "setRetention">;
+  metadata: Pick<MetadataStore, "repositories" | "retention" | "setRetention" | "browse" | "hasRepository">;
+  admin: RepositoryAdmin;
 }
 
 /**
@@ -29,7 +66,57 @@ export function repositoryRoutes(app: ServiceApp, deps: RepositoryRoutesDeps): v
       const all = (await metadata.repositories()).filter((r) => after === undefined || r.name > after);
       const page = all.slice(0, limit);
       if (all.length > limit) reply.header("x-next-cursor", page[page.length - 1]!.name);
-      return page;
+      return page.map((r) => ({ ...r, created: r.created.toISOString() }));
+    },
+  );
+
+  app.post(
+    "/api/repositories",
+    { schema: { body: createBody, response: { 201: detailSchema, ...errorResponses(400, 409, 413, 415) } } },
+    async (req, reply) => {
+      const r = await deps.admin.create(req.body.name, req.body.format);
+      req.log.info({ repository: r.name, format: r.format, principal: req.principal.id }, "repository created");
+      return reply.code(201).header("location", `/api/repositories/${encodeURIComponent(r.name)}`).send(detail(r));
+    },
+  );
+
+  app.get(
+    "/api/repositories/:name",
+    { schema: { params: nameParam, response: { 200: detailSchema, ...errorResponses(400, 404) } } },
+    async (req) => detail(await deps.admin.show(req.params.name)),
+  );
+
+  app.delete(
+    "/api/repositories/:name",
+    { schema: { params: nameParam, querystring: deleteQuery, response: { 204: NoContent, ...errorResponses(400, 404, 409) } } },
+    async (req, reply) => {
+      const removed = await deps.admin.remove(req.params.name, req.query.force === "true", actorOf(req.principal));
+      req.log.info({ repository: req.params.name, artifactsRemoved: removed, principal: req.principal.id }, "repository removed");
+      return reply.code(204).send();
+    },
+  );
+
+  /** A repository's files, one page per request in byte order of the path: what the console's browser reads. */
+  app.get(
+    "/api/repositories/:name/files",
+    { schema: { params: nameParam, querystring: filesQuery, response: { 200: Type.Array(fileSchema), ...errorResponses(400, 404) } } },
+    async (req, reply) => {
+      const { after, limit } = readPaging(req.query);
+      const prefix = req.query.prefix?.replace(/^\/+/, "") || undefined;
+      const rows = await metadata.browse(req.params.name, { prefix, after, limit: limit + 1 });
+      if (rows.length === 0 && !(await metadata.hasRepository(req.params.name))) throw notFound(`no repository named ${req.params.name}`);
+      const page = rows.slice(0, limit);
+      if (rows.length > limit) reply.header("x-next-cursor", page[page.length - 1]!.path);
+      return page.map((r) => ({
+        path: r.path,
+        size: r.size,
+        sha256: r.sha256,
+        contentType: r.contentType,
+        updated: r.updated.toISOString(),
+        lastDownloaded: r.lastDownloaded?.toISOString() ?? null,
+        downloads: r.downloads,
+        held: r.heldReason,
+      }));
     },
   );
 

@@ -1,6 +1,6 @@
 import { createWriteStream } from "node:fs";
-import { mkdir, open, readdir, rename, rm, rmdir, stat, unlink } from "node:fs/promises";
-import { join } from "node:path";
+import { link, mkdir, open, readdir, rename, rm, rmdir, stat, unlink, utimes } from "node:fs/promises";
+import { dirname, join } from "node:path";
 import type { Readable, Transform } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { conflict, forbidden } from "@svc/contracts";
@@ -11,6 +11,12 @@ import { digestFile, digestingStream, storeLayout, type ContentDigest } from "@s
  * A write streams into tmp/ (same filesystem), is flushed to disk, then renamed into place
  * and the directory entry flushed: a crash leaves the old content or none, never half a file.
  * The read-only switch is enforced here too, so nothing inside the service bypasses it.
+ *
+ * Content is stored once per digest: the staged file is hard-linked as blobs/sha256/<ab>/<hex>
+ * (or, when that blob exists, the blob is linked instead and the upload dropped) before it is
+ * renamed into place. The filesystem's link count is the reference count: a removal that
+ * leaves a blob with no other link removes the blob. A blob and a path racing (a removal
+ * dropping the blob while a publish links it) cost at worst a second copy, never content.
  */
 export interface FileStoreOptions {
   root: string;
@@ -70,7 +76,51 @@ export function fileStoreFactory(opts: FileStoreOptions) {
     return { tmp, ...meter.digest() };
   };
 
-  /** Renames a staged upload into place and flushes the folder entry. */
+  /**
+   * The file to rename into place: the staged upload, now also the blob of its digest, or a new
+   * link to the blob already stored (the upload is dropped). Without hard links (a filesystem
+   * that has none), the staged upload alone.
+   */
+  const intoBlob = async (staged: Staged): Promise<string> => {
+    const blob = layout.blobOf(staged.sha256);
+    for (let attempt = 0; attempt < 5; attempt++) {
+      try {
+        await link(staged.tmp, blob);
+        await syncDir(dirname(blob));
+        return staged.tmp;
+      } catch (err) {
+        const code = (err as NodeJS.ErrnoException).code;
+        if (code === "ENOENT") {
+          await mkdir(dirname(blob), { recursive: true });
+          continue;
+        }
+        if (code !== "EEXIST") return staged.tmp;
+      }
+      const other = layout.newTmpFile();
+      try {
+        await link(blob, other);
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code === "ENOENT") continue; // removed meanwhile: store ours
+        throw err;
+      }
+      // The shared file's time moves forward, so a cache holding an older version of the path
+      // this lands on never takes it for unchanged (If-Modified-Since).
+      const now = new Date();
+      await utimes(other, now, now);
+      await rm(staged.tmp, { force: true });
+      return other;
+    }
+    return staged.tmp;
+  };
+
+  /** Removes the blob of a digest when no artifact links to it any more. */
+  const releaseBlob = async (sha256: string): Promise<void> => {
+    const blob = layout.blobOf(sha256);
+    const st = await stat(blob).catch(() => undefined);
+    if (st?.isFile() && st.nlink === 1) await unlink(blob).catch(() => {});
+  };
+
+  /** Renames a staged upload into place (linked to its blob) and flushes the folder entry. */
   const place = async (staged: Staged, repository: string, segments: string[]): Promise<{ created: boolean }> => {
     if (opts.readOnly) throw forbidden(READ_ONLY);
     const target = fileOf(repository, segments);
@@ -91,13 +141,19 @@ export function fileStoreFactory(opts: FileStoreOptions) {
       throw err;
     });
     if (before?.isDirectory()) throw conflict("this path is a folder of other artifacts");
+    const source = await intoBlob(staged);
     try {
-      await rename(staged.tmp, target);
+      try {
+        await rename(source, target);
+      } catch (err) {
+        // A walk may have tidied away an empty parent folder between mkdir and rename.
+        if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw err;
+        await makeParent();
+        await rename(source, target);
+      }
     } catch (err) {
-      // A walk may have tidied away an empty parent folder between mkdir and rename.
-      if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw err;
-      await makeParent();
-      await rename(staged.tmp, target);
+      if (source !== staged.tmp) await rm(source, { force: true }).catch(() => {});
+      throw err;
     }
     await syncDir(parent);
     return { created: before === undefined };
@@ -114,6 +170,7 @@ export function fileStoreFactory(opts: FileStoreOptions) {
     stage,
     place,
     discard,
+    releaseBlob,
 
     async init(repositories: string[]): Promise<void> {
       await mkdir(tmpDir, { recursive: true });
@@ -125,6 +182,12 @@ export function fileStoreFactory(opts: FileStoreOptions) {
         const st = await stat(p).catch(() => undefined);
         if (st && st.mtimeMs < cutoff) await rm(p, { force: true });
       }
+    },
+
+    /** Removes what is left of a removed repository's folder (files nothing indexed). */
+    async dropRepositoryDir(repository: string): Promise<void> {
+      if (opts.readOnly) throw forbidden(READ_ONLY);
+      await rm(repoDir(repository), { recursive: true, force: true });
     },
 
     /** stage + place in one call (no metadata, no event). */
@@ -149,8 +212,11 @@ export function fileStoreFactory(opts: FileStoreOptions) {
     /** Reads a stored file through once: its size and SHA-256 (hex). */
     hash: (repository: string, segments: string[]): Promise<ContentDigest> => digestFile(fileOf(repository, segments)),
 
-    /** Removes a file; false when there was none. Empty parent folders are tidied up. */
-    async remove(repository: string, segments: string[]): Promise<boolean> {
+    /**
+     * Removes a file; false when there was none. Empty parent folders are tidied up, and the
+     * blob of `sha256` (the content removed) when nothing else links to it.
+     */
+    async remove(repository: string, segments: string[], sha256?: string): Promise<boolean> {
       if (opts.readOnly) throw forbidden(READ_ONLY);
       const target = fileOf(repository, segments);
       const st = await stat(target).catch(() => undefined);
@@ -169,6 +235,7 @@ export function fileStoreFactory(opts: FileStoreOptions) {
         }
       }
       await syncDir(join(target, "..")).catch(() => {});
+      if (sha256) await releaseBlob(sha256);
       return true;
     },
   };

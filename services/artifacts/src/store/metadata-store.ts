@@ -23,6 +23,15 @@ export interface DownloadCount {
   count: number;
 }
 
+export interface RepositoryDetail {
+  name: string;
+  format: string;
+  created: Date;
+  /** Artifacts the index holds, and their bytes (each path counted, even where content is shared). */
+  artifacts: number;
+  bytes: number;
+}
+
 type Row = {
   repository: string;
   path: string;
@@ -71,12 +80,29 @@ export function metadataStoreFactory(root: Db) {
     async ensureRepository(name: string, format: string) {
       await db().insertInto("repositories").values({ name, format }).onConflict((oc) => oc.column("name").doNothing()).execute();
     },
-    async repositoryNames(): Promise<string[]> {
-      const rows = await db().selectFrom("repositories").select("name").execute();
-      return rows.map((r) => r.name);
+    async repositories(): Promise<{ name: string; format: string; retention: unknown; created: Date }[]> {
+      return db().selectFrom("repositories").select(["name", "format", "retention", "created_at as created"]).orderBy("name").execute();
     },
-    async repositories(): Promise<{ name: string; format: string; retention: unknown }[]> {
-      return db().selectFrom("repositories").select(["name", "format", "retention"]).orderBy("name").execute();
+    /** false when a repository of that name exists already. */
+    async createRepository(name: string, format: string): Promise<boolean> {
+      const r = await db().insertInto("repositories").values({ name, format }).onConflict((oc) => oc.column("name").doNothing()).executeTakeFirst();
+      return Number(r.numInsertedOrUpdatedRows ?? 0) > 0;
+    },
+    /** A repository with what it holds (artifacts and their bytes), or undefined. */
+    async repository(name: string): Promise<RepositoryDetail | undefined> {
+      const row = await db()
+        .selectFrom("repositories as r")
+        .leftJoin("artifacts as a", "a.repository", "r.name")
+        .select((eb) => ["r.name", "r.format", "r.created_at", eb.fn.count<string>("a.path").as("artifacts"), eb.fn.coalesce(eb.fn.sum<string>("a.size"), sql<string>`0`).as("bytes")])
+        .where("r.name", "=", name)
+        .groupBy(["r.name", "r.format", "r.created_at"])
+        .executeTakeFirst();
+      return row ? { name: row.name, format: row.format, created: row.created_at, artifacts: Number(row.artifacts), bytes: Number(row.bytes) } : undefined;
+    },
+    /** Drops a repository's row (its metadata goes with it); false when there was none. */
+    async dropRepository(name: string): Promise<boolean> {
+      const r = await db().deleteFrom("repositories").where("name", "=", name).executeTakeFirst();
+      return Number(r.numDeletedRows) > 0;
     },
     /** undefined: no such repository; null: no policy. */
     async retention(name: string): Promise<unknown | null | undefined> {
@@ -128,10 +154,26 @@ export function metadataStoreFactory(root: Db) {
 
     /** One page of a repository's metadata in byte order of the path (the order walks read). */
     async page(repository: string, after: string | undefined, limit: number): Promise<ArtifactRecord[]> {
+      return this.browse(repository, { after, limit });
+    },
+
+    /**
+     * One page of a repository's files for browsing, in byte order of the path; `prefix`: only
+     * paths that start with it (LIKE on the byte-ordered index, its wildcards escaped).
+     */
+    async browse(repository: string, opts: { prefix?: string; after?: string; limit: number }): Promise<ArtifactRecord[]> {
       let q = db().selectFrom("artifacts").select(COLUMNS).where("repository", "=", repository);
-      if (after !== undefined) q = q.where(sql<boolean>`(path collate "C") > (${after} collate "C")`);
-      const rows = await q.orderBy(sql`path collate "C"`).limit(limit).execute();
+      if (opts.prefix) {
+        const pattern = `${opts.prefix.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+        q = q.where(sql<boolean>`(path collate "C") like ${pattern}`);
+      }
+      if (opts.after !== undefined) q = q.where(sql<boolean>`(path collate "C") > (${opts.after} collate "C")`);
+      const rows = await q.orderBy(sql`path collate "C"`).limit(opts.limit).execute();
       return rows.map(toRecord);
+    },
+
+    async hasRepository(name: string): Promise<boolean> {
+      return (await db().selectFrom("repositories").select("name").where("name", "=", name).executeTakeFirst()) !== undefined;
     },
 
     /** One UPDATE for a whole batch of download counts. */

@@ -40,7 +40,30 @@ export interface OutboxTable {
   attempts: ColumnType<number, number | undefined, number>;
 }
 
+/** An npm package of a repository: its dist-tags and a revision counter (`_rev`); versions are rows of npm_versions. */
+export interface NpmPackageTable {
+  repository: string;
+  name: string;
+  dist_tags: ColumnType<Record<string, string>, string | undefined, string>;
+  rev: ColumnType<number, number | undefined, number>;
+  created_at: ColumnType<Date, Date | undefined, never>;
+  modified_at: ColumnType<Date, Date | undefined, Date>;
+}
+
+/** One published version: its manifest as published (dist.tarball kept relative), immutable but for `deprecated`. */
+export interface NpmVersionTable {
+  repository: string;
+  name: string;
+  version: string;
+  manifest: ColumnType<Record<string, unknown>, string, string>;
+  /** The tarball's artifact path in the repository. */
+  tarball: string;
+  published_at: ColumnType<Date, Date | undefined, never>;
+}
+
 export interface ArtifactsDatabase {
+  npm_packages: NpmPackageTable;
+  npm_versions: NpmVersionTable;
   repositories: RepositoryTable;
   artifacts: ArtifactTable;
   outbox: OutboxTable;

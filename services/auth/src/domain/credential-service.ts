@@ -1,14 +1,17 @@
 import { makeKey, keyId, parseKey } from "@svc/keys";
 import { conflict, invalid, notFound, type CredentialChanged, type KeyResolution, type KeyUsageBatch } from "@svc/contracts";
-import { addDuration, parseAddressList, parseExpiry, parseIsoDuration } from "@svc/kit";
+import { addDuration, durationMs, parseAddressList, parseExpiry, parseIsoDuration } from "@svc/kit";
 import type { Transaction } from "kysely";
 import type { Announcer } from "../messaging/credential-announcer.js";
 import type { CredentialRow, CredentialStore } from "../store/credential-store.js";
 import type { AuthDatabase } from "../store/schema.js";
 import { grantView, readGrant, readScope, type GrantInput, type GrantView } from "./grant-input.js";
+import { withWarnings, type RepositoryCheck } from "./repository-check.js";
 
 const DEFAULT_LIFETIME = "P90D";
 const DEFAULT_OVERLAP = "P7D";
+/** A key expiring within this is marked `expiringSoon` in listings: a key that lapses unnoticed breaks a build. */
+export const EXPIRING_SOON = "P14D";
 
 export interface CredentialView {
   id: string;
@@ -16,6 +19,8 @@ export interface CredentialView {
   created: string;
   expires: string | null;
   state: "active" | "expired" | "revoked";
+  /** Active and expiring within 14 days (EXPIRING_SOON). */
+  expiringSoon: boolean;
   revoked: string | null;
   allowedAddresses: string[];
   grants: GrantView[];
@@ -41,6 +46,8 @@ export interface CredentialServiceDeps {
   maxLifetime: string | undefined;
   trackUsage: boolean;
   announce: Announcer;
+  /** Words a warning for a grant naming a repository that does not exist; no check when absent. */
+  repositories?: Pick<RepositoryCheck, "warningsFor">;
   now?: () => Date;
 }
 
@@ -73,12 +80,14 @@ export function credentialServiceFactory(deps: CredentialServiceDeps) {
   const view = async (rows: CredentialRow[]): Promise<CredentialView[]> => {
     const grants = await store.grantsOf("key", rows.map((r) => r.id));
     const at = now();
+    const soon = addDuration(at, parseIsoDuration(EXPIRING_SOON)!);
     return rows.map((r) => ({
       id: r.id,
       label: r.label,
       created: r.created_at.toISOString(),
       expires: iso(r.expires_at),
       state: stateOf(r, at),
+      expiringSoon: stateOf(r, at) === "active" && r.expires_at !== null && r.expires_at.getTime() <= soon.getTime(),
       revoked: iso(r.revoked_at),
       allowedAddresses: r.allowed_ips,
       grants: grants.filter((g) => g.subject_id === r.id).map(grantView),
@@ -134,8 +143,16 @@ export function credentialServiceFactory(deps: CredentialServiceDeps) {
       return { id, key, label, created: created.toISOString(), expires: iso(expires) };
     },
 
-    async list(opts: { after?: string; limit: number }) {
-      const rows = await store.list({ after: opts.after, limit: opts.limit + 1 });
+    /** `expiring`: an ISO-8601 duration; only active keys whose expiry lies within it from now. */
+    async list(opts: { after?: string; limit: number; expiring?: string }) {
+      let expiringBetween: { from: Date; to: Date } | undefined;
+      if (opts.expiring !== undefined) {
+        const d = parseIsoDuration(opts.expiring);
+        if (!d || durationMs(d) <= 0) throw invalid("expiring", `"${opts.expiring}" is not a positive ISO-8601 duration such as P14D`);
+        const from = now();
+        expiringBetween = { from, to: addDuration(from, d) };
+      }
+      const rows = await store.list({ after: opts.after, limit: opts.limit + 1, expiringBetween });
       const page = rows.slice(0, opts.limit);
       const next = rows.length > opts.limit ? page[page.length - 1]?.id : undefined;
       return { items: await view(page), next };
@@ -146,14 +163,16 @@ export function credentialServiceFactory(deps: CredentialServiceDeps) {
       return v!;
     },
 
-    async setGrant(id: string, input: GrantInput): Promise<GrantView> {
+    async setGrant(id: string, input: GrantInput): Promise<GrantView & { warnings?: string[] }> {
       const at = now();
       const g = readGrant(input, at);
+      // Asked while the grant is written: the answer waits for the slower of the two, not both.
+      const warnings = deps.repositories?.warningsFor(g.scope);
       const row = await changeAndAnnounce(id, "grants", async (tx) => {
         await changeable(id, tx, at);
         return store.setGrant({ kind: "key", subjectId: id, scope: g.scope, tokens: g.tokens, expiresAt: g.expiresAt }, tx);
       });
-      return grantView(row);
+      return withWarnings(grantView(row), warnings);
     },
 
     async removeGrant(id: string, rawScope: string): Promise<void> {

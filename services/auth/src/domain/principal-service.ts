@@ -6,6 +6,7 @@ import type { CredentialStore } from "../store/credential-store.js";
 import type { AuthDatabase } from "../store/schema.js";
 import type { SubjectStore } from "../store/subject-store.js";
 import { activeGrants, grantView, readGrant, readScope, type GrantInput, type GrantView } from "./grant-input.js";
+import { withWarnings, type RepositoryCheck } from "./repository-check.js";
 
 export interface PersonView {
   id: string;
@@ -31,6 +32,8 @@ export interface PrincipalServiceDeps {
   credentials: CredentialStore;
   subjects: SubjectStore;
   announce: Announcer;
+  /** Words a warning for a grant naming a repository that does not exist; no check when absent. */
+  repositories?: Pick<RepositoryCheck, "warningsFor">;
   now?: () => Date;
 }
 
@@ -71,6 +74,17 @@ export function principalServiceFactory(deps: PrincipalServiceDeps) {
     ...(member ? { affected: [member] } : {}),
   });
 
+  const groupViews = async (rows: { name: string; label: string | null }[]): Promise<GroupView[]> => {
+    const grants = await store.grantsOf("group", rows.map((r) => r.name));
+    const counts = await subjects.memberCounts(rows.map((r) => r.name));
+    return rows.map((r) => ({
+      name: r.name,
+      label: r.label,
+      grants: grants.filter((g) => g.subject_id === r.name).map(grantView),
+      members: counts.get(r.name) ?? 0,
+    }));
+  };
+
   const personViews = async (rows: { id: string; label: string | null }[]): Promise<PersonView[]> => {
     const grants = await store.grantsOf("person", rows.map((r) => r.id));
     return rows.map((r) => ({ id: r.id, label: r.label, grants: grants.filter((g) => g.subject_id === r.id).map(grantView) }));
@@ -94,15 +108,16 @@ export function principalServiceFactory(deps: PrincipalServiceDeps) {
       return { items: await personViews(items), next: rows.length > page.limit ? items[items.length - 1]?.id : undefined };
     },
 
-    async grantPerson(input: GrantInput & { id: string; label?: string }): Promise<GrantView> {
+    async grantPerson(input: GrantInput & { id: string; label?: string }): Promise<GrantView & { warnings?: string[] }> {
       const id = personId(input.id);
       const g = readGrant(input, now());
+      const warnings = deps.repositories?.warningsFor(g.scope);
       const row = await changeAndAnnounce(async (tx) => {
         await subjects.ensurePrincipal(id, input.label, tx);
         const result = await store.setGrant({ kind: "person", subjectId: id, scope: g.scope, tokens: g.tokens, expiresAt: g.expiresAt }, tx);
         return { result, change: person(id, "grants") };
       });
-      return grantView(row);
+      return withWarnings(grantView(row), warnings);
     },
 
     async revokePersonGrant(rawId: unknown, rawScope: unknown): Promise<void> {
@@ -139,15 +154,15 @@ export function principalServiceFactory(deps: PrincipalServiceDeps) {
     async listGroups(page: { after?: string; limit: number }) {
       const rows = await subjects.listGroups({ after: page.after, limit: page.limit + 1 });
       const items = rows.slice(0, page.limit);
-      const grants = await store.grantsOf("group", items.map((r) => r.name));
-      const counts = await subjects.memberCounts(items.map((r) => r.name));
-      const views: GroupView[] = items.map((r) => ({
-        name: r.name,
-        label: r.label,
-        grants: grants.filter((g) => g.subject_id === r.name).map(grantView),
-        members: counts.get(r.name) ?? 0,
-      }));
-      return { items: views, next: rows.length > page.limit ? items[items.length - 1]?.name : undefined };
+      return { items: await groupViews(items), next: rows.length > page.limit ? items[items.length - 1]?.name : undefined };
+    },
+
+    /** One group with its grants and member count (what a group's console page heads with). */
+    async group(rawName: string): Promise<GroupView> {
+      const name = groupName(rawName);
+      const row = await subjects.findGroup(name);
+      if (!row) throw notFound(`no group ${name}`);
+      return (await groupViews([row]))[0]!;
     },
 
     async members(rawName: string, page: { after?: string; limit: number }) {
@@ -159,16 +174,17 @@ export function principalServiceFactory(deps: PrincipalServiceDeps) {
     },
 
     /** Sets a group's rights at one scope; creates the group if it does not exist yet. */
-    async grantGroup(rawName: string, input: GrantInput): Promise<GrantView> {
+    async grantGroup(rawName: string, input: GrantInput): Promise<GrantView & { warnings?: string[] }> {
       const name = groupName(rawName);
       const g = readGrant(input, now());
+      const warnings = deps.repositories?.warningsFor(g.scope);
       const row = await changeAndAnnounce(async (tx) => {
         await subjects.ensureGroup(name, tx);
         await subjects.findGroup(name, tx, { forUpdate: true });
         const result = await store.setGrant({ kind: "group", subjectId: name, scope: g.scope, tokens: g.tokens, expiresAt: g.expiresAt }, tx);
         return { result, change: group(name, "grants") };
       });
-      return grantView(row);
+      return withWarnings(grantView(row), warnings);
     },
 
     async revokeGroupGrant(rawName: string, rawScope: string): Promise<void> {

@@ -1,5 +1,5 @@
 import { Type } from "@sinclair/typebox";
-import { grantBody, grantSchema } from "./grant-schemas.js";
+import { grantAnswerSchema, grantBody, grantSchema } from "./grant-schemas.js";
 import { scopeFromPath } from "./scope-param.js";
 import type { CredentialService } from "../domain/credential-service.js";
 import { Answer, NoContent, Nullable, errorResponses, pagingQuerySchema, readPaging, type ServiceApp } from "@svc/kit";
@@ -14,6 +14,7 @@ const credentialSchema = Answer({
   created: Type.String(),
   expires: Nullable(Type.String()),
   state: Type.String(),
+  expiringSoon: Type.Boolean({ description: "active and expiring within 14 days" }),
   revoked: Nullable(Type.String()),
   allowedAddresses: Type.Array(Type.String()),
   grants: Type.Array(grantSchema),
@@ -21,6 +22,14 @@ const credentialSchema = Answer({
   lastUsedFrom: Nullable(Type.String()),
   useCount: Type.Integer(),
 });
+
+const listQuery = Type.Object(
+  {
+    ...pagingQuerySchema.properties,
+    expiring: Type.Optional(Type.String({ maxLength: 64, description: "ISO-8601 duration: only active keys expiring within it from now (e.g. P14D)" })),
+  },
+  { additionalProperties: false },
+);
 
 const mintedSchema = Answer({
   id: Type.String(),
@@ -38,9 +47,9 @@ const mintedSchema = Answer({
 export function credentialRoutes(app: ServiceApp, svc: CredentialService): void {
   app.get(
     "/api/credentials",
-    { schema: { querystring: pagingQuerySchema, response: { 200: Type.Array(credentialSchema), ...errorResponses(400) } } },
+    { schema: { querystring: listQuery, response: { 200: Type.Array(credentialSchema), ...errorResponses(400) } } },
     async (req, reply) => {
-      const page = await svc.list(readPaging(req.query));
+      const page = await svc.list({ ...readPaging(req.query), expiring: req.query.expiring });
       if (page.next) reply.header("x-next-cursor", page.next);
       return page.items;
     },
@@ -76,7 +85,7 @@ export function credentialRoutes(app: ServiceApp, svc: CredentialService): void 
 
   app.post(
     "/api/credentials/:id/grants",
-    { schema: { params: idParam, body: grantBody, response: { 200: grantSchema, ...errorResponses(400, 404, 409, 413, 415) } } },
+    { schema: { params: idParam, body: grantBody, response: { 200: grantAnswerSchema, ...errorResponses(400, 404, 409, 413, 415) } } },
     async (req) => {
       const g = await svc.setGrant(req.params.id, { scope: req.body.scope, tokens: req.body.tokens, expires: req.body.expires ?? undefined });
       req.log.info({ credentialId: req.params.id, scope: g.scope, tokens: g.tokens, principal: req.principal.id }, "credential grant set");

@@ -1,5 +1,5 @@
 import { Type } from "@sinclair/typebox";
-import { grantBody, grantSchema } from "./grant-schemas.js";
+import { grantAnswerSchema, grantBody, grantSchema } from "./grant-schemas.js";
 import { scopeFromPath } from "./scope-param.js";
 import type { PrincipalService } from "../domain/principal-service.js";
 import { Answer, NoContent, Nullable, errorResponses, pagingQuerySchema, readPaging, type ServiceApp } from "@svc/kit";
@@ -9,24 +9,20 @@ const memberSchema = Answer({ id: Type.String() });
 const memberId = Type.Object({ id: Type.String({ maxLength: 300 }) }, { additionalProperties: false });
 
 /** `/api/groups`: a group name is one percent-encoded path segment. */
+const groupSchema = Answer({ name: Type.String(), label: Nullable(Type.String()), grants: Type.Array(grantSchema), members: Type.Integer() });
+
 export function groupRoutes(app: ServiceApp, svc: PrincipalService): void {
   app.get(
     "/api/groups",
-    {
-      schema: {
-        querystring: pagingQuerySchema,
-        response: {
-          200: Type.Array(Answer({ name: Type.String(), label: Nullable(Type.String()), grants: Type.Array(grantSchema), members: Type.Integer() })),
-          ...errorResponses(400),
-        },
-      },
-    },
+    { schema: { querystring: pagingQuerySchema, response: { 200: Type.Array(groupSchema), ...errorResponses(400) } } },
     async (req, reply) => {
       const page = await svc.listGroups(readPaging(req.query));
       if (page.next) reply.header("x-next-cursor", page.next);
       return page.items;
     },
   );
+
+  app.get("/api/groups/:name", { schema: { params: nameParam, response: { 200: groupSchema, ...errorResponses(400, 404) } } }, async (req) => svc.group(req.params.name));
 
   app.get(
     "/api/groups/:name/members",
@@ -40,7 +36,7 @@ export function groupRoutes(app: ServiceApp, svc: PrincipalService): void {
 
   app.post(
     "/api/groups/:name/grants",
-    { schema: { params: nameParam, body: grantBody, response: { 200: grantSchema, ...errorResponses(400, 413, 415) } } },
+    { schema: { params: nameParam, body: grantBody, response: { 200: grantAnswerSchema, ...errorResponses(400, 413, 415) } } },
     async (req) => {
       const g = await svc.grantGroup(req.params.name, req.body);
       req.log.info({ group: req.params.name, scope: g.scope, tokens: g.tokens, principal: req.principal.id }, "group grant set");

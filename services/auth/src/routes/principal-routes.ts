@@ -1,5 +1,5 @@
 import { Type } from "@sinclair/typebox";
-import { grantBodyProperties, grantProperties, grantSchema } from "./grant-schemas.js";
+import { grantAnswerSchema, grantBodyProperties, grantProperties, grantSchema } from "./grant-schemas.js";
 import type { PrincipalService } from "../domain/principal-service.js";
 import { Answer, NoContent, Nullable, errorResponses, pagingQuerySchema, readPaging, type ServiceApp } from "@svc/kit";
 
@@ -28,7 +28,7 @@ export function principalRoutes(app: ServiceApp, svc: PrincipalService): void {
     {
       schema: {
         body: Type.Object({ id: personId, label: Type.Optional(Type.String({ maxLength: 200 })), ...grantBodyProperties }, { additionalProperties: false }),
-        response: { 200: grantSchema, ...errorResponses(400, 413, 415) },
+        response: { 200: grantAnswerSchema, ...errorResponses(400, 413, 415) },
       },
     },
     async (req) => {

@@ -39,9 +39,12 @@ export function credentialStoreFactory(root: Kysely<AuthDatabase>) {
       return q.executeTakeFirst();
     },
 
-    async list(opts: { after?: string; limit: number }, tx?: Db) {
+    /** In id order; `expiringBetween`: only keys not revoked whose expiry lies after `from` and at or before `to`. */
+    async list(opts: { after?: string; limit: number; expiringBetween?: { from: Date; to: Date } }, tx?: Db) {
       let q = db(tx).selectFrom("credentials").selectAll().orderBy("id").limit(opts.limit);
       if (opts.after) q = q.where("id", ">", opts.after);
+      const w = opts.expiringBetween;
+      if (w) q = q.where("revoked_at", "is", null).where("expires_at", ">", w.from).where("expires_at", "<=", w.to);
       return q.execute();
     },
 

@@ -1,5 +1,6 @@
 // The admission decision, case by case, without starting a process: what each caller gets
-// (status, message, Basic challenge) or the principal the request is forwarded as.
+// (status, message, Basic challenge) or the principal the request is forwarded as. Over 400
+// lines on purpose: one set of tables for the one decision, keys and console sessions side by side.
 import { createHash, randomBytes } from "node:crypto";
 import { describe, expect, it } from "vitest";
 import type { FastifyReply, FastifyRequest } from "fastify";
@@ -53,8 +54,9 @@ const otherTenant = makeKey("othertenant");
 const malformed = admin.slice(0, -2) + "AA";
 const LOOKUP_FAILS = makeKey("default");
 
-type Mode = "enforcing" | "read-only" | "anonymous-read" | "anonymous-one-repository" | "open";
-const POLICIES: Record<Mode, { auth: boolean; readOnly: boolean; anonymousRights: GrantSpec[] }> = {
+type Mode = "enforcing" | "read-only" | "anonymous-read" | "anonymous-one-repository" | "open" | "scope-from-path";
+const POLICIES: Record<Mode, { auth: boolean; readOnly: boolean; anonymousRights: GrantSpec[]; repositoryScopeFromPath?: boolean }> = {
+  "scope-from-path": { auth: true, readOnly: false, anonymousRights: [], repositoryScopeFromPath: true },
   enforcing: { auth: true, readOnly: false, anonymousRights: [] },
   "read-only": { auth: true, readOnly: true, anonymousRights: [] },
   "anonymous-read": { auth: true, readOnly: false, anonymousRights: [{ scope: "*", tokens: ["repository:read"] }] },
@@ -169,6 +171,13 @@ const cases: [string, Mode, string, string, Record<string, string>, Outcome][] =
   ["anonymous rights let a keyless caller see capabilities", "anonymous-read", "GET", "/api/capabilities", {}, ANONYMOUS],
   ["anonymous rights on one repository, named", "anonymous-one-repository", "GET", ART, { "service-repository-name": "default" }, ANONYMOUS],
   ["anonymous rights on one repository, not named", "anonymous-one-repository", "GET", ART, {}, refused(401, REQUIRED, true)],
+  // svc.repository-scope-from-path=true: without the header, the repository the path names.
+  ["a repository grant without Service-Repository-Name, scoped by the path", "scope-from-path", "GET", ART, key(namedReader), asKey(namedReader)],
+  ["a read grant scoped by the path still cannot write", "scope-from-path", "PUT", ART, key(namedReader), refused(403, "this key does not hold repository:write on default (the repository the path names)")],
+  ["a grant on another repository does not cover the one the path names", "scope-from-path", "PUT", ART, key(otherDeployer), refused(403, "this key does not hold repository:write on default (the repository the path names)")],
+  ["a grant on the repository the path names does not reach another", "scope-from-path", "GET", "/repository/other/x.txt", key(namedReader), refused(403, "this key does not hold repository:read on other (the repository the path names)")],
+  ["a header naming another repository is still refused", "scope-from-path", "GET", ART, named(otherDeployer, "other"), refused(403, 'Service-Repository-Name names repository "other" but this request is for repository "default"')],
+  ["a keyless caller is still asked for a key", "scope-from-path", "GET", ART, {}, refused(401, REQUIRED, true)],
   // svc.auth=false.
   ["open mode serves a keyless write", "open", "PUT", ART, {}, ANONYMOUS],
   ["open mode serves /api/ to anyone", "open", "POST", "/api/credentials", {}, ANONYMOUS],

@@ -6,7 +6,7 @@ import { readPresentedKey, type Presented } from "./key-reader.js";
 import type { GatewayMetrics } from "./gateway-metrics.js";
 import type { Bucket, Verdict } from "./rate-limiter.js";
 import { personEntry, type KeyRights, type RightsCache } from "./rights-cache.js";
-import { isUnder, routedPath } from "./request-target.js";
+import { acceptsHtml, isUnder, routedPath } from "./request-target.js";
 import { csrfMatches, readSessionId, type Session, type SessionCache } from "./session-cache.js";
 
 /*
@@ -46,7 +46,7 @@ declare module "fastify" {
 
 export type Target =
   | { kind: "artifact"; repository: string; path: string; write: boolean }
-  | { kind: "api"; write: boolean; capabilities: boolean; credentialId: string | undefined; metrics: boolean; whoami?: true }
+  | { kind: "api"; write: boolean; capabilities: boolean; credentialId: string | undefined; metrics: boolean; whoami?: true; people?: boolean }
   | { kind: "console" }
   | { kind: "open" };
 
@@ -77,6 +77,7 @@ export function classify(method: string, url: string, accept?: string | string[]
       capabilities: path === "/api/capabilities",
       credentialId: CREDENTIAL_PATH.exec(path)?.[1],
       metrics: false,
+      people: isUnder(path, "/api/principals") || isUnder(path, "/api/groups"),
     };
   }
   // The deployment's meters: manage:read over * (of this, the operator's, tenant), like /api/.
@@ -88,16 +89,6 @@ const OPEN: Target = { kind: "open" };
 const CONSOLE: Target = { kind: "console" };
 const WHOAMI: Target = { kind: "api", write: false, capabilities: false, credentialId: undefined, metrics: false, whoami: true };
 
-/** Whether an Accept header names text/html with a weight above 0 (`*\/*` alone is not a browser). */
-export function acceptsHtml(accept: string | string[] | undefined): boolean {
-  const text = Array.isArray(accept) ? accept.join(",") : accept;
-  if (!text || !/text\/html/i.test(text)) return false;
-  return text.split(",").some((range) => {
-    const [type, ...params] = range.split(";").map((p) => p.trim().toLowerCase());
-    const q = params.find((p) => p.startsWith("q="));
-    return type === "text/html" && (q === undefined || Number(q.slice(2)) > 0);
-  });
-}
 /** Health detail (which dependency is down, and why) asks what reading the meters asks: manage:read on *. */
 const HEALTH_DETAIL: Target = { kind: "api", write: false, capabilities: false, credentialId: undefined, metrics: true };
 
@@ -109,10 +100,18 @@ export interface AccessPolicy {
   anonymous: CompiledGrant[];
   /** svc.ui.deploy: whether a console session may write to /repository/. */
   deployByCookie: boolean;
+  /** svc.repository-scope-from-path: without Service-Repository-Name, authorise against the repository the path names instead of `*`. */
+  scopeFromPath: boolean;
 }
 
-export function accessPolicy(s: { auth: boolean; readOnly: boolean; anonymousRights: GrantSpec[]; uiDeploy?: boolean }): AccessPolicy {
-  return { auth: s.auth, readOnly: s.readOnly, anonymous: compileGrants(s.anonymousRights), deployByCookie: s.uiDeploy ?? false };
+export function accessPolicy(s: { auth: boolean; readOnly: boolean; anonymousRights: GrantSpec[]; uiDeploy?: boolean; repositoryScopeFromPath?: boolean }): AccessPolicy {
+  return {
+    auth: s.auth,
+    readOnly: s.readOnly,
+    anonymous: compileGrants(s.anonymousRights),
+    deployByCookie: s.uiDeploy ?? false,
+    scopeFromPath: s.repositoryScopeFromPath === true,
+  };
 }
 
 /** The one Basic challenge: artifact clients (Maven, docker login) answer it with the key as password. */
@@ -368,8 +367,9 @@ export function authorize(
   let what: string;
 
   if (target.kind === "artifact") {
-    // The repository authorised against is the one the header names, never the one the route serves.
-    let scopeRepo = "*";
+    // The repository authorised against is the one the header names, never the one the route
+    // serves; without the header, `*`, or (opted in) the repository the path names, never another.
+    let scopeRepo = policy.scopeFromPath ? target.repository : "*";
     if (repositoryHeader !== undefined) {
       if (!isRepositoryName(repositoryHeader)) throw invalid("Service-Repository-Name", "Service-Repository-Name is not a valid repository name");
       if (repositoryHeader !== target.repository) {
@@ -381,7 +381,8 @@ export function authorize(
       scopeRepo = repositoryHeader;
     }
     need = target.write ? Right.repositoryWrite : Right.repositoryRead;
-    what = `${target.write ? "repository:write" : "repository:read"} on ${scopeRepo === "*" ? "* (no Service-Repository-Name header was sent)" : scopeRepo}`;
+    const why = repositoryHeader !== undefined ? "" : scopeRepo === "*" ? " (no Service-Repository-Name header was sent)" : " (the repository the path names)";
+    what = `${target.write ? "repository:write" : "repository:read"} on ${scopeRepo}${why}`;
     held = rightsFor(policy.anonymous, scopeRepo, target.path, now);
     if (grants) held |= rightsFor(grants, scopeRepo, target.path, now);
   } else if (target.whoami) {

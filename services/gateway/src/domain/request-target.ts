@@ -41,3 +41,14 @@ const DOT_SEGMENT = /\/\.\.?(?:\/|$)/;
 export function isUnder(path: string, prefix: string): boolean {
   return path.startsWith(prefix) && (path.length === prefix.length || path.charCodeAt(prefix.length) === 47);
 }
+
+/** Whether an Accept header names text/html with a weight above 0 (`*\/*` alone is not a browser). */
+export function acceptsHtml(accept: string | string[] | undefined): boolean {
+  const text = Array.isArray(accept) ? accept.join(",") : accept;
+  if (!text || !/text\/html/i.test(text)) return false;
+  return text.split(",").some((range) => {
+    const [type, ...params] = range.split(";").map((p) => p.trim().toLowerCase());
+    const q = params.find((p) => p.startsWith("q="));
+    return type === "text/html" && (q === undefined || Number(q.slice(2)) > 0);
+  });
+}

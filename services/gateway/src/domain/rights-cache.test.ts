@@ -1,6 +1,6 @@
 // The key cache's answers to made-up keys: remembered briefly, and never at the expense of real ones.
 import { describe, expect, it } from "vitest";
-import { rightsCacheFactory, type KeyRights } from "./rights-cache.js";
+import { compilePerson, personEntry, rightsCacheFactory, type KeyRights } from "./rights-cache.js";
 
 const real = (id: string): KeyRights => ({ id, tenant: "default", revoked: false, expiresAt: Infinity, allowedFrom: null, grants: [] });
 
@@ -61,5 +61,34 @@ describe("rights cache", () => {
     expect(cache.peek("forged")).toBeUndefined();
     await cache.get("forged");
     expect(asked).toEqual(["forged", "forged"]);
+  });
+
+  it("keeps people beside keys, and drops only the people after a change to people or groups made through this node", async () => {
+    const asked: string[] = [];
+    const cache = rightsCacheFactory({
+      ttlMs: 60_000,
+      lookup: async (id) => (asked.push(id), id.startsWith("person:") ? compilePerson({ id: id.slice(7), tenant: "default", grants: [], dependsOn: [] }) : real(id)),
+    });
+    await cache.get("k");
+    await cache.get(personEntry("oidc/alice"));
+    expect(cache.peek(personEntry("oidc/alice"))?.value).toMatchObject({ kind: "person", id: "oidc/alice" });
+    expect(cache.parts().known.size).toBe(2);
+    cache.evictPersons();
+    expect(cache.peek("k")?.value?.id).toBe("k");
+    expect(cache.peek(personEntry("oidc/alice"))).toBeUndefined();
+    expect(asked).toEqual(["k", "person:oidc/alice"]);
+  });
+
+  it("counts hits and misses of known and unknown keys apart", async () => {
+    const { lookup } = counted(["a"]);
+    const cache = rightsCacheFactory({ ttlMs: 60_000, lookup });
+    await cache.get("a");
+    await cache.get("forged");
+    cache.peek("a");
+    cache.peek("a");
+    cache.peek("forged");
+    const { known, unknown } = cache.parts();
+    expect([known.hits, known.misses, known.size]).toEqual([2, 2, 1]);
+    expect([unknown.hits, unknown.misses, unknown.size, unknown.ttlMs]).toEqual([1, 1, 1, 10_000]);
   });
 });

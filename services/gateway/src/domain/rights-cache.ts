@@ -138,6 +138,11 @@ export function rightsCacheFactory(opts: { ttlMs: number; lookup: Lookup; max?: 
       }
       return ids.length;
     },
+    /** Drops every signed-in person's rights (keys stay). */
+    evictPersons(): void {
+      generation++;
+      for (const id of [...(cache?.keys() ?? [])]) if (id.startsWith(PERSON_ENTRY)) cache?.delete(id);
+    },
     clear(): void {
       generation++;
       cache?.clear();

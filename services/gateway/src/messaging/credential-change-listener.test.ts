@@ -1,6 +1,8 @@
 import { describe, expect, it } from "vitest";
 import type { CredentialChanged, KeyResolution } from "@svc/contracts";
-import { compileResolution, rightsCacheFactory } from "../domain/rights-cache.js";
+import { controlSubjects } from "@svc/kit";
+import { compilePerson, compileResolution, personEntry, rightsCacheFactory } from "../domain/rights-cache.js";
+import { sessionCacheFactory } from "../domain/session-cache.js";
 import { gatewayListenersFactory } from "./credential-change-listener.js";
 
 const id = (n: number) => n.toString(16).padStart(64, "0");
@@ -20,19 +22,27 @@ function resolutions(extra: Record<string, KeyResolution["dependsOn"]>) {
 
 function setup(dependsOn: Record<string, KeyResolution["dependsOn"]> = {}) {
   const resolve = resolutions(dependsOn);
-  const cache = rightsCacheFactory({ ttlMs: 300_000, lookup: async (key) => compileResolution(resolve(key)) });
+  // A person's entry: their own grants and the groups named in `dependsOn` (as auth resolves it).
+  const person = (id: string) =>
+    compilePerson({ id, tenant: "acme", grants: [], dependsOn: [{ kind: "person", id }, ...(dependsOn[id] ?? []).filter((d) => d.kind === "group")] });
+  const cache = rightsCacheFactory({ ttlMs: 300_000, lookup: async (key) => (key.startsWith("person:") ? person(key.slice(7)) : compileResolution(resolve(key))) });
+  const sessions = sessionCacheFactory({ ttlMs: 60_000, lookup: async (id) => ({ id, tenant: "acme", personId: "oidc/alice", expiresAt: Date.now() + 3_600_000, csrf: "t" }) });
   let hear: (event: CredentialChanged) => void = () => {};
+  const control = new Map<string, (message: unknown) => void>();
   gatewayListenersFactory({
-    bus: { subscribe: ((_kind: string, handler: (e: CredentialChanged) => void) => (hear = handler)) as never, listen: () => {} },
+    bus: { subscribe: ((_kind: string, handler: (e: CredentialChanged) => void) => (hear = handler)) as never, listen: (subject, handler) => void control.set(subject, handler) },
     internalSecret: "s",
     cache,
+    sessions,
+    node: "gw-1",
     metrics: { eventLag: { observe: () => {} } as never },
     refreshLimits: () => {},
   });
   const announce = (subject: CredentialChanged["subject"], change: CredentialChanged["change"], affected?: string[]) =>
     hear({ id: "e", time: new Date().toISOString(), tenant: "acme", subject, change, ...(affected ? { affected } : {}) });
   const cached = (key: string) => cache.peek(key) !== undefined;
-  return { cache, announce, cached };
+  const cleared = (node: string) => control.get(controlSubjects("s").caches)!({ node });
+  return { cache, sessions, announce, cached, cleared };
 }
 
 describe("a credential change drops only what it touches from this gateway's cache", () => {
@@ -85,5 +95,44 @@ describe("a credential change drops only what it touches from this gateway's cac
     await cache.get(key);
     announce({ kind: "group", id: "ops" }, "grants");
     expect(cached(key)).toBe(false);
+  });
+});
+
+describe("a signed-in person's rights and sessions leave this gateway's caches when they change", () => {
+  it("drops a person's rights when the person, or one of their groups, changes", async () => {
+    const alice = personEntry("oidc/alice");
+    const { cache, announce, cached } = setup({ "oidc/alice": [{ kind: "group", id: "ops" }] });
+    await cache.get(alice);
+    announce({ kind: "group", id: "dev" }, "grants");
+    expect(cached(alice)).toBe(true);
+    announce({ kind: "person", id: "oidc/alice" }, "grants");
+    expect(cached(alice)).toBe(false);
+    await cache.get(alice);
+    announce({ kind: "group", id: "ops" }, "removed");
+    expect(cached(alice)).toBe(false);
+    await cache.get(alice);
+    // Alice joins a group she did not belong to: her set of groups changed.
+    announce({ kind: "group", id: "release" }, "members", ["oidc/alice"]);
+    expect(cached(alice)).toBe(false);
+  });
+
+  it("forgets a session the console announces ended, and no other", async () => {
+    const { sessions, announce } = setup();
+    await sessions.get("s1");
+    await sessions.get("s2");
+    announce({ kind: "session", id: "s1" }, "ended");
+    expect(sessions.peek("s1")).toBeUndefined();
+    expect(sessions.peek("s2")?.value?.personId).toBe("oidc/alice");
+  });
+
+  it("drops every credential, person and session when another gateway clears its caches, and not on its own announcement", async () => {
+    const { cache, sessions, cached, cleared } = setup();
+    await cache.get(id(1));
+    await cache.get(personEntry("oidc/alice"));
+    await sessions.get("s1");
+    cleared("gw-1");
+    expect(cached(id(1))).toBe(true);
+    cleared("gw-2");
+    expect([cached(id(1)), cached(personEntry("oidc/alice")), sessions.peek("s1")]).toEqual([false, false, undefined]);
   });
 });

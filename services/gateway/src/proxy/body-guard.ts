@@ -28,7 +28,7 @@ export function bodyGuardFactory(opts: BodyGuardOptions) {
   const cut = (request: FastifyRequest, reply: FastifyReply) => {
     request.log.warn({ method: request.method, url: request.url, principal: request.forwardedPrincipal, idleMs: opts.idleMs }, "cut a request body that stopped arriving (svc.upload-idle-timeout)");
     if (!reply.sent) {
-      sendProblem(reply, surfaceOf(request.url, request.headers.accept), problem("request_timeout", `the request body sent nothing for ${opts.idleMs} ms (svc.upload-idle-timeout): nothing was stored`), { connection: "close" });
+      sendProblem(reply, surfaceOf(request.url, request.headers.accept, request.headers["user-agent"]), problem("request_timeout", `the request body sent nothing for ${opts.idleMs} ms (svc.upload-idle-timeout): nothing was stored`), { connection: "close" });
     }
     // The upstream sees its body fail and keeps what it had; the answer goes out first.
     if (reply.raw.writableFinished) request.raw.destroy();

@@ -1,10 +1,11 @@
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { sendUnexpected } from "@svc/kit";
 import type { DownloadPool } from "./download-pool.js";
+import { ORIGIN_HEADERS } from "./forwarded-origin.js";
 import { NOT_FORWARDED, type StampIdentity } from "./identity-stamp.js";
 
-/** Request headers a download does not pass on: beside NOT_FORWARDED, the upstream connection's own. */
-const NOT_IN_HEAD = new Set([...NOT_FORWARDED, "connection", "host", "content-length", "transfer-encoding"]);
+/** Request headers a download does not pass on: beside NOT_FORWARDED, the upstream connection's own, and the origin the gateway stamps itself. */
+const NOT_IN_HEAD = new Set([...NOT_FORWARDED, ...ORIGIN_HEADERS, "connection", "host", "content-length", "transfer-encoding"]);
 
 /** The request head sent upstream for a GET: the client's end-to-end headers, our host, the stamped identity. */
 function downloadRequestHead(request: FastifyRequest, path: string, host: string, stamp: StampIdentity): string {
@@ -16,6 +17,10 @@ function downloadRequestHead(request: FastifyRequest, path: string, host: string
     const lower = raw[i]!.toLowerCase();
     if (NOT_IN_HEAD.has(lower) || listed.includes(lower)) continue;
     head += `${raw[i]}: ${raw[i + 1]}\r\n`;
+  }
+  for (const name of ORIGIN_HEADERS) {
+    const v = request.headers[name];
+    if (typeof v === "string") head += `${name}: ${v}\r\n`;
   }
   const identity: Record<string, unknown> = {};
   stamp(identity, "GET", path, request.forwardedPrincipal);

@@ -5,6 +5,7 @@ import { declaredContentType, sendUnexpected, setContentTypeAside, type AddressM
 import { bodyGuardFactory } from "./body-guard.js";
 import { DownloadPool } from "./download-pool.js";
 import { forwardDownload } from "./download-forwarder.js";
+import { stampForwardedOrigin } from "./forwarded-origin.js";
 import { NOT_FORWARDED, NOT_FORWARDED_TO_CONSOLE, SigningPool, claimIdentity, identityStamp } from "./identity-stamp.js";
 import { CONSOLE_HOME, ROUTES, type Route, type Transport, type Upstreams } from "./route-table.js";
 
@@ -102,6 +103,7 @@ export function registerProxyRoutes(app: FastifyInstance, deps: ProxyDeps, route
       // comes (fastify's text/plain parser would read it whole, decode it and cap it at 1 MiB).
       scope.removeAllContentTypeParsers();
       scope.addHook("onRequest", bodies.guard);
+      if (route.upstream === "artifacts") scope.addHook("onRequest", (request, _reply, done) => (stampForwardedOrigin(request, deps.trustedProxies), done()));
       // An artifact body is opaque bytes whatever Content-Type it declares (even one fastify
       // cannot parse); the header goes upstream as sent.
       if (route.transport === "uploads") scope.addHook("onRequest", (request, _reply, done) => (setContentTypeAside(request), done()));

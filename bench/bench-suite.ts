@@ -1,0 +1,34 @@
+// The servers and services a bench run measures: our own Postgres, Redis and NATS under
+// <repo>/.data/bench/infra (tools/devstack), a fresh database, every service as its own process.
+import { join } from "node:path";
+import { createDatabase, startInfra, type Infra } from "@svc/devstack";
+import { startServices, type RunningServices, type ServiceName } from "@svc/devstack/service-runner";
+import { dataDir, log, RATE_LIMIT, suiteDir } from "./options.js";
+
+export interface BenchSuite {
+  infra: Infra;
+  suite: RunningServices;
+}
+
+/**
+ * Starts the servers and the services; each stop is pushed onto `cleanups` as soon as there is
+ * something to stop, so a failure half-way still stops what was started. `nodeArgs` is read by
+ * startServices at every launch (the small-file runs relaunch the gateway with --cpu-prof).
+ */
+export async function startBenchSuite(cleanups: Array<() => Promise<unknown>>, nodeArgs: Partial<Record<ServiceName, string[]>> = {}): Promise<BenchSuite> {
+  log(`starting Postgres, Redis and NATS under ${join(dataDir, "infra")}`);
+  const infra = await startInfra({ dataDir: join(dataDir, "infra"), log: (l) => log(l) });
+  cleanups.push(() => infra.stop());
+  const databaseUrl = await createDatabase(infra.adminDatabaseUrl, "svc_bench");
+  log("starting the services");
+  const suite = await startServices({
+    databaseUrl,
+    redisUrl: infra.redisUrl,
+    natsUrl: infra.natsUrl,
+    dataDir: suiteDir,
+    nodeArgs,
+    env: { SVC_RATE_LIMIT: String(RATE_LIMIT) },
+  });
+  cleanups.push(() => suite.stop());
+  return { infra, suite };
+}

@@ -1,0 +1,113 @@
+import { PassThrough } from "node:stream";
+import { describe, expect, it } from "vitest";
+import { failureOf } from "./api-client.js";
+import { EXIT } from "./cli-errors.js";
+import { expiringSoon } from "./commands/credentials-command.js";
+import { grantBody, parseGrantSpec } from "./grant-specs.js";
+import { resolveKey } from "./key-source.js";
+import { runCli } from "./main.js";
+import { progressBar } from "./progress-bar.js";
+import { renderTable } from "./table-output.js";
+
+const problem = (status: number, body: unknown, type = "application/problem+json") =>
+  new Response(typeof body === "string" ? body : JSON.stringify(body), { status, headers: { "content-type": type } });
+
+describe("what the client says about an answer that is not a success", () => {
+  it("a refusal quotes the server's title and detail and exits 3", async () => {
+    const e = await failureOf("GET", "/api/credentials?limit=5", problem(403, { title: "Forbidden", detail: "this key lacks manage:read on *" }));
+    expect(e.exitCode).toBe(EXIT.refused);
+    expect(e.message).toBe("Refused (403) GET /api/credentials: Forbidden: this key lacks manage:read on *");
+  });
+
+  it("an unexpected failure is one sentence ending with the reference and exits 4, from a problem document or plain text", async () => {
+    const doc = await failureOf("GET", "/api/logs", problem(503, { title: "Service unavailable", reference: "ABCDEF123456" }));
+    expect(doc.exitCode).toBe(EXIT.unexpected);
+    expect(doc.message).toBe("The server failed unexpectedly while GET /api/logs (503 Service unavailable). Reference: ABCDEF123456");
+    const text = await failureOf("PUT", "/repository/default/a", problem(500, "Unexpected failure. Reference: ZXCVBN098765", "text/plain"));
+    expect(text.message).toMatch(/\(500\)\. Reference: ZXCVBN098765$/);
+    const proxy = await failureOf("GET", "/api/posture", problem(502, "<html>Bad gateway</html>", "text/html"));
+    expect(proxy.exitCode).toBe(EXIT.unexpected);
+    expect(proxy.message).toMatch(/gave no reference/);
+  });
+});
+
+describe("grants, expiry marks, tables", () => {
+  it("reads a grant spec and refuses a malformed one", () => {
+    expect(parseGrantSpec("libs:com/acme=deploy,cache:read")).toEqual({ scope: "libs:com/acme", tokens: ["deploy", "cache:read"] });
+    expect(() => parseGrantSpec("deploy")).toThrow(/<scope>=<token>/);
+    expect(grantBody(["*", "manage:read,manage:write"], undefined)).toEqual({ scope: "*", tokens: ["manage:read", "manage:write"] });
+    expect(() => grantBody(["*"], undefined)).toThrow(/at least one right/);
+  });
+
+  it("marks active keys that expire within 14 days, not later ones, expired ones or revoked ones", () => {
+    const now = Date.parse("2030-01-01T00:00:00Z");
+    const at = (days: number) => new Date(now + days * 86_400_000).toISOString();
+    expect(expiringSoon({ state: "active", expires: at(13.9) }, now)).toBe(true);
+    expect(expiringSoon({ state: "active", expires: at(14.1) }, now)).toBe(false);
+    expect(expiringSoon({ state: "active", expires: null }, now)).toBe(false);
+    expect(expiringSoon({ state: "revoked", expires: at(3) }, now)).toBe(false);
+    expect(expiringSoon({ state: "expired", expires: at(-1) }, now)).toBe(false);
+  });
+
+  it("pads columns to the widest cell and keeps each row on one line", () => {
+    expect(renderTable([{ a: "x", b: "two\nlines" }, { a: "longer", b: "y" }], [{ header: "A", cell: (r) => r.a }, { header: "B", cell: (r) => r.b }])).toBe(
+      "A       B\nx       two lines\nlonger  y",
+    );
+  });
+
+  it("draws nothing when disabled, and a full bar at the end when enabled", () => {
+    const out = new PassThrough();
+    let text = "";
+    out.on("data", (d: Buffer) => (text += d.toString()));
+    const off = progressBar({ label: "up", total: 10, stream: out, enabled: false });
+    off.add(10);
+    off.done();
+    expect(text).toBe("");
+    const on = progressBar({ label: "up", total: 2048, stream: out, enabled: true });
+    on.add(2048);
+    on.done();
+    expect(text).toMatch(/\rup \[#{24}\] 100% 2\.0 KiB \/ 2\.0 KiB .*\n$/);
+  });
+});
+
+describe("where the key comes from", () => {
+  const stdin = (text: string) => {
+    const s = new PassThrough();
+    s.end(text);
+    return s;
+  };
+
+  it("takes --key-file (- is standard input) first, then --key, then SVC_KEY_FILE, then SVC_KEY", async () => {
+    expect(await resolveKey({ keyFile: "-", key: "k2", env: { SVC_KEY: "k4" }, stdin: stdin("\n  k1  \n") })).toBe("k1");
+    expect(await resolveKey({ key: "k2", env: { SVC_KEY: "k4" }, stdin: stdin("") })).toBe("k2");
+    expect(await resolveKey({ env: { SVC_KEY: "k4" }, stdin: stdin("") })).toBe("k4");
+    expect(await resolveKey({ env: {}, stdin: stdin("") })).toBeUndefined();
+    await expect(resolveKey({ keyFile: "/nonexistent/key", env: {}, stdin: stdin("") })).rejects.toThrow(/Cannot read the key from \/nonexistent\/key/);
+    await expect(resolveKey({ env: { SVC_KEY: "two words" }, stdin: stdin("") })).rejects.toThrow(/not a key/);
+  });
+});
+
+describe("the command line", () => {
+  const run = async (argv: string[]) => {
+    const stdout = new PassThrough();
+    const stderr = new PassThrough();
+    let out = "";
+    let err = "";
+    stdout.on("data", (d: Buffer) => (out += d.toString()));
+    stderr.on("data", (d: Buffer) => (err += d.toString()));
+    const code = await runCli({ argv, env: {}, stdin: new PassThrough(), stdout, stderr, signal: new AbortController().signal, stopsGracefully() {} });
+    return { code, out, err };
+  };
+
+  it("answers help without a key or a server, and wrong usage with exit 2", async () => {
+    expect((await run(["--help"])).code).toBe(0);
+    const sub = await run(["credentials", "mint", "--help"]);
+    expect(sub.code).toBe(0);
+    expect(sub.out).toMatch(/--grant <scope=tokens> \(repeatable\)/);
+    expect(await run(["nope"])).toMatchObject({ code: EXIT.usage, err: expect.stringMatching(/^svc: Unknown command "nope"/) });
+    expect(await run(["credentials", "nope"])).toMatchObject({ code: EXIT.usage });
+    expect(await run(["credentials", "list", "--nope"])).toMatchObject({ code: EXIT.usage, err: expect.stringMatching(/--nope/) });
+    expect(await run(["credentials", "revoke", "abc"])).toMatchObject({ code: EXIT.usage, err: expect.stringMatching(/not a key id/) });
+    expect(await run(["posture", "--url", "ftp://x"])).toMatchObject({ code: EXIT.usage, err: expect.stringMatching(/not an http\(s\) URL/) });
+  });
+});

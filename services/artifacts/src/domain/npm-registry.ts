@@ -1,0 +1,179 @@
+import { createHash } from "node:crypto";
+import { Readable } from "node:stream";
+import { ServiceError, conflict, forbidden, invalid, notFound, type Actor } from "@svc/contracts";
+import type { NpmStore, NpmVersionRow } from "../store/npm-store.js";
+import { READ_ONLY, type ArtifactService } from "./artifact-service.js";
+import { tarballPath } from "./npm-documents.js";
+
+export interface NpmRegistryDeps {
+  store: NpmStore;
+  artifacts: Pick<ArtifactService, "publish" | "remove">;
+  readOnly: boolean;
+}
+
+type Doc = Record<string, unknown>;
+
+/** semver 2.0.0, as npm requires of a published version. */
+const SEMVER = /^(0|[1-9]\d*)\.(0|[1-9]\d*)\.(0|[1-9]\d*)(?:-[0-9A-Za-z-]+(?:\.[0-9A-Za-z-]+)*)?(?:\+[0-9A-Za-z-]+(?:\.[0-9A-Za-z-]+)*)?$/;
+/** A dist-tag: not something that reads as a version or a range. */
+const TAG = /^[A-Za-z][\w.-]{0,63}$/;
+
+const obj = (v: unknown): Doc => (typeof v === "object" && v !== null && !Array.isArray(v) ? (v as Doc) : {});
+const addressOf = (repository: string, path: string) => ({ repository, segments: path.split("/"), path });
+
+/** The tarball of a publish, checked against the digests its manifest declares. */
+function attachment(body: Doc, manifest: Doc): Buffer {
+  const attachments = Object.values(obj(body._attachments));
+  if (attachments.length !== 1) throw invalid("_attachments", "a publish carries exactly one tarball in _attachments");
+  const data = obj(attachments[0]).data;
+  if (typeof data !== "string" || data === "") throw invalid("_attachments", "the tarball in _attachments has no base64 data");
+  const tgz = Buffer.from(data, "base64");
+  const dist = obj(manifest.dist);
+  if (typeof dist.shasum === "string" && dist.shasum !== createHash("sha1").update(tgz).digest("hex")) {
+    throw invalid("dist.shasum", "dist.shasum does not match the tarball sent: nothing was published");
+  }
+  if (typeof dist.integrity === "string") {
+    const [algo, expected] = dist.integrity.split(" ")[0]!.split("-", 2) as [string, string | undefined];
+    if (["sha512", "sha384", "sha256", "sha1"].includes(algo) && expected !== createHash(algo).update(tgz).digest("base64")) {
+      throw invalid("dist.integrity", "dist.integrity does not match the tarball sent: nothing was published");
+    }
+  }
+  return tgz;
+}
+
+/**
+ * npm's writes: publish, document edits (deprecate, unpublish of versions), whole-package
+ * unpublish and dist-tags. Versions are rows, so a publish adds its row under the package's
+ * lock and never rewrites what another publish wrote; a published version is immutable (but for
+ * its deprecation message). Tarballs are artifacts (stored once by digest, with their events).
+ */
+export function npmRegistryFactory(deps: NpmRegistryDeps) {
+  const { store } = deps;
+  const writable = () => {
+    if (deps.readOnly) throw forbidden(READ_ONLY);
+  };
+  const removeTarballs = async (repository: string, gone: NpmVersionRow[], actor: Actor) => {
+    for (const v of gone) await deps.artifacts.remove(addressOf(repository, v.tarball), actor);
+  };
+
+  return {
+    /** PUT /<name> with an attachment: one new version, its tarball and its dist-tags. */
+    async publish(repository: string, name: string, body: Doc, actor: Actor): Promise<void> {
+      writable();
+      if (body.name !== undefined && body.name !== name) throw invalid("name", `the document names package ${String(body.name)} but was sent to ${name}`);
+      const entries = Object.entries(obj(body.versions));
+      if (entries.length !== 1) throw invalid("versions", "a publish carries exactly one version");
+      const [version, sent] = entries[0]!;
+      if (!SEMVER.test(version)) throw invalid("version", `${version} is not a valid semver version`);
+      const manifest = obj(sent);
+      if (manifest.name !== undefined && manifest.name !== name) throw invalid("name", `version ${version} names package ${String(manifest.name)}, not ${name}`);
+      const tgz = attachment(body, manifest);
+      const published = () => conflict(`cannot publish over the previously published version ${version} of ${name}: published versions are immutable`);
+      if ((await store.versions(repository, name)).some((v) => v.version === version)) throw published();
+
+      const path = tarballPath(name, version);
+      await deps.artifacts
+        .publish(addressOf(repository, path), Readable.from([tgz]), "application/octet-stream", actor, { preconditions: { ifNoneMatch: "*" } })
+        .catch((err: unknown) => {
+          throw err instanceof ServiceError && err.code === "precondition_failed" ? published() : err;
+        });
+
+      const { dist: _dist, ...rest } = manifest;
+      const stored = { ...rest, name, version, _id: `${name}@${version}`, dist: { ...obj(_dist), tarball: undefined } };
+      const tags = Object.fromEntries(Object.entries(obj(body["dist-tags"])).filter(([t, v]) => TAG.test(t) && v === version)) as Record<string, string>;
+      await store.transaction(async (tx) => {
+        await store.lockPackage(tx, repository, name);
+        await store.ensurePackage(tx, repository, name);
+        if (!(await store.insertVersion(tx, { repository, name, version, manifest: stored, tarball: path }))) throw published();
+        const pkg = (await store.findPackage(repository, name, tx))!;
+        const next = { ...pkg.distTags, ...tags };
+        if (next.latest === undefined) next.latest = version;
+        await store.touch(tx, repository, name, next);
+      });
+    },
+
+    /**
+     * PUT /<name> without an attachment (or /<name>/-rev/<rev>): the client sends the document
+     * back edited. Versions left out are unpublished, a changed `deprecated` is recorded, and
+     * the dist-tags are replaced; any other change to a published version is ignored.
+     */
+    async edit(repository: string, name: string, body: Doc, actor: Actor): Promise<void> {
+      writable();
+      const sent = obj(body.versions);
+      const gone = await store.transaction(async (tx) => {
+        await store.lockPackage(tx, repository, name);
+        const pkg = await store.findPackage(repository, name, tx);
+        if (!pkg) throw notFound(`no package ${name} in repository ${repository}`);
+        const current = await store.versions(repository, name, tx);
+        const removed = current.filter((v) => sent[v.version] === undefined);
+        const kept = current.filter((v) => sent[v.version] !== undefined);
+        for (const v of kept) {
+          const deprecated = obj(sent[v.version]).deprecated;
+          const now = typeof deprecated === "string" && deprecated !== "" ? deprecated : undefined;
+          if (now === v.manifest.deprecated) continue;
+          const { deprecated: _old, ...manifest } = v.manifest;
+          await store.setManifest(tx, repository, name, v.version, now === undefined ? manifest : { ...manifest, deprecated: now });
+        }
+        for (const v of removed) await store.deleteVersion(tx, repository, name, v.version);
+        if (kept.length === 0) {
+          await store.deletePackage(tx, repository, name);
+          return removed;
+        }
+        const versions = new Set(kept.map((v) => v.version));
+        const tags = body["dist-tags"] === undefined ? pkg.distTags : (obj(body["dist-tags"]) as Record<string, string>);
+        const next = Object.fromEntries(Object.entries(tags).filter(([t, v]) => TAG.test(t) && versions.has(v)));
+        if (next.latest === undefined) next.latest = kept[kept.length - 1]!.version;
+        await store.touch(tx, repository, name, next);
+        return removed;
+      });
+      await removeTarballs(repository, gone, actor);
+    },
+
+    /** DELETE /<name>/-rev/<rev>: every version, its tarball and the package. False when there was none. */
+    async unpublish(repository: string, name: string, actor: Actor): Promise<boolean> {
+      writable();
+      const gone = await store.transaction(async (tx) => {
+        await store.lockPackage(tx, repository, name);
+        if (!(await store.findPackage(repository, name, tx))) return undefined;
+        const versions = await store.versions(repository, name, tx);
+        await store.deletePackage(tx, repository, name);
+        return versions;
+      });
+      if (!gone) return false;
+      await removeTarballs(repository, gone, actor);
+      return true;
+    },
+
+    /** `npm dist-tag add`: points a tag at a published version. */
+    async setTag(repository: string, name: string, tag: string, version: unknown): Promise<Record<string, string>> {
+      writable();
+      if (!TAG.test(tag)) throw invalid("tag", `${tag} is not a valid dist-tag (a letter, then letters, digits, '.', '_' or '-')`);
+      if (typeof version !== "string") throw invalid("body", 'the body is the version the tag points at, as a JSON string ("1.2.3")');
+      return store.transaction(async (tx) => {
+        await store.lockPackage(tx, repository, name);
+        const pkg = await store.findPackage(repository, name, tx);
+        if (!pkg) throw notFound(`no package ${name} in repository ${repository}`);
+        if (!(await store.versions(repository, name, tx)).some((v) => v.version === version)) throw notFound(`${name} has no version ${version}`);
+        const next = { ...pkg.distTags, [tag]: version };
+        await store.touch(tx, repository, name, next);
+        return next;
+      });
+    },
+
+    /** `npm dist-tag rm`: `latest` stays (every package has one). */
+    async removeTag(repository: string, name: string, tag: string): Promise<Record<string, string>> {
+      writable();
+      if (tag === "latest") throw invalid("tag", "the latest tag cannot be removed: point it at another version instead");
+      return store.transaction(async (tx) => {
+        await store.lockPackage(tx, repository, name);
+        const pkg = await store.findPackage(repository, name, tx);
+        if (!pkg) throw notFound(`no package ${name} in repository ${repository}`);
+        if (pkg.distTags[tag] === undefined) throw notFound(`${name} has no dist-tag ${tag}`);
+        const { [tag]: _gone, ...next } = pkg.distTags;
+        await store.touch(tx, repository, name, next);
+        return next;
+      });
+    },
+  };
+}
+export type NpmRegistry = ReturnType<typeof npmRegistryFactory>;

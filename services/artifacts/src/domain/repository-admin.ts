@@ -1,0 +1,67 @@
+import { conflict, forbidden, invalid, isRepositoryFormat, notFound, REPOSITORY_FORMATS, type Actor } from "@svc/contracts";
+import { isRepositoryName } from "@svc/grants";
+import type { FileStore } from "../store/file-store.js";
+import type { MetadataStore, RepositoryDetail } from "../store/metadata-store.js";
+import { READ_ONLY, type ArtifactService } from "./artifact-service.js";
+import type { RepositoryList } from "./repository-list.js";
+
+export interface RepositoryAdminDeps {
+  metadata: Pick<MetadataStore, "createRepository" | "repository" | "dropRepository" | "page">;
+  files: Pick<FileStore, "readOnly" | "init" | "dropRepositoryDir">;
+  artifacts: Pick<ArtifactService, "remove">;
+  list: Pick<RepositoryList, "refresh">;
+}
+
+/** Artifacts removed per metadata page while a repository is emptied. */
+const PAGE = 500;
+
+/** Creating, showing and removing repositories (the admin API's `/api/repositories/<name>`). */
+export function repositoryAdminFactory(deps: RepositoryAdminDeps) {
+  const { metadata } = deps;
+  return {
+    async create(name: string, format: string): Promise<RepositoryDetail> {
+      if (!isRepositoryName(name)) throw invalid("name", "name must be a repository name: letters, digits, '.', '_' and '-', starting with a letter or digit");
+      if (!isRepositoryFormat(format)) throw invalid("format", `format must be one of ${REPOSITORY_FORMATS.join(", ")}`);
+      if (!(await metadata.createRepository(name, format))) throw conflict(`a repository named ${name} exists already`);
+      await deps.files.init([name]);
+      await deps.list.refresh();
+      return (await metadata.repository(name))!;
+    },
+
+    async show(name: string): Promise<RepositoryDetail> {
+      const r = await metadata.repository(name);
+      if (!r) throw notFound(`no repository named ${name}`);
+      return r;
+    },
+
+    /**
+     * Removes a repository. Refused (409) while it holds artifacts unless forced; forced, each
+     * artifact is removed as a DELETE would (its `artifact.removed` event goes out) before the
+     * repository goes. Answers how many artifacts were removed.
+     */
+    async remove(name: string, force: boolean, actor: Actor): Promise<number> {
+      const r = await metadata.repository(name);
+      if (!r) throw notFound(`no repository named ${name}`);
+      if (r.artifacts > 0 && !force) {
+        throw conflict(`repository ${name} holds ${r.artifacts} artifact(s): remove them first, or add ?force=true to remove them with it`);
+      }
+      if (deps.files.readOnly) throw forbidden(READ_ONLY);
+      let removed = 0;
+      for (;;) {
+        const rows = await metadata.page(name, undefined, PAGE);
+        if (rows.length === 0) break;
+        let now = 0;
+        for (const row of rows) {
+          if (await deps.artifacts.remove({ repository: name, segments: row.path.split("/"), path: row.path }, actor)) now++;
+        }
+        removed += now;
+        if (now === 0) break;
+      }
+      await metadata.dropRepository(name);
+      await deps.files.dropRepositoryDir(name);
+      await deps.list.refresh();
+      return removed;
+    },
+  };
+}
+export type RepositoryAdmin = ReturnType<typeof repositoryAdminFactory>;

@@ -1,0 +1,145 @@
+import type { FastifyReply, FastifyRequest } from "fastify";
+import { ServiceError, conflict, invalid, notFound } from "@svc/contracts";
+import type { ArtifactAddress } from "@svc/grants";
+import { actorOf, type ArtifactService } from "../domain/artifact-service.js";
+import { ABBREVIATED_TYPE, abbreviated, packageAt, packument, wantsAbbreviated } from "../domain/npm-documents.js";
+import type { NpmRegistry } from "../domain/npm-registry.js";
+import type { NpmStore } from "../store/npm-store.js";
+
+export interface NpmRoutesDeps {
+  npm: NpmRegistry;
+  store: Pick<NpmStore, "findPackage" | "versions">;
+  artifacts: Pick<ArtifactService, "remove">;
+}
+
+/**
+ * The largest publish document read (its tarball travels base64 inside it): npm sends the
+ * whole package in one JSON body, which is read whole before it is checked.
+ */
+const MAX_PUBLISH_BYTES = 256 * 1024 * 1024;
+
+/** An npm handler answers; `undefined` leaves the request to the raw file routes (tarball downloads). */
+export type NpmHandler = (req: FastifyRequest, reply: FastifyReply, a: ArtifactAddress) => Promise<unknown> | undefined;
+
+async function readJson(req: FastifyRequest): Promise<unknown> {
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req.raw as AsyncIterable<Buffer>) {
+    size += chunk.length;
+    if (size > MAX_PUBLISH_BYTES) throw new ServiceError("payload_too_large", `an npm document may be at most ${MAX_PUBLISH_BYTES / 1048576} MiB`);
+    chunks.push(chunk);
+  }
+  try {
+    return JSON.parse(Buffer.concat(chunks).toString("utf8"));
+  } catch {
+    throw invalid("body", "the body is not valid JSON");
+  }
+}
+
+const objectBody = async (req: FastifyRequest): Promise<Record<string, unknown>> => {
+  const body = await readJson(req);
+  if (typeof body !== "object" || body === null || Array.isArray(body)) throw invalid("body", "the body must be a JSON object");
+  return body as Record<string, unknown>;
+};
+
+/**
+ * The repository's address as the client reached it, for the absolute tarball URLs npm fetches
+ * next: the gateway stamps the origin the client addressed in X-Forwarded-Host/-Proto.
+ */
+function baseUrl(req: FastifyRequest, repository: string): string {
+  const host = req.headers["x-forwarded-host"] ?? req.headers.host;
+  const proto = req.headers["x-forwarded-proto"] === "https" ? "https" : "http";
+  return `${proto}://${String(host)}/repository/${encodeURIComponent(repository)}`;
+}
+
+const METHODS = "GET, HEAD, PUT, DELETE";
+const notAllowed = (what: string) => new ServiceError("method_not_allowed", `${what} takes ${METHODS.replace("GET, HEAD, ", "")} here`, { headers: { allow: METHODS } });
+
+/** The npm registry protocol of an `npm` repository, under `/repository/<repository>/`. */
+export function npmHandler(deps: NpmRoutesDeps): NpmHandler {
+  const { npm, store } = deps;
+
+  const document = async (req: FastifyRequest, reply: FastifyReply, repository: string, name: string, version?: string) => {
+    const pkg = await store.findPackage(repository, name);
+    if (!pkg) throw notFound(`no package ${name} in repository ${repository}`);
+    const versions = await store.versions(repository, name);
+    const base = baseUrl(req, repository);
+    if (version !== undefined) {
+      const wanted = pkg.distTags[version] ?? version;
+      const doc = packument(name, pkg, versions, base).versions as Record<string, unknown>;
+      if (doc[wanted] === undefined) throw notFound(`${name} has no version or dist-tag ${version}`);
+      return reply.type("application/json").send(doc[wanted]);
+    }
+    if (wantsAbbreviated(req.headers.accept)) return reply.type(ABBREVIATED_TYPE).send(abbreviated(name, pkg, versions, base));
+    return reply.type("application/json").send(packument(name, pkg, versions, base));
+  };
+
+  const special = async (req: FastifyRequest, reply: FastifyReply, a: ArtifactAddress): Promise<unknown> => {
+    const [, what, ...rest] = a.segments;
+    if (what === "whoami" && rest.length === 0 && req.method === "GET") {
+      // npm prints `username`: the key's id (the gateway forwards no secret and no label).
+      return { username: req.principal.id || req.principal.kind };
+    }
+    if (what === "ping" && rest.length === 0) return {};
+    if (what === "package") {
+      const at = packageAt(rest);
+      if (at && at.rest[0] === "dist-tags" && at.rest.length <= 2) {
+        const tag = at.rest[1];
+        if (tag === undefined && req.method === "GET") {
+          const pkg = await store.findPackage(a.repository, at.name);
+          if (!pkg) throw notFound(`no package ${at.name} in repository ${a.repository}`);
+          return pkg.distTags;
+        }
+        if (tag !== undefined && (req.method === "PUT" || req.method === "POST")) return reply.code(201).send(await npm.setTag(a.repository, at.name, tag, await readJson(req)));
+        if (tag !== undefined && req.method === "DELETE") return npm.removeTag(a.repository, at.name, tag);
+        throw notAllowed("dist-tags");
+      }
+    }
+    if (what === "user" || (what === "v1" && rest[0] === "login")) {
+      throw new ServiceError("forbidden", "npm login is not served here: put a key in .npmrc as //<host>/repository/<repository>/:_authToken=<key>");
+    }
+    throw notFound(`no npm route ${a.path}`);
+  };
+
+  return (req, reply, a) => {
+    if (a.segments[0] === "-") return special(req, reply, a);
+    const at = packageAt(a.segments);
+    if (!at) return Promise.reject(invalid("path", `${a.path} does not start with a valid npm package name`));
+    const { name, rest } = at;
+    const read = req.method === "GET" || req.method === "HEAD";
+    // Tarballs are artifacts: served by the file routes, stored once by digest.
+    if (read && rest.length === 2 && rest[0] === "-") return undefined;
+    const actor = actorOf(req.principal);
+    return (async () => {
+      if (rest.length === 0 || (rest.length === 2 && rest[0] === "-rev")) {
+        if (read && rest.length === 0) return document(req, reply, a.repository, name);
+        if (req.method === "PUT") {
+          const body = await objectBody(req);
+          if (rest.length === 0 && body._attachments !== undefined && Object.keys(body._attachments as object).length > 0) {
+            await npm.publish(a.repository, name, body, actor);
+            req.log.info({ repository: a.repository, package: name, principal: req.principal.id }, "npm package version published");
+            return reply.code(201).send({ ok: true, id: name });
+          }
+          await npm.edit(a.repository, name, body, actor);
+          req.log.info({ repository: a.repository, package: name, principal: req.principal.id }, "npm package document edited");
+          return { ok: true, id: name };
+        }
+        if (req.method === "DELETE" && rest.length === 2) {
+          if (!(await npm.unpublish(a.repository, name, actor))) throw notFound(`no package ${name} in repository ${a.repository}`);
+          req.log.info({ repository: a.repository, package: name, principal: req.principal.id }, "npm package unpublished");
+          return { ok: true, id: name };
+        }
+        throw notAllowed(name);
+      }
+      // DELETE <tarball>/-rev/<rev>: what `npm unpublish <name>@<version>` sends after editing the version out.
+      if (rest.length === 4 && rest[0] === "-" && rest[2] === "-rev" && req.method === "DELETE") {
+        const path = `${name}/-/${rest[1]}`;
+        if ((await store.versions(a.repository, name)).some((v) => v.tarball === path)) throw conflict(`${path} belongs to a published version: unpublish the version`);
+        if (!(await deps.artifacts.remove({ repository: a.repository, segments: path.split("/"), path }, actor))) throw notFound(`no tarball ${path}`);
+        return { ok: true };
+      }
+      if (rest.length === 1 && read) return document(req, reply, a.repository, name, rest[0]);
+      throw notFound(`no npm route ${a.path}`);
+    })();
+  };
+}

@@ -1,0 +1,94 @@
+import { sql } from "kysely";
+import type { Db } from "./metadata-store.js";
+import { SCHEMA } from "./schema.js";
+
+export interface NpmPackageRow {
+  distTags: Record<string, string>;
+  rev: number;
+  created: Date;
+  modified: Date;
+}
+
+export interface NpmVersionRow {
+  version: string;
+  manifest: Record<string, unknown>;
+  /** The tarball's artifact path. */
+  tarball: string;
+  published: Date;
+}
+
+/**
+ * npm packages and their versions in Postgres. Every change to a package runs in a transaction
+ * that holds the package's lock first (lockPackage), so two publishes of one package, or a
+ * publish and a dist-tag change, happen one after the other on every replica.
+ */
+export function npmStoreFactory(root: Db) {
+  const db = (tx?: Db) => (tx ?? root).withSchema(SCHEMA);
+  return {
+    transaction<T>(fn: (tx: Db) => Promise<T>): Promise<T> {
+      return root.transaction().execute(fn);
+    },
+
+    async lockPackage(tx: Db, repository: string, name: string): Promise<void> {
+      await sql`select pg_advisory_xact_lock(hashtextextended(${`${repository}/${name}`}, 4287))`.execute(tx);
+    },
+
+    async findPackage(repository: string, name: string, tx?: Db): Promise<NpmPackageRow | undefined> {
+      const r = await db(tx)
+        .selectFrom("npm_packages")
+        .select(["dist_tags", "rev", "created_at", "modified_at"])
+        .where("repository", "=", repository)
+        .where("name", "=", name)
+        .executeTakeFirst();
+      return r ? { distTags: r.dist_tags, rev: r.rev, created: r.created_at, modified: r.modified_at } : undefined;
+    },
+
+    async versions(repository: string, name: string, tx?: Db): Promise<NpmVersionRow[]> {
+      const rows = await db(tx)
+        .selectFrom("npm_versions")
+        .select(["version", "manifest", "tarball", "published_at"])
+        .where("repository", "=", repository)
+        .where("name", "=", name)
+        .orderBy("published_at")
+        .execute();
+      return rows.map((r) => ({ version: r.version, manifest: r.manifest, tarball: r.tarball, published: r.published_at }));
+    },
+
+    async ensurePackage(tx: Db, repository: string, name: string): Promise<void> {
+      await db(tx).insertInto("npm_packages").values({ repository, name }).onConflict((oc) => oc.columns(["repository", "name"]).doNothing()).execute();
+    },
+
+    /** false when that version exists already. */
+    async insertVersion(tx: Db, v: { repository: string; name: string; version: string; manifest: object; tarball: string }): Promise<boolean> {
+      const r = await db(tx)
+        .insertInto("npm_versions")
+        .values({ ...v, manifest: JSON.stringify(v.manifest) })
+        .onConflict((oc) => oc.columns(["repository", "name", "version"]).doNothing())
+        .executeTakeFirst();
+      return Number(r.numInsertedOrUpdatedRows ?? 0) > 0;
+    },
+
+    async setManifest(tx: Db, repository: string, name: string, version: string, manifest: object): Promise<void> {
+      await db(tx).updateTable("npm_versions").set({ manifest: JSON.stringify(manifest) }).where("repository", "=", repository).where("name", "=", name).where("version", "=", version).execute();
+    },
+
+    async deleteVersion(tx: Db, repository: string, name: string, version: string): Promise<void> {
+      await db(tx).deleteFrom("npm_versions").where("repository", "=", repository).where("name", "=", name).where("version", "=", version).execute();
+    },
+
+    async deletePackage(tx: Db, repository: string, name: string): Promise<void> {
+      await db(tx).deleteFrom("npm_packages").where("repository", "=", repository).where("name", "=", name).execute();
+    },
+
+    /** Records a change: new dist-tags (when given), the next revision and the modification time. */
+    async touch(tx: Db, repository: string, name: string, distTags?: Record<string, string>): Promise<void> {
+      await db(tx)
+        .updateTable("npm_packages")
+        .set({ ...(distTags ? { dist_tags: JSON.stringify(distTags) } : {}), rev: sql`rev + 1`, modified_at: new Date() })
+        .where("repository", "=", repository)
+        .where("name", "=", name)
+        .execute();
+    },
+  };
+}
+export type NpmStore = ReturnType<typeof npmStoreFactory>;

@@ -1,0 +1,185 @@
+import { describe, expect, it } from "vitest";
+import { credentialsPage } from "./credentials-page.js";
+import { PAGES } from "./index.js";
+import { ApiRefusal, type ApiResult, type ConsolePage, type PageContext, type PageOutcome } from "./page-contract.js";
+import { peopleGroupsPage } from "./people-groups-page.js";
+import { repositoriesPage } from "./repositories-page.js";
+import { webhooksPage } from "./webhooks-page.js";
+
+type Answer = Partial<ApiResult> & { status: number };
+
+/** A page context whose API answers from `routes` ("METHOD /path?query" -> answer) and records every call. */
+function fakeCtx(routes: Record<string, Answer>, over: Partial<PageContext> = {}) {
+  const calls: { method: string; path: string; body?: unknown }[] = [];
+  const ctx: PageContext = {
+    person: { id: "dev/admin", tenant: "default" },
+    subpath: "",
+    query: {},
+    form: {},
+    csrf: "tok-123",
+    options: { deployEnabled: false, publicBaseUrl: "" },
+    async api<T>(method: string, path: string, body?: unknown): Promise<ApiResult<T>> {
+      calls.push({ method, path, body });
+      const a = routes[`${method} ${path}`] ?? routes[`${method} ${path.split("?")[0]}`];
+      if (!a) throw new Error(`unexpected call ${method} ${path}`);
+      return { headers: {}, body: undefined as T, ...a } as ApiResult<T>;
+    },
+    ...over,
+  };
+  return { ctx, calls };
+}
+
+const text = (o: PageOutcome) => (o.kind === "html" ? o.main.text : "");
+const forbidden: Answer = { status: 403, body: { title: "Forbidden", detail: "manage:read at * is missing" } };
+const DAY = 86_400_000;
+const key = (n: number, over: object = {}) => ({
+  id: String(n).padStart(64, "a"),
+  label: `key ${n}`,
+  created: new Date().toISOString(),
+  expires: new Date(Date.now() + 90 * DAY).toISOString(),
+  state: "active",
+  expiringSoon: false,
+  allowedAddresses: [],
+  grants: [],
+  ...over,
+});
+
+const MINE = ["Repositories", "Credentials", "People and groups", "Webhooks"];
+
+describe("navigation", () => {
+  it("lists these pages in the spec's order with their names", () => {
+    expect(PAGES.map((p) => p.nav).filter((n) => MINE.includes(n))).toEqual(MINE);
+    expect(PAGES.map((p) => p.nav).indexOf("Repositories")).toBeGreaterThan(PAGES.map((p) => p.nav).indexOf("Posture"));
+  });
+});
+
+describe("Credentials page", () => {
+  it("pages the list, marks keys expiring within 14 days, and escapes what the API says", async () => {
+    const { ctx, calls } = fakeCtx(
+      { "GET /api/credentials": { status: 200, body: [key(1, { expiringSoon: true, label: "<script>x</script>" }), key(2)], headers: { "x-next-cursor": "c2" } } },
+      { query: { expiring: "soon", after: "c1" } },
+    );
+    const out = text(await credentialsPage.get(ctx));
+    expect(calls[0]!.path).toBe("/api/credentials?limit=50&after=c1&expiring=P14D");
+    expect(out.match(/expires within 14 days<\/strong>/g)).toHaveLength(1);
+    expect(out).not.toContain("<script>x");
+    expect(out).toContain("&lt;script&gt;x");
+    expect(out).toContain('href="/ui/credentials?expiring=soon&amp;after=c2"');
+    expect(out).toContain('name="_csrf" value="tok-123"');
+  });
+
+  it("lets a refusal through for the core's 403 page", async () => {
+    const { ctx } = fakeCtx({ "GET /api/credentials": forbidden });
+    await expect(credentialsPage.get(ctx)).rejects.toMatchObject({ status: 403, detail: "manage:read at * is missing" });
+    await expect(credentialsPage.get(ctx)).rejects.toBeInstanceOf(ApiRefusal);
+  });
+
+  it("shows an issued key once, in the answer itself, never in a redirect's notice", async () => {
+    const minted = { id: "f".repeat(64), key: "svck_default.secretpart", label: "ci", expires: null };
+    const { ctx, calls } = fakeCtx({ "POST /api/credentials": { status: 201, body: minted } }, { form: { label: " ci ", expires: "" } });
+    const out = await credentialsPage.actions!.issue!(ctx);
+    expect(calls[0]!.body).toEqual({ label: "ci" });
+    expect(out.kind).toBe("html");
+    expect(text(out)).toContain('value="svck_default.secretpart"');
+    expect(text(out)).toContain('data-copy="issued-key"');
+  });
+
+  it("revokes by id and says so; a bad expiry comes back as a notice", async () => {
+    const id = "e".repeat(64);
+    const { ctx, calls } = fakeCtx({ [`DELETE /api/credentials/${id}`]: { status: 204 } }, { form: { id } });
+    expect(await credentialsPage.actions!.revoke!(ctx)).toEqual({ kind: "redirect", location: "/ui/credentials", notice: `Key ${id.slice(0, 12)} revoked` });
+    expect(calls).toHaveLength(1);
+    const bad = fakeCtx({ "POST /api/credentials": { status: 400, body: { detail: "expires must lie in the future" } } }, { form: { expires: "P0D" } });
+    expect(await credentialsPage.actions!.issue!(bad.ctx)).toMatchObject({ kind: "redirect", notice: "Not done: expires must lie in the future" });
+  });
+});
+
+describe("People and groups page", () => {
+  it("grants a person the tokens typed, and removes a group member", async () => {
+    const { ctx, calls } = fakeCtx(
+      { "POST /api/principals/grants": { status: 200, body: {} } },
+      { form: { id: "oidc/abc", scope: "*", tokens: "repository:read, cache:read", expires: "" } },
+    );
+    expect(await peopleGroupsPage.actions!["grant-person"]!(ctx)).toMatchObject({ kind: "redirect", location: "/ui/people" });
+    expect(calls[0]!.body).toEqual({ id: "oidc/abc", scope: "*", tokens: ["repository:read", "cache:read"] });
+
+    const m = fakeCtx({ "DELETE /api/groups/dev%20team/members": { status: 204 } }, { subpath: "/groups/dev%20team", form: { id: "oauth/7" } });
+    expect(await peopleGroupsPage.actions!["remove-member"]!(m.ctx)).toMatchObject({ location: "/ui/people/groups/dev%20team" });
+    expect(m.calls[0]!.path).toBe("/api/groups/dev%20team/members?id=oauth%2F7");
+  });
+
+  it("shows a group's grants and one page of members", async () => {
+    const { ctx } = fakeCtx(
+      {
+        "GET /api/groups/ops/members": { status: 200, body: [{ id: "oidc/a" }], headers: { "x-next-cursor": "oidc/a" } },
+        "GET /api/groups/ops": { status: 200, body: { name: "ops", label: null, grants: [{ scope: "*", tokens: ["manage:read"], expires: null }], members: 2 } },
+      },
+      { subpath: "/groups/ops" },
+    );
+    const out = text(await peopleGroupsPage.get(ctx));
+    expect(out).toContain("*: manage:read");
+    expect(out).toContain("<code>oidc/a</code>");
+    expect(out).toContain('href="/ui/people/groups/ops?after=oidc%2Fa"');
+  });
+});
+
+describe("Repositories page", () => {
+  const repoRoutes = (files: object[]): Record<string, Answer> => ({
+    "GET /api/repositories/default/files": { status: 200, body: files },
+    "GET /api/repositories/default/retention": { status: 404, body: { detail: "repository default has no retention policy" } },
+  });
+  const file = { path: "a b/x#1.txt", size: 2048, sha256: "0".repeat(64), updated: new Date().toISOString(), downloads: 3, held: null };
+
+  it("browses files with download links to the artifact route, and offers Deploy only when it is on", async () => {
+    const off = fakeCtx(repoRoutes([file]), { subpath: "/default", query: { prefix: "a b/" } });
+    const out = await repositoriesPage.get(off.ctx);
+    expect(off.calls[0]!.path).toBe("/api/repositories/default/files?limit=50&prefix=a+b%2F");
+    expect(text(out)).toContain('href="/repository/default/a%20b/x%231.txt" download');
+    expect(text(out)).toContain("keep everything");
+    expect(text(out)).not.toContain("deploy-form");
+    const on = fakeCtx(repoRoutes([]), { subpath: "/default", options: { deployEnabled: true, publicBaseUrl: "" } });
+    const withDeploy = await repositoriesPage.get(on.ctx);
+    expect(text(withDeploy)).toContain('id="deploy-form" data-repository="default"');
+    expect(withDeploy).toMatchObject({ scripts: ["deploy.js"] });
+  });
+
+  it("sets a rate-limit override for a tenant", async () => {
+    const { ctx, calls } = fakeCtx({ "PUT /api/rate-limits/default": { status: 200, body: {} } }, { form: { tenant: "default", requestsPerMinute: "120" } });
+    expect(await repositoriesPage.actions!["set-limit"]!(ctx)).toMatchObject({ notice: "Rate limit for default set to 120 requests per minute" });
+    expect(calls[0]!.body).toEqual({ requestsPerMinute: 120 });
+  });
+});
+
+describe("Webhooks page", () => {
+  it("offers Send again for set-aside deliveries with their last error, not for pending or delivered ones", async () => {
+    const d = (id: string, state: string) => ({ id, event: "e", type: "artifact.published", endpoint: "https://hook.example/x", state, attempts: 5, nextAttempt: null, lastStatus: 500, lastError: `boom ${id}`, created: "", updated: new Date().toISOString(), delivered: null });
+    const { ctx } = fakeCtx({
+      "GET /api/webhooks/deliveries": { status: 200, body: [d("1", "set-aside"), d("2", "pending"), d("3", "delivered")] },
+      "GET /api/webhooks/endpoints": { status: 200, body: [] },
+    });
+    const out = text(await webhooksPage.get(ctx));
+    expect(out).toContain("boom 1");
+    expect(out.match(/Send again<\/button>/g)).toHaveLength(1);
+    expect(out).toContain('name="id" value="1"');
+  });
+});
+
+describe("every page", () => {
+  const pages: [ConsolePage, Partial<PageContext>, Record<string, Answer>][] = [
+    [credentialsPage, {}, { "GET /api/credentials": { status: 200, body: [key(1)] } }],
+    [peopleGroupsPage, {}, { "GET /api/principals": { status: 200, body: [{ id: "oidc/a", label: null, grants: [{ scope: "*", tokens: ["*"], expires: null }] }] }, "GET /api/groups": { status: 200, body: [] } }],
+    [repositoriesPage, {}, { "GET /api/repositories": { status: 200, body: [{ name: "default", format: "raw", retention: null }] }, "GET /api/rate-limits": { status: 200, body: { default: 6000, tenants: [{ tenant: "default", requestsPerMinute: 10 }] } } }],
+    [webhooksPage, {}, { "GET /api/webhooks/deliveries": { status: 200, body: [] }, "GET /api/webhooks/endpoints": { status: 200, body: [] } }],
+  ];
+
+  it.each(pages)("labels every visible control (%s)", async (page, over, routes) => {
+    const out = text(await page.get(fakeCtx(routes, over).ctx));
+    for (const m of out.matchAll(/<input id="([^"]+)"/g)) expect(out, m[1]).toContain(`<label for="${m[1]}">`);
+    expect(out).not.toMatch(/<script|\son[a-z]+=/i);
+  });
+
+  it.each(pages)("lets a 403 through (%s)", async (page, over, routes) => {
+    const refused = Object.fromEntries(Object.keys(routes).map((k) => [k, forbidden]));
+    await expect(page.get(fakeCtx(refused, over).ctx)).rejects.toMatchObject({ status: 403 });
+  });
+});

@@ -1,0 +1,126 @@
+import { html } from "./html.js";
+import { expectOk, type ConsolePage, type PageContext } from "./page-contract.js";
+import { PAGE_SIZE, actionForm, afterChange, field, grantText, listPage, pager, when, type GrantView } from "./page-widgets.js";
+
+interface Credential {
+  id: string;
+  label: string | null;
+  created: string;
+  expires: string | null;
+  state: string;
+  expiringSoon?: boolean;
+  allowedAddresses: string[];
+  grants: GrantView[];
+}
+
+const BASE = "/ui/credentials";
+/** The window the page marks and filters by: a key lapsing unnoticed breaks a build. */
+const SOON = "P14D";
+
+function credentialRows(ctx: PageContext, items: Credential[]) {
+  return items.map(
+    (c) => html`<tr>
+      <td>${c.label ?? html`<em>no label</em>`}</td>
+      <td><code title="${c.id}">${c.id.slice(0, 12)}</code></td>
+      <td>${when(c.created)}</td>
+      <td>${when(c.expires)}${c.expiringSoon ? html` <strong class="badge warning">expires within 14 days</strong>` : ""}</td>
+      <td>${c.state}</td>
+      <td>${c.grants.length ? html`<ul>${c.grants.map((g) => html`<li>${grantText(g)}</li>`)}</ul>` : html`<em>none</em>`}</td>
+      <td>${c.allowedAddresses.join(", ") || "any"}</td>
+      <td>${c.state === "revoked" ? "" : actionForm(ctx, { to: BASE, action: "revoke", button: "Revoke", fields: { id: c.id } })}</td>
+    </tr>`,
+  );
+}
+
+/**
+ * Credentials: the signed-in administrator lists, issues and revokes keys through the API as
+ * themselves; a second mode (credentials.js) does the same with a managing key pasted into the
+ * page, which stays in that script's memory only.
+ */
+export const credentialsPage: ConsolePage = {
+  slug: "credentials",
+  nav: "Credentials",
+  needs: "manage:read on * (manage:write to issue or revoke keys)",
+
+  async get(ctx) {
+    const expiringOnly = ctx.query.expiring === "soon";
+    const page = await listPage<Credential>(ctx, "/api/credentials", { limit: String(PAGE_SIZE), after: ctx.query.after, expiring: expiringOnly ? SOON : undefined });
+    const main = html`
+      <section aria-labelledby="issue-heading">
+        <h2 id="issue-heading">Issue a key</h2>
+        ${actionForm(ctx, {
+          to: BASE,
+          action: "issue",
+          button: "Issue key",
+          controls: html`${field({ id: "issue-label", name: "label", label: "Label", placeholder: "ci for project x" })}${field({
+            id: "issue-expires",
+            name: "expires",
+            label: "Expires",
+            placeholder: "P30D",
+            hint: "an ISO-8601 duration or an instant; blank: the default lifetime",
+          })}`,
+        })}
+        <p>A new key holds no rights until granted (<code>POST /api/credentials/&lt;id&gt;/grants</code>).</p>
+      </section>
+      <section aria-labelledby="keys-heading">
+        <h2 id="keys-heading">Keys</h2>
+        <p><a href="${BASE}"${expiringOnly ? "" : html` aria-current="page"`}>All keys</a> ·
+          <a href="${BASE}?expiring=soon"${expiringOnly ? html` aria-current="page"` : ""}>Expiring within 14 days</a></p>
+        <table class="list" id="credentials">
+          <thead><tr><th scope="col">Label</th><th scope="col">Id</th><th scope="col">Created</th><th scope="col">Expires</th><th scope="col">State</th><th scope="col">Grants</th><th scope="col">Addresses</th><th scope="col">Revoke</th></tr></thead>
+          <tbody>${page.items.length ? credentialRows(ctx, page.items) : html`<tr><td colspan="8">No keys${expiringOnly ? " expiring within 14 days" : ""}.</td></tr>`}</tbody>
+        </table>
+        ${pager({ base: BASE, param: "after", current: ctx.query.after, next: page.next, keep: { expiring: expiringOnly ? "soon" : undefined }, label: "keys" })}
+      </section>
+      <section aria-labelledby="pasted-heading">
+        <h2 id="pasted-heading">Use a managing key</h2>
+        <p>Manage keys with another key that holds <code>manage:*</code> on <code>*</code>, pasted here. It stays in this page's memory only:
+          it is never sent to the console, stored or logged, and it is gone when you leave or reload the page.</p>
+        <form id="managing-key-form" autocomplete="off">
+          <p class="field"><label for="managing-key">Managing key</label> <input id="managing-key" type="password" autocomplete="off" spellcheck="false" required></p>
+          <button type="submit">Use this key</button>
+        </form>
+        <div id="key-mode" hidden>
+          <p><span id="key-mode-status" role="status"></span> <button type="button" id="key-mode-forget">Forget the key</button></p>
+          <form id="key-mode-issue">
+            <p class="field"><label for="key-mode-label">Label</label> <input id="key-mode-label" type="text"></p>
+            <button type="submit">Issue key with the managing key</button>
+          </form>
+          <table class="list" id="key-mode-list">
+            <thead><tr><th scope="col">Label</th><th scope="col">Id</th><th scope="col">Expires</th><th scope="col">State</th><th scope="col">Revoke</th></tr></thead>
+            <tbody></tbody>
+          </table>
+          <button type="button" id="key-mode-next" hidden>Next page of keys</button>
+        </div>
+      </section>`;
+    return { kind: "html", title: "Credentials", main, scripts: ["credentials.js"] };
+  },
+
+  actions: {
+    async issue(ctx) {
+      const body: Record<string, string> = {};
+      if (ctx.form.label?.trim()) body.label = ctx.form.label.trim();
+      if (ctx.form.expires?.trim()) body.expires = ctx.form.expires.trim();
+      const result = await ctx.api<{ id: string; key: string; label: string | null; expires: string | null }>("POST", "/api/credentials", body);
+      if (result.status === 400) return afterChange(result, BASE, "");
+      const minted = expectOk(result);
+      // Answered here, never through a redirect's notice: the secret exists only in this one answer.
+      const main = html`
+        <section aria-labelledby="issued-heading">
+          <h2 id="issued-heading">Key issued</h2>
+          <p>Copy the key now: it is shown once and cannot be shown again (only its hash is stored).</p>
+          <p class="field"><label for="issued-key">Key</label> <input id="issued-key" type="text" readonly value="${minted.key}" size="70">
+            <button type="button" data-copy="issued-key">Copy</button> <span role="status" data-copied-for="issued-key"></span></p>
+          <dl><dt>Id</dt><dd><code>${minted.id}</code></dd><dt>Label</dt><dd>${minted.label ?? "none"}</dd><dt>Expires</dt><dd>${when(minted.expires)}</dd></dl>
+          <p><a href="${BASE}">Back to the keys</a></p>
+        </section>`;
+      return { kind: "html", title: "Credentials", main, notice: "Key issued", scripts: ["credentials.js"] };
+    },
+
+    async revoke(ctx) {
+      const id = ctx.form.id ?? "";
+      if (!/^[0-9a-f]{64}$/.test(id)) return { kind: "redirect", location: BASE, notice: "Not done: no such key" };
+      return afterChange(await ctx.api("DELETE", `/api/credentials/${id}`), BASE, `Key ${id.slice(0, 12)} revoked`);
+    },
+  },
+};

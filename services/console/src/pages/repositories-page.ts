@@ -1,0 +1,109 @@
+import { html } from "./html.js";
+import { expectOk, type ConsolePage, type PageContext, type PageOutcome } from "./page-contract.js";
+import { PAGE_SIZE, actionForm, afterChange, field, listPage, pager, seg } from "./page-widgets.js";
+import { REPOSITORIES, policyFromForm, repositoryPath, repositoryView, retentionText, type RetentionPolicy } from "./repository-view.js";
+
+interface Repository {
+  name: string;
+  format: string;
+  retention: RetentionPolicy | null;
+}
+interface RateLimits {
+  default: number;
+  tenants: { tenant: string; requestsPerMinute: number }[];
+}
+
+const perMinute = (n: number) => (n === 0 ? "no limit" : `${n} requests per minute`);
+
+async function overview(ctx: PageContext): Promise<PageOutcome> {
+  const [repos, limits] = await Promise.all([
+    listPage<Repository>(ctx, "/api/repositories", { limit: String(PAGE_SIZE), after: ctx.query.after }),
+    ctx.api<RateLimits>("GET", "/api/rate-limits").then(expectOk),
+  ]);
+  const main = html`
+    <section aria-labelledby="repositories-heading">
+      <h2 id="repositories-heading">Repositories</h2>
+      <table class="list" id="repositories">
+        <thead><tr><th scope="col">Name</th><th scope="col">Format</th><th scope="col">Retention</th></tr></thead>
+        <tbody>${
+          repos.items.length
+            ? repos.items.map((r) => html`<tr><td><a href="${repositoryPath(r.name)}">${r.name}</a></td><td>${r.format}</td><td>${retentionText(r.retention)}</td></tr>`)
+            : html`<tr><td colspan="3">No repositories.</td></tr>`
+        }</tbody>
+      </table>
+      ${pager({ base: REPOSITORIES, param: "after", current: ctx.query.after, next: repos.next, label: "repositories" })}
+    </section>
+    <section aria-labelledby="limits-heading">
+      <h2 id="limits-heading">Limits</h2>
+      <p>A tenant's requests share one rate ceiling across every gateway: <strong>${perMinute(limits.default)}</strong> by default (setting <code>svc.rate-limit</code>).
+        An override for a tenant replaces it; every gateway applies it at once.</p>
+      <table class="list" id="rate-limits">
+        <thead><tr><th scope="col">Tenant</th><th scope="col">Ceiling</th><th scope="col">Remove</th></tr></thead>
+        <tbody>${
+          limits.tenants.length
+            ? limits.tenants.map(
+                (t) => html`<tr><td>${t.tenant}</td><td>${perMinute(t.requestsPerMinute)}</td><td>${actionForm(ctx, {
+                  to: REPOSITORIES,
+                  action: "remove-limit",
+                  button: "Remove override",
+                  fields: { tenant: t.tenant },
+                })}</td></tr>`,
+              )
+            : html`<tr><td colspan="3">No overrides: the default applies.</td></tr>`
+        }</tbody>
+      </table>
+      ${actionForm(ctx, {
+        to: REPOSITORIES,
+        action: "set-limit",
+        button: "Set override",
+        controls: html`${field({ id: "limit-tenant", name: "tenant", label: "Tenant", value: ctx.person.tenant, required: true })}${field({
+          id: "limit-rpm",
+          name: "requestsPerMinute",
+          label: "Requests per minute",
+          type: "number",
+          required: true,
+          hint: "0: no limit",
+        })}`,
+      })}
+    </section>`;
+  return { kind: "html", title: "Repositories", main };
+}
+
+/** `/ui/repositories/<name>`: the repository's name, or undefined for the list. */
+const repositoryOf = (ctx: PageContext): string | undefined => {
+  const m = /^\/([^/]+)$/.exec(ctx.subpath);
+  return m ? decodeURIComponent(m[1]!) : undefined;
+};
+
+/** Repositories: the list and Limits; per repository its files, retention policy and Deploy. */
+export const repositoriesPage: ConsolePage = {
+  slug: "repositories",
+  nav: "Repositories",
+  needs: "manage:read on * (manage:write to change retention or limits; repository:write to deploy)",
+
+  async get(ctx) {
+    const name = repositoryOf(ctx);
+    return name === undefined ? overview(ctx) : repositoryView(ctx, name);
+  },
+
+  actions: {
+    async "set-limit"(ctx) {
+      const tenant = (ctx.form.tenant ?? "").trim();
+      const n = Number((ctx.form.requestsPerMinute ?? "").trim());
+      if (!tenant || !Number.isInteger(n) || n < 0) return { kind: "redirect", location: REPOSITORIES, notice: "Not done: give a tenant and a whole number of requests per minute" };
+      return afterChange(await ctx.api("PUT", `/api/rate-limits/${seg(tenant)}`, { requestsPerMinute: n }), REPOSITORIES, `Rate limit for ${tenant} set to ${perMinute(n)}`);
+    },
+    async "remove-limit"(ctx) {
+      const tenant = (ctx.form.tenant ?? "").trim();
+      return afterChange(await ctx.api("DELETE", `/api/rate-limits/${seg(tenant)}`), REPOSITORIES, `Rate limit override for ${tenant} removed`);
+    },
+    async "set-retention"(ctx) {
+      const name = repositoryOf(ctx) ?? "";
+      return afterChange(await ctx.api("PUT", `/api/repositories/${seg(name)}/retention`, policyFromForm(ctx.form)), repositoryPath(name), `Retention policy of ${name} saved`);
+    },
+    async "remove-retention"(ctx) {
+      const name = repositoryOf(ctx) ?? "";
+      return afterChange(await ctx.api("DELETE", `/api/repositories/${seg(name)}/retention`), repositoryPath(name), `Retention policy of ${name} removed`);
+    },
+  },
+};

@@ -1,7 +1,7 @@
 import { mkdirSync, rmSync } from "node:fs";
 import { join, resolve } from "node:path";
 import type { TestProject } from "vitest/node";
-import { startInfra, type Infra } from "@svc/devstack";
+import { ensureChromium, startInfra, type Infra } from "@svc/devstack";
 import { ensurePrometheus } from "@svc/devstack/prometheus";
 
 declare module "vitest" {
@@ -12,6 +12,8 @@ declare module "vitest" {
     dataDir: string;
     /** A Prometheus server binary, for the scrape test. */
     prometheus: string;
+    /** Debian's Chromium, for the console's browser tests (installed from Debian when missing). */
+    chromium: string;
   }
 }
 
@@ -28,6 +30,7 @@ export default async function setup(project: TestProject) {
   project.provide("dataDir", dataDir);
   // Unpacked once under .data/tools and kept for later runs (nothing is installed).
   project.provide("prometheus", await ensurePrometheus(resolve(import.meta.dirname, "..", ".data", "tools"), () => {}));
+  project.provide("chromium", await ensureChromium((l) => console.error(l)));
   return async () => {
     await infra?.stop();
     // Each run's servers, stores and logs take several hundred MB: gone with the run, unless

@@ -91,7 +91,7 @@ describe("rate limit, health and metrics", () => {
       if (line === "" || line.startsWith("#")) continue;
       expect(line).toMatch(/^[a-zA-Z_:][a-zA-Z0-9_:]*(\{[^}]*\})? (-?[0-9.e+-]+|NaN|[+-]Inf)$/);
     }
-    for (const service of ["gateway", "auth", "artifacts", "admin", "walker", "notifier"]) {
+    for (const service of ["gateway", "auth", "artifacts", "admin", "walker", "notifier", "console"]) {
       expect(text, service).toMatch(new RegExp(`svc_http_requests_total\\{[^}]*service="${service}"`));
     }
     expect(sample(text, "svc_gateway_key_cache_hits_total")).toBeGreaterThan(0);
@@ -103,7 +103,7 @@ describe("rate limit, health and metrics", () => {
     // Admin learns which nodes exist from their heartbeats (one every 5 s) and stops gathering once they have answered.
     await new Promise((r) => setTimeout(r, 8_000));
     const all = nodesOf(await metrics());
-    expect(all.size).toBe(6);
+    expect(all.size).toBe(7);
     for (let i = 0; i < 5; i++) {
       expect(nodesOf(await metrics())).toEqual(all);
       const res = await s.call("GET", "/api/logs?limit=1000", { key: s.bootstrapKey });
@@ -140,7 +140,7 @@ describe("rate limit, health and metrics", () => {
       expect(Number(seen.scraped.result[0]?.value[1])).toBeGreaterThan(0);
       // Every service's meters arrive under their own label.
       const services = await query('count by (service) (svc_http_requests_total{job="svc"})');
-      expect(services.result.map((r) => r.metric.service).sort()).toEqual(["admin", "artifacts", "auth", "gateway", "notifier", "walker"]);
+      expect(services.result.map((r) => r.metric.service).sort()).toEqual(["admin", "artifacts", "auth", "console", "gateway", "notifier", "walker"]);
       const histogram = await query('svc_http_request_duration_seconds_bucket{job="svc",le="+Inf"}');
       expect(histogram.result.length).toBeGreaterThan(0);
     } finally {

@@ -46,18 +46,18 @@ describe("servers the operator runs: a NATS cluster's list of servers, a bounded
   afterAll(() => s?.stop());
 
   it("connects every service through a server of the list that answers", async () => {
-    for (const service of ["gateway", "auth", "artifacts", "admin", "walker", "notifier"] as const) {
+    for (const service of ["gateway", "auth", "artifacts", "admin", "walker", "notifier", "console"] as const) {
       await s.waitForOutput(/connected to NATS/, { service, timeoutMs: 20_000 });
     }
     // The log view is gathered from every process over NATS.
     const deadline = Date.now() + 20_000;
     let services = new Set<string>();
-    while (Date.now() < deadline && services.size < 6) {
+    while (Date.now() < deadline && services.size < 7) {
       const page = (await (await s.call("GET", "/api/logs?limit=1000", { key: s.bootstrapKey })).json()) as { entries: { service: string }[] };
       services = new Set(page.entries.map((e) => e.service));
-      if (services.size < 6) await new Promise((r) => setTimeout(r, 250));
+      if (services.size < 7) await new Promise((r) => setTimeout(r, 250));
     }
-    expect([...services].sort()).toEqual(["admin", "artifacts", "auth", "gateway", "notifier", "walker"]);
+    expect([...services].sort()).toEqual(["admin", "artifacts", "auth", "console", "gateway", "notifier", "walker"]);
   });
 
   it("opens no more Postgres connections per process than svc.database-pool-size, however busy", async () => {

@@ -39,7 +39,7 @@ export function failureReport(): string {
   const parts: string[] = [];
   for (const r of running) {
     parts.push(`--- ${r.services.gatewayUrl}: last answers >= 400 through the gateway`, ...r.refused);
-    for (const service of ["gateway", "auth", "artifacts"] as const) {
+    for (const service of ["gateway", "auth", "artifacts", "console"] as const) {
       parts.push(`--- ${service}: last lines`, ...r.services.output(service).slice(-15).map((l) => l.slice(0, 600)));
     }
   }

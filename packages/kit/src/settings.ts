@@ -247,6 +247,8 @@ export const SETTINGS = {
     description: "The OAuth provider's authorization endpoint." }),
   uiOauthTokenUrl: def("svc.ui.oauth.token-url", url(["http", "https"]), "https://github.com/login/oauth/access_token", { readBy: ["console"],
     description: "The OAuth provider's token endpoint." }),
+  uiOauthScope: def("svc.ui.oauth.scope", str, "read:user", { readBy: ["console"],
+    description: "The scope the console asks the OAuth provider app for (space-separated); it needs only to read the signed-in user." }),
   uiOauthUserUrl: def("svc.ui.oauth.user-url", url(["http", "https"]), "https://api.github.com/user", { readBy: ["console"],
     description: "The OAuth provider's endpoint answering the signed-in user as JSON; its `id` (else `sub`) names the person." }),
   profile: def("svc.profile", profile, "", { readBy: "every",

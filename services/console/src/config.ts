@@ -19,6 +19,7 @@ export type ConsoleConfig = Pick<
   | "uiOauthAuthorizeUrl"
   | "uiOauthTokenUrl"
   | "uiOauthUserUrl"
+  | "uiOauthScope"
   | "internalSecret"
   | "databaseUrl"
   | "natsUrl"

@@ -224,3 +224,27 @@ export async function ensureBinaries(log: (line: string) => void = (l) => consol
   };
 }
 
+
+/** Where Debian's Chromium lives: the console's browser tests drive it (never a downloaded browser). */
+export const CHROMIUM = "/usr/bin/chromium";
+
+/**
+ * Debian's Chromium for the console's browser tests: found on the machine, else installed from
+ * Debian like the servers above (root, or `sudo -n`). Only the test run asks for it.
+ */
+export async function ensureChromium(log: (line: string) => void = (l) => console.error(l)): Promise<string> {
+  const find = () => (isExecutable(CHROMIUM) ? CHROMIUM : findInPath("chromium"));
+  const found = find();
+  if (found) return found;
+  while (installing) await installing.catch(() => {});
+  if (find()) return find()!;
+  installing = installPackages(["chromium"], log);
+  try {
+    await installing;
+  } finally {
+    installing = undefined;
+  }
+  const installed = find();
+  if (!installed) throw new Error("Chromium is still missing after `apt-get install -y chromium`: install the Debian package chromium manually.");
+  return installed;
+}

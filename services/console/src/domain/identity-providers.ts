@@ -86,7 +86,7 @@ export function oidcProvider(s: Pick<ConsoleConfig, "uiOidcIssuerUri" | "uiOidcC
 
 /** The OAuth provider app (GitHub's endpoints by default): person `oauth/<id>`, the id read from the user endpoint. */
 export function oauthProvider(
-  s: Pick<ConsoleConfig, "uiOauthClientId" | "uiOauthClientSecret" | "uiOauthAuthorizeUrl" | "uiOauthTokenUrl" | "uiOauthUserUrl">,
+  s: Pick<ConsoleConfig, "uiOauthClientId" | "uiOauthClientSecret" | "uiOauthAuthorizeUrl" | "uiOauthTokenUrl" | "uiOauthUserUrl" | "uiOauthScope">,
 ): IdentityProvider {
   const config = new oidc.Configuration(
     { issuer: new URL(s.uiOauthAuthorizeUrl).origin, authorization_endpoint: s.uiOauthAuthorizeUrl, token_endpoint: s.uiOauthTokenUrl },
@@ -98,7 +98,7 @@ export function oauthProvider(
     kind: "oauth",
     label: new URL(s.uiOauthAuthorizeUrl).hostname === "github.com" ? "GitHub" : "OAuth provider",
     async begin(redirectUri) {
-      return startAt(config, redirectUri, undefined, false);
+      return startAt(config, redirectUri, s.uiOauthScope || undefined, false);
     },
     async finish(callbackUrl, checks) {
       try {

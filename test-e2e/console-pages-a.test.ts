@@ -1,7 +1,7 @@
 import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 // The console core's harness (test-e2e/browser.ts, same interface) is not in main yet: swap this import for it once it is.
-import { launchBrowser, type TestBrowser } from "./browser-shim-pages-a.js";
+import { launchBrowser, type TestBrowser } from "./browser.js";
 import { startSuite, type Suite } from "./suite.js";
 
 /**

@@ -39,7 +39,7 @@ beforeAll(async () => {
     },
   });
   browser = await chromium.launch({
-    executablePath: "/usr/bin/chromium",
+    executablePath: inject("chromium"),
     args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"],
   });
   const context = await browser.newContext({ baseURL: s.gatewayUrl, acceptDownloads: true });

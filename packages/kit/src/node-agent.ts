@@ -36,6 +36,16 @@ export function controlSubjects(internalSecret: string): ControlSubjects {
   };
 }
 
+/**
+ * The control subjects a node listens on: its own secret's, and during a rotation the other
+ * accepted secret's too (svc.internal-secret-previous), so nodes on either secret still hear each
+ * other. A node speaks (heartbeats, questions, announcements) on its own secret's only.
+ */
+export function listenedControlSubjects(settings: Pick<Settings, "internalSecret" | "internalSecretPrevious">): ControlSubjects[] {
+  const own = controlSubjects(settings.internalSecret);
+  return settings.internalSecretPrevious && settings.internalSecretPrevious !== settings.internalSecret ? [own, controlSubjects(settings.internalSecretPrevious)] : [own];
+}
+
 export interface Heartbeat {
   node: string;
   service: string;
@@ -68,7 +78,7 @@ export interface LogReply {
 export const LEVEL_VALUES: Record<string, number> = { TRACE: 10, DEBUG: 20, INFO: 30, WARN: 40, ERROR: 50, FATAL: 60 };
 
 /** What the node agent needs of a service's settings: the deployment-wide ones, the tenant and the secret that keys the control subjects. */
-export type NodeAgentSettings = Pick<Settings, (typeof DEPLOYMENT_SETTINGS)[number] | "tenant" | "internalSecret">;
+export type NodeAgentSettings = Pick<Settings, (typeof DEPLOYMENT_SETTINGS)[number] | "tenant" | "internalSecret" | "internalSecretPrevious">;
 
 export function settingsDigest(settings: NodeAgentSettings): { fingerprint: string; settings: Record<string, string> } {
   const out: Record<string, string> = {};
@@ -110,10 +120,12 @@ export function startNodeAgent(opts: {
   const started = new Date().toISOString();
   const digest = settingsDigest(opts.settings);
 
-  bus.respond(control.metrics, async () => ({ node: metrics.node, service: metrics.service, metrics: await metrics.registry.getMetricsAsJSON() }));
-  bus.respond(control.logs, (raw) => answerLogs(ring, metrics.node, metrics.service, (raw ?? {}) as LogQuery));
-  // Looked up when asked: the agent starts before the service has built its app.
-  bus.respond(control.openapi, () => apiReport(metrics));
+  for (const listened of listenedControlSubjects(opts.settings)) {
+    bus.respond(listened.metrics, async () => ({ node: metrics.node, service: metrics.service, metrics: await metrics.registry.getMetricsAsJSON() }));
+    bus.respond(listened.logs, (raw) => answerLogs(ring, metrics.node, metrics.service, (raw ?? {}) as LogQuery));
+    // Looked up when asked: the agent starts before the service has built its app.
+    bus.respond(listened.openapi, () => apiReport(metrics));
+  }
 
   const beat = (): boolean => {
     const hb: Heartbeat = {

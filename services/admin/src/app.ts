@@ -9,6 +9,7 @@ import { operationsRoutes, type OperationsDeps } from "./routes/operation-routes
 export interface AdminDeps {
   log: Logger;
   internalSecret: string;
+  internalSecretPrevious?: string;
   capabilities: Capabilities;
   operations: Omit<OperationsDeps, "peers">;
   /** What admin asks of, and tells, the other nodes. */
@@ -17,7 +18,7 @@ export interface AdminDeps {
 }
 
 export function buildApp(deps: AdminDeps): FastifyInstance {
-  const app = createBaseApp({ log: deps.log, internalSecret: deps.internalSecret, checks: deps.checks, metrics: deps.operations.metrics });
+  const app = createBaseApp({ log: deps.log, internalSecret: deps.internalSecret, internalSecretPrevious: deps.internalSecretPrevious, checks: deps.checks, metrics: deps.operations.metrics });
   capabilityRoutes(app, deps.capabilities);
   operationsRoutes(app, { ...deps.operations, peers: deps.peers });
   openapiRoutes(app, { peers: deps.peers, own: () => apiReport(deps.operations.metrics) });

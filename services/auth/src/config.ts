@@ -9,6 +9,7 @@ export type AuthConfig = Pick<
   | "trackKeyUsage"
   | "uiAdmins"
   | "internalSecret"
+  | "internalSecretPrevious"
   | "databaseUrl"
   | "natsUrl"
   | "host"

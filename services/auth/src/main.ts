@@ -32,7 +32,7 @@ await bootService({
     const principals = principalServiceFactory({ credentials: credentialStore, subjects: subjectStoreFactory(db), announce: changes });
     await provisionAtStartup({ settings: config, credentials, principals, announcerReady: changes.ready, log });
     const checks = [{ name: "postgres", check: () => pingDb(pool) }];
-    const app = buildApp({ log, internalSecret: config.internalSecret, credentials, principals, checks, metrics });
+    const app = buildApp({ log, internalSecret: config.internalSecret, internalSecretPrevious: config.internalSecretPrevious, credentials, principals, checks, metrics });
     // The posture (admin) warns of a set bootstrap key; admin itself need not be given the key.
     return {
       app,

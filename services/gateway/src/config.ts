@@ -10,6 +10,7 @@ export type GatewayConfig = Pick<
   | "trackKeyUsage"
   | "trustedProxies"
   | "internalSecret"
+  | "internalSecretPrevious"
   | "natsUrl"
   | "host"
   | "port"

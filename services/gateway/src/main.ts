@@ -26,7 +26,7 @@ await bootService({
     const limiter = config.redisUrl ? rateLimiterFactory({ redisUrl: config.redisUrl, log, tenant: config.tenant, limitFor: limits.limitFor }) : undefined;
     void limits.refresh();
     const usage = config.trackKeyUsage ? usageRecorderFactory({ send: authClient.postUsage, log }) : undefined;
-    gatewayListenersFactory({ bus, internalSecret: config.internalSecret, cache, metrics: gatewayMetrics, refreshLimits: () => void limits.refresh() });
+    gatewayListenersFactory({ bus, internalSecret: config.internalSecret, internalSecretPrevious: config.internalSecretPrevious, cache, metrics: gatewayMetrics, refreshLimits: () => void limits.refresh() });
 
     const upstreams = { auth: config.authUrl, artifacts: config.artifactsUrl, admin: config.adminUrl, walker: config.walkerUrl, notifier: config.notifierUrl };
     const probes = upstreamProbesFactory(upstreams);

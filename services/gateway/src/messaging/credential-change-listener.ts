@@ -1,4 +1,4 @@
-import { controlSubjects, type Bus } from "@svc/kit";
+import { listenedControlSubjects, type Bus } from "@svc/kit";
 import type { GatewayMetrics } from "../domain/gateway-metrics.js";
 import type { RightsCache } from "../domain/rights-cache.js";
 
@@ -10,6 +10,8 @@ import type { RightsCache } from "../domain/rights-cache.js";
 export function gatewayListenersFactory(deps: {
   bus: Pick<Bus, "subscribe" | "listen">;
   internalSecret: string;
+  /** svc.internal-secret-previous: during a rotation, an admin node on the other secret is heard too. */
+  internalSecretPrevious?: string;
   cache: Pick<RightsCache, "evict" | "evictDependents">;
   metrics: Pick<GatewayMetrics, "eventLag">;
   refreshLimits: () => void;
@@ -23,5 +25,7 @@ export function gatewayListenersFactory(deps: {
     deps.cache.evictDependents({ kind, id });
     if (kind === "group" && event.change === "members") for (const person of event.affected ?? []) deps.cache.evictDependents({ kind: "person", id: person });
   });
-  deps.bus.listen(controlSubjects(deps.internalSecret).limits, () => deps.refreshLimits());
+  for (const listened of listenedControlSubjects({ internalSecret: deps.internalSecret, internalSecretPrevious: deps.internalSecretPrevious ?? "" })) {
+    deps.bus.listen(listened.limits, () => deps.refreshLimits());
+  }
 }

@@ -110,7 +110,12 @@ export function createBaseApp(opts: BaseAppOptions): ServiceApp {
     // Whoever reads the body (a parser, the artifacts store) reads it through the check.
     app.addHook("preParsing", async (request, _reply, payload) => {
       const binding = bindings.get(request);
-      return binding ? checkedBody(payload, request.raw, binding) : payload;
+      if (!binding) return payload;
+      const checked = checkedBody(payload, request.raw, binding);
+      checked.once("error", (err) => {
+        if (err instanceof ServiceError) request.log.warn({ reason: "body", method: request.method, url: request.url }, "refused a request body the gateway did not sign");
+      });
+      return checked;
     });
     // A body no route read is drained, as Node does with one nobody touched, so the connection can carry the next request.
     app.addHook("onResponse", async (request) => {

@@ -37,7 +37,11 @@ describe("a captured signed request sent again, straight to an upstream", () => 
 
   it("stores nothing from a signed upload sent with another body", async () => {
     const path = "/repository/default/replayed/app.jar";
-    const headers = identityHeaders(s.internalSecret, "PUT", path, admin(), Date.now(), { body: "the signed content" });
+    const type = { "content-type": "application/octet-stream" };
+    // The same signature with its own body is stored: the refusal below is the body's.
+    const ok = identityHeaders(s.internalSecret, "PUT", "/repository/default/replayed/ok.jar", admin(), Date.now(), { body: "the signed content", headers: type });
+    expect((await fetch(`${s.urls.artifacts}/repository/default/replayed/ok.jar`, { method: "PUT", headers: ok, body: "the signed content" })).status).toBe(201);
+    const headers = identityHeaders(s.internalSecret, "PUT", path, admin(), Date.now(), { body: "the signed content", headers: type });
     expect((await fetch(`${s.urls.artifacts}${path}`, { method: "PUT", headers, body: "something else entirely" })).status).toBe(401);
     expect((await s.call("GET", path, { key: s.bootstrapKey })).status).toBe(404);
   });

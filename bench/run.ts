@@ -108,10 +108,10 @@ async function main(): Promise<void> {
     // ---- small files: each round runs gateway, (gateway without the limit,) direct, nginx in turn
     const smallRounds: Record<string, SmallRound[]> = { gateway: [], "gateway, no limit": [], direct: [], nginx: [] };
     for (let round = 0; SMALL && round < ROUNDS; round++) {
-      smallRounds.gateway!.push(await smallRound("gateway", round, s.gatewayUrl, keyHeaders, procs()));
-      if (unlimited) smallRounds["gateway, no limit"]!.push(await smallRound("gateway, no limit", round, unlimited.url, keyHeaders, { ...procs(), gateway: unlimited.pid }));
+      smallRounds.gateway!.push(await smallRound("gateway", round, s.gatewayUrl, keyHeaders(), procs()));
+      if (unlimited) smallRounds["gateway, no limit"]!.push(await smallRound("gateway, no limit", round, unlimited.url, keyHeaders(), { ...procs(), gateway: unlimited.pid }));
       smallRounds.direct!.push(await smallRound("direct", round, s.urls.artifacts, signed(SMALL_PATH), procs()));
-      const n = await withNginx((url) => smallRound("nginx", round, url, () => ({}), procs()));
+      const n = await withNginx((url) => smallRound("nginx", round, url, {}, procs()));
       if (n) smallRounds.nginx!.push(n);
     }
     const small = Object.entries(smallRounds)

@@ -49,7 +49,11 @@ describe("public read-only mirror (anonymous read, svc.read-only)", () => {
 
   it("enforces read-only again at the store, so a request inside the deployment cannot bypass it", async () => {
     const path = "/repository/default/inside.txt";
-    const headers = identityHeaders(s.internalSecret, "PUT", path, `key:default:${keyId(s.bootstrapKey)}`);
+    const headers = identityHeaders(s.internalSecret, "PUT", path, `key:default:${keyId(s.bootstrapKey)}`, Date.now(), {
+      body: "inside",
+      // What fetch sends with a string body: the signature covers the content type.
+      headers: { "content-type": "text/plain;charset=UTF-8" },
+    });
     const res = await fetch(`${s.urls.artifacts}${path}`, { method: "PUT", headers, body: "inside" });
     expect(res.status).toBe(403);
   });

@@ -16,9 +16,9 @@ export async function adminCaller(s: Suite, prefix: string, service: ServiceName
   const principal = `key:${s.tenant}:${keyId(s.bootstrapKey)}`;
   const call = async (method: string, path: string, body?: unknown): Promise<Response> => {
     if (routed) return s.call(method, path, { key: s.bootstrapKey, body: body as object | undefined });
-    const headers: Record<string, string> = identityHeaders(s.internalSecret, method, path, principal);
-    if (body !== undefined) headers["content-type"] = "application/json";
-    return fetch(`${s.urls[service]}${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+    const json = body === undefined ? undefined : JSON.stringify(body);
+    const headers = identityHeaders(s.internalSecret, method, path, principal, Date.now(), json === undefined ? {} : { body: json, headers: { "content-type": "application/json" } });
+    return fetch(`${s.urls[service]}${path}`, { method, headers, body: json });
   };
   return { call, routed };
 }

@@ -117,9 +117,10 @@ export let url: (path: string, host?: string) => string;
 /** The notifier's API: through the gateway once it routes /api/webhooks, else signed like the gateway would. */
 export async function api(method: string, path: string, body?: unknown): Promise<Response> {
   if (viaGateway) return s.call(method, path, { key: s.bootstrapKey, body: body as object | undefined });
-  const headers: Record<string, string> = identityHeaders(s.internalSecret, method, path, `key:${tenant}:${keyId(s.bootstrapKey)}`);
-  if (body !== undefined) headers["content-type"] = "application/json";
-  return fetch(`${s.urls.notifier}${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+  const json = body === undefined ? undefined : JSON.stringify(body);
+  const send = json === undefined ? {} : { body: json, headers: { "content-type": "application/json" } };
+  const headers = identityHeaders(s.internalSecret, method, path, `key:${tenant}:${keyId(s.bootstrapKey)}`, Date.now(), send);
+  return fetch(`${s.urls.notifier}${path}`, { method, headers, body: json });
 }
 
 export async function deliveries(query: string): Promise<Delivery[]> {

@@ -6,7 +6,13 @@
 export const IDENTITY_HEADER = "x-svc-identity";
 export const IDENTITY_TS_HEADER = "x-svc-identity-ts";
 export const IDENTITY_SIG_HEADER = "x-svc-identity-sig";
-export const IDENTITY_HEADERS = [IDENTITY_HEADER, IDENTITY_TS_HEADER, IDENTITY_SIG_HEADER] as const;
+/** Makes each signature unique, so an upstream can refuse one it has seen before. */
+export const IDENTITY_NONCE_HEADER = "x-svc-identity-nonce";
+/** How the signature binds the body: `sha256=<base64url>` or `trailer`; absent: no body. */
+export const IDENTITY_BODY_HEADER = "x-svc-identity-body";
+/** The trailer after a streamed body (`trailer` binding): an HMAC over the signature and the body's SHA-256. */
+export const IDENTITY_BODY_TRAILER = "x-svc-identity-body-sig";
+export const IDENTITY_HEADERS = [IDENTITY_HEADER, IDENTITY_TS_HEADER, IDENTITY_SIG_HEADER, IDENTITY_NONCE_HEADER, IDENTITY_BODY_HEADER, IDENTITY_BODY_TRAILER] as const;
 
 /** Who the gateway says made the request. Encoded as compact text: `<kind>:<tenant>:<id>`. */
 export interface Principal {

@@ -19,3 +19,4 @@ export * from "./store-layout.js";
 export * from "./openapi.js";
 export * from "./schemas.js";
 export * from "./outbox-relay.js";
+export * from "./identity-body.js";

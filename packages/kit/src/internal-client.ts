@@ -1,7 +1,7 @@
 import type { IncomingHttpHeaders } from "node:http";
 import { Pool } from "undici";
 import { encodePrincipal } from "@svc/contracts";
-import { identitySigner } from "./identity.js";
+import { bodyDigest, identitySigner } from "./identity.js";
 
 export interface InternalClientOptions {
   /** The upstream's origin (a path on it is ignored: every call names its own). */
@@ -66,8 +66,10 @@ export function internalClient(o: InternalClientOptions) {
   const call = async <T>(method: "GET" | "POST" | "PUT" | "DELETE", path: string, c: InternalCall = {}): Promise<InternalAnswer<T>> => {
     const where = `${method} ${path.split("?", 1)[0]}`;
     const headers: Record<string, string> = {};
-    sign(headers, method, path, principal);
-    if (c.body !== undefined) headers["content-type"] = "application/json";
+    const payload = c.body === undefined ? undefined : JSON.stringify(c.body);
+    // The content type is signed, so it is set first; the signature binds the body's digest.
+    if (payload !== undefined) headers["content-type"] = "application/json";
+    sign(headers, method, path, principal, payload === undefined ? undefined : bodyDigest(payload));
     let status: number;
     let text: string;
     let answerHeaders: IncomingHttpHeaders;
@@ -76,7 +78,7 @@ export function internalClient(o: InternalClientOptions) {
         method,
         path,
         headers,
-        body: c.body === undefined ? undefined : JSON.stringify(c.body),
+        body: payload,
         ...(c.timeoutMs !== undefined ? { headersTimeout: c.timeoutMs, bodyTimeout: c.timeoutMs } : {}),
       });
       status = res.statusCode;

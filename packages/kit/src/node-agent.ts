@@ -43,6 +43,16 @@ export function controlSubjects(internalSecret: string): ControlSubjects {
   };
 }
 
+/**
+ * The control subjects a node listens on: its own secret's, and during a rotation the other
+ * accepted secret's too (svc.internal-secret-previous), so nodes on either secret still hear each
+ * other. A node speaks (heartbeats, questions, announcements) on its own secret's only.
+ */
+export function listenedControlSubjects(settings: Pick<Settings, "internalSecret" | "internalSecretPrevious">): ControlSubjects[] {
+  const own = controlSubjects(settings.internalSecret);
+  return settings.internalSecretPrevious && settings.internalSecretPrevious !== settings.internalSecret ? [own, controlSubjects(settings.internalSecretPrevious)] : [own];
+}
+
 export interface Heartbeat {
   node: string;
   service: string;
@@ -88,7 +98,7 @@ export const LEVEL_VALUES: Record<string, number> = { TRACE: 10, DEBUG: 20, INFO
  * the secret that keys the control subjects, and what the loader recorded of each setting (a
  * process without it reports no settings).
  */
-export type NodeAgentSettings = Pick<Settings, (typeof DEPLOYMENT_SETTINGS)[number] | "tenant" | "internalSecret"> & Partial<Pick<Settings, "inForce">>;
+export type NodeAgentSettings = Pick<Settings, (typeof DEPLOYMENT_SETTINGS)[number] | "tenant" | "internalSecret" | "internalSecretPrevious"> & Partial<Pick<Settings, "inForce">>;
 
 /** This process's answer on the settings subject. */
 export function answerSettings(settings: Partial<Pick<Settings, "inForce">>, node: string, service: string): SettingsReply {
@@ -137,11 +147,13 @@ export function startNodeAgent(opts: {
   const started = new Date().toISOString();
   const digest = settingsDigest(opts.settings);
 
-  bus.respond(control.metrics, async () => ({ node: metrics.node, service: metrics.service, metrics: await metrics.registry.getMetricsAsJSON() }));
-  bus.respond(control.logs, (raw) => answerLogs(ring, metrics.node, metrics.service, (raw ?? {}) as LogQuery));
-  bus.respond(control.settings, () => answerSettings(opts.settings, metrics.node, metrics.service));
-  // Looked up when asked: the agent starts before the service has built its app.
-  bus.respond(control.openapi, () => apiReport(metrics));
+  for (const listened of listenedControlSubjects(opts.settings)) {
+    bus.respond(listened.metrics, async () => ({ node: metrics.node, service: metrics.service, metrics: await metrics.registry.getMetricsAsJSON() }));
+    bus.respond(listened.logs, (raw) => answerLogs(ring, metrics.node, metrics.service, (raw ?? {}) as LogQuery));
+    bus.respond(listened.settings, () => answerSettings(opts.settings, metrics.node, metrics.service));
+    // Looked up when asked: the agent starts before the service has built its app.
+    bus.respond(listened.openapi, () => apiReport(metrics));
+  }
 
   const beat = (): boolean => {
     const hb: Heartbeat = {

@@ -4,7 +4,9 @@ import type { Logger } from "pino";
 import { ServiceError, type Principal } from "@svc/contracts";
 import { answerClientError, answerFrameworkError, installErrorHandling, refuseConnect } from "./errors.js";
 import { installInputGuard } from "./input-guard.js";
-import { verifyIdentity } from "./identity.js";
+import { BODY_IN_TRAILER, ReplayGuard, identityVerifier } from "./identity.js";
+import { checkedBody, type BodyBinding } from "./identity-body.js";
+import { declaredContentType, hasRequestBody } from "./request-body.js";
 import { instrumentHttp, type ServiceMetrics } from "./metrics.js";
 import { describeApi } from "./openapi.js";
 import { problemSchema } from "./paging.js";
@@ -25,6 +27,8 @@ export interface BaseAppOptions {
   log: Logger;
   /** Upstream services: the internal secret the gateway signs with. The gateway passes none. */
   internalSecret?: string;
+  /** Also accepted while a new internal secret rolls out (svc.internal-secret-previous). */
+  internalSecretPrevious?: string;
   /** Dependencies that must answer for the service to be ready. */
   checks?: Check[];
   /**
@@ -41,6 +45,7 @@ export interface BaseAppOptions {
 export interface UpstreamAppDeps {
   log: Logger;
   internalSecret: string;
+  internalSecretPrevious?: string;
   checks: Check[];
   metrics?: ServiceMetrics;
 }
@@ -53,6 +58,9 @@ export type ServiceApp = FastifyInstance<RawServerDefault, RawRequestDefaultExpr
  * `/health/ready`, and on upstream services a check that each request carries the gateway's
  * signed identity (health probes excepted).
  */
+/** How far a signature's timestamp may be from this clock; also how long a signature is remembered. */
+const SKEW_SECONDS = 60;
+
 export function createBaseApp(opts: BaseAppOptions): ServiceApp {
   const app = Fastify({
     loggerInstance: opts.log,
@@ -78,15 +86,43 @@ export function createBaseApp(opts: BaseAppOptions): ServiceApp {
   if (opts.internalSecret) installInputGuard(app);
 
   if (opts.internalSecret) {
-    const secret = opts.internalSecret;
+    // Per process: a replica refuses a signature it has accepted before (docs/internals/internal-traffic.md).
+    const verify = identityVerifier([opts.internalSecret, opts.internalSecretPrevious ?? ""], { maxSkewSeconds: SKEW_SECONDS, replay: new ReplayGuard(SKEW_SECONDS) });
+    const bindings = new WeakMap<FastifyRequest, BodyBinding>();
+    const refuse = (request: FastifyRequest, reason: string) => {
+      request.log.warn({ reason, method: request.method, url: request.url }, "refused a request that did not come through the gateway");
+      return new ServiceError("unauthenticated", "this service accepts requests only through the gateway");
+    };
     app.addHook("onRequest", async (request) => {
       if (request.url.startsWith("/health/")) return;
-      const v = verifyIdentity(secret, request.method, request.url, request.headers);
-      if (!v.ok) {
-        request.log.warn({ reason: v.reason, method: request.method, url: request.url }, "refused a request that did not come through the gateway");
-        throw new ServiceError("unauthenticated", "this service accepts requests only through the gateway");
-      }
+      // The Content-Type as sent, even where a route has set it aside (request-body.ts).
+      const declared = declaredContentType(request);
+      const headers = declared === request.headers["content-type"] ? request.headers : { ...request.headers, "content-type": declared };
+      const v = verify(request.method, request.url, headers);
+      if (!v.ok) throw refuse(request, v.reason);
+      if (v.body === undefined) {
+        if (hasRequestBody(request)) throw refuse(request, "unsigned body");
+      } else if (v.body === BODY_IN_TRAILER || /^sha256=[\w-]{43}$/.test(v.body)) {
+        bindings.set(request, { body: v.body, signature: v.signature, key: v.key });
+      } else throw refuse(request, "body binding");
       request.principal = v.principal;
+    });
+    // Whoever reads the body (a parser, the artifacts store) reads it through the check.
+    app.addHook("preParsing", async (request, _reply, payload) => {
+      const binding = bindings.get(request);
+      if (!binding) return payload;
+      const checked = checkedBody(payload, request.raw, binding);
+      checked.once("error", (err) => {
+        if (err instanceof ServiceError) request.log.warn({ reason: "body", method: request.method, url: request.url }, "refused a request body the gateway did not sign");
+      });
+      return checked;
+    });
+    // A body no route read is drained, as Node does with one nobody touched, so the connection can carry the next request.
+    app.addHook("onResponse", async (request) => {
+      if (bindings.has(request) && !request.raw.complete && !request.raw.destroyed) {
+        request.raw.unpipe();
+        request.raw.resume();
+      }
     });
   }
 
@@ -111,5 +147,5 @@ export function createBaseApp(opts: BaseAppOptions): ServiceApp {
 
 /** createBaseApp for an upstream service, from the base-app part of its deps. */
 export function createUpstreamApp(deps: UpstreamAppDeps, fastify?: Partial<FastifyServerOptions>): ServiceApp {
-  return createBaseApp({ log: deps.log, internalSecret: deps.internalSecret, checks: deps.checks, metrics: deps.metrics, ...(fastify ? { fastify } : {}) });
+  return createBaseApp({ log: deps.log, internalSecret: deps.internalSecret, internalSecretPrevious: deps.internalSecretPrevious, checks: deps.checks, metrics: deps.metrics, ...(fastify ? { fastify } : {}) });
 }

@@ -191,6 +191,8 @@ export const SETTINGS = {
     description: "Person ids (`oauth/<id>`, `oidc/<sub>`), comma-separated, granted `*` over `*` on every start; a `*` entry refuses start-up. Removing an id leaves its grant until revoked through the API." }),
   internalSecret: def("svc.internal-secret", secret, "", { readBy: ALL, defaultText: "required",
     description: "At least 32 characters, the same on every service: the gateway signs each request's identity with it and upstreams refuse requests without a valid signature; it also keys the deployment's NATS control subjects." }, true),
+  internalSecretPrevious: def("svc.internal-secret-previous", secret, "", { readBy: ALL,
+    description: "A second internal secret upstreams also accept (and whose control subjects every node also answers on) while the secret is rotated: nothing is refused while nodes with the old and the new one run side by side (docs/operations/internal-secret-rotation.md). Blank: only `svc.internal-secret`." }, true),
   databaseUrl: def("svc.database-url", url(["postgres", "postgresql"]), "", { readBy: DB_USERS, defaultText: "required",
     description: "PostgreSQL URL (`postgres://` or `postgresql://`; node-postgres options such as `sslmode` in the query). Each service creates and migrates its own schema at start." }, true),
   redisUrl: def("svc.redis-url", url(["redis", "rediss"]), "", { readBy: ["gateway"],

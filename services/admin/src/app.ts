@@ -10,6 +10,7 @@ import { settingsRoutes } from "./routes/settings-routes.js";
 export interface AdminDeps {
   log: Logger;
   internalSecret: string;
+  internalSecretPrevious?: string;
   capabilities: Capabilities;
   operations: Omit<OperationsDeps, "peers">;
   /** What admin asks of, and tells, the other nodes. */
@@ -20,7 +21,7 @@ export interface AdminDeps {
 }
 
 export function buildApp(deps: AdminDeps): FastifyInstance {
-  const app = createBaseApp({ log: deps.log, internalSecret: deps.internalSecret, checks: deps.checks, metrics: deps.operations.metrics });
+  const app = createBaseApp({ log: deps.log, internalSecret: deps.internalSecret, internalSecretPrevious: deps.internalSecretPrevious, checks: deps.checks, metrics: deps.operations.metrics });
   capabilityRoutes(app, deps.capabilities);
   operationsRoutes(app, { ...deps.operations, peers: deps.peers });
   settingsRoutes(app, { peers: deps.peers, own: deps.ownSettings });

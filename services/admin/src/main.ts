@@ -1,4 +1,4 @@
-import { answerLogs, answerSettings, bootService, controlSubjects, pingDb, postgresSchema } from "@svc/kit";
+import { answerLogs, answerSettings, bootService, controlSubjects, listenedControlSubjects, pingDb, postgresSchema } from "@svc/kit";
 import { buildApp } from "./app.js";
 import { loadConfig } from "./config.js";
 import { nodeRegistryFactory } from "./domain/node-registry.js";
@@ -16,10 +16,11 @@ await bootService({
   wire({ config, log, ring, metrics, bus, db, pool }) {
     const nodes = nodeRegistryFactory();
     const control = controlSubjects(config.internalSecret);
-    collectHeartbeats({ bus, subject: control.heartbeat, nodes });
+    for (const listened of listenedControlSubjects(config)) collectHeartbeats({ bus, subject: listened.heartbeat, nodes });
     const app = buildApp({
       log,
       internalSecret: config.internalSecret,
+      internalSecretPrevious: config.internalSecretPrevious,
       capabilities: capabilitiesOf(config),
       checks: [{ name: "postgres", check: () => pingDb(pool) }],
       ownSettings: () => answerSettings(config, metrics.node, "admin"),

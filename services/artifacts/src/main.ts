@@ -42,7 +42,7 @@ await bootService({
     downloads.start();
     if (config.readOnly) log.warn("svc.read-only is on: every artifact write is refused with 403");
     const checks = [{ name: "postgres", check: () => pingDb(pool) }];
-    const app = buildApp({ log, internalSecret: config.internalSecret, files, metadata, artifacts, admin, formatOf: repositories.formatOf, npm, downloads, repositories: repositories.names, checks, metrics, uploadIdleTimeoutMs: config.uploadIdleTimeoutMs });
+    const app = buildApp({ log, internalSecret: config.internalSecret, internalSecretPrevious: config.internalSecretPrevious, files, metadata, artifacts, admin, formatOf: repositories.formatOf, npm, downloads, repositories: repositories.names, checks, metrics, uploadIdleTimeoutMs: config.uploadIdleTimeoutMs });
     return { app, ready: { root: config.filesystemRoot, repository: config.repository }, closers: [() => downloads.stop(), () => relay.stop()] };
   },
 });

@@ -11,6 +11,7 @@ export type AuthConfig = Pick<
   | "profile"
   | "internalSecret"
   | "artifactsUrl"
+  | "internalSecretPrevious"
   | "databaseUrl"
   | "natsUrl"
   | "host"

@@ -45,7 +45,7 @@ await bootService({
     const identity = identityServiceFactory({ credentials: credentialStore, subjects, tenant: config.tenant });
     await provisionAtStartup({ settings: config, credentials, principals, announcerReady: changes.ready, log });
     const checks = [{ name: "postgres", check: () => pingDb(pool) }];
-    const app = buildApp({ log, internalSecret: config.internalSecret, credentials, principals, identity, checks, metrics });
+    const app = buildApp({ log, internalSecret: config.internalSecret, internalSecretPrevious: config.internalSecretPrevious, credentials, principals, identity, checks, metrics });
     // The posture (admin) warns of a set bootstrap key; admin itself need not be given the key.
     return {
       app,

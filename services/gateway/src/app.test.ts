@@ -3,18 +3,14 @@
 import { createServer, request as httpRequest, type IncomingHttpHeaders, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import pino from "pino";
 import type { FastifyInstance } from "fastify";
-import { compileGrants } from "@svc/grants";
-import { makeKey, parseKey } from "@svc/keys";
-import { addressMatcher, verifyIdentity } from "@svc/kit";
-import { buildApp } from "./app.js";
-import { accessPolicy } from "./domain/admission.js";
-import { rightsCacheFactory, type KeyRights } from "./domain/rights-cache.js";
+import { makeKey } from "@svc/keys";
+import { verifyIdentity } from "@svc/kit";
+import { testGateway } from "./proxy/test-gateway.js";
 
 const secret = "test-internal-secret";
-const key = makeKey("default");
-const keyId = (parseKey(key) as { ok: true; key: { id: string } }).key.id;
+let key = "";
+let keyId = "";
 
 interface Seen {
   method: string;
@@ -69,24 +65,7 @@ beforeAll(async () => {
   });
   await new Promise<void>((r) => upstream.listen(0, "127.0.0.1", r));
   const url = `http://127.0.0.1:${(upstream.address() as AddressInfo).port}`;
-  const rights: KeyRights = {
-    id: keyId,
-    tenant: "default",
-    revoked: false,
-    expiresAt: Infinity,
-    allowedFrom: null,
-    grants: compileGrants([{ scope: "*", tokens: ["*"], expires: null }]),
-  };
-  gateway = buildApp({
-    log: pino({ level: "silent" }),
-    tenant: "default",
-    internalSecret: secret,
-    policy: accessPolicy({ auth: true, readOnly: false, anonymousRights: [] }),
-    cache: rightsCacheFactory({ ttlMs: 60_000, lookup: async (id) => (id === keyId ? rights : null) }),
-    upstreams: { auth: url, artifacts: url, admin: url, walker: url, notifier: url, console: url },
-    checks: [],
-    trustedProxies: addressMatcher([]),
-  });
+  ({ app: gateway, key, keyId } = testGateway(url, secret));
   await gateway.listen({ host: "127.0.0.1", port: 0 });
   gatewayPort = (gateway.server.address() as AddressInfo).port;
 });
@@ -121,7 +100,7 @@ describe("gateway forwarding", () => {
       const got = seen[0]!;
       expect(got.url).toBe(path);
       const v = verifyIdentity(secret, got.method, got.url, got.headers);
-      expect(v).toEqual({ ok: true, principal: { kind: "key", tenant: "default", id: keyId } });
+      expect(v).toMatchObject({ ok: true, principal: { kind: "key", tenant: "default", id: keyId } });
       expect(got.headers["service-repository-key"]).toBeUndefined();
       expect(got.headers.authorization).toBeUndefined();
       expect(got.headers.cookie).toBeUndefined();

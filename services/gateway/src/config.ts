@@ -11,6 +11,7 @@ export type GatewayConfig = Pick<
   | "trackKeyUsage"
   | "trustedProxies"
   | "internalSecret"
+  | "internalSecretPrevious"
   | "natsUrl"
   | "host"
   | "port"

@@ -35,7 +35,7 @@ await bootService({
     const limiter = config.redisUrl ? rateLimiterFactory({ redisUrl: config.redisUrl, log, tenant: config.tenant, limitFor: limits.limitFor }) : undefined;
     void limits.refresh();
     const usage = config.trackKeyUsage ? usageRecorderFactory({ send: authClient.postUsage, log }) : undefined;
-    gatewayListenersFactory({ bus, internalSecret: config.internalSecret, cache, sessions, metrics: gatewayMetrics, refreshLimits: () => void limits.refresh(), node: metrics.node });
+    gatewayListenersFactory({ bus, internalSecret: config.internalSecret, internalSecretPrevious: config.internalSecretPrevious, cache, sessions, metrics: gatewayMetrics, refreshLimits: () => void limits.refresh(), node: metrics.node });
     const control = controlSubjects(config.internalSecret);
     const caches = cacheReportFactory({
       parts: [

@@ -8,6 +8,7 @@ export interface NotifierConfig {
   databaseUrl: string;
   natsUrl: string;
   internalSecret: string;
+  internalSecretPrevious: string;
   host: string;
   port: number;
   logLevel: string;
@@ -60,6 +61,7 @@ export function loadConfig(argv = process.argv.slice(2), env = process.env): Not
     databaseUrl: s.databaseUrl,
     natsUrl: s.natsUrl,
     internalSecret: s.internalSecret,
+    internalSecretPrevious: s.internalSecretPrevious,
     host: s.host,
     port: s.port,
     logLevel: s.logLevel,

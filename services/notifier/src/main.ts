@@ -42,7 +42,7 @@ await bootService({
       { name: "postgres", check: () => pingDb(pool) },
       { name: "events", check: async () => (consumer.ready() ? ({ ok: true } as const) : ({ ok: false, error: "not consuming events" } as const)) },
     ];
-    const app = buildApp({ log, internalSecret: config.internalSecret, deliveries: deliveryServiceFactory({ store, endpoints, enabled, wake }), checks, metrics });
+    const app = buildApp({ log, internalSecret: config.internalSecret, internalSecretPrevious: config.internalSecretPrevious, deliveries: deliveryServiceFactory({ store, endpoints, enabled, wake }), checks, metrics });
     return {
       app,
       ready: webhookSummary(config),

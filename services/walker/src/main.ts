@@ -29,7 +29,7 @@ await bootService({
     const scheduler = schedulerFactory({ store, runner, holder, log });
     const walks = walkServiceFactory({ store, runner, changed: () => scheduler.reload() });
     if (config.readOnly) log.warn("svc.read-only is on: walks look at the store and count, but change nothing");
-    const app = buildApp({ log, internalSecret: config.internalSecret, walks, checks: [{ name: "postgres", check: () => pingDb(pool) }], metrics });
+    const app = buildApp({ log, internalSecret: config.internalSecret, internalSecretPrevious: config.internalSecretPrevious, walks, checks: [{ name: "postgres", check: () => pingDb(pool) }], metrics });
     return {
       app,
       onListening: () => scheduler.start(),

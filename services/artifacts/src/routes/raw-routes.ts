@@ -1,3 +1,4 @@
+import { Readable } from "node:stream";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import send from "@fastify/send";
 import { ServiceError, notFound } from "@svc/contracts";
@@ -56,9 +57,11 @@ export function rawRoutes(app: FastifyInstance, deps: RawRoutesDeps): void {
 
   app.register(async (scoped) => {
     // Bodies stream straight to the store: no parsing, no size limit, never held in memory,
-    // whatever Content-Type they declare (even one fastify cannot parse).
+    // whatever Content-Type they declare (even one fastify cannot parse). The body is the
+    // payload fastify hands over: it fails at its end unless it is the one the gateway signed
+    // (createBaseApp), before the store commits it.
     scoped.removeAllContentTypeParsers();
-    scoped.addContentTypeParser("*", (_req, _payload, done) => done(null));
+    scoped.addContentTypeParser("*", (_req, payload, done) => done(null, payload));
     scoped.addHook("onRequest", (req, _reply, done) => {
       if (req.method !== "GET" && req.method !== "HEAD") setContentTypeAside(req);
       done();
@@ -108,7 +111,8 @@ export function rawRoutes(app: FastifyInstance, deps: RawRoutesDeps): void {
         req.raw.destroy(new ServiceError("request_timeout", "the upload stopped arriving (svc.upload-idle-timeout): nothing was stored"));
       });
       // Durable (file, metadata and outbox row committed) and its event published before we answer.
-      const result = await deps.artifacts.publish(a, req.raw, mediaType(declaredContentType(req)), actorOf(req.principal), checks).catch((err: unknown) => {
+      const body = req.body instanceof Readable ? req.body : req.raw;
+      const result = await deps.artifacts.publish(a, body, mediaType(declaredContentType(req)), actorOf(req.principal), checks).catch((err: unknown) => {
         // The sender went away half-way (the gateway drops an upload its client abandoned): nothing
         // was stored and nobody is left to answer; not a failure of ours.
         if (!(err instanceof ServiceError) && req.raw.destroyed && !req.raw.complete) {

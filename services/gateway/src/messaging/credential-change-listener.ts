@@ -1,4 +1,4 @@
-import { controlSubjects, type Bus } from "@svc/kit";
+import { listenedControlSubjects, type Bus } from "@svc/kit";
 import type { GatewayMetrics } from "../domain/gateway-metrics.js";
 import type { RightsCache } from "../domain/rights-cache.js";
 import type { SessionCache } from "../domain/session-cache.js";
@@ -14,6 +14,8 @@ import type { SessionCache } from "../domain/session-cache.js";
 export function gatewayListenersFactory(deps: {
   bus: Pick<Bus, "subscribe" | "listen">;
   internalSecret: string;
+  /** svc.internal-secret-previous: during a rotation, an admin node on the other secret is heard too. */
+  internalSecretPrevious?: string;
   cache: Pick<RightsCache, "evict" | "evictDependents" | "clear">;
   sessions?: Pick<SessionCache, "evict" | "clear">;
   metrics: Pick<GatewayMetrics, "eventLag">;
@@ -31,11 +33,12 @@ export function gatewayListenersFactory(deps: {
     deps.cache.evictDependents({ kind, id });
     if (kind === "group" && event.change === "members") for (const person of event.affected ?? []) deps.cache.evictDependents({ kind: "person", id: person });
   });
-  const control = controlSubjects(deps.internalSecret);
-  deps.bus.listen(control.limits, () => deps.refreshLimits());
-  deps.bus.listen(control.caches, (message) => {
-    if ((message as { node?: unknown } | null)?.node === deps.node && deps.node !== undefined) return;
-    deps.cache.clear();
-    deps.sessions?.clear();
-  });
+  for (const listened of listenedControlSubjects({ internalSecret: deps.internalSecret, internalSecretPrevious: deps.internalSecretPrevious ?? "" })) {
+    deps.bus.listen(listened.limits, () => deps.refreshLimits());
+    deps.bus.listen(listened.caches, (message) => {
+      if ((message as { node?: unknown } | null)?.node === deps.node && deps.node !== undefined) return;
+      deps.cache.clear();
+      deps.sessions?.clear();
+    });
+  }
 }

@@ -1,14 +1,22 @@
 import { Readable } from "node:stream";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { problem } from "@svc/contracts";
-import { sendProblem } from "@svc/kit";
+import { bodyDigest, sendProblem } from "@svc/kit";
+
+const DIGESTS = new WeakMap<FastifyRequest, string>();
+
+/** The digest of an API body read here (`sha256=…`), which the identity signature binds; undefined without a body. */
+export function apiBodyDigest(request: FastifyRequest): string | undefined {
+  return DIGESTS.get(request);
+}
 
 /**
  * The administration API takes bodies up to the services' body limit; the gateway refuses a
  * larger one itself, with 413, before proxying. Forwarded, the upstream would answer 413 after
  * its first megabyte and close the connection while the gateway still wrote, and the caller
- * got a 500 (`write EPIPE`). A declared length is judged before a byte is read; a chunked body
- * is read here up to the limit and forwarded from memory (API bodies are small).
+ * got a 500 (`write EPIPE`). A declared length is judged before a byte is read; every body is
+ * read here (a chunked one up to the limit) and forwarded from memory: API bodies are small,
+ * and the identity signature binds the body's digest, which must be known before it is sent.
  */
 export function limitApiBodies(app: FastifyInstance, limit: number): void {
   const isApi = (request: FastifyRequest) => request.url.startsWith("/api/") || request.url === "/api";
@@ -24,7 +32,7 @@ export function limitApiBodies(app: FastifyInstance, limit: number): void {
   });
 
   app.addHook("preHandler", async (request, reply) => {
-    if (!isApi(request) || request.headers["content-length"] !== undefined) return;
+    if (!isApi(request)) return;
     const body = request.body as Readable | undefined;
     if (!(body instanceof Readable)) return;
     const whole = await new Promise<Buffer | undefined>((resolve, reject) => {
@@ -43,6 +51,7 @@ export function limitApiBodies(app: FastifyInstance, limit: number): void {
       body.once("error", reject);
     });
     if (!whole) return tooLarge(reply);
+    DIGESTS.set(request, bodyDigest(whole));
     request.body = Readable.from([whole]);
   });
 }

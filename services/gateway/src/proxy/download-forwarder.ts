@@ -1,11 +1,18 @@
 import type { FastifyReply, FastifyRequest } from "fastify";
-import { sendUnexpected } from "@svc/kit";
+import { IDENTITY_HEADERS } from "@svc/contracts";
+import { SIGNED_HEADERS, sendUnexpected } from "@svc/kit";
 import type { DownloadPool } from "./download-pool.js";
 import { ORIGIN_HEADERS } from "./forwarded-origin.js";
 import { NOT_FORWARDED, type StampIdentity } from "./identity-stamp.js";
 
 /** Request headers a download does not pass on: beside NOT_FORWARDED, the upstream connection's own, and the origin the gateway stamps itself. */
 const NOT_IN_HEAD = new Set([...NOT_FORWARDED, ...ORIGIN_HEADERS, "connection", "host", "content-length", "transfer-encoding"]);
+
+/** The path reply-from would send: the destination resolved against the upstream, the client's query as it came. */
+export function upstreamPath(request: FastifyRequest, dest: string): string {
+  const q = request.url.indexOf("?");
+  return new URL(dest, "http://upstream").pathname + (q < 0 ? "" : request.url.slice(q));
+}
 
 /** The request head sent upstream for a GET: the client's end-to-end headers, our host, the stamped identity. */
 function downloadRequestHead(request: FastifyRequest, path: string, host: string, stamp: StampIdentity): string {
@@ -22,9 +29,11 @@ function downloadRequestHead(request: FastifyRequest, path: string, host: string
     const v = request.headers[name];
     if (typeof v === "string") head += `${name}: ${v}\r\n`;
   }
+  // The signed headers as the upstream will read them: the client's, less any its Connection header drops.
   const identity: Record<string, unknown> = {};
+  for (const name of SIGNED_HEADERS) if (request.headers[name] !== undefined && !listed.includes(name)) identity[name] = request.headers[name];
   stamp(identity, "GET", path, request.forwardedPrincipal);
-  for (const name in identity) head += `${name}: ${identity[name] as string}\r\n`;
+  for (const name of IDENTITY_HEADERS) if (identity[name] !== undefined) head += `${name}: ${identity[name] as string}\r\n`;
   return `${head}\r\n`;
 }
 
@@ -42,9 +51,7 @@ export function forwardDownload(
   stamp: StampIdentity,
   unframed: () => void,
 ): void {
-  // The path reply-from would send: the destination resolved against the upstream, the client's query as it came.
-  const q = request.url.indexOf("?");
-  const path = new URL(dest, "http://upstream").pathname + (q < 0 ? "" : request.url.slice(q));
+  const path = upstreamPath(request, dest);
   const res = reply.raw;
   const cancel = pool.request(downloadRequestHead(request, path, host, stamp), {
     head: ({ status, headers }) => {

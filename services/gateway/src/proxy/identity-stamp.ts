@@ -1,12 +1,13 @@
 import { Pool, type Dispatcher } from "undici";
-import { IDENTITY_HEADER, IDENTITY_HEADERS } from "@svc/contracts";
-import { identitySigner, type IdentitySigner } from "@svc/kit";
+import { IDENTITY_BODY_HEADER, IDENTITY_HEADER, IDENTITY_HEADERS } from "@svc/contracts";
+import { bodyDigest, identitySigner, type IdentitySigner } from "@svc/kit";
 
 /**
  * How a forwarded request says who is asking. The client's own credentials and identity claims
  * are dropped; the admitted principal is stamped with the one function below, by each
  * transport where it writes the request, over the method and the exact path (with query) that
- * go on the wire, whatever reply-from and http-proxy made of the client's URL.
+ * go on the wire, whatever reply-from and http-proxy made of the client's URL, the headers
+ * that change the request's meaning, and the body (identity.ts).
  */
 export type StampIdentity = IdentitySigner;
 
@@ -31,15 +32,19 @@ export const NOT_FORWARDED_TO_CONSOLE = NOT_FORWARDED.filter((h) => h !== "cooki
  * principal, which SigningPool signs once the path is final. The client's identity headers are
  * gone by then, so only the gateway's own name is signed.
  */
-export function claimIdentity(headers: Record<string, unknown>, principal: string, dropped: readonly string[] = NOT_FORWARDED): void {
+export function claimIdentity(headers: Record<string, unknown>, principal: string, body?: string, dropped: readonly string[] = NOT_FORWARDED): void {
   for (let i = 0; i < dropped.length; i++) if (headers[dropped[i]!] !== undefined) delete headers[dropped[i]!];
   headers[IDENTITY_HEADER] = principal;
+  // The digest of a body read whole before forwarding (api-body-limit.ts), for SigningPool.
+  if (body !== undefined) headers[IDENTITY_BODY_HEADER] = body;
 }
 
 /**
- * The keep-alive connection pool to one upstream (the `pooled` transport). It stamps each
- * request where undici takes it, with the principal claimIdentity named. A request without
- * one goes unsigned, and the upstream refuses it.
+ * The keep-alive connection pool to one upstream (the `api` transport, and HEAD on `downloads`).
+ * It stamps each request where undici takes it, with the principal claimIdentity named. A
+ * request without one goes unsigned, and the upstream refuses it; so does a streamed body
+ * whose digest claimIdentity was not given (undici cannot send the trailer a stream needs:
+ * upload-forwarder.ts).
  */
 export class SigningPool extends Pool {
   constructor(
@@ -53,7 +58,12 @@ export class SigningPool extends Pool {
   override dispatch(opts: Dispatcher.DispatchOptions, handler: Dispatcher.DispatchHandler): boolean {
     const headers = opts.headers as Record<string, unknown> | null | undefined;
     const principal = headers?.[IDENTITY_HEADER];
-    if (typeof principal === "string") this.stamp(headers!, opts.method, opts.path, principal);
+    if (typeof principal === "string") {
+      const given = headers![IDENTITY_BODY_HEADER];
+      const body = opts.body;
+      const bound = typeof body === "string" || body instanceof Uint8Array ? bodyDigest(body) : typeof given === "string" ? given : undefined;
+      this.stamp(headers!, opts.method, opts.path, principal, bound);
+    }
     return super.dispatch(opts, handler);
   }
 }

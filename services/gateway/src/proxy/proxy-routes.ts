@@ -5,8 +5,10 @@ import { declaredContentType, sendUnexpected, setContentTypeAside, type AddressM
 import { bodyGuardFactory } from "./body-guard.js";
 import { DownloadPool } from "./download-pool.js";
 import { forwardDownload } from "./download-forwarder.js";
+import { apiBodyDigest } from "./api-body-limit.js";
 import { stampForwardedOrigin } from "./forwarded-origin.js";
 import { NOT_FORWARDED, NOT_FORWARDED_TO_CONSOLE, SigningPool, claimIdentity, identityStamp } from "./identity-stamp.js";
+import { uploadForwarder } from "./upload-forwarder.js";
 import { CONSOLE_HOME, ROUTES, type Route, type Transport, type Upstreams } from "./route-table.js";
 
 type ProxyHandler = NonNullable<FastifyHttpProxyOptions["handler"]>;
@@ -32,25 +34,26 @@ export function registerProxyRoutes(app: FastifyInstance, deps: ProxyDeps, route
   const connections = deps.connections ?? 64;
   const bodies = bodyGuardFactory({ idleMs: deps.uploadIdleTimeoutMs ?? 30_000, perCaller: deps.uploadConcurrency ?? 16, trustedProxies: deps.trustedProxies });
 
+  const failed = (reply: FastifyReply, error: unknown) => {
+    // Already answered: a body cut for stalling (body-guard.ts), whose upstream then failed.
+    if (reply.sent || reply.raw.headersSent) return;
+    // The client went away (an upload abandoned half-way): nobody to answer, nothing broken here.
+    if (reply.request.raw.destroyed && !reply.request.raw.complete) {
+      reply.request.log.info({ method: reply.request.method, url: reply.request.url }, "the client went away before its request body ended");
+      return;
+    }
+    sendUnexpected(reply.request as FastifyRequest, reply, error);
+  };
+
   const replyOptionsFor = (route: Route): FastifyReplyFromHooks => ({
     // `headers` is reply-from's own copy of the client's headers.
     rewriteRequestHeaders: (request, headers) => {
-      claimIdentity(headers, request.forwardedPrincipal, route.cookie ? NOT_FORWARDED_TO_CONSOLE : NOT_FORWARDED);
+      claimIdentity(headers, request.forwardedPrincipal, apiBodyDigest(request as FastifyRequest), route.cookie ? NOT_FORWARDED_TO_CONSOLE : NOT_FORWARDED);
       const declared = declaredContentType(request);
       if (declared !== undefined) headers["content-type"] = declared;
       return headers;
     },
-    onError: (reply, error) => {
-      // Already answered: a body cut for stalling (body-guard.ts), whose upstream then failed.
-      if (reply.sent || reply.raw.headersSent) return;
-      const err = (error as { error?: unknown })?.error ?? error;
-      // The client went away (an upload abandoned half-way): nobody to answer, nothing broken here.
-      if (reply.request.raw.destroyed && !reply.request.raw.complete) {
-        reply.request.log.info({ method: reply.request.method, url: reply.request.url }, "the client went away before its request body ended");
-        return;
-      }
-      sendUnexpected(reply.request as FastifyRequest, reply as FastifyReply, err);
-    },
+    onError: (reply, error) => failed(reply as FastifyReply, (error as { error?: unknown })?.error ?? error),
   });
 
   // Keep-alive pools per upstream service and transport, so one kind of traffic never waits for
@@ -90,8 +93,21 @@ export function registerProxyRoutes(app: FastifyInstance, deps: ProxyDeps, route
     };
   };
 
+  // Uploads stream their body with its digest in a trailer, which undici cannot send.
+  const uploadForwarders = new Map<string, ReturnType<typeof uploadForwarder>>();
+  const uploadHandlerFor = (upstream: URL): ProxyHandler => {
+    let uploads = uploadForwarders.get(upstream.origin);
+    if (!uploads) {
+      uploads = uploadForwarder(upstream, stamp, failed);
+      uploadForwarders.set(upstream.origin, uploads);
+    }
+    const forward = uploads.forward;
+    return (request, reply, dest) => forward(request, reply, dest);
+  };
+
   app.addHook("onClose", async () => {
     for (const downloads of downloadPools.values()) downloads.close();
+    for (const uploads of uploadForwarders.values()) uploads.close();
     await Promise.all([...pools.values()].map((p) => p.close()));
   });
 
@@ -116,7 +132,7 @@ export function registerProxyRoutes(app: FastifyInstance, deps: ProxyDeps, route
         httpMethods: route.methods ? [...route.methods] : undefined,
         // Per-request log lines cost throughput (as in createBaseApp); failures are still logged.
         disableRequestLogging: true,
-        handler: route.transport === "downloads" ? downloadHandlerFor(url) : undefined,
+        handler: route.transport === "downloads" ? downloadHandlerFor(url) : route.transport === "uploads" ? uploadHandlerFor(url) : undefined,
       });
     });
   }

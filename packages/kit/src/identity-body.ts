@@ -1,0 +1,56 @@
+import { createHash, timingSafeEqual, type KeyObject } from "node:crypto";
+import type { IncomingMessage } from "node:http";
+import { Transform, pipeline, type Readable } from "node:stream";
+import { IDENTITY_BODY_TRAILER, ServiceError } from "@svc/contracts";
+import { BODY_IN_TRAILER, bodyTrailer } from "./identity.js";
+
+/** What the verified signature says of the body (identity.ts). */
+export interface BodyBinding {
+  /** `sha256=<base64url>` or `trailer`. */
+  body: string;
+  signature: string;
+  key: KeyObject;
+}
+
+const mismatch = () => new ServiceError("unauthenticated", "the request body is not the one the gateway signed");
+
+const same = (a: string, b: string) => {
+  const x = Buffer.from(a);
+  const y = Buffer.from(b);
+  return x.length === y.length && timingSafeEqual(x, y);
+};
+
+/**
+ * Passes bytes on unchanged while hashing them (SHA-256); at their end, before the reader sees
+ * it, hands the digest (base64url) to `atEnd`, whose error, if any, fails the stream.
+ */
+export function sha256Through(atEnd: (sha256: string) => Error | undefined): Transform {
+  const hash = createHash("sha256");
+  return new Transform({
+    transform(chunk: Buffer, _enc, cb) {
+      hash.update(chunk);
+      cb(null, chunk);
+    },
+    flush(cb) {
+      cb(atEnd(hash.digest("base64url")) ?? null);
+    },
+  });
+}
+
+/**
+ * Passes the body on unchanged while hashing it; at its end, before the reader sees the end,
+ * fails the stream unless the SHA-256 is the one the signature binds (up front, or in the
+ * trailer that follows a streamed body). A reader that stores the body (the artifacts store)
+ * therefore never commits a body the gateway did not sign; nothing is buffered.
+ */
+export function checkedBody(payload: Readable, raw: IncomingMessage, binding: BodyBinding): Readable {
+  const check = sha256Through((sha256) => {
+    if (binding.body === BODY_IN_TRAILER) {
+      // Node has read the trailers by the time the body ends.
+      const trailer = raw.trailers[IDENTITY_BODY_TRAILER];
+      return typeof trailer === "string" && same(trailer, bodyTrailer(binding.key, binding.signature, sha256)) ? undefined : mismatch();
+    }
+    return same(binding.body, `sha256=${sha256}`) ? undefined : mismatch();
+  });
+  return pipeline(payload, check, () => {});
+}

@@ -1,0 +1,91 @@
+import http, { type IncomingMessage, type OutgoingHttpHeaders } from "node:http";
+import https from "node:https";
+import { Readable, pipeline } from "node:stream";
+import type { FastifyReply, FastifyRequest } from "fastify";
+import { IDENTITY_BODY_TRAILER } from "@svc/contracts";
+import { BODY_IN_TRAILER, declaredContentType, hasRequestBody, sha256Through } from "@svc/kit";
+import { upstreamPath } from "./download-forwarder.js";
+import { NOT_FORWARDED, type StampIdentity } from "./identity-stamp.js";
+
+/** Request headers that describe the client's connection or body framing, not the request: ours are our own. */
+const NOT_SENT = new Set([...NOT_FORWARDED, "connection", "host", "content-length", "transfer-encoding"]);
+/** Answer headers about the upstream connection, not the answer. */
+const NOT_ANSWERED = new Set(["connection", "keep-alive", "transfer-encoding", "proxy-connection", "te", "trailer", "upgrade"]);
+
+/** Waiting for the upstream, in either direction, before the exchange is given up (undici's default for the other transports). */
+const IDLE_MS = 300_000;
+
+export type ForwardFailed = (reply: FastifyReply, error: unknown) => void;
+
+/**
+ * The `uploads` transport: writes to the store. undici cannot send request trailers, so these
+ * go through Node's http client, which can: the body streams through unchanged and unbuffered
+ * while its SHA-256 is computed, and follows it in the `x-svc-identity-body-sig` trailer that
+ * binds it to the signature (identity.ts). The upstream fails the body before storing it when
+ * the trailer does not match. One keep-alive agent per upstream, with no cap on connections
+ * (body-guard.ts bounds uploads per caller and cuts stalled ones); idle connections are dropped
+ * after 60 s, before the upstream's 65.
+ */
+export function uploadForwarder(upstream: URL, stamp: StampIdentity, failed: ForwardFailed) {
+  const secure = upstream.protocol === "https:";
+  const agent = secure ? new https.Agent({ keepAlive: true, timeout: 60_000 }) : new http.Agent({ keepAlive: true, timeout: 60_000 });
+  const send = secure ? https.request : http.request;
+
+  const forward = (request: FastifyRequest, reply: FastifyReply, dest: string): FastifyReply => {
+    const path = upstreamPath(request, dest);
+    const connection = request.headers.connection;
+    const listed = typeof connection === "string" ? connection.toLowerCase().split(",").map((t) => t.trim()) : [];
+    const headers: OutgoingHttpHeaders = {};
+    for (const name in request.headers) if (!NOT_SENT.has(name) && !listed.includes(name)) headers[name] = request.headers[name];
+    // Set aside by the route so fastify would not parse the body (request-body.ts): sent as the client sent it.
+    const type = declaredContentType(request);
+    if (type !== undefined) headers["content-type"] = type;
+    headers.host = upstream.host;
+    const streamed = hasRequestBody(request);
+    if (streamed) {
+      headers["transfer-encoding"] = "chunked";
+      headers.trailer = IDENTITY_BODY_TRAILER;
+    } else headers["content-length"] = "0";
+    const signature = stamp(headers as Record<string, unknown>, request.method, path, request.forwardedPrincipal, streamed ? BODY_IN_TRAILER : undefined);
+
+    const up = send({ hostname: upstream.hostname, port: upstream.port || (secure ? 443 : 80), method: request.method, path, headers, agent });
+    up.setTimeout(IDLE_MS, () => up.destroy(new Error(`the upstream sent nothing for ${IDLE_MS} ms`)));
+    up.once("error", (err) => failed(reply, err));
+    up.once("response", (res: IncomingMessage) => answer(reply, res));
+    reply.raw.once("close", () => {
+      if (!reply.raw.writableFinished) up.destroy();
+    });
+
+    if (!streamed) {
+      up.end();
+      return reply;
+    }
+    // The trailer is written by up.end(), which the pipeline calls once this has flushed.
+    const digest = sha256Through((sha256) => void up.addTrailers({ [IDENTITY_BODY_TRAILER]: stamp.trailer(signature, sha256) }));
+    const body = request.body instanceof Readable ? request.body : request.raw;
+    // A body that fails (the client went away, body-guard.ts cut it) destroys the upstream
+    // request: the upstream sees its body end early and stores nothing.
+    pipeline(body, digest, up, () => {});
+    return reply;
+  };
+
+  return { forward, close: () => agent.destroy() };
+}
+
+function answer(reply: FastifyReply, res: IncomingMessage): void {
+  if (reply.sent || reply.raw.headersSent) {
+    res.resume();
+    return;
+  }
+  const headers: Record<string, string | string[]> = {};
+  for (const name in res.headers) if (!NOT_ANSWERED.has(name)) headers[name] = res.headers[name]!;
+  reply.code(res.statusCode ?? 502).headers(headers);
+  const status = res.statusCode ?? 0;
+  if (status === 204 || status === 304 || reply.request.method === "HEAD") {
+    // No body goes to the client; the upstream's (empty) one is read so the connection is free again.
+    res.resume();
+    reply.send();
+    return;
+  }
+  reply.send(res);
+}

@@ -2,6 +2,7 @@ import { Readable } from "node:stream";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { problem } from "@svc/contracts";
 import { bodyDigest, sendProblem } from "@svc/kit";
+import { ROUTES } from "./route-table.js";
 
 const DIGESTS = new WeakMap<FastifyRequest, string>();
 
@@ -11,7 +12,7 @@ export function apiBodyDigest(request: FastifyRequest): string | undefined {
 }
 
 /**
- * The administration API takes bodies up to the services' body limit; the gateway refuses a
+ * The administration API (and the console) takes bodies up to the services' body limit; the gateway refuses a
  * larger one itself, with 413, before proxying. Forwarded, the upstream would answer 413 after
  * its first megabyte and close the connection while the gateway still wrote, and the caller
  * got a 500 (`write EPIPE`). A declared length is judged before a byte is read; every body is
@@ -19,7 +20,14 @@ export function apiBodyDigest(request: FastifyRequest): string | undefined {
  * and the identity signature binds the body's digest, which must be known before it is sent.
  */
 export function limitApiBodies(app: FastifyInstance, limit: number): void {
-  const isApi = (request: FastifyRequest) => request.url.startsWith("/api/") || request.url === "/api";
+  // Every route of the `api` transport: the administration API, and the console's form posts,
+  // whose bodies the console checks against the signature like every upstream.
+  const prefixes = ROUTES.filter((r) => r.transport === "api").map((r) => r.prefix);
+  const isApi = (request: FastifyRequest) => {
+    const url = request.url;
+    for (const p of prefixes) if (url.startsWith(p) && (url.length === p.length || url[p.length] === "/" || url[p.length] === "?")) return true;
+    return false;
+  };
   // The rest of the body is read and dropped (node does it once the answer is sent), so the
   // caller, still writing, reads the 413 instead of a reset connection.
   const tooLarge = (reply: FastifyReply) =>

@@ -1,4 +1,6 @@
+import { execFile, spawn } from "node:child_process";
 import { createHash, randomBytes } from "node:crypto";
+import { join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { startSuite, type Suite } from "./suite.js";
 import { collectArtifactEvents, eventually } from "./upstream.js";
@@ -22,6 +24,17 @@ interface ExportRecord {
   ended: string | null;
 }
 
+const root = resolve(import.meta.dirname, "..");
+const CLI = join(root, "packages", "cli", "dist", "svc.mjs");
+
+/** The `svc` client's single bundled file, built as the project's set-up builds it (a no-op when up to date). */
+const buildCli = () =>
+  new Promise<void>((res, rej) => {
+    const b = spawn(process.execPath, [join(root, "packages", "cli", "scripts", "build-cli.mjs")], { stdio: "inherit" });
+    b.on("error", rej);
+    b.on("close", (code) => (code === 0 ? res() : rej(new Error(`building the svc client exited ${code}`))));
+  });
+
 /** An npm publish document, as `npm publish` sends it. */
 function npmDoc(name: string, version: string, extra: { tags?: Record<string, string>; deprecated?: string } = {}) {
   const tgz = Buffer.from(`tarball of ${name}@${version} ${randomBytes(8).toString("hex")}`);
@@ -42,7 +55,7 @@ describe("exporting a repository into another of the same format", () => {
   let admin: string;
   let deployer: string;
   beforeAll(async () => {
-    s = await startSuite();
+    [s] = await Promise.all([startSuite(), buildCli()]);
     admin = s.bootstrapKey;
     deployer = (await s.mint({ label: "ci", grants: [{ scope: "*", tokens: ["deploy"] }] })).key;
   });
@@ -177,6 +190,42 @@ describe("exporting a repository into another of the same format", () => {
     expect(await refusal(maven, maven2)).toEqual({ status: 409, detail: "repositories of format maven cannot be exported yet (no export step for maven)" });
     expect((await refusal(raw, fresh("x"), deployer)).status).toBe(403);
     expect((await s.call("GET", `/api/repositories/${raw}/exports/00000000-0000-0000-0000-000000000000`, { key: admin })).status).toBe(404);
+  });
+
+  it("svc repositories create, show, list, export --wait and delete, with the key from SVC_KEY", async () => {
+    const svc = (args: string[]) =>
+      new Promise<{ code: number; stdout: string; stderr: string }>((done) => {
+        const env = { PATH: process.env.PATH ?? "", SVC_URL: s.gatewayUrl, SVC_KEY: admin };
+        execFile(process.execPath, [CLI, ...args], { env }, (err, stdout, stderr) => done({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, stdout, stderr }));
+      });
+    const source = fresh("cli-src");
+    const target = fresh("cli-dst");
+    expect(await svc(["repositories", "create", source, "raw"])).toMatchObject({ code: 0, stdout: `Repository ${source} (raw) created.\n` });
+    expect((await svc(["repositories", "create", target, "raw"])).code).toBe(0);
+    await put(source, "x/1.txt", "1");
+    await put(source, "x/2.txt", "2");
+    await put(target, "x/2.txt", "other");
+    const shown = await svc(["repositories", "show", source]);
+    expect(shown.stdout).toMatch(/^name\s+/m);
+    expect(shown.stdout).toMatch(/^artifacts\s+2$/m);
+    expect((await svc(["repositories", "list"])).stdout).toMatch(new RegExp(`^${source}\\s+raw\\s`, "m"));
+
+    const waited = await svc(["repositories", "export", source, target, "--wait"]);
+    // Ended with a refusal: exit 3, the refusal and its reason listed.
+    expect(waited.code, waited.stderr).toBe(3);
+    expect(waited.stdout).toMatch(/^state\s+done$/m);
+    expect(waited.stdout).toMatch(/^counts\s+1 copied, 0 skipped, 1 refused of 2$/m);
+    expect(waited.stdout).toMatch(/x\/2\.txt\s+the target holds different content at this path/);
+    const json = await svc(["repositories", "export", source, target, "--wait", "--json"]);
+    expect(JSON.parse(json.stdout)).toMatchObject({ state: "done", copied: 0, skipped: 1, refused: 1 });
+    const status = await svc(["repositories", "export-status", source, JSON.parse(json.stdout).id, "--json"]);
+    expect(JSON.parse(status.stdout)).toMatchObject({ id: JSON.parse(json.stdout).id, state: "done" });
+
+    const refused = await svc(["repositories", "export", source, source]);
+    expect(refused.code).toBe(3);
+    expect(refused.stderr).toContain(`the target must be another repository than ${source}`);
+    expect((await svc(["repositories", "delete", source])).code).toBe(3);
+    expect(await svc(["repositories", "delete", source, "--force"])).toMatchObject({ code: 0, stdout: `Repository ${source} removed.\n` });
   });
 
   it("says an export was interrupted by a restart, and refuses exports in read-only mode", async () => {

@@ -1,6 +1,7 @@
 import { execFile, spawn } from "node:child_process";
 import { createHash, randomBytes } from "node:crypto";
 import { join, resolve } from "node:path";
+import type { ExportView } from "@svc/contracts";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { startSuite, type Suite } from "./suite.js";
 import { collectArtifactEvents, eventually } from "./upstream.js";
@@ -8,21 +9,7 @@ import { collectArtifactEvents, eventually } from "./upstream.js";
 /** A repository name of this test's own. */
 const fresh = (what: string) => `${what}-${randomBytes(4).toString("hex")}`;
 
-interface ExportRecord {
-  id: string;
-  source: string;
-  target: string;
-  format: string;
-  state: "running" | "done" | "failed" | "interrupted";
-  total: number;
-  copied: number;
-  skipped: number;
-  refused: number;
-  refusals: { path: string; reason: string }[];
-  detail: string | null;
-  started: string;
-  ended: string | null;
-}
+type ExportRecord = ExportView;
 
 const root = resolve(import.meta.dirname, "..");
 const CLI = join(root, "packages", "cli", "dist", "svc.mjs");

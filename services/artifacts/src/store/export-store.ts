@@ -2,12 +2,10 @@ import { sql } from "kysely";
 import type { Db } from "./metadata-store.js";
 import { SCHEMA } from "./schema.js";
 
-export type ExportState = "running" | "done" | "failed" | "interrupted";
+import type { ExportState } from "@svc/contracts";
 
-export interface Refusal {
-  path: string;
-  reason: string;
-}
+export type { ExportState };
+export type Refusal = { path: string; reason: string };
 
 export interface ExportRecord {
   id: string;

@@ -1,3 +1,4 @@
+import type { ExportView } from "@svc/contracts";
 import { html, type Html } from "./html.js";
 import { expectOk, type PageContext, type PageOutcome } from "./page-contract.js";
 import { actionForm, afterChange, seg, when } from "./page-widgets.js";
@@ -12,21 +13,6 @@ import { REPOSITORIES, repositoryPath } from "./repository-view.js";
 interface Repository {
   name: string;
   format: string;
-}
-interface ExportRecord {
-  id: string;
-  source: string;
-  target: string;
-  format: string;
-  state: "running" | "done" | "failed" | "interrupted";
-  total: number;
-  copied: number;
-  skipped: number;
-  refused: number;
-  refusals: { path: string; reason: string }[];
-  detail: string | null;
-  started: string;
-  ended: string | null;
 }
 
 export const exportPath = (source: string, id: string) => `${repositoryPath(source)}/exports/${seg(id)}`;
@@ -55,12 +41,12 @@ export async function exportSection(ctx: PageContext, name: string): Promise<Htm
 /** The `export` form post: starts the export, then shows its progress. */
 export async function startExport(ctx: PageContext, name: string): Promise<PageOutcome> {
   const target = (ctx.form.target ?? "").trim();
-  const res = await ctx.api<ExportRecord>("POST", `/api/repositories/${seg(name)}/export`, { target });
+  const res = await ctx.api<ExportView>("POST", `/api/repositories/${seg(name)}/export`, { target });
   if (res.status !== 202) return afterChange(res, repositoryPath(name), "");
   return { kind: "redirect", location: exportPath(name, res.body.id), notice: `Export of ${name} into ${target} started` };
 }
 
-const STATE_TEXT: Record<ExportRecord["state"], string> = {
+const STATE_TEXT: Record<ExportView["state"], string> = {
   running: "Running",
   done: "Done",
   failed: "Failed",
@@ -69,7 +55,7 @@ const STATE_TEXT: Record<ExportRecord["state"], string> = {
 
 /** `/ui/repositories/<source>/exports/<id>`: progress, then the result. */
 export async function exportView(ctx: PageContext, source: string, id: string): Promise<PageOutcome> {
-  const e = expectOk(await ctx.api<ExportRecord>("GET", `/api/repositories/${seg(source)}/exports/${seg(id)}`));
+  const e = expectOk(await ctx.api<ExportView>("GET", `/api/repositories/${seg(source)}/exports/${seg(id)}`));
   const done = e.copied + e.skipped + e.refused;
   const main = html`
     <p><a href="${repositoryPath(source)}">Repository ${source}</a> · <a href="${REPOSITORIES}">All repositories</a></p>

@@ -6,6 +6,7 @@ import { credentialsCommand } from "./commands/credentials-command.js";
 import { capabilitiesCommand, cachesCommand, postureCommand, whoamiCommand } from "./commands/info-commands.js";
 import { logsCommand } from "./commands/logs-command.js";
 import { groupsCommand, peopleCommand } from "./commands/people-groups-command.js";
+import { repositoriesCommand } from "./commands/repositories-command.js";
 import { fetchCommand, uploadCommand } from "./commands/transfer-command.js";
 import { walksCommand } from "./commands/walks-command.js";
 import { GLOBAL_OPTIONS, commandHelp, subcommandHelp, topHelp, usageOf } from "./help-text.js";
@@ -16,6 +17,7 @@ export const COMMANDS: readonly Command[] = [
   peopleCommand,
   groupsCommand,
   walksCommand,
+  repositoriesCommand,
   logsCommand,
   postureCommand,
   capabilitiesCommand,

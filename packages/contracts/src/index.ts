@@ -6,3 +6,4 @@ export * from "./internal-admin.js";
 export * from "./internal-artifacts.js";
 export * from "./internal-console.js";
 export * from "./repository-formats.js";
+export * from "./repository-export.js";

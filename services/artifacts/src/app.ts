@@ -3,9 +3,11 @@ import { createUpstreamApp, type UpstreamAppDeps } from "@svc/kit";
 import type { ArtifactService } from "./domain/artifact-service.js";
 import type { DownloadRecorder } from "./domain/download-recorder.js";
 import type { RepositoryAdmin } from "./domain/repository-admin.js";
+import type { RepositoryExport } from "./domain/repository-export.js";
 import type { NpmHandler } from "./routes/npm-routes.js";
 import type { FileStore } from "./store/file-store.js";
 import type { MetadataStore } from "./store/metadata-store.js";
+import { exportRoutes } from "./routes/export-routes.js";
 import { internalRoutes } from "./routes/internal-routes.js";
 import { rawRoutes } from "./routes/raw-routes.js";
 import { repositoryRoutes } from "./routes/repository-routes.js";
@@ -17,6 +19,7 @@ export interface ArtifactsDeps extends UpstreamAppDeps {
   downloads: Pick<DownloadRecorder, "record">;
   repositories: () => ReadonlySet<string>;
   admin: RepositoryAdmin;
+  exports: RepositoryExport;
   formatOf: (repository: string) => string | undefined;
   npm: NpmHandler;
   /** svc.upload-idle-timeout; 0: never. */
@@ -27,6 +30,7 @@ export function buildApp(deps: ArtifactsDeps): FastifyInstance {
   const app = createUpstreamApp(deps, { keepAliveTimeout: 65_000 });
   rawRoutes(app, deps);
   repositoryRoutes(app, deps);
+  exportRoutes(app, deps);
   internalRoutes(app, deps);
   return app;
 }

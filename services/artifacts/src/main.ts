@@ -9,6 +9,10 @@ import { repositoryListFactory } from "./domain/repository-list.js";
 import { repositoryAdminFactory } from "./domain/repository-admin.js";
 import { npmCoordinates } from "./domain/npm-documents.js";
 import { npmRegistryFactory } from "./domain/npm-registry.js";
+import { artifactCopierFactory, rawExportFactory } from "./domain/export-steps.js";
+import { npmExportFactory } from "./domain/npm-export.js";
+import { repositoryExportFactory } from "./domain/repository-export.js";
+import { exportStoreFactory } from "./store/export-store.js";
 import { npmHandler } from "./routes/npm-routes.js";
 import { npmStoreFactory } from "./store/npm-store.js";
 import { artifactEventPublisherFactory } from "./messaging/artifact-event-publisher.js";
@@ -36,13 +40,18 @@ await bootService({
     const coordinates = (repository: string, path: string) => (repositories.formatOf(repository) === "npm" ? npmCoordinates(path) : undefined);
     const artifacts = artifactServiceFactory({ files, metadata, outbox, deliver: relay.deliver, tenant: config.tenant, coordinates });
     const npmStore = npmStoreFactory(db);
-    const npm = npmHandler({ npm: npmRegistryFactory({ store: npmStore, artifacts, readOnly: config.readOnly }), store: npmStore, artifacts });
+    const npm = npmHandler({ npm: npmRegistryFactory({ store: npmStore, artifacts, readOnly: config.readOnly }), store: npmStore, artifacts, publicUrl: config.uiPublicUrl });
     const admin = repositoryAdminFactory({ metadata, files, artifacts, list: repositories });
+    // Each format's export step; a format missing here is refused an export, naming it.
+    const copy = artifactCopierFactory({ metadata, files, artifacts });
+    const formats = { raw: rawExportFactory({ metadata, copy }), npm: npmExportFactory({ store: npmStore, metadata, copy }) };
+    const exports = repositoryExportFactory({ metadata, store: exportStoreFactory(db), formats, readOnly: config.readOnly, log });
+    await exports.sweep();
     const downloads = downloadRecorderFactory({ store: metadata, log });
     downloads.start();
     if (config.readOnly) log.warn("svc.read-only is on: every artifact write is refused with 403");
     const checks = [{ name: "postgres", check: () => pingDb(pool) }];
-    const app = buildApp({ log, internalSecret: config.internalSecret, internalSecretPrevious: config.internalSecretPrevious, files, metadata, artifacts, admin, formatOf: repositories.formatOf, npm, downloads, repositories: repositories.names, checks, metrics, uploadIdleTimeoutMs: config.uploadIdleTimeoutMs });
-    return { app, ready: { root: config.filesystemRoot, repository: config.repository }, closers: [() => downloads.stop(), () => relay.stop()] };
+    const app = buildApp({ log, internalSecret: config.internalSecret, internalSecretPrevious: config.internalSecretPrevious, files, metadata, artifacts, admin, exports, formatOf: repositories.formatOf, npm, downloads, repositories: repositories.names, checks, metrics, uploadIdleTimeoutMs: config.uploadIdleTimeoutMs });
+    return { app, ready: { root: config.filesystemRoot, repository: config.repository }, closers: [() => exports.stop(), () => downloads.stop(), () => relay.stop()] };
   },
 });

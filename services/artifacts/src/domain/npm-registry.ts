@@ -41,6 +41,10 @@ function attachment(body: Doc, manifest: Doc): Buffer {
   return tgz;
 }
 
+/** npmjs's rule: a version number once unpublished is never used again (its tarball could be cached anywhere). */
+const unpublished = (name: string, version: string) =>
+  conflict(`cannot publish ${name}@${version}: that version was unpublished, and a version number is never used twice. Publish a new version`);
+
 /**
  * npm's writes: publish, document edits (deprecate, unpublish of versions), whole-package
  * unpublish and dist-tags. Versions are rows, so a publish adds its row under the package's
@@ -70,6 +74,7 @@ export function npmRegistryFactory(deps: NpmRegistryDeps) {
       const tgz = attachment(body, manifest);
       const published = () => conflict(`cannot publish over the previously published version ${version} of ${name}: published versions are immutable`);
       if ((await store.versions(repository, name)).some((v) => v.version === version)) throw published();
+      if (await store.wasUnpublished(repository, name, version)) throw unpublished(name, version);
 
       const path = tarballPath(name, version);
       await deps.artifacts
@@ -83,6 +88,7 @@ export function npmRegistryFactory(deps: NpmRegistryDeps) {
       const tags = Object.fromEntries(Object.entries(obj(body["dist-tags"])).filter(([t, v]) => TAG.test(t) && v === version)) as Record<string, string>;
       await store.transaction(async (tx) => {
         await store.lockPackage(tx, repository, name);
+        if (await store.wasUnpublished(repository, name, version, tx)) throw unpublished(name, version);
         await store.ensurePackage(tx, repository, name);
         if (!(await store.insertVersion(tx, { repository, name, version, manifest: stored, tarball: path }))) throw published();
         const pkg = (await store.findPackage(repository, name, tx))!;
@@ -115,6 +121,7 @@ export function npmRegistryFactory(deps: NpmRegistryDeps) {
           await store.setManifest(tx, repository, name, v.version, now === undefined ? manifest : { ...manifest, deprecated: now });
         }
         for (const v of removed) await store.deleteVersion(tx, repository, name, v.version);
+        await store.markUnpublished(tx, repository, name, removed.map((v) => v.version));
         if (kept.length === 0) {
           await store.deletePackage(tx, repository, name);
           return removed;
@@ -137,6 +144,7 @@ export function npmRegistryFactory(deps: NpmRegistryDeps) {
         if (!(await store.findPackage(repository, name, tx))) return undefined;
         const versions = await store.versions(repository, name, tx);
         await store.deletePackage(tx, repository, name);
+        await store.markUnpublished(tx, repository, name, versions.map((v) => v.version));
         return versions;
       });
       if (!gone) return false;

@@ -10,6 +10,8 @@ export interface NpmRoutesDeps {
   npm: NpmRegistry;
   store: Pick<NpmStore, "findPackage" | "versions">;
   artifacts: Pick<ArtifactService, "remove">;
+  /** svc.ui.public-url: the deployment's public base URL; blank: the address the client used. */
+  publicUrl: string;
 }
 
 /**
@@ -43,13 +45,16 @@ const objectBody = async (req: FastifyRequest): Promise<Record<string, unknown>>
 };
 
 /**
- * The repository's address as the client reached it, for the absolute tarball URLs npm fetches
- * next: the gateway stamps the origin the client addressed in X-Forwarded-Host/-Proto.
+ * The repository's public address, for the absolute tarball URLs npm fetches next: the
+ * deployment's public base URL when set (behind a proxy that rewrites Host), else the origin
+ * the client addressed, which the gateway stamps in X-Forwarded-Host/-Proto.
  */
-function baseUrl(req: FastifyRequest, repository: string): string {
+function baseUrl(req: FastifyRequest, repository: string, publicUrl: string): string {
+  const path = `/repository/${encodeURIComponent(repository)}`;
+  if (publicUrl !== "") return `${publicUrl.replace(/\/+$/, "")}${path}`;
   const host = req.headers["x-forwarded-host"] ?? req.headers.host;
   const proto = req.headers["x-forwarded-proto"] === "https" ? "https" : "http";
-  return `${proto}://${String(host)}/repository/${encodeURIComponent(repository)}`;
+  return `${proto}://${String(host)}${path}`;
 }
 
 const METHODS = "GET, HEAD, PUT, DELETE";
@@ -63,7 +68,7 @@ export function npmHandler(deps: NpmRoutesDeps): NpmHandler {
     const pkg = await store.findPackage(repository, name);
     if (!pkg) throw notFound(`no package ${name} in repository ${repository}`);
     const versions = await store.versions(repository, name);
-    const base = baseUrl(req, repository);
+    const base = baseUrl(req, repository, deps.publicUrl);
     if (version !== undefined) {
       const wanted = pkg.distTags[version] ?? version;
       const doc = packument(name, pkg, versions, base).versions as Record<string, unknown>;

@@ -78,4 +78,38 @@ export const migrations: Record<string, Migration> = {
         .execute();
     },
   },
+  "0004_exports_and_npm_tombstones": {
+    async up(db: Kysely<unknown>) {
+      const s = db.schema.withSchema(SCHEMA);
+      // An export's record outlives the process running it: a restart finds it and says it was interrupted.
+      await s
+        .createTable("exports")
+        .addColumn("id", "uuid", (c) => c.primaryKey())
+        .addColumn("source", "text", (c) => c.notNull())
+        .addColumn("target", "text", (c) => c.notNull())
+        .addColumn("format", "text", (c) => c.notNull())
+        .addColumn("state", "text", (c) => c.notNull())
+        .addColumn("actor", "text", (c) => c.notNull())
+        .addColumn("total", "integer", (c) => c.notNull().defaultTo(0))
+        .addColumn("copied", "integer", (c) => c.notNull().defaultTo(0))
+        .addColumn("skipped", "integer", (c) => c.notNull().defaultTo(0))
+        .addColumn("refused", "integer", (c) => c.notNull().defaultTo(0))
+        .addColumn("refusals", "jsonb", (c) => c.notNull().defaultTo(sql`'[]'::jsonb`))
+        .addColumn("detail", "text")
+        .addColumn("started_at", "timestamptz", (c) => c.notNull().defaultTo(sql`now()`))
+        .addColumn("heartbeat_at", "timestamptz", (c) => c.notNull().defaultTo(sql`now()`))
+        .addColumn("ended_at", "timestamptz")
+        .execute();
+      await s.createIndex("exports_by_source").on("exports").columns(["source", "started_at"]).execute();
+      // npm never lets a version number be used twice: an unpublished version stays unpublishable.
+      await s
+        .createTable("npm_unpublished")
+        .addColumn("repository", "text", (c) => c.notNull().references(`${SCHEMA}.repositories.name`).onDelete("cascade"))
+        .addColumn("name", "text", (c) => c.notNull())
+        .addColumn("version", "text", (c) => c.notNull())
+        .addColumn("unpublished_at", "timestamptz", (c) => c.notNull().defaultTo(sql`now()`))
+        .addPrimaryKeyConstraint("npm_unpublished_pk", ["repository", "name", "version"])
+        .execute();
+    },
+  },
 };

@@ -58,14 +58,38 @@ export function npmStoreFactory(root: Db) {
       await db(tx).insertInto("npm_packages").values({ repository, name }).onConflict((oc) => oc.columns(["repository", "name"]).doNothing()).execute();
     },
 
-    /** false when that version exists already. */
-    async insertVersion(tx: Db, v: { repository: string; name: string; version: string; manifest: object; tarball: string }): Promise<boolean> {
+    /** false when that version exists already. `published`: kept from another repository by an export (else now). */
+    async insertVersion(tx: Db, v: { repository: string; name: string; version: string; manifest: object; tarball: string; published?: Date }): Promise<boolean> {
+      const { published, ...rest } = v;
       const r = await db(tx)
         .insertInto("npm_versions")
-        .values({ ...v, manifest: JSON.stringify(v.manifest) })
+        .values({ ...rest, manifest: JSON.stringify(v.manifest), ...(published ? { published_at: published } : {}) })
         .onConflict((oc) => oc.columns(["repository", "name", "version"]).doNothing())
         .executeTakeFirst();
       return Number(r.numInsertedOrUpdatedRows ?? 0) > 0;
+    },
+
+    /** A repository's package names in byte order, one page after `after`. */
+    async packageNames(repository: string, after: string | undefined, limit: number): Promise<string[]> {
+      let q = db().selectFrom("npm_packages").select("name").where("repository", "=", repository);
+      if (after !== undefined) q = q.where(sql<boolean>`(name collate "C") > (${after} collate "C")`);
+      const rows = await q.orderBy(sql`name collate "C"`).limit(limit).execute();
+      return rows.map((r) => r.name);
+    },
+
+    /** Whether that version was unpublished (it can never be published again). */
+    async wasUnpublished(repository: string, name: string, version: string, tx?: Db): Promise<boolean> {
+      const r = await db(tx).selectFrom("npm_unpublished").select("version").where("repository", "=", repository).where("name", "=", name).where("version", "=", version).executeTakeFirst();
+      return r !== undefined;
+    },
+
+    async markUnpublished(tx: Db, repository: string, name: string, versions: string[]): Promise<void> {
+      if (versions.length === 0) return;
+      await db(tx)
+        .insertInto("npm_unpublished")
+        .values(versions.map((version) => ({ repository, name, version })))
+        .onConflict((oc) => oc.columns(["repository", "name", "version"]).doNothing())
+        .execute();
     },
 
     async setManifest(tx: Db, repository: string, name: string, version: string, manifest: object): Promise<void> {

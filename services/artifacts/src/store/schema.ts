@@ -61,7 +61,40 @@ export interface NpmVersionTable {
   published_at: ColumnType<Date, Date | undefined, never>;
 }
 
+/** One export of a repository into another (domain/repository-export.ts): its progress and result. */
+export interface ExportTable {
+  id: string;
+  source: string;
+  target: string;
+  format: string;
+  /** running, done, failed, interrupted */
+  state: string;
+  /** Who asked (a principal id). */
+  actor: string;
+  total: ColumnType<number, number | undefined, number>;
+  copied: ColumnType<number, number | undefined, number>;
+  skipped: ColumnType<number, number | undefined, number>;
+  refused: ColumnType<number, number | undefined, number>;
+  /** The first refusals, each `{ path, reason }`. */
+  refusals: ColumnType<{ path: string; reason: string }[], string | undefined, string>;
+  detail: string | null;
+  started_at: ColumnType<Date, Date | undefined, never>;
+  /** Moved on while a process works on the export; a running export whose heartbeat stopped was interrupted. */
+  heartbeat_at: ColumnType<Date, Date | undefined, Date>;
+  ended_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
+}
+
+/** A version unpublished from an npm package: it can never be published again (as on npmjs). */
+export interface NpmUnpublishedTable {
+  repository: string;
+  name: string;
+  version: string;
+  unpublished_at: ColumnType<Date, Date | undefined, never>;
+}
+
 export interface ArtifactsDatabase {
+  exports: ExportTable;
+  npm_unpublished: NpmUnpublishedTable;
   npm_packages: NpmPackageTable;
   npm_versions: NpmVersionTable;
   repositories: RepositoryTable;

@@ -127,6 +127,8 @@ describe("Repositories page", () => {
   const repoRoutes = (files: object[]): Record<string, Answer> => ({
     "GET /api/repositories/default/files": { status: 200, body: files },
     "GET /api/repositories/default/retention": { status: 404, body: { detail: "repository default has no retention policy" } },
+    "GET /api/repositories/default": { status: 200, body: { name: "default", format: "raw" } },
+    "GET /api/repositories?limit=500": { status: 200, body: [{ name: "default", format: "raw" }, { name: "copy", format: "raw" }, { name: "js", format: "npm" }] },
   });
   const file = { path: "a b/x#1.txt", size: 2048, sha256: "0".repeat(64), updated: new Date().toISOString(), downloads: 3, held: null };
 
@@ -141,6 +143,23 @@ describe("Repositories page", () => {
     const withDeploy = await repositoriesPage.get(on.ctx);
     expect(text(withDeploy)).toContain('id="deploy-form" data-repository="default"');
     expect(withDeploy).toMatchObject({ scripts: ["deploy.js"] });
+  });
+
+  it("offers Export into the other repositories of the same format, then shows the export's progress", async () => {
+    const { ctx } = fakeCtx(repoRoutes([]), { subpath: "/default" });
+    const out = text(await repositoriesPage.get(ctx));
+    expect(out).toContain('<option value="copy">copy</option>');
+    expect(out).not.toContain('value="js"');
+    expect(out).toContain('name="_action" value="export"');
+    const started = fakeCtx({ "POST /api/repositories/default/export": { status: 202, body: { id: "0b6f3c1e-0000-4000-8000-000000000001" } } }, { subpath: "/default", form: { target: "copy" } });
+    expect(await repositoriesPage.actions!.export!(started.ctx)).toEqual({
+      kind: "redirect",
+      location: "/ui/repositories/default/exports/0b6f3c1e-0000-4000-8000-000000000001",
+      notice: "Export of default into copy started",
+    });
+    expect(started.calls[0]!.body).toEqual({ target: "copy" });
+    const refused = fakeCtx({ "POST /api/repositories/default/export": { status: 409, body: { detail: "default is a raw repository and js a npm one" } } }, { subpath: "/default", form: { target: "js" } });
+    expect(await repositoriesPage.actions!.export!(refused.ctx)).toMatchObject({ kind: "redirect", notice: "Not done: default is a raw repository and js a npm one" });
   });
 
   it("sets a rate-limit override for a tenant", async () => {

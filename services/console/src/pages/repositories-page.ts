@@ -1,6 +1,7 @@
 import { html } from "./html.js";
 import { expectOk, type ConsolePage, type PageContext, type PageOutcome } from "./page-contract.js";
 import { PAGE_SIZE, actionForm, afterChange, field, listPage, pager, seg } from "./page-widgets.js";
+import { exportSection, exportView, startExport } from "./export-view.js";
 import { REPOSITORIES, policyFromForm, repositoryPath, repositoryView, retentionText, type RetentionPolicy } from "./repository-view.js";
 
 interface Repository {
@@ -24,11 +25,13 @@ async function overview(ctx: PageContext): Promise<PageOutcome> {
     <section aria-labelledby="repositories-heading">
       <h2 id="repositories-heading">Repositories</h2>
       <table class="list" id="repositories">
-        <thead><tr><th scope="col">Name</th><th scope="col">Format</th><th scope="col">Retention</th></tr></thead>
+        <thead><tr><th scope="col">Name</th><th scope="col">Format</th><th scope="col">Retention</th><th scope="col">Export</th></tr></thead>
         <tbody>${
           repos.items.length
-            ? repos.items.map((r) => html`<tr><td><a href="${repositoryPath(r.name)}">${r.name}</a></td><td>${r.format}</td><td>${retentionText(r.retention)}</td></tr>`)
-            : html`<tr><td colspan="3">No repositories.</td></tr>`
+            ? repos.items.map(
+                (r) => html`<tr><td><a href="${repositoryPath(r.name)}">${r.name}</a></td><td>${r.format}</td><td>${retentionText(r.retention)}</td><td><a href="${`${repositoryPath(r.name)}#export`}">Export ${r.name}…</a></td></tr>`,
+              )
+            : html`<tr><td colspan="4">No repositories.</td></tr>`
         }</tbody>
       </table>
       ${pager({ base: REPOSITORIES, param: "after", current: ctx.query.after, next: repos.next, label: "repositories" })}
@@ -74,16 +77,23 @@ const repositoryOf = (ctx: PageContext): string | undefined => {
   const m = /^\/([^/]+)$/.exec(ctx.subpath);
   return m ? decodeURIComponent(m[1]!) : undefined;
 };
+/** `/ui/repositories/<name>/exports/<id>`: an export's progress and result. */
+const exportOf = (ctx: PageContext): { source: string; id: string } | undefined => {
+  const m = /^\/([^/]+)\/exports\/([^/]+)$/.exec(ctx.subpath);
+  return m ? { source: decodeURIComponent(m[1]!), id: decodeURIComponent(m[2]!) } : undefined;
+};
 
 /** Repositories: the list and Limits; per repository its files, retention policy and Deploy. */
 export const repositoriesPage: ConsolePage = {
   slug: "repositories",
   nav: "Repositories",
-  needs: "manage:read on * (manage:write to change retention or limits; repository:write to deploy)",
+  needs: "manage:read on * (manage:write to change retention or limits or to export; repository:write to deploy)",
 
   async get(ctx) {
+    const exp = exportOf(ctx);
+    if (exp) return exportView(ctx, exp.source, exp.id);
     const name = repositoryOf(ctx);
-    return name === undefined ? overview(ctx) : repositoryView(ctx, name);
+    return name === undefined ? overview(ctx) : repositoryView(ctx, name, () => exportSection(ctx, name));
   },
 
   actions: {
@@ -100,6 +110,9 @@ export const repositoriesPage: ConsolePage = {
     async "set-retention"(ctx) {
       const name = repositoryOf(ctx) ?? "";
       return afterChange(await ctx.api("PUT", `/api/repositories/${seg(name)}/retention`, policyFromForm(ctx.form)), repositoryPath(name), `Retention policy of ${name} saved`);
+    },
+    async export(ctx) {
+      return startExport(ctx, repositoryOf(ctx) ?? "");
     },
     async "remove-retention"(ctx) {
       const name = repositoryOf(ctx) ?? "";

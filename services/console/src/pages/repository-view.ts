@@ -88,12 +88,14 @@ function deploySection(name: string): Html {
   </section>`;
 }
 
-export async function repositoryView(ctx: PageContext, name: string): Promise<PageOutcome> {
+/** `more`: sections other files of the page add below (the Export form), read alongside. */
+export async function repositoryView(ctx: PageContext, name: string, more: () => Promise<Html | string> = async () => ""): Promise<PageOutcome> {
   const here = repositoryPath(name);
   const prefix = ctx.query.prefix ?? "";
-  const [files, retention] = await Promise.all([
+  const [files, retention, extra] = await Promise.all([
     listPage<RepoFile>(ctx, `/api/repositories/${seg(name)}/files`, { limit: String(PAGE_SIZE), after: ctx.query.after, prefix }),
     ctx.api<RetentionPolicy>("GET", `/api/repositories/${seg(name)}/retention`),
+    more(),
   ]);
   // 404 here is "no policy" (the repository exists: its files answered).
   const policy = retention.status === 404 ? null : expectOk(retention);
@@ -120,7 +122,8 @@ export async function repositoryView(ctx: PageContext, name: string): Promise<Pa
       ${pager({ base: here, param: "after", current: ctx.query.after, next: files.next, keep: { prefix }, label: "files" })}
     </section>
     ${retentionSection(ctx, name, policy)}
-    ${ctx.options.deployEnabled ? deploySection(name) : ""}`;
+    ${ctx.options.deployEnabled ? deploySection(name) : ""}
+    ${extra}`;
   return { kind: "html", title: `Repository ${name}`, main, scripts: ctx.options.deployEnabled ? ["deploy.js"] : [] };
 }
 

@@ -1,0 +1,8 @@
+// An export's view while it runs: reloads the page every second until the server says it ended
+// (the page then comes without this script).
+(() => {
+  "use strict";
+  const state = document.getElementById("export-state");
+  if (!state || state.getAttribute("data-state") !== "running") return;
+  setTimeout(() => location.reload(), 1000);
+})();

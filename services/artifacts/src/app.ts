@@ -4,6 +4,7 @@ import type { ArtifactService } from "./domain/artifact-service.js";
 import type { DownloadRecorder } from "./domain/download-recorder.js";
 import type { RepositoryAdmin } from "./domain/repository-admin.js";
 import type { NpmHandler } from "./routes/npm-routes.js";
+import { mavenOptionsRoutes, type MavenHandler, type MavenOptionsRoutesDeps } from "./routes/maven-routes.js";
 import type { FileStore } from "./store/file-store.js";
 import type { MetadataStore } from "./store/metadata-store.js";
 import { internalRoutes } from "./routes/internal-routes.js";
@@ -19,6 +20,9 @@ export interface ArtifactsDeps extends UpstreamAppDeps {
   admin: RepositoryAdmin;
   formatOf: (repository: string) => string | undefined;
   npm: NpmHandler;
+  maven: MavenHandler;
+  mavenOptions: MavenOptionsRoutesDeps["maven"];
+  publisherOf?: (repository: string) => ArtifactService["publish"] | undefined;
   /** svc.upload-idle-timeout; 0: never. */
   uploadIdleTimeoutMs: number;
 }
@@ -27,6 +31,7 @@ export function buildApp(deps: ArtifactsDeps): FastifyInstance {
   const app = createUpstreamApp(deps, { keepAliveTimeout: 65_000 });
   rawRoutes(app, deps);
   repositoryRoutes(app, deps);
+  mavenOptionsRoutes(app, { maven: deps.mavenOptions, formatOf: deps.formatOf });
   internalRoutes(app, deps);
   return app;
 }

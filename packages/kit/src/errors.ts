@@ -68,7 +68,7 @@ export function sendProblem(reply: FastifyReply, surface: Surface, p: Problem, h
   if (headers) reply.headers(headers);
   // Maven prints the status line of a refused transfer, never its body: the reason goes there
   // too, and in REASON_HEADER so the gateway can put an upstream's reason in its own status line.
-  if (surface === "text" && reply.request.url.startsWith("/repository/")) {
+  if (surface === "text" && (reply.request as FastifyRequest | undefined)?.url.startsWith("/repository/")) {
     const reason = reasonPhrase(sentenceOf(p));
     reply.raw.statusMessage = reason;
     reply.header(REASON_HEADER, reason);

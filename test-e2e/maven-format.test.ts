@@ -154,6 +154,10 @@ describe("maven repositories with the real client", () => {
     expect((await put("com/example/checked/1.0/checked-1.0.jar.sha1", `${hex("sha1", body)}  checked-1.0.jar\n`)).status).toBe(201);
     expect((await put("com/example/checked/1.0/checked-1.0.jar.md5", hex("md5", body))).status).toBe(201);
     expect((await get("com/example/checked/1.0/checked-1.0.jar.sha1")).text).toBe(hex("sha1", body));
+    expect((await get("com/example/checked/maven-metadata.xml")).text).toContain("<version>1.0</version>");
+    // A version whose last file is removed leaves the metadata.
+    expect((await s.call("DELETE", `/repository/${REPO}/com/example/checked/1.0/checked-1.0.jar`, { key: deployer, headers: { "service-repository-name": REPO } })).status).toBe(204);
+    expect((await get("com/example/checked/maven-metadata.xml")).status).toBe(404);
     // A path outside the layout is no Maven file.
     const stray = await put("com/example/checked/1.0/other-1.0.jar", body);
     expect(stray.status).toBe(400);

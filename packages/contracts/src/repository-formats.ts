@@ -1,6 +1,6 @@
 /**
- * The formats a repository may be created with. `raw` and `npm` have their own protocol;
- * `maven` and `pypi` are accepted and served as raw files until their protocols land.
+ * The formats a repository may be created with. `raw`, `npm` and `maven` have their own
+ * protocol; `pypi` is accepted and served as raw files until its protocol lands.
  */
 export const REPOSITORY_FORMATS = ["raw", "npm", "maven", "pypi"] as const;
 export type RepositoryFormat = (typeof REPOSITORY_FORMATS)[number];

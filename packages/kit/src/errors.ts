@@ -37,9 +37,11 @@ const OCI_CODES: Partial<Record<ErrorCode, string>> = {
   rate_limited: "TOOMANYREQUESTS",
 };
 
+const sentenceOf = (p: Problem): string => (p.reference ? `${p.code === "unexpected" ? "Unexpected failure" : (p.detail ?? p.title)}. Reference: ${p.reference}` : (p.detail ?? p.title));
+
 /** A problem as the caller's surface shows it: the content type and the body. */
 export function renderProblem(surface: Surface, p: Problem): { type: string; body: string } {
-  const sentence = p.reference ? `${p.code === "unexpected" ? "Unexpected failure" : (p.detail ?? p.title)}. Reference: ${p.reference}` : (p.detail ?? p.title);
+  const sentence = sentenceOf(p);
   switch (surface) {
     case "api":
       return { type: PROBLEM_CONTENT_TYPE, body: JSON.stringify(p) };
@@ -55,9 +57,22 @@ export function renderProblem(surface: Surface, p: Problem): { type: string; bod
   }
 }
 
+/** The header an artifact route's refusal carries its reason in (also its HTTP reason phrase). */
+export const REASON_HEADER = "service-reason";
+
+/** A sentence as an HTTP reason phrase: visible ASCII and spaces only, bounded. */
+export const reasonPhrase = (sentence: string): string => sentence.replace(/[^\x20-\x7e]/g, "?").slice(0, 300);
+
 /** Writes a problem to the reply in the caller's surface format. */
 export function sendProblem(reply: FastifyReply, surface: Surface, p: Problem, headers?: Record<string, string>): FastifyReply {
   if (headers) reply.headers(headers);
+  // Maven prints the status line of a refused transfer, never its body: the reason goes there
+  // too, and in REASON_HEADER so the gateway can put an upstream's reason in its own status line.
+  if (surface === "text" && (reply.request as FastifyRequest | undefined)?.url.startsWith("/repository/")) {
+    const reason = reasonPhrase(sentenceOf(p));
+    reply.raw.statusMessage = reason;
+    reply.header(REASON_HEADER, reason);
+  }
   const { type, body } = renderProblem(surface, p);
   return reply.code(p.status).type(type).send(body);
 }

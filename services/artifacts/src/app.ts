@@ -5,6 +5,7 @@ import type { DownloadRecorder } from "./domain/download-recorder.js";
 import type { RepositoryAdmin } from "./domain/repository-admin.js";
 import type { RepositoryExport } from "./domain/repository-export.js";
 import type { NpmHandler } from "./routes/npm-routes.js";
+import { mavenOptionsRoutes, type MavenHandler, type MavenOptionsRoutesDeps } from "./routes/maven-routes.js";
 import type { FileStore } from "./store/file-store.js";
 import type { MetadataStore } from "./store/metadata-store.js";
 import { exportRoutes } from "./routes/export-routes.js";
@@ -22,6 +23,9 @@ export interface ArtifactsDeps extends UpstreamAppDeps {
   exports: RepositoryExport;
   formatOf: (repository: string) => string | undefined;
   npm: NpmHandler;
+  maven: MavenHandler;
+  mavenOptions: MavenOptionsRoutesDeps["maven"];
+  publisherOf?: (repository: string) => ArtifactService["publish"] | undefined;
   /** svc.upload-idle-timeout; 0: never. */
   uploadIdleTimeoutMs: number;
 }
@@ -31,6 +35,7 @@ export function buildApp(deps: ArtifactsDeps): FastifyInstance {
   rawRoutes(app, deps);
   repositoryRoutes(app, deps);
   exportRoutes(app, deps);
+  mavenOptionsRoutes(app, { maven: deps.mavenOptions, formatOf: deps.formatOf });
   internalRoutes(app, deps);
   return app;
 }

@@ -15,6 +15,10 @@ import { repositoryExportFactory } from "./domain/repository-export.js";
 import { exportStoreFactory } from "./store/export-store.js";
 import { npmHandler } from "./routes/npm-routes.js";
 import { npmStoreFactory } from "./store/npm-store.js";
+import { mavenCoordinates } from "./domain/maven-layout.js";
+import { mavenRepositoryFactory } from "./domain/maven-repository.js";
+import { mavenHandler } from "./routes/maven-routes.js";
+import { mavenStoreFactory } from "./store/maven-store.js";
 import { artifactEventPublisherFactory } from "./messaging/artifact-event-publisher.js";
 import { metadataStoreFactory } from "./store/metadata-store.js";
 import { outboxStoreFactory } from "./store/outbox-store.js";
@@ -37,10 +41,15 @@ await bootService({
     const relay = outboxRelayFactory({ outbox, publish: artifactEventPublisherFactory(bus), log });
     relay.start();
     // A package file's events carry its coordinates in the repository's format.
-    const coordinates = (repository: string, path: string) => (repositories.formatOf(repository) === "npm" ? npmCoordinates(path) : undefined);
+    const coordinates = (repository: string, path: string) => {
+      const format = repositories.formatOf(repository);
+      return format === "npm" ? npmCoordinates(path) : format === "maven" ? mavenCoordinates(path) : undefined;
+    };
     const artifacts = artifactServiceFactory({ files, metadata, outbox, deliver: relay.deliver, tenant: config.tenant, coordinates });
     const npmStore = npmStoreFactory(db);
     const npm = npmHandler({ npm: npmRegistryFactory({ store: npmStore, artifacts, readOnly: config.readOnly }), store: npmStore, artifacts, publicUrl: config.uiPublicUrl });
+    const maven = mavenRepositoryFactory({ store: mavenStoreFactory(db), artifacts, metadata, files, readOnly: config.readOnly });
+    const publisherOf = (repository: string) => (repositories.formatOf(repository) === "maven" ? maven.deploy : undefined);
     const admin = repositoryAdminFactory({ metadata, files, artifacts, list: repositories });
     // Each format's export step; a format missing here is refused an export, naming it.
     const copy = artifactCopierFactory({ metadata, files, artifacts });
@@ -51,7 +60,7 @@ await bootService({
     downloads.start();
     if (config.readOnly) log.warn("svc.read-only is on: every artifact write is refused with 403");
     const checks = [{ name: "postgres", check: () => pingDb(pool) }];
-    const app = buildApp({ log, internalSecret: config.internalSecret, internalSecretPrevious: config.internalSecretPrevious, files, metadata, artifacts, admin, exports, formatOf: repositories.formatOf, npm, downloads, repositories: repositories.names, checks, metrics, uploadIdleTimeoutMs: config.uploadIdleTimeoutMs });
+    const app = buildApp({ log, internalSecret: config.internalSecret, internalSecretPrevious: config.internalSecretPrevious, files, metadata, artifacts, admin, exports, formatOf: repositories.formatOf, npm, maven: mavenHandler({ maven, metadata, files }), mavenOptions: maven, publisherOf, downloads, repositories: repositories.names, checks, metrics, uploadIdleTimeoutMs: config.uploadIdleTimeoutMs });
     return { app, ready: { root: config.filesystemRoot, repository: config.repository }, closers: [() => exports.stop(), () => downloads.stop(), () => relay.stop()] };
   },
 });

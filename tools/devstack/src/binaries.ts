@@ -182,6 +182,32 @@ async function installPackages(packages: string[], log: (l: string) => void): Pr
   }
 }
 
+/** Debian packages not installed on this machine (dpkg's view). */
+function notInstalled(packages: readonly string[]): string[] {
+  return packages.filter((p) => {
+    const r = spawnSync("dpkg-query", ["-W", "-f=${Status}", p], { encoding: "utf8" });
+    return r.status !== 0 || !r.stdout.includes("install ok installed");
+  });
+}
+
+/**
+ * Installs those of `packages` that are missing, as the servers' packages are (root or `sudo -n`,
+ * no daemon started); one install at a time in this process. For test clients (Maven, ...).
+ */
+export async function ensureDebianPackages(packages: readonly string[], log: (l: string) => void = (l) => console.error(l)): Promise<void> {
+  while (installing) await installing.catch(() => {});
+  const missing = notInstalled(packages);
+  if (missing.length === 0) return;
+  installing = installPackages(missing, log);
+  try {
+    await installing;
+  } finally {
+    installing = undefined;
+  }
+  const still = notInstalled(missing);
+  if (still.length > 0) throw new Error(`Still missing after install: ${still.join(" ")}`);
+}
+
 export async function ensureSome(need: readonly ServerName[], log: (l: string) => void): Promise<Partial<Binaries>> {
   let found = findBinaries();
   let missing = missingServers(found, need);

@@ -8,6 +8,7 @@ import { actorOf, type ArtifactService } from "../domain/artifact-service.js";
 import type { DownloadRecorder } from "../domain/download-recorder.js";
 import { parseDeclaredDigests, parsePreconditions } from "../domain/upload-checks.js";
 import type { FileStore } from "../store/file-store.js";
+import type { MavenHandler } from "./maven-routes.js";
 import type { NpmHandler } from "./npm-routes.js";
 
 export interface RawRoutesDeps {
@@ -22,6 +23,10 @@ export interface RawRoutesDeps {
   formatOf: (repository: string) => string | undefined;
   /** The npm protocol, for `npm` repositories (it leaves tarball downloads to these routes). */
   npm: NpmHandler;
+  /** The Maven 2 layout, for `maven` repositories (it leaves file downloads and uploads to these routes). */
+  maven: MavenHandler;
+  /** How a repository of a package format stores an upload (Maven: with its digests and coordinates); default artifacts.publish. */
+  publisherOf?: (repository: string) => ArtifactService["publish"] | undefined;
 }
 
 /**
@@ -52,8 +57,10 @@ export function rawRoutes(app: FastifyInstance, deps: RawRoutesDeps): void {
     if (!deps.repositories().has(a.repository)) throw notFound(`no repository named ${a.repository}`);
     return a;
   };
-  const formatted = (req: FastifyRequest, reply: FastifyReply, a: ArtifactAddress): Promise<unknown> | undefined =>
-    deps.formatOf(a.repository) === "npm" ? deps.npm(req, reply, a) : undefined;
+  const formatted = (req: FastifyRequest, reply: FastifyReply, a: ArtifactAddress): Promise<unknown> | undefined => {
+    const format = deps.formatOf(a.repository);
+    return format === "npm" ? deps.npm(req, reply, a) : format === "maven" ? deps.maven(req, reply, a) : undefined;
+  };
 
   app.register(async (scoped) => {
     // Bodies stream straight to the store: no parsing, no size limit, never held in memory,
@@ -112,7 +119,8 @@ export function rawRoutes(app: FastifyInstance, deps: RawRoutesDeps): void {
       });
       // Durable (file, metadata and outbox row committed) and its event published before we answer.
       const body = req.body instanceof Readable ? req.body : req.raw;
-      const result = await deps.artifacts.publish(a, body, mediaType(declaredContentType(req)), actorOf(req.principal), checks).catch((err: unknown) => {
+      const publish = deps.publisherOf?.(a.repository) ?? deps.artifacts.publish;
+      const result = await publish(a, body, mediaType(declaredContentType(req)), actorOf(req.principal), checks).catch((err: unknown) => {
         // The sender went away half-way (the gateway drops an upload its client abandoned): nothing
         // was stored and nobody is left to answer; not a failure of ours.
         if (!(err instanceof ServiceError) && req.raw.destroyed && !req.raw.complete) {

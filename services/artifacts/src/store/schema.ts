@@ -92,9 +92,52 @@ export interface NpmUnpublishedTable {
   unpublished_at: ColumnType<Date, Date | undefined, never>;
 }
 
+/** A version of a Maven artifact some file was deployed under (artifact-level maven-metadata.xml lists them). */
+export interface MavenVersionTable {
+  repository: string;
+  group_id: string;
+  artifact_id: string;
+  version: string;
+  deployed_at: ColumnType<Date, Date | undefined, never>;
+  updated_at: ColumnType<Date, Date | undefined, Date>;
+}
+
+/** One file of a unique snapshot build (version-level maven-metadata.xml of `-SNAPSHOT` versions). */
+export interface MavenSnapshotTable {
+  repository: string;
+  group_id: string;
+  artifact_id: string;
+  version: string;
+  classifier: string;
+  extension: string;
+  value: string;
+  timestamp: string;
+  build_number: number;
+  updated_at: ColumnType<Date, Date | undefined, Date>;
+}
+
+/** The digests Maven clients ask for, per content (SHA-256): computed once while the content arrives. */
+export interface MavenDigestTable {
+  sha256: string;
+  sha1: string;
+  md5: string;
+  sha512: string;
+}
+
+/** Per-repository Maven options. */
+export interface MavenSettingsTable {
+  repository: string;
+  /** Whether a release version's files may be deployed again (snapshots always may). */
+  release_redeploy: boolean;
+}
+
 export interface ArtifactsDatabase {
   exports: ExportTable;
   npm_unpublished: NpmUnpublishedTable;
+  maven_versions: MavenVersionTable;
+  maven_snapshots: MavenSnapshotTable;
+  maven_digests: MavenDigestTable;
+  maven_settings: MavenSettingsTable;
   npm_packages: NpmPackageTable;
   npm_versions: NpmVersionTable;
   repositories: RepositoryTable;

@@ -1,0 +1,179 @@
+import { createHash, type Hash } from "node:crypto";
+import { createReadStream } from "node:fs";
+import { join } from "node:path";
+import { Readable, Transform } from "node:stream";
+import { pipeline } from "node:stream/promises";
+import { ServiceError, conflict, forbidden, invalid, type Actor } from "@svc/contracts";
+import type { FileStore } from "../store/file-store.js";
+import type { ArtifactKey, Digests, MavenStore } from "../store/maven-store.js";
+import type { MetadataStore } from "../store/metadata-store.js";
+import { READ_ONLY, type Address, type ArtifactService, type PublishChecks, type Published } from "./artifact-service.js";
+import { HEX_LENGTH, groupPath, isSnapshot, parseMavenPath, type ChecksumAlgorithm, type MavenFile } from "./maven-layout.js";
+import { artifactMetadata, snapshotMetadata } from "./maven-metadata.js";
+
+export interface MavenRepositoryDeps {
+  store: MavenStore;
+  artifacts: Pick<ArtifactService, "publish" | "remove">;
+  metadata: Pick<MetadataStore, "find" | "browse">;
+  files: Pick<FileStore, "repoDir">;
+  readOnly: boolean;
+}
+
+/** Hashes what passes with the digests Maven asks for besides SHA-256 (which the store computes). */
+function hashing(): { stream: Transform; digests: (sha256: string) => Digests } {
+  const h: Record<"sha1" | "md5" | "sha512", Hash> = { sha1: createHash("sha1"), md5: createHash("md5"), sha512: createHash("sha512") };
+  const stream = new Transform({
+    transform(chunk: Buffer, _enc, cb) {
+      h.sha1.update(chunk);
+      h.md5.update(chunk);
+      h.sha512.update(chunk);
+      cb(null, chunk);
+    },
+  });
+  return { stream, digests: (sha256) => ({ sha256, sha1: h.sha1.digest("hex"), md5: h.md5.digest("hex"), sha512: h.sha512.digest("hex") }) };
+}
+
+const digestsOfText = (text: string): Digests => {
+  const d = (algo: string) => createHash(algo).update(text, "utf8").digest("hex");
+  return { sha1: d("sha1"), md5: d("md5"), sha256: d("sha256"), sha512: d("sha512") };
+};
+
+const keyOf = (repository: string, f: Pick<MavenFile, "groupId" | "artifactId">): ArtifactKey => ({ repository, groupId: f.groupId, artifactId: f.artifactId });
+
+/**
+ * A `maven` repository in the Maven 2 layout. Files are artifacts (stored once by digest, with
+ * their events); the `maven-metadata.xml` documents and every checksum are the server's own,
+ * written from rows that each deploy adds under its artifact's lock, so concurrent deploys of
+ * different versions all land. Clients' uploads of metadata are accepted and not kept; their
+ * checksum uploads are checked against the file and refused when they do not match.
+ */
+export function mavenRepositoryFactory(deps: MavenRepositoryDeps) {
+  const { store } = deps;
+  const writable = () => {
+    if (deps.readOnly) throw forbidden(READ_ONLY);
+  };
+
+  /** The server's document for `maven-metadata.xml` in folder `dir`, or undefined when it writes none there. */
+  const metadataAt = async (repository: string, dir: readonly string[]): Promise<string | undefined> => {
+    if (dir.length >= 2) {
+      const k = { repository, groupId: dir.slice(0, -1).join("."), artifactId: dir[dir.length - 1]! };
+      const versions = await store.versions(k);
+      if (versions.length > 0) return artifactMetadata(k.groupId, k.artifactId, versions);
+    }
+    if (dir.length >= 3 && isSnapshot(dir[dir.length - 1]!)) {
+      const version = dir[dir.length - 1]!;
+      const k = { repository, groupId: dir.slice(0, -2).join("."), artifactId: dir[dir.length - 2]! };
+      const builds = await store.snapshots(k, version);
+      if (builds.length > 0) return snapshotMetadata(k.groupId, k.artifactId, version, builds);
+    }
+    return undefined;
+  };
+
+  /** The digests of a stored file (computed from the file once when it arrived before they were kept). */
+  const storedDigests = async (repository: string, segments: string[]): Promise<Digests | undefined> => {
+    const row = await deps.metadata.find(repository, segments.join("/"));
+    if (!row) return undefined;
+    const known = await store.digests(row.sha256);
+    if (known) return known;
+    const h = hashing();
+    await pipeline(createReadStream(join(deps.files.repoDir(repository), ...segments)), h.stream, async function* (source) {
+      for await (const _ of source) void _;
+    });
+    const computed = h.digests(row.sha256);
+    await store.recordDigests(computed);
+    return computed;
+  };
+
+  return {
+    metadataAt,
+
+    /** The checksum of a file or of a metadata document the server writes; undefined when there is neither. */
+    async checksumOf(repository: string, of: string[], algorithm: ChecksumAlgorithm): Promise<string | undefined> {
+      const doc = of[of.length - 1] === "maven-metadata.xml" ? await metadataAt(repository, of.slice(0, -1)) : undefined;
+      const d = doc !== undefined ? digestsOfText(doc) : await storedDigests(repository, of);
+      return d?.[algorithm];
+    },
+
+    /**
+     * A file of a version. A release's files are deployed once unless the repository allows
+     * redeploys (409 otherwise); a snapshot's may always be deployed again.
+     */
+    async deploy(a: Address, body: Readable, contentType: string | null, actor: Actor, checks: PublishChecks = {}): Promise<Published> {
+      writable();
+      const f = parseMavenPath(a.segments);
+      if (f.kind !== "file") {
+        throw invalid("path", `${a.path} is not a file of the Maven 2 layout: <group as folders>/<artifactId>/<version>/<artifactId>-<version>[-<classifier>].<extension>`);
+      }
+      const guarded = !isSnapshot(f.version) && !(await store.releaseRedeploy(a.repository));
+      const h = hashing();
+      const source = body.pipe(h.stream);
+      body.once("error", (err) => h.stream.destroy(err));
+      const preconditions = guarded ? { ...checks.preconditions, ifNoneMatch: "*" as const } : checks.preconditions;
+      const published = await deps.artifacts.publish(a, source, contentType, actor, { ...checks, ...(preconditions ? { preconditions } : {}) }).catch((err: unknown) => {
+        if (guarded && err instanceof ServiceError && err.code === "precondition_failed" && checks.preconditions?.ifNoneMatch === undefined) {
+          throw conflict(`${f.file} of release ${f.groupId}:${f.artifactId}:${f.version} is deployed already: a release is deployed once (a repository may allow redeploys, see releaseRedeploy)`);
+        }
+        throw err;
+      });
+      await store.recordDigests(h.digests(published.sha256));
+      const k = keyOf(a.repository, f);
+      const at = new Date();
+      await store.transaction(async (tx) => {
+        await store.lockArtifact(tx, k);
+        await store.recordVersion(tx, k, f.version, at);
+        if (f.snapshot) await store.recordSnapshot(tx, k, f.version, { classifier: f.classifier, extension: f.extension, ...f.snapshot }, at);
+      });
+      return published;
+    },
+
+    /** A client's upload of a checksum file: checked against the file (or taken as is for metadata the server writes). */
+    async checksum(repository: string, of: string[], algorithm: ChecksumAlgorithm, sent: string): Promise<void> {
+      writable();
+      const hex = sent.trim().split(/\s+/)[0]?.toLowerCase() ?? "";
+      if (!new RegExp(`^[0-9a-f]{${HEX_LENGTH[algorithm]}}$`).test(hex)) {
+        throw invalid("body", `a .${algorithm} file holds the ${algorithm.toUpperCase()} of its file in hexadecimal (${HEX_LENGTH[algorithm]} digits)`);
+      }
+      const name = of.join("/");
+      if (of[of.length - 1] === "maven-metadata.xml" && (await metadataAt(repository, of.slice(0, -1))) !== undefined) return;
+      const d = await storedDigests(repository, of);
+      if (!d) throw conflict(`there is no ${name} to check this ${algorithm.toUpperCase()} against: deploy the file first`);
+      if (d[algorithm] !== hex) throw invalid("body", `the ${algorithm.toUpperCase()} sent (${hex}) does not match ${of[of.length - 1]} as stored (${d[algorithm]}): checksum refused`);
+    },
+
+    /**
+     * A client's `maven-metadata.xml`: the server writes the artifact and snapshot documents
+     * itself, so those are not kept; a group's plugin list (what a plugin deploy sends) is kept as a file.
+     */
+    async metadata(a: Address, dir: string[], text: string, actor: Actor): Promise<"kept" | "ignored"> {
+      writable();
+      if ((await metadataAt(a.repository, dir)) !== undefined) return "ignored";
+      if (/<plugins\s*>/.test(text) && !/<versioning\s*>/.test(text)) {
+        await deps.artifacts.publish(a, Readable.from([Buffer.from(text, "utf8")]), "application/xml", actor);
+        return "kept";
+      }
+      throw conflict(`nothing is deployed under ${dir.join("/")}: deploy the files before their maven-metadata.xml`);
+    },
+
+    /** Removes a file; a version left with no file leaves the metadata. False when there was none. */
+    async remove(a: Address, f: MavenFile, actor: Actor): Promise<boolean> {
+      writable();
+      if (!(await deps.artifacts.remove(a, actor))) return false;
+      const k = keyOf(a.repository, f);
+      const folder = `${groupPath(f.groupId)}/${f.artifactId}/${f.version}/`;
+      await store.transaction(async (tx) => {
+        await store.lockArtifact(tx, k);
+        if (f.snapshot) await store.forgetSnapshot(tx, k, f.version, { classifier: f.classifier, extension: f.extension, value: f.snapshot.value });
+        if ((await deps.metadata.browse(a.repository, { prefix: folder, limit: 1 })).length === 0) await store.forgetVersion(tx, k, f.version);
+      });
+      return true;
+    },
+
+    async releaseRedeploy(repository: string): Promise<boolean> {
+      return store.releaseRedeploy(repository);
+    },
+    async setReleaseRedeploy(repository: string, allowed: boolean): Promise<void> {
+      await store.setReleaseRedeploy(repository, allowed);
+    },
+  };
+}
+export type MavenRepository = ReturnType<typeof mavenRepositoryFactory>;

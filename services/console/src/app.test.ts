@@ -69,18 +69,20 @@ function consoleApp(o: { api?: Api; dev?: boolean; providers?: IdentityProvider[
   };
   const app = buildApp(deps);
   /** A request as the gateway forwards it: signed, as anonymous or a person. */
-  const call = (method: "GET" | "POST", url: string, opts: { cookie?: string; form?: Record<string, string>; principal?: string; headers?: Record<string, string> } = {}) =>
-    app.inject({
+  const call = (method: "GET" | "POST", url: string, opts: { cookie?: string; form?: Record<string, string>; principal?: string; headers?: Record<string, string> } = {}) => {
+    const payload = opts.form ? new URLSearchParams(opts.form).toString() : undefined;
+    // Signed as the gateway signs: the body and its content type are bound to the signature.
+    const signed = identityHeaders(SECRET, method, url, opts.principal ?? encodePrincipal({ kind: "anonymous", tenant: "default", id: "" }), Date.now(), {
+      body: payload,
+      headers: opts.form ? { "content-type": "application/x-www-form-urlencoded" } : {},
+    });
+    return app.inject({
       method,
       url,
-      headers: {
-        ...identityHeaders(SECRET, method, url, opts.principal ?? encodePrincipal({ kind: "anonymous", tenant: "default", id: "" })),
-        ...(opts.cookie ? { cookie: opts.cookie } : {}),
-        ...(opts.form ? { "content-type": "application/x-www-form-urlencoded" } : {}),
-        ...opts.headers,
-      },
-      payload: opts.form ? new URLSearchParams(opts.form).toString() : undefined,
+      headers: { ...signed, ...(opts.cookie ? { cookie: opts.cookie } : {}), ...opts.headers },
+      payload,
     });
+  };
   return { app, call, rows, ended, lines };
 }
 

@@ -21,6 +21,7 @@ export type ConsoleConfig = Pick<
   | "uiOauthUserUrl"
   | "uiOauthScope"
   | "internalSecret"
+  | "internalSecretPrevious"
   | "databaseUrl"
   | "natsUrl"
   | "host"

@@ -35,6 +35,7 @@ await bootService({
     const app = buildApp({
       log,
       internalSecret: config.internalSecret,
+      internalSecretPrevious: config.internalSecretPrevious,
       checks: [{ name: "postgres", check: () => pingDb(pool) }],
       metrics,
       sessions,

@@ -4,6 +4,8 @@ import type { ArtifactService } from "./domain/artifact-service.js";
 import type { DownloadRecorder } from "./domain/download-recorder.js";
 import type { RepositoryAdmin } from "./domain/repository-admin.js";
 import type { NpmHandler } from "./routes/npm-routes.js";
+import { pypiAdminRoutes, type PypiHandler } from "./routes/pypi-routes.js";
+import type { PypiRegistry } from "./domain/pypi-registry.js";
 import type { FileStore } from "./store/file-store.js";
 import type { MetadataStore } from "./store/metadata-store.js";
 import { internalRoutes } from "./routes/internal-routes.js";
@@ -19,6 +21,8 @@ export interface ArtifactsDeps extends UpstreamAppDeps {
   admin: RepositoryAdmin;
   formatOf: (repository: string) => string | undefined;
   npm: NpmHandler;
+  pypi: PypiHandler;
+  pypiRegistry: PypiRegistry;
   /** svc.upload-idle-timeout; 0: never. */
   uploadIdleTimeoutMs: number;
 }
@@ -27,6 +31,7 @@ export function buildApp(deps: ArtifactsDeps): FastifyInstance {
   const app = createUpstreamApp(deps, { keepAliveTimeout: 65_000 });
   rawRoutes(app, deps);
   repositoryRoutes(app, deps);
+  pypiAdminRoutes(app, { registry: deps.pypiRegistry, formatOf: deps.formatOf });
   internalRoutes(app, deps);
   return app;
 }

@@ -11,6 +11,10 @@ import { npmCoordinates } from "./domain/npm-documents.js";
 import { npmRegistryFactory } from "./domain/npm-registry.js";
 import { npmHandler } from "./routes/npm-routes.js";
 import { npmStoreFactory } from "./store/npm-store.js";
+import { pypiCoordinates } from "./domain/pypi-index.js";
+import { pypiRegistryFactory } from "./domain/pypi-registry.js";
+import { pypiHandler } from "./routes/pypi-routes.js";
+import { pypiStoreFactory } from "./store/pypi-store.js";
 import { artifactEventPublisherFactory } from "./messaging/artifact-event-publisher.js";
 import { metadataStoreFactory } from "./store/metadata-store.js";
 import { outboxStoreFactory } from "./store/outbox-store.js";
@@ -33,16 +37,20 @@ await bootService({
     const relay = outboxRelayFactory({ outbox, publish: artifactEventPublisherFactory(bus), log });
     relay.start();
     // A package file's events carry its coordinates in the repository's format.
-    const coordinates = (repository: string, path: string) => (repositories.formatOf(repository) === "npm" ? npmCoordinates(path) : undefined);
+    const coordinatesOf: Record<string, (path: string) => ReturnType<typeof npmCoordinates>> = { npm: npmCoordinates, pypi: pypiCoordinates };
+    const coordinates = (repository: string, path: string) => coordinatesOf[repositories.formatOf(repository) ?? ""]?.(path);
     const artifacts = artifactServiceFactory({ files, metadata, outbox, deliver: relay.deliver, tenant: config.tenant, coordinates });
     const npmStore = npmStoreFactory(db);
     const npm = npmHandler({ npm: npmRegistryFactory({ store: npmStore, artifacts, readOnly: config.readOnly }), store: npmStore, artifacts });
+    const pypiStore = pypiStoreFactory(db);
+    const pypiRegistry = pypiRegistryFactory({ store: pypiStore, artifacts, readOnly: config.readOnly });
+    const pypi = pypiHandler({ registry: pypiRegistry, store: pypiStore });
     const admin = repositoryAdminFactory({ metadata, files, artifacts, list: repositories });
     const downloads = downloadRecorderFactory({ store: metadata, log });
     downloads.start();
     if (config.readOnly) log.warn("svc.read-only is on: every artifact write is refused with 403");
     const checks = [{ name: "postgres", check: () => pingDb(pool) }];
-    const app = buildApp({ log, internalSecret: config.internalSecret, files, metadata, artifacts, admin, formatOf: repositories.formatOf, npm, downloads, repositories: repositories.names, checks, metrics, uploadIdleTimeoutMs: config.uploadIdleTimeoutMs });
+    const app = buildApp({ log, internalSecret: config.internalSecret, files, metadata, artifacts, admin, formatOf: repositories.formatOf, npm, pypi, pypiRegistry, downloads, repositories: repositories.names, checks, metrics, uploadIdleTimeoutMs: config.uploadIdleTimeoutMs });
     return { app, ready: { root: config.filesystemRoot, repository: config.repository }, closers: [() => downloads.stop(), () => relay.stop()] };
   },
 });

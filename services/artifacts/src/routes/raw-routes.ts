@@ -1,13 +1,15 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import multipart from "@fastify/multipart";
 import send from "@fastify/send";
 import { ServiceError, notFound } from "@svc/contracts";
-import { parseArtifactUrl, type ArtifactAddress } from "@svc/grants";
+import { parseArtifactTarget, parseArtifactUrl, type ArtifactTarget } from "@svc/grants";
 import { declaredContentType, setContentTypeAside, watchBodyIdle } from "@svc/kit";
 import { actorOf, type ArtifactService } from "../domain/artifact-service.js";
 import type { DownloadRecorder } from "../domain/download-recorder.js";
 import { parseDeclaredDigests, parsePreconditions } from "../domain/upload-checks.js";
 import type { FileStore } from "../store/file-store.js";
 import type { NpmHandler } from "./npm-routes.js";
+import type { PypiHandler } from "./pypi-routes.js";
 
 export interface RawRoutesDeps {
   files: FileStore;
@@ -21,6 +23,8 @@ export interface RawRoutesDeps {
   formatOf: (repository: string) => string | undefined;
   /** The npm protocol, for `npm` repositories (it leaves tarball downloads to these routes). */
   npm: NpmHandler;
+  /** The PyPI protocols, for `pypi` repositories (it leaves file downloads to these routes). */
+  pypi: PypiHandler;
 }
 
 /**
@@ -46,19 +50,26 @@ const mediaType = (declared: string | undefined): string | null => (declared !==
  * (an npm tarball download) is served as a file.
  */
 export function rawRoutes(app: FastifyInstance, deps: RawRoutesDeps): void {
-  const address = (req: FastifyRequest): ArtifactAddress => {
-    const a = parseArtifactUrl(req.url);
+  const address = (req: FastifyRequest): ArtifactTarget => {
+    const a = parseArtifactTarget(req.url);
+    // Only PyPI serves folders (its index pages, its upload URL); elsewhere a folder is refused as it always was.
+    if (a.folder && deps.formatOf(a.repository) !== "pypi") parseArtifactUrl(req.url);
     if (!deps.repositories().has(a.repository)) throw notFound(`no repository named ${a.repository}`);
     return a;
   };
-  const formatted = (req: FastifyRequest, reply: FastifyReply, a: ArtifactAddress): Promise<unknown> | undefined =>
-    deps.formatOf(a.repository) === "npm" ? deps.npm(req, reply, a) : undefined;
+  const formatted = (req: FastifyRequest, reply: FastifyReply, a: ArtifactTarget): Promise<unknown> | undefined => {
+    const format = deps.formatOf(a.repository);
+    return format === "npm" ? deps.npm(req, reply, a) : format === "pypi" ? deps.pypi(req, reply, a) : undefined;
+  };
 
   app.register(async (scoped) => {
     // Bodies stream straight to the store: no parsing, no size limit, never held in memory,
     // whatever Content-Type they declare (even one fastify cannot parse).
     scoped.removeAllContentTypeParsers();
     scoped.addContentTypeParser("*", (_req, _payload, done) => done(null));
+    // A multipart body (twine's upload form) is only marked here, not read: a PyPI upload reads it
+    // part by part, streaming the file; any other route streams it whole, as every body.
+    scoped.register(multipart);
     scoped.addHook("onRequest", (req, _reply, done) => {
       if (req.method !== "GET" && req.method !== "HEAD") setContentTypeAside(req);
       done();

@@ -1,5 +1,6 @@
 import { sql, type Kysely, type Migration } from "kysely";
 import { SCHEMA } from "./schema.js";
+import { pypiMigration } from "./pypi-store.js";
 
 export const migrations: Record<string, Migration> = {
   "0001_repositories_and_artifacts": {
@@ -78,4 +79,5 @@ export const migrations: Record<string, Migration> = {
         .execute();
     },
   },
+  "0004_pypi_files": pypiMigration,
 };

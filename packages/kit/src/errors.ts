@@ -37,9 +37,13 @@ const OCI_CODES: Partial<Record<ErrorCode, string>> = {
   rate_limited: "TOOMANYREQUESTS",
 };
 
+/** A problem in one sentence, as plain text and package clients show it. */
+const sentenceOf = (p: Problem): string =>
+  p.reference ? `${p.code === "unexpected" ? "Unexpected failure" : (p.detail ?? p.title)}. Reference: ${p.reference}` : (p.detail ?? p.title);
+
 /** A problem as the caller's surface shows it: the content type and the body. */
 export function renderProblem(surface: Surface, p: Problem): { type: string; body: string } {
-  const sentence = p.reference ? `${p.code === "unexpected" ? "Unexpected failure" : (p.detail ?? p.title)}. Reference: ${p.reference}` : (p.detail ?? p.title);
+  const sentence = sentenceOf(p);
   switch (surface) {
     case "api":
       return { type: PROBLEM_CONTENT_TYPE, body: JSON.stringify(p) };
@@ -55,10 +59,31 @@ export function renderProblem(surface: Surface, p: Problem): { type: string; bod
   }
 }
 
+/**
+ * The reason phrase of a refusal on an artifact path, from the artifacts service to the gateway:
+ * the status line's own phrase does not survive the proxy (undici does not read it). The gateway
+ * turns it back into the phrase and drops the header.
+ */
+export const STATUS_REASON_HEADER = "service-status-reason";
+
+/** A sentence as a status line's reason phrase: visible ASCII and spaces, one line, bounded. */
+export const asReasonPhrase = (sentence: string): string =>
+  sentence
+    .replace(/[^\x20-\x7e]+/g, " ")
+    .trim()
+    .slice(0, 300);
+
 /** Writes a problem to the reply in the caller's surface format. */
 export function sendProblem(reply: FastifyReply, surface: Surface, p: Problem, headers?: Record<string, string>): FastifyReply {
   if (headers) reply.headers(headers);
   const { type, body } = renderProblem(surface, p);
+  // twine and pip print the status line's reason phrase, not the body: on an artifact path the
+  // phrase is the refusal itself, as PyPI does ("400 File already exists ...").
+  if ((surface === "text" || surface === "package") && reply.request.url.startsWith("/repository/")) {
+    const reason = asReasonPhrase(sentenceOf(p));
+    reply.raw.statusMessage = reason;
+    reply.header(STATUS_REASON_HEADER, reason);
+  }
   return reply.code(p.status).type(type).send(body);
 }
 

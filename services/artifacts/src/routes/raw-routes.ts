@@ -40,6 +40,8 @@ const READ_CHUNK = 1024 * 1024;
 /** How much longer than svc.upload-idle-timeout this service waits, at most, before cutting an upload. */
 const IDLE_GRACE_MS = 5_000;
 
+const isForm = (type: string | undefined): boolean => type !== undefined && /^multipart\/form-data\s*;/i.test(type);
+
 /** A declared Content-Type worth recording: a well-formed media type, else nothing. */
 const MEDIA_TYPE = /^[\w!#$%&'*+.^`|~-]+\/[\w!#$%&'*+.^`|~-]+(\s*;.*)?$/;
 const mediaType = (declared: string | undefined): string | null => (declared !== undefined && declared.length <= 255 && MEDIA_TYPE.test(declared.trim()) ? declared.trim() : null);
@@ -71,7 +73,8 @@ export function rawRoutes(app: FastifyInstance, deps: RawRoutesDeps): void {
     // part by part, streaming the file; any other route streams it whole, as every body.
     scoped.register(multipart);
     scoped.addHook("onRequest", (req, _reply, done) => {
-      if (req.method !== "GET" && req.method !== "HEAD") setContentTypeAside(req);
+      // A form post (twine's upload) keeps its type, so the multipart parser marks it.
+      if (req.method !== "GET" && req.method !== "HEAD" && !(req.method === "POST" && isForm(req.headers["content-type"]))) setContentTypeAside(req);
       done();
     });
 

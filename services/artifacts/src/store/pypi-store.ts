@@ -76,7 +76,7 @@ export function pypiStoreFactory(root: Db) {
 
     /** Every project of a repository (normalised names), in byte order. */
     async projects(repository: string): Promise<string[]> {
-      const rows = await db().selectFrom("pypi_files").select("project").distinct().where("repository", "=", repository).orderBy(sql`project collate "C"`).execute();
+      const rows = await db().selectFrom("pypi_files").select("project").where("repository", "=", repository).groupBy("project").orderBy(sql`project collate "C"`).execute();
       return rows.map((r) => r.project);
     },
 

@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { run, type Run } from "./npm-clients.js";
 import { buildDist, ensurePythonClients, pythonEnv, type Dist, type PythonClients } from "./pypi-clients.js";
 import { startSuite, type Suite } from "./suite.js";
+import { collectArtifactEvents } from "./upstream.js";
 
 /**
  * twine and pip, unmodified (Debian's), against a pypi repository through the gateway with
@@ -70,6 +71,20 @@ describe("pypi repositories with twine and pip", () => {
     expectOk(sdist.r);
     expect(sdist.r.output).toContain(basename(myPkg.sdist));
     expect((await sdist.imported("my_pkg")).stdout.trim()).toBe("My_Pkg@1.0.0");
+  });
+
+  it("each uploaded file is an artifact event with its PyPI coordinates", async () => {
+    const dist = await buildDist(work, py, { name: "Evt.Pkg", version: "2.1" });
+    const events = await collectArtifactEvents(inject("natsUrl"), s.tenant, (e) => e.repository === "pypi" && e.path.startsWith("packages/evt-pkg/"));
+    try {
+      expectOk(await upload([dist.wheel, dist.sdist], deployer));
+      const got = await events.until("both files' events", (es) => es.length >= 2);
+      expect(got.map((e) => [e.kind, e.path, e.package])).toEqual(
+        [dist.wheel, dist.sdist].map((f) => ["artifact.published", `packages/evt-pkg/2.1/${basename(f)}`, { format: "pypi", name: "evt-pkg", version: "2.1", file: basename(f) }]),
+      );
+    } finally {
+      await events.close();
+    }
   });
 
   it("the simple index: PEP 503 HTML with #sha256 and escaped data-requires-python, PEP 691 JSON by Accept, one normalised URL per project", async () => {

@@ -79,7 +79,7 @@ export function sendProblem(reply: FastifyReply, surface: Surface, p: Problem, h
   const { type, body } = renderProblem(surface, p);
   // twine and pip print the status line's reason phrase, not the body: on an artifact path the
   // phrase is the refusal itself, as PyPI does ("400 File already exists ...").
-  if ((surface === "text" || surface === "package") && reply.request.url.startsWith("/repository/")) {
+  if ((surface === "text" || surface === "package") && (reply.request as FastifyRequest | undefined)?.url.startsWith("/repository/")) {
     const reason = asReasonPhrase(sentenceOf(p));
     reply.raw.statusMessage = reason;
     reply.header(STATUS_REASON_HEADER, reason);

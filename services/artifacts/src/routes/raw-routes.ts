@@ -64,6 +64,15 @@ export function rawRoutes(app: FastifyInstance, deps: RawRoutesDeps): void {
     return format === "npm" ? deps.npm(req, reply, a) : format === "pypi" ? deps.pypi(req, reply, a) : undefined;
   };
 
+  /** A body that stops arriving is cut, after the gateway (which sees the client first) had its chance. */
+  const watchIdle = (req: FastifyRequest, reply: FastifyReply, a: ArtifactTarget) => {
+    const idle = deps.uploadIdleTimeoutMs;
+    watchBodyIdle(req, reply, idle + Math.min(idle, IDLE_GRACE_MS), () => {
+      req.log.warn({ repository: a.repository, path: a.path, principal: req.principal.id }, "cut an upload that stopped arriving (svc.upload-idle-timeout)");
+      req.raw.destroy(new ServiceError("request_timeout", "the upload stopped arriving (svc.upload-idle-timeout): nothing was stored"));
+    });
+  };
+
   app.register(async (scoped) => {
     // Bodies stream straight to the store: no parsing, no size limit, never held in memory,
     // whatever Content-Type they declare (even one fastify cannot parse).
@@ -115,12 +124,7 @@ export function rawRoutes(app: FastifyInstance, deps: RawRoutesDeps): void {
       const own = formatted(req, reply, a);
       if (own) return own;
       const checks = { preconditions: parsePreconditions(req.headers), digests: parseDeclaredDigests(req.headers) };
-      // A body that stops arriving is cut, after the gateway (which sees the client first) had its chance.
-      const idle = deps.uploadIdleTimeoutMs;
-      watchBodyIdle(req, reply, idle + Math.min(idle, IDLE_GRACE_MS), () => {
-        req.log.warn({ repository: a.repository, path: a.path, principal: req.principal.id }, "cut an upload that stopped arriving (svc.upload-idle-timeout)");
-        req.raw.destroy(new ServiceError("request_timeout", "the upload stopped arriving (svc.upload-idle-timeout): nothing was stored"));
-      });
+      watchIdle(req, reply, a);
       // Durable (file, metadata and outbox row committed) and its event published before we answer.
       const result = await deps.artifacts.publish(a, req.raw, mediaType(declaredContentType(req)), actorOf(req.principal), checks).catch((err: unknown) => {
         // The sender went away half-way (the gateway drops an upload its client abandoned): nothing
@@ -151,7 +155,10 @@ export function rawRoutes(app: FastifyInstance, deps: RawRoutesDeps): void {
       method: ["POST", "PATCH", "OPTIONS"],
       url: "/repository/*",
       handler: async (req, reply) => {
-        const own = formatted(req, reply, address(req));
+        const a = address(req);
+        // twine's upload form streams to the store like a PUT, and is cut like one when it stalls.
+        if (req.method === "POST") watchIdle(req, reply, a);
+        const own = formatted(req, reply, a);
         if (own) return own;
         throw new ServiceError("method_not_allowed", "raw repositories take GET, HEAD, PUT and DELETE", { headers: { allow: "GET, HEAD, PUT, DELETE" } });
       },

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { ServiceError } from "@svc/contracts";
-import { parseArtifactUrl } from "./artifact-path.js";
+import { parseArtifactTarget, parseArtifactUrl } from "./artifact-path.js";
 
 const refused = (url: string) => {
   try {
@@ -73,6 +73,24 @@ describe("artifact paths", () => {
       `/repository/r/${"a".repeat(256)}`,
     ]) {
       expect(refused(url), url).toBe(true);
+    }
+  });
+
+  it("lets a folder through to the formats that serve one (pip's /simple/<project>/, twine's repository URL), refusing the rest as before", () => {
+    expect(parseArtifactTarget("/repository/py/simple/")).toEqual({ repository: "py", segments: ["simple"], path: "simple", folder: true });
+    expect(parseArtifactTarget("/repository/py/simple/my-pkg/?x=1")).toEqual({ repository: "py", segments: ["simple", "my-pkg"], path: "simple/my-pkg", folder: true });
+    for (const url of ["/repository/py", "/repository/py/", "/repository/py?x"]) expect(parseArtifactTarget(url), url).toEqual({ repository: "py", segments: [], path: "", folder: true });
+    expect(parseArtifactTarget("/repository/py/a/b.whl").folder).toBe(false);
+    const refusedTarget = (url: string) => {
+      try {
+        parseArtifactTarget(url);
+      } catch (err) {
+        return err instanceof ServiceError && err.status === 400;
+      }
+      return false;
+    };
+    for (const url of ["/repository/py//", "/repository/py/a//", "/repository/py//a/", "/repository/py/../", "/repository/py/%2e%2e/", "/repository/py/a/../", "/repository/py/a%2fb/", "/repository/py/a%5c/", "/repository/../", "/repository/"]) {
+      expect(refusedTarget(url), url).toBe(true);
     }
   });
 });

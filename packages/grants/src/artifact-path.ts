@@ -8,6 +8,16 @@ export interface ArtifactAddress {
   path: string;
 }
 
+/** A request target under /repository/: an artifact, or a folder of one (a trailing slash, or the repository itself). */
+export interface ArtifactTarget extends ArtifactAddress {
+  /**
+   * The target ends in a slash or names the repository alone (`path` is then "" or the folder
+   * without its slash): what a package index is asked for (pip's `/simple/<project>/`, twine's
+   * upload to the repository URL). Only a format that serves such a folder accepts it.
+   */
+  folder: boolean;
+}
+
 /**
  * A scoped npm package name sent as one segment (`@scope%2fname`, as npm and yarn escape it, in
  * either letter case): read as the two segments `@scope/name` are, so both spellings name the
@@ -23,6 +33,20 @@ const SCOPED_PACKAGE = /^(@[^/%]+)%2f([^/]+)$/i;
  * separator), and bad percent-encoding.
  */
 export function parseArtifactUrl(rawUrl: string): ArtifactAddress {
+  const { folder, ...a } = parseArtifactTarget(rawUrl);
+  if (folder) {
+    if (a.path === "") throw invalid("path", "an artifact path is required after the repository name");
+    throw invalid("path", "the artifact path has an empty segment (// or a trailing /)");
+  }
+  return a;
+}
+
+/**
+ * parseArtifactUrl, but a folder is let through (`/repository/<repository>`, `.../`, `.../a/b/`):
+ * a trailing slash is no traversal, and each format decides whether it serves the folder. Every
+ * other refusal is the same (an empty segment inside the path among them).
+ */
+export function parseArtifactTarget(rawUrl: string): ArtifactTarget {
   const q = rawUrl.indexOf("?");
   const pathname = q < 0 ? rawUrl : rawUrl.slice(0, q);
   const rest = pathname.slice("/repository/".length);
@@ -35,8 +59,10 @@ export function parseArtifactUrl(rawUrl: string): ArtifactAddress {
     throw invalid("repository", "the repository name is not valid percent-encoding");
   }
   if (!isRepositoryName(repository)) throw invalid("repository", "not a valid repository name");
-  if (slash < 0 || slash === rest.length - 1) throw invalid("path", "an artifact path is required after the repository name");
-  const rawSegments = rest.slice(slash + 1).split("/").flatMap((raw) => {
+  if (slash < 0 || slash === rest.length - 1) return { repository, segments: [], path: "", folder: true };
+  const inside = rest.slice(slash + 1);
+  const folder = inside.endsWith("/");
+  const rawSegments = (folder ? inside.slice(0, -1) : inside).split("/").flatMap((raw) => {
     const scoped = SCOPED_PACKAGE.exec(raw);
     return scoped ? [scoped[1]!, scoped[2]!] : [raw];
   });
@@ -59,5 +85,5 @@ export function parseArtifactUrl(rawUrl: string): ArtifactAddress {
   }
   const path = segments.join("/");
   if (path.length > 1024) throw invalid("path", "the artifact path is longer than 1024 characters");
-  return { repository, segments, path };
+  return { repository, segments, path, folder };
 }

@@ -37,7 +37,9 @@ const OCI_CODES: Partial<Record<ErrorCode, string>> = {
   rate_limited: "TOOMANYREQUESTS",
 };
 
-const sentenceOf = (p: Problem): string => (p.reference ? `${p.code === "unexpected" ? "Unexpected failure" : (p.detail ?? p.title)}. Reference: ${p.reference}` : (p.detail ?? p.title));
+/** A problem in one sentence, as plain text and package clients show it. */
+const sentenceOf = (p: Problem): string =>
+  p.reference ? `${p.code === "unexpected" ? "Unexpected failure" : (p.detail ?? p.title)}. Reference: ${p.reference}` : (p.detail ?? p.title);
 
 /** A problem as the caller's surface shows it: the content type and the body. */
 export function renderProblem(surface: Surface, p: Problem): { type: string; body: string } {
@@ -57,23 +59,32 @@ export function renderProblem(surface: Surface, p: Problem): { type: string; bod
   }
 }
 
-/** The header an artifact route's refusal carries its reason in (also its HTTP reason phrase). */
-export const REASON_HEADER = "service-reason";
+/**
+ * The reason phrase of a refusal on an artifact path, from the artifacts service to the gateway:
+ * the status line's own phrase does not survive the proxy (undici does not read it). The gateway
+ * turns it back into the phrase and drops the header.
+ */
+export const STATUS_REASON_HEADER = "service-status-reason";
 
-/** A sentence as an HTTP reason phrase: visible ASCII and spaces only, bounded. */
-export const reasonPhrase = (sentence: string): string => sentence.replace(/[^\x20-\x7e]/g, "?").slice(0, 300);
+/** A sentence as a status line's reason phrase: visible ASCII and spaces, one line, bounded. */
+export const asReasonPhrase = (sentence: string): string =>
+  sentence
+    .replace(/[^\x20-\x7e]+/g, " ")
+    .trim()
+    .slice(0, 300);
 
 /** Writes a problem to the reply in the caller's surface format. */
 export function sendProblem(reply: FastifyReply, surface: Surface, p: Problem, headers?: Record<string, string>): FastifyReply {
   if (headers) reply.headers(headers);
-  // Maven prints the status line of a refused transfer, never its body: the reason goes there
-  // too, and in REASON_HEADER so the gateway can put an upstream's reason in its own status line.
-  if (surface === "text" && (reply.request as FastifyRequest | undefined)?.url.startsWith("/repository/")) {
-    const reason = reasonPhrase(sentenceOf(p));
-    reply.raw.statusMessage = reason;
-    reply.header(REASON_HEADER, reason);
-  }
   const { type, body } = renderProblem(surface, p);
+  // Maven, twine and pip print the status line's reason phrase of a refusal, never its body: on an
+  // artifact path the phrase is the refusal itself, as PyPI does ("400 File already exists ..."),
+  // and STATUS_REASON_HEADER carries it through the gateway (which cannot relay a phrase).
+  if ((surface === "text" || surface === "package") && (reply.request as FastifyRequest | undefined)?.url.startsWith("/repository/")) {
+    const reason = asReasonPhrase(sentenceOf(p));
+    reply.raw.statusMessage = reason;
+    reply.header(STATUS_REASON_HEADER, reason);
+  }
   return reply.code(p.status).type(type).send(body);
 }
 

@@ -6,6 +6,8 @@ import type { RepositoryAdmin } from "./domain/repository-admin.js";
 import type { RepositoryExport } from "./domain/repository-export.js";
 import type { NpmHandler } from "./routes/npm-routes.js";
 import { mavenOptionsRoutes, type MavenHandler, type MavenOptionsRoutesDeps } from "./routes/maven-routes.js";
+import { pypiAdminRoutes, type PypiHandler } from "./routes/pypi-routes.js";
+import type { PypiRegistry } from "./domain/pypi-registry.js";
 import type { FileStore } from "./store/file-store.js";
 import type { MetadataStore } from "./store/metadata-store.js";
 import { exportRoutes } from "./routes/export-routes.js";
@@ -26,6 +28,8 @@ export interface ArtifactsDeps extends UpstreamAppDeps {
   maven: MavenHandler;
   mavenOptions: MavenOptionsRoutesDeps["maven"];
   publisherOf?: (repository: string) => ArtifactService["publish"] | undefined;
+  pypi: PypiHandler;
+  pypiRegistry: PypiRegistry;
   /** svc.upload-idle-timeout; 0: never. */
   uploadIdleTimeoutMs: number;
 }
@@ -36,6 +40,7 @@ export function buildApp(deps: ArtifactsDeps): FastifyInstance {
   repositoryRoutes(app, deps);
   exportRoutes(app, deps);
   mavenOptionsRoutes(app, { maven: deps.mavenOptions, formatOf: deps.formatOf });
+  pypiAdminRoutes(app, { registry: deps.pypiRegistry, formatOf: deps.formatOf });
   internalRoutes(app, deps);
   return app;
 }

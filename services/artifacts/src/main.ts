@@ -19,6 +19,10 @@ import { mavenCoordinates } from "./domain/maven-layout.js";
 import { mavenRepositoryFactory } from "./domain/maven-repository.js";
 import { mavenHandler } from "./routes/maven-routes.js";
 import { mavenStoreFactory } from "./store/maven-store.js";
+import { pypiCoordinates } from "./domain/pypi-index.js";
+import { pypiRegistryFactory } from "./domain/pypi-registry.js";
+import { pypiHandler } from "./routes/pypi-routes.js";
+import { pypiStoreFactory } from "./store/pypi-store.js";
 import { artifactEventPublisherFactory } from "./messaging/artifact-event-publisher.js";
 import { metadataStoreFactory } from "./store/metadata-store.js";
 import { outboxStoreFactory } from "./store/outbox-store.js";
@@ -41,15 +45,16 @@ await bootService({
     const relay = outboxRelayFactory({ outbox, publish: artifactEventPublisherFactory(bus), log });
     relay.start();
     // A package file's events carry its coordinates in the repository's format.
-    const coordinates = (repository: string, path: string) => {
-      const format = repositories.formatOf(repository);
-      return format === "npm" ? npmCoordinates(path) : format === "maven" ? mavenCoordinates(path) : undefined;
-    };
+    const coordinatesOf: Record<string, (path: string) => ReturnType<typeof npmCoordinates>> = { npm: npmCoordinates, maven: mavenCoordinates, pypi: pypiCoordinates };
+    const coordinates = (repository: string, path: string) => coordinatesOf[repositories.formatOf(repository) ?? ""]?.(path);
     const artifacts = artifactServiceFactory({ files, metadata, outbox, deliver: relay.deliver, tenant: config.tenant, coordinates });
     const npmStore = npmStoreFactory(db);
     const npm = npmHandler({ npm: npmRegistryFactory({ store: npmStore, artifacts, readOnly: config.readOnly }), store: npmStore, artifacts, publicUrl: config.uiPublicUrl });
     const maven = mavenRepositoryFactory({ store: mavenStoreFactory(db), artifacts, metadata, files, readOnly: config.readOnly });
     const publisherOf = (repository: string) => (repositories.formatOf(repository) === "maven" ? maven.deploy : undefined);
+    const pypiStore = pypiStoreFactory(db);
+    const pypiRegistry = pypiRegistryFactory({ store: pypiStore, artifacts, readOnly: config.readOnly });
+    const pypi = pypiHandler({ registry: pypiRegistry, store: pypiStore });
     const admin = repositoryAdminFactory({ metadata, files, artifacts, list: repositories });
     // Each format's export step; a format missing here is refused an export, naming it.
     const copy = artifactCopierFactory({ metadata, files, artifacts });
@@ -60,7 +65,7 @@ await bootService({
     downloads.start();
     if (config.readOnly) log.warn("svc.read-only is on: every artifact write is refused with 403");
     const checks = [{ name: "postgres", check: () => pingDb(pool) }];
-    const app = buildApp({ log, internalSecret: config.internalSecret, internalSecretPrevious: config.internalSecretPrevious, files, metadata, artifacts, admin, exports, formatOf: repositories.formatOf, npm, maven: mavenHandler({ maven, metadata, files }), mavenOptions: maven, publisherOf, downloads, repositories: repositories.names, checks, metrics, uploadIdleTimeoutMs: config.uploadIdleTimeoutMs });
+    const app = buildApp({ log, internalSecret: config.internalSecret, internalSecretPrevious: config.internalSecretPrevious, files, metadata, artifacts, admin, exports, formatOf: repositories.formatOf, npm, maven: mavenHandler({ maven, metadata, files }), mavenOptions: maven, publisherOf, pypi, pypiRegistry, downloads, repositories: repositories.names, checks, metrics, uploadIdleTimeoutMs: config.uploadIdleTimeoutMs });
     return { app, ready: { root: config.filesystemRoot, repository: config.repository }, closers: [() => exports.stop(), () => downloads.stop(), () => relay.stop()] };
   },
 });

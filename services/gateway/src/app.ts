@@ -1,6 +1,6 @@
 import type { FastifyInstance } from "fastify";
 import type { Logger } from "pino";
-import { createBaseApp, type AddressMatcher, type Check, type ServiceMetrics } from "@svc/kit";
+import { STATUS_REASON_HEADER, asReasonPhrase, createBaseApp, type AddressMatcher, type Check, type ServiceMetrics } from "@svc/kit";
 import { accessLogFactory } from "./domain/access-log.js";
 import { admissionFactory, type AccessPolicy, type AdmissionDeps } from "./domain/admission.js";
 import type { GatewayMetrics } from "./domain/gateway-metrics.js";
@@ -69,6 +69,16 @@ export function buildApp(deps: GatewayDeps): FastifyInstance {
     if (t && t.kind === "api" && t.write && reply.statusCode < 400) {
       if (t.credentialId) cache.evict(t.credentialId);
       if (t.people) cache.evictPersons();
+    }
+    done(null, payload);
+  });
+
+  // An upstream refusal's reason phrase travels in a header (the proxy loses the status line's): put it back.
+  app.addHook("onSend", (_request, reply, payload, done) => {
+    const reason = reply.getHeader(STATUS_REASON_HEADER);
+    if (reason !== undefined) {
+      reply.removeHeader(STATUS_REASON_HEADER);
+      reply.raw.statusMessage = asReasonPhrase(String(reason));
     }
     done(null, payload);
   });

@@ -129,7 +129,7 @@ export function updateAptLists(log: (l: string) => void): Promise<void> {
   return aptUpdated;
 }
 
-async function installPackages(packages: string[], log: (l: string) => void): Promise<void> {
+export async function installPackages(packages: string[], log: (l: string) => void): Promise<void> {
   const root = isRoot();
   let sudo = false;
   if (!root) {

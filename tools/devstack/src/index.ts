@@ -25,7 +25,7 @@ import {
   type PgState,
 } from "./postgres-server.js";
 import { redisServer } from "./redis-server.js";
-export { ensureBinaries, ensureChromium, ensureDebianPackages, findInPath, updateAptLists, type Binaries, type ServerName } from "./binaries.js";
+export { ensureBinaries, ensureChromium, ensureDebianPackages, findInPath, installPackages, updateAptLists, type Binaries, type ServerName } from "./binaries.js";
 export { createDatabase } from "./postgres-server.js";
 export { natsInfo } from "./nats-server.js";
 export { redisPing } from "./redis-server.js";

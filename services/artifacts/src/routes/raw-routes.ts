@@ -1,8 +1,9 @@
 import { Readable } from "node:stream";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import multipart from "@fastify/multipart";
 import send from "@fastify/send";
 import { ServiceError, notFound } from "@svc/contracts";
-import { parseArtifactUrl, type ArtifactAddress } from "@svc/grants";
+import { parseArtifactTarget, parseArtifactUrl, type ArtifactTarget } from "@svc/grants";
 import { declaredContentType, setContentTypeAside, watchBodyIdle } from "@svc/kit";
 import { actorOf, type ArtifactService } from "../domain/artifact-service.js";
 import type { DownloadRecorder } from "../domain/download-recorder.js";
@@ -10,6 +11,7 @@ import { parseDeclaredDigests, parsePreconditions } from "../domain/upload-check
 import type { FileStore } from "../store/file-store.js";
 import type { MavenHandler } from "./maven-routes.js";
 import type { NpmHandler } from "./npm-routes.js";
+import type { PypiHandler } from "./pypi-routes.js";
 
 export interface RawRoutesDeps {
   files: FileStore;
@@ -27,6 +29,8 @@ export interface RawRoutesDeps {
   maven: MavenHandler;
   /** How a repository of a package format stores an upload (Maven: with its digests and coordinates); default artifacts.publish. */
   publisherOf?: (repository: string) => ArtifactService["publish"] | undefined;
+  /** The PyPI protocols, for `pypi` repositories (it leaves file downloads to these routes). */
+  pypi: PypiHandler;
 }
 
 /**
@@ -42,6 +46,8 @@ const READ_CHUNK = 1024 * 1024;
 /** How much longer than svc.upload-idle-timeout this service waits, at most, before cutting an upload. */
 const IDLE_GRACE_MS = 5_000;
 
+const isForm = (type: string | undefined): boolean => type !== undefined && /^multipart\/form-data\s*;/i.test(type);
+
 /** A declared Content-Type worth recording: a well-formed media type, else nothing. */
 const MEDIA_TYPE = /^[\w!#$%&'*+.^`|~-]+\/[\w!#$%&'*+.^`|~-]+(\s*;.*)?$/;
 const mediaType = (declared: string | undefined): string | null => (declared !== undefined && declared.length <= 255 && MEDIA_TYPE.test(declared.trim()) ? declared.trim() : null);
@@ -52,14 +58,25 @@ const mediaType = (declared: string | undefined): string | null => (declared !==
  * (an npm tarball download) is served as a file.
  */
 export function rawRoutes(app: FastifyInstance, deps: RawRoutesDeps): void {
-  const address = (req: FastifyRequest): ArtifactAddress => {
-    const a = parseArtifactUrl(req.url);
+  const address = (req: FastifyRequest): ArtifactTarget => {
+    const a = parseArtifactTarget(req.url);
+    // Only PyPI serves folders (its index pages, its upload URL); elsewhere a folder is refused as it always was.
+    if (a.folder && deps.formatOf(a.repository) !== "pypi") parseArtifactUrl(req.url);
     if (!deps.repositories().has(a.repository)) throw notFound(`no repository named ${a.repository}`);
     return a;
   };
-  const formatted = (req: FastifyRequest, reply: FastifyReply, a: ArtifactAddress): Promise<unknown> | undefined => {
+  const formatted = (req: FastifyRequest, reply: FastifyReply, a: ArtifactTarget): Promise<unknown> | undefined => {
     const format = deps.formatOf(a.repository);
-    return format === "npm" ? deps.npm(req, reply, a) : format === "maven" ? deps.maven(req, reply, a) : undefined;
+    return format === "npm" ? deps.npm(req, reply, a) : format === "maven" ? deps.maven(req, reply, a) : format === "pypi" ? deps.pypi(req, reply, a) : undefined;
+  };
+
+  /** A body that stops arriving is cut, after the gateway (which sees the client first) had its chance. */
+  const watchIdle = (req: FastifyRequest, reply: FastifyReply, a: ArtifactTarget) => {
+    const idle = deps.uploadIdleTimeoutMs;
+    watchBodyIdle(req, reply, idle + Math.min(idle, IDLE_GRACE_MS), () => {
+      req.log.warn({ repository: a.repository, path: a.path, principal: req.principal.id }, "cut an upload that stopped arriving (svc.upload-idle-timeout)");
+      req.raw.destroy(new ServiceError("request_timeout", "the upload stopped arriving (svc.upload-idle-timeout): nothing was stored"));
+    });
   };
 
   app.register(async (scoped) => {
@@ -69,8 +86,12 @@ export function rawRoutes(app: FastifyInstance, deps: RawRoutesDeps): void {
     // (createBaseApp), before the store commits it.
     scoped.removeAllContentTypeParsers();
     scoped.addContentTypeParser("*", (_req, payload, done) => done(null, payload));
+    // A multipart body (twine's upload form) is only marked here, not read: a PyPI upload reads it
+    // part by part, streaming the file; any other route streams it whole, as every body.
+    scoped.register(multipart);
     scoped.addHook("onRequest", (req, _reply, done) => {
-      if (req.method !== "GET" && req.method !== "HEAD") setContentTypeAside(req);
+      // A form post (twine's upload) keeps its type, so the multipart parser marks it.
+      if (req.method !== "GET" && req.method !== "HEAD" && !(req.method === "POST" && isForm(req.headers["content-type"]))) setContentTypeAside(req);
       done();
     });
 
@@ -111,12 +132,7 @@ export function rawRoutes(app: FastifyInstance, deps: RawRoutesDeps): void {
       const own = formatted(req, reply, a);
       if (own) return own;
       const checks = { preconditions: parsePreconditions(req.headers), digests: parseDeclaredDigests(req.headers) };
-      // A body that stops arriving is cut, after the gateway (which sees the client first) had its chance.
-      const idle = deps.uploadIdleTimeoutMs;
-      watchBodyIdle(req, reply, idle + Math.min(idle, IDLE_GRACE_MS), () => {
-        req.log.warn({ repository: a.repository, path: a.path, principal: req.principal.id }, "cut an upload that stopped arriving (svc.upload-idle-timeout)");
-        req.raw.destroy(new ServiceError("request_timeout", "the upload stopped arriving (svc.upload-idle-timeout): nothing was stored"));
-      });
+      watchIdle(req, reply, a);
       // Durable (file, metadata and outbox row committed) and its event published before we answer.
       const body = req.body instanceof Readable ? req.body : req.raw;
       const publish = deps.publisherOf?.(a.repository) ?? deps.artifacts.publish;
@@ -149,7 +165,10 @@ export function rawRoutes(app: FastifyInstance, deps: RawRoutesDeps): void {
       method: ["POST", "PATCH", "OPTIONS"],
       url: "/repository/*",
       handler: async (req, reply) => {
-        const own = formatted(req, reply, address(req));
+        const a = address(req);
+        // twine's upload form streams to the store like a PUT, and is cut like one when it stalls.
+        if (req.method === "POST") watchIdle(req, reply, a);
+        const own = formatted(req, reply, a);
         if (own) return own;
         throw new ServiceError("method_not_allowed", "raw repositories take GET, HEAD, PUT and DELETE", { headers: { allow: "GET, HEAD, PUT, DELETE" } });
       },

@@ -1,5 +1,6 @@
 import { sql, type ColumnDefinitionBuilder, type Kysely, type Migration } from "kysely";
 import { SCHEMA } from "./schema.js";
+import { pypiMigration } from "./pypi-store.js";
 
 export const migrations: Record<string, Migration> = {
   "0001_repositories_and_artifacts": {
@@ -156,4 +157,5 @@ export const migrations: Record<string, Migration> = {
         .execute();
     },
   },
+  "0006_pypi_files": pypiMigration,
 };

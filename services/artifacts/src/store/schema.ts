@@ -131,6 +131,25 @@ export interface MavenSettingsTable {
   release_redeploy: boolean;
 }
 
+/** A file of a PyPI project (a wheel or an sdist): what the simple index lists; the file itself is an artifact at `path`. */
+export interface PypiFileTable {
+  repository: string;
+  /** The file name as uploaded; unique in a repository, as on PyPI. */
+  filename: string;
+  /** The project name normalised per PEP 503. */
+  project: string;
+  /** The name as the uploader spelt it (the index shows the normalised one). */
+  display_name: string;
+  version: string;
+  path: string;
+  sha256: string;
+  size: ColumnType<string, number, never>;
+  requires_python: string | null;
+  /** PEP 592: null when not yanked, else the reason ("" when none was given). */
+  yanked: ColumnType<string | null, string | null | undefined, string | null>;
+  uploaded_at: ColumnType<Date, Date | undefined, never>;
+}
+
 export interface ArtifactsDatabase {
   exports: ExportTable;
   npm_unpublished: NpmUnpublishedTable;
@@ -138,6 +157,7 @@ export interface ArtifactsDatabase {
   maven_snapshots: MavenSnapshotTable;
   maven_digests: MavenDigestTable;
   maven_settings: MavenSettingsTable;
+  pypi_files: PypiFileTable;
   npm_packages: NpmPackageTable;
   npm_versions: NpmVersionTable;
   repositories: RepositoryTable;

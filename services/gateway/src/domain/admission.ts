@@ -1,6 +1,6 @@
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { CSRF_HEADER, ServiceError, encodePrincipal, invalid } from "@svc/contracts";
-import { Right, anyRights, compileGrants, deploymentRights, isRepositoryName, parseArtifactUrl, rightsFor, type CompiledGrant, type GrantSpec } from "@svc/grants";
+import { Right, anyRights, compileGrants, deploymentRights, isRepositoryName, parseArtifactTarget, rightsFor, type CompiledGrant, type GrantSpec } from "@svc/grants";
 import { clientAddress, sendUnexpected, type AddressMatcher } from "@svc/kit";
 import { readPresentedKey, type Presented } from "./key-reader.js";
 import type { GatewayMetrics } from "./gateway-metrics.js";
@@ -64,8 +64,10 @@ export function classify(method: string, url: string, accept?: string | string[]
   if (isUnder(path, "/ui") || isUnder(path, "/login") || path === "/logout" || (path === "/" && !write && acceptsHtml(accept))) return CONSOLE;
   if (isUnder(path, "/repository")) {
     // The artifact path is read from the raw target, segment by segment; its prefix must be plain.
+    // A folder (a trailing slash: pip's index pages, twine's upload URL) passes; the repository's
+    // format decides whether it serves one.
     if (!url.startsWith("/repository")) throw invalid("path", "the /repository prefix must not be percent-encoded");
-    const a = parseArtifactUrl(url);
+    const a = parseArtifactTarget(url);
     return { kind: "artifact", repository: a.repository, path: a.path, write };
   }
   // Who am I: any identified caller, whatever it holds.

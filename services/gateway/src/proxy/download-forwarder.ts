@@ -1,6 +1,6 @@
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { IDENTITY_HEADERS } from "@svc/contracts";
-import { SIGNED_HEADERS, sendUnexpected } from "@svc/kit";
+import { SIGNED_HEADERS, STATUS_REASON_HEADER, asReasonPhrase, sendUnexpected } from "@svc/kit";
 import type { DownloadPool } from "./download-pool.js";
 import { ORIGIN_HEADERS } from "./forwarded-origin.js";
 import { NOT_FORWARDED, type StampIdentity } from "./identity-stamp.js";
@@ -56,7 +56,10 @@ export function forwardDownload(
   const cancel = pool.request(downloadRequestHead(request, path, host, stamp), {
     head: ({ status, headers }) => {
       try {
-        res.writeHead(status, headers);
+        // An upstream refusal's reason phrase (see app.ts) back in the status line.
+        const at = headers.findIndex((h, i) => i % 2 === 0 && h.toLowerCase() === STATUS_REASON_HEADER);
+        if (at < 0) res.writeHead(status, headers);
+        else res.writeHead(status, asReasonPhrase(headers[at + 1] ?? ""), [...headers.slice(0, at), ...headers.slice(at + 2)]);
       } catch (err) {
         // A header Node will not send (a control character): refused like any other failure.
         cancel();

@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import httpProxy, { type FastifyHttpProxyOptions } from "@fastify/http-proxy";
 import replyFrom, { type FastifyReplyFromHooks } from "@fastify/reply-from";
-import { REASON_HEADER, declaredContentType, reasonPhrase, sendUnexpected, setContentTypeAside, type AddressMatcher } from "@svc/kit";
+import { declaredContentType, sendUnexpected, setContentTypeAside, type AddressMatcher } from "@svc/kit";
 import { bodyGuardFactory } from "./body-guard.js";
 import { DownloadPool } from "./download-pool.js";
 import { forwardDownload } from "./download-forwarder.js";
@@ -120,14 +120,6 @@ export function registerProxyRoutes(app: FastifyInstance, deps: ProxyDeps, route
       scope.removeAllContentTypeParsers();
       scope.addHook("onRequest", bodies.guard);
       if (route.upstream === "artifacts") scope.addHook("onRequest", (request, _reply, done) => (stampForwardedOrigin(request, deps.trustedProxies), done()));
-      // The upstream's reason for a refusal, in our status line too (Maven prints nothing else).
-      if (route.upstream === "artifacts") {
-        scope.addHook("onSend", (_request, reply, payload, done) => {
-          const reason = reply.getHeader(REASON_HEADER);
-          if (reply.statusCode >= 400 && typeof reason === "string") reply.raw.statusMessage = reasonPhrase(reason);
-          done(null, payload);
-        });
-      }
       // An artifact body is opaque bytes whatever Content-Type it declares (even one fastify
       // cannot parse); the header goes upstream as sent.
       if (route.transport === "uploads") scope.addHook("onRequest", (request, _reply, done) => (setContentTypeAside(request), done()));

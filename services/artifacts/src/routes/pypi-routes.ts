@@ -1,0 +1,135 @@
+import type { FastifyReply, FastifyRequest } from "fastify";
+import type {} from "@fastify/multipart";
+import { Type } from "@sinclair/typebox";
+import { ServiceError, invalid, notFound } from "@svc/contracts";
+import type { ArtifactTarget } from "@svc/grants";
+import { errorResponses, type ServiceApp } from "@svc/kit";
+import { actorOf } from "../domain/artifact-service.js";
+import { HTML_TYPE, JSON_TYPE, isProjectName, negotiate, normalizeProject, projectListHtml, projectListJson, projectPageHtml, projectPageJson } from "../domain/pypi-index.js";
+import type { PypiRegistry, UploadFields, Uploaded } from "../domain/pypi-registry.js";
+import type { PypiStore } from "../store/pypi-store.js";
+
+export interface PypiRoutesDeps {
+  registry: PypiRegistry;
+  store: Pick<PypiStore, "files" | "projects">;
+}
+
+/** A PyPI handler answers; `undefined` leaves the request to the raw file routes (file downloads). */
+export type PypiHandler = (req: FastifyRequest, reply: FastifyReply, a: ArtifactTarget) => Promise<unknown> | undefined;
+
+/**
+ * Limits of the upload form: one file (any size: it streams to the store), and fields sized for
+ * core metadata (a long description is the largest, PyPI's own cap is a few MB).
+ */
+const FORM_LIMITS = { files: 2, fields: 200, fieldSize: 8 * 1024 * 1024, fileSize: Number.MAX_SAFE_INTEGER, parts: 400 };
+
+const notAllowed = (allow: string, what: string) => new ServiceError("method_not_allowed", `${what} takes ${allow} here`, { headers: { allow } });
+
+/**
+ * The PyPI protocols of a `pypi` repository under `/repository/<repository>/`: twine's legacy
+ * upload (`POST` of a `file_upload` form to the repository URL), the simple index (PEP 503
+ * HTML, PEP 691 JSON by Accept) under `simple/`, and the files under `packages/`.
+ */
+export function pypiHandler(deps: PypiRoutesDeps): PypiHandler {
+  const { registry, store } = deps;
+
+  const upload = async (req: FastifyRequest, reply: FastifyReply, repository: string) => {
+    registry.writable();
+    if (!req.isMultipart()) throw invalid("body", "an upload is a multipart/form-data form with :action=file_upload (what twine sends)");
+    const fields: UploadFields & Record<string, string> = {};
+    let done: Uploaded | undefined;
+    for await (const part of req.parts({ limits: FORM_LIMITS })) {
+      if (part.type === "field") {
+        if (typeof part.value === "string") fields[part.fieldname] = part.value;
+        continue;
+      }
+      // A signature (gpg_signature, which PyPI no longer takes) or a second file is not kept.
+      if (part.fieldname !== "content" || done) {
+        part.file.resume();
+        continue;
+      }
+      const action = fields[":action"];
+      if (action !== "file_upload") throw invalid(":action", action === undefined ? "the form has no :action field before its content: send :action=file_upload" : `:action=${action} is not served here: only file_upload`);
+      const checked = registry.check(fields, part.filename);
+      done = await registry.upload(repository, checked, part.file, actorOf(req.principal));
+    }
+    if (!done) throw invalid("content", "the form has no content file");
+    req.log.info({ repository, project: done.project, version: done.version, file: done.filename, created: done.created, principal: req.principal.id }, done.created ? "pypi file uploaded" : "pypi file uploaded again, unchanged");
+    // PyPI answers 200 either way; twine reads only the status.
+    return reply.code(200).type("text/plain; charset=utf-8").send(done.created ? `uploaded ${done.filename}\n` : `${done.filename} is already here with the same content: nothing changed\n`);
+  };
+
+  const index = async (req: FastifyRequest, reply: FastifyReply, a: ArtifactTarget) => {
+    const base = `/repository/${encodeURIComponent(a.repository)}/simple/`;
+    const [, name, ...more] = a.segments;
+    if (more.length > 0) throw notFound(`no index page ${a.path}`);
+    const type = negotiate(req.headers.accept);
+    reply.header("vary", "Accept").type(type === "text/html" ? "text/html; charset=utf-8" : type);
+    if (name === undefined) {
+      if (!a.folder) return reply.redirect(base, 301);
+      const projects = await store.projects(a.repository);
+      return reply.send(type === JSON_TYPE ? projectListJson(projects) : projectListHtml(projects));
+    }
+    if (!isProjectName(name)) throw notFound(`no project ${name} in repository ${a.repository}`);
+    const project = normalizeProject(name);
+    // PEP 503: one URL per project, the normalised one, with its trailing slash.
+    if (project !== name || !a.folder) return reply.redirect(`${base}${encodeURIComponent(project)}/`, 301);
+    const files = await store.files(a.repository, project);
+    if (files.length === 0) throw notFound(`no project ${project} in repository ${a.repository}`);
+    return reply.send(type === JSON_TYPE ? projectPageJson(project, files) : projectPageHtml(project, files));
+  };
+
+  return (req, reply, a) => {
+    const read = req.method === "GET" || req.method === "HEAD";
+    const [first] = a.segments;
+    if (first === undefined) {
+      if (req.method === "POST") return upload(req, reply, a.repository);
+      return Promise.reject(
+        read ? notFound(`this is a PyPI repository: pip's index is /repository/${a.repository}/simple/, twine uploads to /repository/${a.repository}/`) : notAllowed("POST", "a PyPI repository's URL"),
+      );
+    }
+    if (first === "simple") return read ? index(req, reply, a) : Promise.reject(notAllowed("GET, HEAD", "the simple index"));
+    if (first === "packages" && a.segments.length === 4 && !a.folder) {
+      // Files are artifacts: served by the file routes, stored once by digest.
+      if (read) return undefined;
+      if (req.method === "DELETE") {
+        return (async () => {
+          if (!(await registry.remove(a.repository, a.path, actorOf(req.principal)))) throw notFound(`no file at ${a.path}`);
+          req.log.info({ repository: a.repository, path: a.path, principal: req.principal.id }, "pypi file removed");
+          return reply.code(204).send();
+        })();
+      }
+      return Promise.reject(notAllowed("GET, HEAD, DELETE", "a PyPI file (upload with twine to the repository URL)"));
+    }
+    return Promise.reject(notFound(`no PyPI route ${a.path}: the index is under simple/, files under packages/`));
+  };
+}
+
+const yankParams = Type.Object({ name: Type.String({ minLength: 1, maxLength: 200 }) });
+const yankBody = Type.Object(
+  {
+    project: Type.String({ minLength: 1, maxLength: 200, description: "the project name, in any spelling PEP 503 normalises to it" }),
+    version: Type.String({ minLength: 1, maxLength: 128 }),
+    file: Type.Optional(Type.String({ minLength: 1, maxLength: 255, description: "one file of the version; every file of it when absent" })),
+    yanked: Type.Boolean({ description: "true yanks (PEP 592: pip no longer picks it unless pinned exactly), false unyanks" }),
+    reason: Type.Optional(Type.String({ maxLength: 1000 })),
+  },
+  { additionalProperties: false },
+);
+const yankAnswer = Type.Object({ files: Type.Array(Type.String(), { description: "the files whose yanked state was set" }) });
+
+/** Yanking (PEP 592): twine has no command for it, so it is an admin route (manage:write at `*`). */
+export function pypiAdminRoutes(app: ServiceApp, deps: { registry: PypiRegistry; formatOf: (repository: string) => string | undefined }): void {
+  app.post(
+    "/api/repositories/:name/pypi/yank",
+    { schema: { params: yankParams, body: yankBody, response: { 200: yankAnswer, ...errorResponses(400, 404, 413, 415) } } },
+    async (req) => {
+      const repository = req.params.name;
+      if (deps.formatOf(repository) !== "pypi") throw notFound(`no pypi repository named ${repository}`);
+      const { project, version, file, yanked, reason } = req.body;
+      const files = await deps.registry.yank(repository, project, version, yanked ? (reason ?? "") : null, file);
+      req.log.info({ repository, project, version, files, yanked, principal: req.principal.id }, yanked ? "pypi files yanked" : "pypi files unyanked");
+      return { files };
+    },
+  );
+}

@@ -1,0 +1,168 @@
+import { createHash } from "node:crypto";
+import { mkdirSync, mkdtempSync, readFileSync } from "node:fs";
+import { basename, join } from "node:path";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { run, type Run } from "./npm-clients.js";
+import { buildDist, ensurePythonClients, pythonEnv, type Dist, type PythonClients } from "./pypi-clients.js";
+import { startSuite, type Suite } from "./suite.js";
+import { collectArtifactEvents } from "./upstream.js";
+
+/**
+ * twine and pip, unmodified (Debian's), against a pypi repository through the gateway with
+ * minted keys granted that repository only (svc.repository-scope-from-path: neither client can
+ * send Service-Repository-Name). The test distributions are built here, offline.
+ */
+describe("pypi repositories with twine and pip", () => {
+  let s: Suite;
+  let py: PythonClients;
+  let work: string;
+  let deployer: string;
+  let reader: string;
+  let myPkg: Dist;
+  let n = 0;
+
+  beforeAll(async () => {
+    [s, py] = await Promise.all([startSuite({ env: { SVC_REPOSITORY: "pypi", SVC_REPOSITORY_FORMAT: "pypi", SVC_REPOSITORY_SCOPE_FROM_PATH: "true" } }), ensurePythonClients()]);
+    work = mkdtempSync(join(inject("dataDir"), "pypi-clients-"));
+    deployer = (await s.mint({ label: "uploader", grants: [{ scope: "pypi", tokens: ["deploy"] }] })).key;
+    reader = (await s.mint({ label: "reader", grants: [{ scope: "pypi", tokens: ["read-only"] }] })).key;
+    myPkg = await buildDist(work, py, { name: "My_Pkg", version: "1.0.0", requiresPython: ">=3.8" });
+  }, 600_000);
+  afterAll(async () => {
+    await s?.stop();
+  });
+
+  const scratch = () => {
+    const dir = join(work, `run-${++n}`);
+    mkdirSync(dir, { recursive: true });
+    return { dir, env: pythonEnv(dir) };
+  };
+  const expectOk = (r: Run) => {
+    if (r.code !== 0) throw new Error(`exit ${r.code}:\n${r.output.slice(-3000)}`);
+  };
+
+  /** twine upload with the key as password (TWINE_*), to the repository URL given as the docs say. */
+  const upload = (files: string[], password: string | undefined, url = `${s.gatewayUrl}/repository/pypi/`) => {
+    const c = scratch();
+    const env = { ...c.env, TWINE_REPOSITORY_URL: url, TWINE_USERNAME: "__token__", ...(password === undefined ? {} : { TWINE_PASSWORD: password }) };
+    return run(py.twine, ["upload", "--non-interactive", "--disable-progress-bar", ...files], { cwd: c.dir, env });
+  };
+
+  /** A fresh venv (with Debian's setuptools visible when an sdist is built) and pip installing into it from the index. */
+  const pipInstall = async (key: string, args: string[], opts: { systemSite?: boolean } = {}) => {
+    const c = scratch();
+    expectOk(await run(py.python, ["-m", "venv", ...(opts.systemSite ? ["--system-site-packages"] : []), join(c.dir, "venv")], { cwd: c.dir, env: c.env }));
+    const index = `${s.gatewayUrl.replace("://", `://x:${key}@`)}/repository/pypi/simple/`;
+    const r = await run(join(c.dir, "venv", "bin", "pip"), ["install", "--isolated", "--no-cache-dir", "--index-url", index, ...args], { cwd: c.dir, env: c.env });
+    const python = join(c.dir, "venv", "bin", "python");
+    return { r, imported: (module: string) => run(python, ["-c", `import ${module}; print(${module}.VERSION)`], { cwd: c.dir, env: c.env }) };
+  };
+
+  const sha256 = (file: string) => createHash("sha256").update(readFileSync(file)).digest("hex");
+  const basic = (key: string) => ({ authorization: `Basic ${Buffer.from(`__token__:${key}`).toString("base64")}` });
+
+  it("twine uploads a wheel and an sdist, and pip installs each into a clean venv", async () => {
+    expectOk(await upload([myPkg.wheel, myPkg.sdist], deployer));
+    const wheel = await pipInstall(reader, ["--only-binary", ":all:", "My_Pkg==1.0.0"]);
+    expectOk(wheel.r);
+    expect(wheel.r.output).toContain(basename(myPkg.wheel));
+    expect((await wheel.imported("my_pkg")).stdout.trim()).toBe("My_Pkg@1.0.0");
+    const sdist = await pipInstall(reader, ["--no-binary", ":all:", "--no-build-isolation", "my-pkg==1.0.0"], { systemSite: true });
+    expectOk(sdist.r);
+    expect(sdist.r.output).toContain(basename(myPkg.sdist));
+    expect((await sdist.imported("my_pkg")).stdout.trim()).toBe("My_Pkg@1.0.0");
+  });
+
+  it("each uploaded file is an artifact event with its PyPI coordinates", async () => {
+    const dist = await buildDist(work, py, { name: "Evt.Pkg", version: "2.1" });
+    const events = await collectArtifactEvents(inject("natsUrl"), s.tenant, (e) => e.repository === "pypi" && e.path.startsWith("packages/evt-pkg/"));
+    try {
+      expectOk(await upload([dist.wheel, dist.sdist], deployer));
+      const got = await events.until("both files' events", (es) => es.length >= 2);
+      expect(got.map((e) => [e.kind, e.path, e.package])).toEqual(
+        [dist.wheel, dist.sdist].map((f) => ["artifact.published", `packages/evt-pkg/2.1/${basename(f)}`, { format: "pypi", name: "evt-pkg", version: "2.1", file: basename(f) }]),
+      );
+    } finally {
+      await events.close();
+    }
+  });
+
+  it("the simple index: PEP 503 HTML with #sha256 and escaped data-requires-python, PEP 691 JSON by Accept, one normalised URL per project", async () => {
+    const html = await s.call("GET", "/repository/pypi/simple/my-pkg/", { headers: basic(reader) });
+    expect(html.status).toBe(200);
+    const page = await html.text();
+    expect(page).toContain(`#sha256=${sha256(myPkg.wheel)}`);
+    expect(page).toContain(`#sha256=${sha256(myPkg.sdist)}`);
+    expect(page).toContain('data-requires-python="&gt;=3.8"');
+    const list = await (await s.call("GET", "/repository/pypi/simple/", { headers: basic(reader) })).text();
+    expect(list).toContain('<a href="my-pkg/">my-pkg</a>');
+
+    const json = await s.call("GET", "/repository/pypi/simple/my-pkg/", { headers: { ...basic(reader), accept: "application/vnd.pypi.simple.v1+json" } });
+    expect(json.headers.get("content-type")).toMatch(/^application\/vnd\.pypi\.simple\.v1\+json/);
+    const doc = (await json.json()) as { name: string; files: { filename: string; url: string; hashes: { sha256: string }; "requires-python": string; yanked: boolean }[] };
+    expect(doc.name).toBe("my-pkg");
+    const wheel = doc.files.find((f) => f.filename === basename(myPkg.wheel))!;
+    expect(wheel).toMatchObject({ hashes: { sha256: sha256(myPkg.wheel) }, "requires-python": ">=3.8", yanked: false });
+    // The link resolves against the page's URL to a file the gateway serves.
+    const file = await s.call("GET", new URL(wheel.url, `${s.gatewayUrl}/repository/pypi/simple/my-pkg/`).pathname, { headers: basic(reader) });
+    expect(file.status).toBe(200);
+    expect(createHash("sha256").update(Buffer.from(await file.arrayBuffer())).digest("hex")).toBe(sha256(myPkg.wheel));
+
+    for (const spelt of ["My_Pkg/", "my.pkg/", "MY-PKG", "my-pkg"]) {
+      const r = await fetch(`${s.gatewayUrl}/repository/pypi/simple/${spelt}`, { headers: basic(reader), redirect: "manual" });
+      expect(r.status, spelt).toBe(301);
+      expect(r.headers.get("location"), spelt).toBe("/repository/pypi/simple/my-pkg/");
+    }
+  });
+
+  it("pip does not pick a yanked version unless pinned to it, and honours requires-python", async () => {
+    const v1 = await buildDist(work, py, { name: "yank-me", version: "1.0" });
+    const v2 = await buildDist(work, py, { name: "yank-me", version: "1.1" });
+    const old = await buildDist(work, py, { name: "py-req", version: "1.0", requiresPython: ">=3" });
+    const future = await buildDist(work, py, { name: "py-req", version: "2.0", requiresPython: ">=4" });
+    expectOk(await upload([v1.wheel, v2.wheel, old.wheel, future.wheel], deployer));
+    const yank = await s.call("POST", "/api/repositories/pypi/pypi/yank", { key: s.bootstrapKey, body: { project: "Yank_Me", version: "1.1", yanked: true, reason: "broken <build>" } });
+    expect(yank.status).toBe(200);
+    expect(await yank.json()).toEqual({ files: [basename(v2.wheel)] });
+    const page = await (await s.call("GET", "/repository/pypi/simple/yank-me/", { headers: basic(reader) })).text();
+    expect(page).toContain('data-yanked="broken &lt;build&gt;"');
+
+    const latest = await pipInstall(reader, ["yank-me"]);
+    expectOk(latest.r);
+    expect((await latest.imported("yank_me")).stdout.trim()).toBe("yank-me@1.0");
+    const pinned = await pipInstall(reader, ["yank-me==1.1"]);
+    expectOk(pinned.r);
+    expect((await pinned.imported("yank_me")).stdout.trim()).toBe("yank-me@1.1");
+
+    const req = await pipInstall(reader, ["py-req"]);
+    expectOk(req.r);
+    expect((await req.imported("py_req")).stdout.trim()).toBe("py-req@1.0");
+  });
+
+  it("a file name is never reused: the same file again is fine, other content under it is refused with PyPI's reason", async () => {
+    expectOk(await upload([myPkg.wheel], deployer, `${s.gatewayUrl}/repository/pypi`));
+    const other = await buildDist(join(work, "other"), py, { name: "My_Pkg", version: "1.0.0", requiresPython: ">=3.9" });
+    expect(sha256(other.wheel)).not.toBe(sha256(myPkg.wheel));
+    const refused = await upload([other.wheel], deployer);
+    expect(refused.code).not.toBe(0);
+    expect(refused.output).toMatch(/400 Bad Request[\s\S]*File already exists/);
+  });
+
+  it("twine is refused without a key and with a read-only key, printing the server's reason", async () => {
+    const none = await upload([myPkg.sdist], "not-a-key");
+    expect(none.code).not.toBe(0);
+    expect(none.output).toMatch(/401[\s\S]*does not hold a well-formed key/);
+    const readOnly = await upload([myPkg.sdist], reader);
+    expect(readOnly.code).not.toBe(0);
+    expect(readOnly.output).toMatch(/403[\s\S]*repository:write/);
+  });
+
+  it("pip is refused without a key", async () => {
+    const c = scratch();
+    expectOk(await run(py.python, ["-m", "venv", join(c.dir, "venv")], { cwd: c.dir, env: c.env }));
+    const r = await run(join(c.dir, "venv", "bin", "pip"), ["install", "-vv", "--isolated", "--no-cache-dir", "--no-input", "--index-url", `${s.gatewayUrl}/repository/pypi/simple/`, "my-pkg"], { cwd: c.dir, env: c.env });
+    expect(r.code).not.toBe(0);
+    // pip says why in its debug log (-vv): the status line with the gateway's reason.
+    expect(r.output).toMatch(/401[\s\S]*a key is required/);
+  });
+});

@@ -164,7 +164,7 @@ export const SETTINGS = {
   repository: def("svc.repository", repository, "default", { readBy: ["artifacts"],
     description: "The repository created under the store at first start." }),
   repositoryFormat: def("svc.repository-format", repositoryFormat, "raw" as RepositoryFormat, { readBy: ["artifacts"],
-    description: "The format `svc.repository` is created with at first start: `raw`, `npm`, `maven` or `pypi` (maven and pypi are served as raw files until their formats land). An existing repository keeps its format." }),
+    description: "The format `svc.repository` is created with at first start: `raw`, `npm`, `maven` or `pypi`. An existing repository keeps its format." }),
   repositoryScopeFromPath: def("svc.repository-scope-from-path", bool, false, { readBy: ["gateway", "admin"],
     description: "`true`: an artifact request without `Service-Repository-Name` is authorised against the repository its path names (`/repository/<repository>/…`), never another, instead of against `*`; for clients that cannot send the header (npm, pnpm, yarn, pip). Raises the advisory `svc.repository-scope.from-path` while on." }),
   auth: def("svc.auth", bool, true, { readBy: ["gateway", "admin"],

@@ -17,7 +17,7 @@ const repositorySchema = Answer({
 });
 const nameParam = Type.Object({ name: Type.String({ minLength: 1, maxLength: 200 }) });
 const createBody = Type.Object(
-  { name: Type.String({ minLength: 1, maxLength: 128 }), format: StringEnum(REPOSITORY_FORMATS, { description: "raw, npm, maven; pypi is served as raw files for now" }) },
+  { name: Type.String({ minLength: 1, maxLength: 128 }), format: StringEnum(REPOSITORY_FORMATS, { description: "raw (files), npm, maven (the Maven 2 layout) or pypi (a package index)" }) },
   { additionalProperties: false },
 );
 const detailSchema = Answer({

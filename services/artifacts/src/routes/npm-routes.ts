@@ -9,7 +9,7 @@ import type { NpmStore } from "../store/npm-store.js";
 
 export interface NpmRoutesDeps {
   npm: NpmRegistry;
-  store: Pick<NpmStore, "findPackage" | "versions">;
+  store: Pick<NpmStore, "findPackage" | "findVersion" | "versions">;
   artifacts: Pick<ArtifactService, "remove">;
 }
 
@@ -74,7 +74,7 @@ export function npmHandler(deps: NpmRoutesDeps): NpmHandler {
     const pkg = await store.findPackage(repository, name);
     if (!pkg) throw notFound(`no package ${name} in repository ${repository}`);
     const wanted = pkg.distTags[version] ?? version;
-    const row = (await store.versions(repository, name)).find((v) => v.version === wanted);
+    const row = await store.findVersion(repository, name, wanted);
     if (!row) throw notFound(`${name} has no version or dist-tag ${version}`);
     return reply.type("application/json").send(servedVersion(row, baseUrl(req, repository)));
   };

@@ -48,6 +48,9 @@ export function npmDocumentCacheFactory(deps: NpmDocumentCacheDeps) {
     }
   };
 
+  // The version rows are read after the package row: a change committed in between lands in a
+  // document kept under the older revision, which the next read (seeing the newer one) replaces.
+  // A document is never older than the revision it is kept under.
   const build = async (kind: NpmDocumentKind, repository: string, name: string, pkg: NpmPackageRow, base: string): Promise<Buffer> => {
     const versions = await store.versions(repository, name);
     const doc = kind === "full" ? packument(name, pkg, versions, base) : abbreviated(name, pkg, versions, base);

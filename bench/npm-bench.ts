@@ -110,6 +110,7 @@ export async function runNpm(): Promise<void> {
     await closeNpmAgent().catch(() => {});
     await closeScaleAgent().catch(() => {});
     rmSync(suiteDir, { recursive: true, force: true });
+    rmSync(npmDir, { recursive: true, force: true });
   }
 }
 

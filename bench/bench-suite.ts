@@ -13,9 +13,10 @@ export interface BenchSuite {
 /**
  * Starts the servers and the services; each stop is pushed onto `cleanups` as soon as there is
  * something to stop, so a failure half-way still stops what was started. `nodeArgs` is read by
- * startServices at every launch (the small-file runs relaunch the gateway with --cpu-prof).
+ * startServices at every launch (the small-file runs relaunch the gateway with --cpu-prof);
+ * `env` adds settings (SVC_…) to every service.
  */
-export async function startBenchSuite(cleanups: Array<() => Promise<unknown>>, nodeArgs: Partial<Record<ServiceName, string[]>> = {}): Promise<BenchSuite> {
+export async function startBenchSuite(cleanups: Array<() => Promise<unknown>>, nodeArgs: Partial<Record<ServiceName, string[]>> = {}, env: Record<string, string> = {}): Promise<BenchSuite> {
   log(`starting Postgres, Redis and NATS under ${join(dataDir, "infra")}`);
   const infra = await startInfra({ dataDir: join(dataDir, "infra"), log: (l) => log(l) });
   cleanups.push(() => infra.stop());
@@ -27,7 +28,7 @@ export async function startBenchSuite(cleanups: Array<() => Promise<unknown>>, n
     natsUrl: infra.natsUrl,
     dataDir: suiteDir,
     nodeArgs,
-    env: { SVC_RATE_LIMIT: String(RATE_LIMIT) },
+    env: { SVC_RATE_LIMIT: String(RATE_LIMIT), ...env },
   });
   cleanups.push(() => suite.stop());
   return { infra, suite };

@@ -16,7 +16,8 @@ const flag = (name: string) => process.argv.includes(`--${name}`);
 
 if (flag("help")) {
   console.log(`usage: npm run bench -- [--profile] [--connections=50] [--duration=8] [--rounds=2] [--warmup=3] [--large-runs=5] [--rate-limit=999999999|0] [--no-nginx] [--no-large] [--no-small]
-       npm run bench -- --scale [--keys=1000] [--files=2000] [--members=1000] [--growth=10] [--concurrency=8]`);
+       npm run bench -- --scale [--keys=1000] [--files=2000] [--members=1000] [--growth=10] [--concurrency=8]
+       npm run bench -- --npm [--versions=500] [--big-versions=2000] [--packages=200] [--burst=20] [--installs=2] [--connections=50] [--duration=8] [--rounds=2] [--warmup=3] [--profile]`);
   process.exit(0);
 }
 
@@ -54,6 +55,19 @@ export const SCALE_SIZES = (() => {
 /** Requests in flight at once while minting, uploading and adding members (an upload cap per key is 16 by default). */
 export const SCALE_CONCURRENCY = Math.min(Math.floor(option("concurrency", 8)), 16);
 
+// --npm: the npm repository side by side with Verdaccio (bench/npm-bench.ts).
+export const NPM = flag("npm");
+export const NPM_SIZES = {
+  /** Versions of the package whose metadata rate is measured. */
+  versions: Math.floor(option("versions", 500)),
+  /** Versions of the package whose (several MB) document is asked for `burst` times at once. */
+  bigVersions: Math.floor(option("big-versions", 2000)),
+  /** Packages published one after another, then installed together. */
+  packages: Math.floor(option("packages", 200)),
+  burst: Math.floor(option("burst", 20)),
+  installs: Math.floor(option("installs", 2)),
+};
+
 export const SMALL_SIZE = 1024;
 export const LARGE_SIZE = 256 * 1024 * 1024;
 export const SMALL_PATH = "/repository/default/bench/small-1k.bin";
@@ -65,5 +79,8 @@ export const dataDir = join(repoRoot, ".data", "bench");
 export const suiteDir = join(dataDir, "suite");
 export const nginxDir = join(dataDir, "nginx");
 export const profileDir = join(dataDir, "profile");
+export const npmDir = join(dataDir, "npm");
+/** Tools the bench installs from the npm registry (Verdaccio), kept between runs. */
+export const toolsDir = join(dataDir, "tools");
 
 export const log = (line: string) => process.stderr.write(`[bench] ${line}\n`);

@@ -6,7 +6,8 @@
 //   (b) straight to the artifacts service, with the gateway's signed identity headers,
 //   (c) through nginx in front of the artifacts service (when nginx is installed),
 // and prints the figures. Nothing is asserted. See bench/README.md.
-// `--scale` runs bench/scale.ts instead: the same suite at two sizes of data.
+// `--scale` runs bench/scale.ts instead: the same suite at two sizes of data; `--npm` runs
+// bench/npm-bench.ts: an npm repository side by side with Verdaccio.
 import { randomBytes } from "node:crypto";
 import { existsSync, mkdirSync, readdirSync, rmSync, statSync } from "node:fs";
 import { join } from "node:path";
@@ -18,9 +19,10 @@ import { check, closeDispatcher, largeBody, put } from "./bench-files.js";
 import { startBenchSuite } from "./bench-suite.js";
 import { largeOnce, measureLarge, startDownloader, type LargeResult, type LargeTarget } from "./large-files.js";
 import { findNginx, startNginx, type RunningNginx } from "./nginx.js";
-import { dataDir, LARGE, LARGE_PATH, LARGE_SIZE, log, NGINX, nginxDir, PROFILE, profileDir, RATE_LIMIT, ROUNDS, SCALE, SMALL, SMALL_PATH, SMALL_SIZE, suiteDir } from "./options.js";
+import { dataDir, LARGE, LARGE_PATH, LARGE_SIZE, log, NGINX, NPM, nginxDir, PROFILE, profileDir, RATE_LIMIT, ROUNDS, SCALE, SMALL, SMALL_PATH, SMALL_SIZE, suiteDir } from "./options.js";
 import type { Procs } from "./procstat.js";
 import { printReport } from "./report.js";
+import { runNpm } from "./npm-bench.js";
 import { runScale } from "./scale.js";
 import { smallRound, summariseSmall, type SmallRound } from "./small-files.js";
 
@@ -29,11 +31,11 @@ const onSignal = (sig: NodeJS.Signals) => {
   process.exit(130);
 };
 
-/** `--scale`: what grows with the data (bench/scale.ts), instead of the gateway's throughput. */
-async function runScaleWithSignals(): Promise<void> {
+/** `--scale` (bench/scale.ts) or `--npm` (bench/npm-bench.ts), instead of the gateway's throughput. */
+async function withSignals(run: () => Promise<void>): Promise<void> {
   process.once("SIGINT", onSignal);
   process.once("SIGTERM", onSignal);
-  await runScale();
+  await run();
 }
 
 async function main(): Promise<void> {
@@ -153,7 +155,7 @@ async function main(): Promise<void> {
   }
 }
 
-(SCALE ? runScaleWithSignals() : main()).then(
+(SCALE ? withSignals(runScale) : NPM ? withSignals(runNpm) : main()).then(
   () => process.exit(0),
   (err: unknown) => {
     log(`failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);

@@ -62,7 +62,7 @@ export function wantsAbbreviated(accept: string | undefined): boolean {
 }
 
 /** A version's manifest as served: its dist.tarball an absolute URL under `base` (the repository's public URL). */
-function served(v: NpmVersionRow, base: string): Record<string, unknown> {
+export function servedVersion(v: NpmVersionRow, base: string): Record<string, unknown> {
   const dist = (v.manifest.dist ?? {}) as Record<string, unknown>;
   return { ...v.manifest, dist: { ...dist, tarball: `${base}/${v.tarball}` } };
 }
@@ -72,7 +72,7 @@ export function packument(name: string, pkg: NpmPackageRow, versions: NpmVersion
   const time: Record<string, string> = { created: pkg.created.toISOString(), modified: pkg.modified.toISOString() };
   const out: Record<string, unknown> = {};
   for (const v of versions) {
-    out[v.version] = served(v, base);
+    out[v.version] = servedVersion(v, base);
     time[v.version] = v.published.toISOString();
   }
   const latest = versions.find((v) => v.version === pkg.distTags.latest) ?? versions[versions.length - 1];
@@ -92,7 +92,7 @@ export function packument(name: string, pkg: NpmPackageRow, versions: NpmVersion
 export function abbreviated(name: string, pkg: NpmPackageRow, versions: NpmVersionRow[], base: string): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const v of versions) {
-    const full = served(v, base);
+    const full = servedVersion(v, base);
     const small: Record<string, unknown> = {};
     for (const f of ABBREVIATED) if (full[f] !== undefined) small[f] = full[f];
     out[v.version] = small;

@@ -73,7 +73,7 @@ export function npmRegistryFactory(deps: NpmRegistryDeps) {
       if (manifest.name !== undefined && manifest.name !== name) throw invalid("name", `version ${version} names package ${String(manifest.name)}, not ${name}`);
       const tgz = attachment(body, manifest);
       const published = () => conflict(`cannot publish over the previously published version ${version} of ${name}: published versions are immutable`);
-      if ((await store.versions(repository, name)).some((v) => v.version === version)) throw published();
+      if (await store.findVersion(repository, name, version)) throw published();
       if (await store.wasUnpublished(repository, name, version)) throw unpublished(name, version);
 
       const path = tarballPath(name, version);

@@ -2,13 +2,14 @@ import type { FastifyReply, FastifyRequest } from "fastify";
 import { ServiceError, conflict, invalid, notFound } from "@svc/contracts";
 import type { ArtifactAddress } from "@svc/grants";
 import { actorOf, type ArtifactService } from "../domain/artifact-service.js";
-import { ABBREVIATED_TYPE, abbreviated, packageAt, packument, wantsAbbreviated } from "../domain/npm-documents.js";
+import { npmDocumentCacheFactory } from "../domain/npm-document-cache.js";
+import { ABBREVIATED_TYPE, packageAt, servedVersion, wantsAbbreviated } from "../domain/npm-documents.js";
 import type { NpmRegistry } from "../domain/npm-registry.js";
 import type { NpmStore } from "../store/npm-store.js";
 
 export interface NpmRoutesDeps {
   npm: NpmRegistry;
-  store: Pick<NpmStore, "findPackage" | "versions">;
+  store: Pick<NpmStore, "findPackage" | "findVersion" | "versions">;
   artifacts: Pick<ArtifactService, "remove">;
   /** svc.ui.public-url: the deployment's public base URL; blank: the address the client used. */
   publicUrl: string;
@@ -64,19 +65,23 @@ const notAllowed = (what: string) => new ServiceError("method_not_allowed", `${w
 export function npmHandler(deps: NpmRoutesDeps): NpmHandler {
   const { npm, store } = deps;
 
-  const document = async (req: FastifyRequest, reply: FastifyReply, repository: string, name: string, version?: string) => {
+  const documents = npmDocumentCacheFactory({ store });
+
+  const document = async (req: FastifyRequest, reply: FastifyReply, repository: string, name: string) => {
+    const small = wantsAbbreviated(req.headers.accept);
+    const body = await documents.get(small ? "abbreviated" : "full", repository, name, baseUrl(req, repository, deps.publicUrl));
+    if (!body) throw notFound(`no package ${name} in repository ${repository}`);
+    return reply.type(small ? ABBREVIATED_TYPE : "application/json").send(body);
+  };
+
+  /** GET /<name>/<version or dist-tag>: one version's manifest, without building the package's document. */
+  const versionDocument = async (req: FastifyRequest, reply: FastifyReply, repository: string, name: string, version: string) => {
     const pkg = await store.findPackage(repository, name);
     if (!pkg) throw notFound(`no package ${name} in repository ${repository}`);
-    const versions = await store.versions(repository, name);
-    const base = baseUrl(req, repository, deps.publicUrl);
-    if (version !== undefined) {
-      const wanted = pkg.distTags[version] ?? version;
-      const doc = packument(name, pkg, versions, base).versions as Record<string, unknown>;
-      if (doc[wanted] === undefined) throw notFound(`${name} has no version or dist-tag ${version}`);
-      return reply.type("application/json").send(doc[wanted]);
-    }
-    if (wantsAbbreviated(req.headers.accept)) return reply.type(ABBREVIATED_TYPE).send(abbreviated(name, pkg, versions, base));
-    return reply.type("application/json").send(packument(name, pkg, versions, base));
+    const wanted = pkg.distTags[version] ?? version;
+    const row = await store.findVersion(repository, name, wanted);
+    if (!row) throw notFound(`${name} has no version or dist-tag ${version}`);
+    return reply.type("application/json").send(servedVersion(row, baseUrl(req, repository, deps.publicUrl)));
   };
 
   const special = async (req: FastifyRequest, reply: FastifyReply, a: ArtifactAddress): Promise<unknown> => {
@@ -143,7 +148,7 @@ export function npmHandler(deps: NpmRoutesDeps): NpmHandler {
         if (!(await deps.artifacts.remove({ repository: a.repository, segments: path.split("/"), path }, actor))) throw notFound(`no tarball ${path}`);
         return { ok: true };
       }
-      if (rest.length === 1 && read) return document(req, reply, a.repository, name, rest[0]);
+      if (rest.length === 1 && read) return versionDocument(req, reply, a.repository, name, rest[0]!);
       throw notFound(`no npm route ${a.path}`);
     })();
   };

@@ -54,6 +54,18 @@ export function npmStoreFactory(root: Db) {
       return rows.map((r) => ({ version: r.version, manifest: r.manifest, tarball: r.tarball, published: r.published_at }));
     },
 
+    /** One version's row, without reading the package's others (a package may have thousands). */
+    async findVersion(repository: string, name: string, version: string, tx?: Db): Promise<NpmVersionRow | undefined> {
+      const r = await db(tx)
+        .selectFrom("npm_versions")
+        .select(["version", "manifest", "tarball", "published_at"])
+        .where("repository", "=", repository)
+        .where("name", "=", name)
+        .where("version", "=", version)
+        .executeTakeFirst();
+      return r ? { version: r.version, manifest: r.manifest, tarball: r.tarball, published: r.published_at } : undefined;
+    },
+
     async ensurePackage(tx: Db, repository: string, name: string): Promise<void> {
       await db(tx).insertInto("npm_packages").values({ repository, name }).onConflict((oc) => oc.columns(["repository", "name"]).doNothing()).execute();
     },

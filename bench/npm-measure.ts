@@ -1,0 +1,127 @@
+// The npm bench's measurements, each made the same way against the suite and Verdaccio: request
+// rates (autocannon), one large document under concurrent requests, publishes one after another,
+// and a cold `npm install` with the machine's npm.
+import { spawn } from "node:child_process";
+import { mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import autocannon from "autocannon";
+import { publish, publishDoc, timedGet } from "./npm-packages.js";
+import { CONNECTIONS, DURATION, log, WARMUP } from "./options.js";
+import { cpuMs } from "./procstat.js";
+import { quantile } from "./scale-client.js";
+
+/** One registry under test: its URL (trailing slash), a token as npm sends it, its processes. */
+export interface NpmTarget {
+  label: string;
+  registry: string;
+  token: string;
+  pids: () => number[];
+}
+
+/** What npm sends when it installs (the abbreviated document, when the registry has one). */
+export const INSTALL_ACCEPT = "application/vnd.npm.install-v1+json; q=1.0, application/json; q=0.8, */*";
+const auth = (t: NpmTarget) => ({ authorization: `Bearer ${t.token}` });
+const serverCpu = (t: NpmTarget) => t.pids().reduce((a, pid) => a + cpuMs(pid), 0);
+
+export interface RateRound {
+  rps: number;
+  p50: number;
+  p99: number;
+  non2xx: number;
+  /** Server CPU (every process of the target) per answered request, in µs. */
+  cpuUs: number;
+}
+
+/** One measured autocannon run of GETs of `path` (a warm-up first when `warm`). */
+export async function rateRound(t: NpmTarget, what: string, path: string, accept: string | undefined, warm: boolean): Promise<RateRound> {
+  const headers = { ...auth(t), ...(accept ? { accept } : {}) };
+  const url = t.registry + path;
+  if (warm) await autocannon({ url, connections: CONNECTIONS, duration: WARMUP, headers });
+  log(`npm: ${what}: ${t.label}, ${DURATION} s, ${CONNECTIONS} connections`);
+  const before = serverCpu(t);
+  const r = await autocannon({ url, connections: CONNECTIONS, duration: DURATION, headers });
+  const cpu = serverCpu(t) - before;
+  return { rps: r["2xx"] / r.duration, p50: r.latency.p50, p99: r.latency.p99, non2xx: r.non2xx + r.errors, cpuUs: r["2xx"] > 0 ? (cpu * 1000) / r["2xx"] : NaN };
+}
+
+export interface Burst {
+  /** A request made alone (median of 5), ms. */
+  alone: number;
+  p50: number;
+  p99: number;
+  max: number;
+  bytes: number;
+}
+
+/** `bursts` times, `concurrency` GETs of one document started together; latency of each. */
+export async function concurrentDocument(t: NpmTarget, path: string, accept: string | undefined, concurrency: number, bursts: number): Promise<Burst> {
+  const headers = { ...auth(t), ...(accept ? { accept } : {}) };
+  const url = t.registry + path;
+  const first = await timedGet(url, headers);
+  if (first.status !== 200) throw new Error(`GET ${url} answered ${first.status}`);
+  const alone: number[] = [];
+  for (let i = 0; i < 5; i++) alone.push((await timedGet(url, headers)).ms);
+  const times: number[] = [];
+  for (let b = 0; b < bursts; b++) {
+    const answers = await Promise.all(Array.from({ length: concurrency }, () => timedGet(url, headers)));
+    for (const a of answers) {
+      if (a.status !== 200) throw new Error(`GET ${url} answered ${a.status} under load`);
+      times.push(a.ms);
+    }
+  }
+  return { alone: quantile(alone, 0.5), p50: quantile(times, 0.5), p99: quantile(times, 0.99), max: Math.max(...times), bytes: first.bytes };
+}
+
+/** Publishes `count` documents made by `doc(i)` with `concurrency` in flight; seconds taken. */
+export async function publishMany(t: NpmTarget, count: number, concurrency: number, doc: (registry: string, i: number) => ReturnType<typeof publishDoc>): Promise<number> {
+  const t0 = performance.now();
+  let next = 0;
+  const worker = async () => {
+    while (next < count) {
+      const i = next++;
+      await publish(t.registry, t.token, doc(t.registry, i));
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(concurrency, count) }, worker));
+  return (performance.now() - t0) / 1000;
+}
+
+function run(cmd: string, args: string[], cwd: string, env: Record<string, string>): Promise<{ code: number; output: string }> {
+  return new Promise((done) => {
+    const child = spawn(cmd, args, { cwd, env, stdio: ["ignore", "pipe", "pipe"] });
+    let output = "";
+    const keep = (d: Buffer) => (output = (output + d.toString()).slice(-6000));
+    child.stdout.on("data", keep);
+    child.stderr.on("data", keep);
+    child.on("close", (code) => done({ code: code ?? 1, output }));
+  });
+}
+
+/**
+ * A cold `npm install` (fresh cache, fresh .npmrc, no lock file, no node_modules) of a project
+ * depending on `deps`; wall seconds. Only PATH is kept from the environment.
+ */
+export async function coldInstall(t: NpmTarget, dir: string, deps: Record<string, string>): Promise<number> {
+  rmSync(dir, { recursive: true, force: true });
+  const project = join(dir, "project");
+  mkdirSync(join(dir, "home"), { recursive: true });
+  mkdirSync(project, { recursive: true });
+  const host = t.registry.replace(/^https?:/, "");
+  writeFileSync(join(dir, "npmrc"), `registry=${t.registry}\n${host}:_authToken=${t.token}\n`);
+  writeFileSync(join(project, "package.json"), JSON.stringify({ name: "bench-consumer", version: "1.0.0", private: true, dependencies: deps }));
+  const env = {
+    PATH: process.env.PATH ?? "/usr/bin:/bin",
+    HOME: join(dir, "home"),
+    npm_config_userconfig: join(dir, "npmrc"),
+    npm_config_globalconfig: join(dir, "npmrc-global"),
+    npm_config_cache: join(dir, "cache"),
+    npm_config_update_notifier: "false",
+  };
+  log(`npm: cold install of ${Object.keys(deps).length} packages from ${t.label}`);
+  const t0 = performance.now();
+  const r = await run("npm", ["install", "--no-audit", "--no-fund", "--no-package-lock", "--ignore-scripts", "--loglevel=error"], project, env);
+  const seconds = (performance.now() - t0) / 1000;
+  if (r.code !== 0) throw new Error(`npm install from ${t.label} failed (${r.code}):\n${r.output}`);
+  rmSync(dir, { recursive: true, force: true });
+  return seconds;
+}

@@ -1,0 +1,75 @@
+import { describe, expect, it } from "vitest";
+import type { NpmPackageRow, NpmVersionRow } from "../store/npm-store.js";
+import { npmDocumentCacheFactory } from "./npm-document-cache.js";
+
+/** One Postgres shared by every replica: package rows with their revision, and version rows. */
+function sharedStore() {
+  const created = new Date("2026-01-01T00:00:00Z");
+  const db = { pkg: undefined as NpmPackageRow | undefined, versions: [] as NpmVersionRow[], versionReads: 0 };
+  const publish = (version: string) => {
+    const rev = (db.pkg?.rev ?? 0) + 1;
+    db.pkg = { distTags: { latest: version }, rev, created: db.pkg?.created ?? created, modified: new Date(created.getTime() + rev) };
+    db.versions.push({ version, manifest: { name: "p", version, dist: { shasum: version } }, tarball: `p/-/p-${version}.tgz`, published: created });
+  };
+  const store = {
+    findPackage: async () => db.pkg,
+    versions: async () => {
+      db.versionReads++;
+      return [...db.versions];
+    },
+  };
+  return { db, publish, store };
+}
+
+const parse = (b: Buffer | undefined) => JSON.parse(b!.toString("utf8")) as { versions: Record<string, { dist: { tarball: string } }>; "dist-tags": Record<string, string> };
+
+describe("npm document cache", () => {
+  it("serves the document built once until the package's revision changes, on every replica", async () => {
+    const { db, publish, store } = sharedStore();
+    const a = npmDocumentCacheFactory({ store });
+    const b = npmDocumentCacheFactory({ store });
+    publish("1.0.0");
+    expect(Object.keys(parse(await a.get("full", "npm", "p", "http://h/repository/npm")).versions)).toEqual(["1.0.0"]);
+    await a.get("full", "npm", "p", "http://h/repository/npm");
+    expect(db.versionReads).toBe(1);
+
+    // Published through the other replica: the first replica's next read has it.
+    publish("1.1.0");
+    expect(Object.keys(parse(await b.get("abbreviated", "npm", "p", "http://h/repository/npm")).versions)).toEqual(["1.0.0", "1.1.0"]);
+    const full = parse(await a.get("full", "npm", "p", "http://h/repository/npm"));
+    expect(Object.keys(full.versions)).toEqual(["1.0.0", "1.1.0"]);
+    expect(full["dist-tags"]).toEqual({ latest: "1.1.0" });
+  });
+
+  it("gives each address its own tarball URLs, and answers undefined for a package that is gone", async () => {
+    const { db, publish, store } = sharedStore();
+    const c = npmDocumentCacheFactory({ store });
+    publish("1.0.0");
+    expect(parse(await c.get("full", "npm", "p", "http://one/repository/npm")).versions["1.0.0"]!.dist.tarball).toBe("http://one/repository/npm/p/-/p-1.0.0.tgz");
+    expect(parse(await c.get("full", "npm", "p", "https://two/repository/npm")).versions["1.0.0"]!.dist.tarball).toBe("https://two/repository/npm/p/-/p-1.0.0.tgz");
+    db.pkg = undefined;
+    expect(await c.get("full", "npm", "p", "http://one/repository/npm")).toBeUndefined();
+  });
+
+  it("a package removed and published again at the same revision is not served from before", async () => {
+    const { db, publish, store } = sharedStore();
+    const c = npmDocumentCacheFactory({ store });
+    publish("1.0.0");
+    await c.get("full", "npm", "p", "http://h/r");
+    db.pkg = { ...db.pkg!, created: new Date("2026-02-01T00:00:00Z"), distTags: { latest: "2.0.0" } };
+    db.versions = [{ version: "2.0.0", manifest: { name: "p", version: "2.0.0" }, tarball: "p/-/p-2.0.0.tgz", published: new Date() }];
+    expect(Object.keys(parse(await c.get("full", "npm", "p", "http://h/r")).versions)).toEqual(["2.0.0"]);
+  });
+
+  it("concurrent reads that miss share one build, and the kept bytes stay under the bound", async () => {
+    const { db, publish, store } = sharedStore();
+    publish("1.0.0");
+    const c = npmDocumentCacheFactory({ store, maxBytes: 600 });
+    const bodies = await Promise.all(Array.from({ length: 20 }, () => c.get("full", "npm", "p", "http://h/r")));
+    expect(db.versionReads).toBe(1);
+    expect(new Set(bodies).size).toBe(1);
+    for (let i = 0; i < 10; i++) await c.get("full", "npm", "p", `http://host-${i}/r`);
+    expect(c.stats().bytes).toBeLessThanOrEqual(600);
+    expect(c.stats().documents).toBeGreaterThan(0);
+  });
+});

@@ -1,0 +1,88 @@
+import type { NpmPackageRow, NpmStore } from "../store/npm-store.js";
+import { abbreviated, packument } from "./npm-documents.js";
+
+export type NpmDocumentKind = "full" | "abbreviated";
+
+export interface NpmDocumentCacheDeps {
+  store: Pick<NpmStore, "findPackage" | "versions">;
+  /** Bytes of serialised documents kept; a document larger than this is built and not kept. */
+  maxBytes?: number;
+}
+
+interface Entry {
+  stamp: string;
+  body: Buffer;
+}
+
+/**
+ * A package's document, serialised once per change instead of once per request: reading the
+ * version rows and serialising them cost milliseconds per request on a package of hundreds of
+ * versions (and a 2,000-version document is several MB). Each read still asks Postgres for the
+ * package row, whose revision is raised in the same transaction as every change, so a document
+ * is served only while it matches that revision: a change made through any replica is seen by
+ * every replica on its next read. Concurrent reads that miss share one build.
+ */
+export function npmDocumentCacheFactory(deps: NpmDocumentCacheDeps) {
+  const { store } = deps;
+  const maxBytes = deps.maxBytes ?? 64 * 1024 * 1024;
+  // Insertion order is recency: a hit moves its entry to the end, eviction takes the front.
+  const entries = new Map<string, Entry>();
+  const building = new Map<string, Promise<Buffer>>();
+  let bytes = 0;
+
+  const drop = (key: string) => {
+    const e = entries.get(key);
+    if (!e) return;
+    entries.delete(key);
+    bytes -= e.body.length;
+  };
+
+  const keep = (key: string, entry: Entry) => {
+    drop(key);
+    if (entry.body.length > maxBytes) return;
+    entries.set(key, entry);
+    bytes += entry.body.length;
+    for (const oldest of entries.keys()) {
+      if (bytes <= maxBytes) break;
+      drop(oldest);
+    }
+  };
+
+  // The version rows are read after the package row: a change committed in between lands in a
+  // document kept under the older revision, which the next read (seeing the newer one) replaces.
+  // A document is never older than the revision it is kept under.
+  const build = async (kind: NpmDocumentKind, repository: string, name: string, pkg: NpmPackageRow, base: string): Promise<Buffer> => {
+    const versions = await store.versions(repository, name);
+    const doc = kind === "full" ? packument(name, pkg, versions, base) : abbreviated(name, pkg, versions, base);
+    return Buffer.from(JSON.stringify(doc));
+  };
+
+  return {
+    /** The serialised document of a package, with its tarball URLs under `base`; undefined when there is no such package. */
+    async get(kind: NpmDocumentKind, repository: string, name: string, base: string): Promise<Buffer | undefined> {
+      const pkg = await store.findPackage(repository, name);
+      if (!pkg) return undefined;
+      // A package removed and published again starts over at the first revision: its creation time tells them apart.
+      const stamp = `${pkg.rev}:${pkg.created.getTime()}:${pkg.modified.getTime()}`;
+      const key = `${kind}\n${repository}\n${name}\n${base}`;
+      const hit = entries.get(key);
+      if (hit && hit.stamp === stamp) {
+        entries.delete(key);
+        entries.set(key, hit);
+        return hit.body;
+      }
+      const flight = `${key}\n${stamp}`;
+      let pending = building.get(flight);
+      if (!pending) {
+        pending = build(kind, repository, name, pkg, base).finally(() => building.delete(flight));
+        building.set(flight, pending);
+        pending.then((body) => keep(key, { stamp, body })).catch(() => {});
+      }
+      return pending;
+    },
+
+    /** What is kept, for tests and metrics. */
+    stats: () => ({ documents: entries.size, bytes }),
+  };
+}
+export type NpmDocumentCache = ReturnType<typeof npmDocumentCacheFactory>;

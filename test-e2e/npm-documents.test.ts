@@ -1,0 +1,83 @@
+import { createHash } from "node:crypto";
+import { gzipSync } from "node:zlib";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startSuite, type Suite } from "./suite.js";
+
+/**
+ * The package documents an npm repository serves are kept serialised between changes: every
+ * change (a publish, a dist-tag, a deprecation, an unpublish and a publish again) shows in the
+ * very next read of the full and the abbreviated document, read through the gateway as npm does.
+ */
+describe("npm package documents after each change", () => {
+  let s: Suite;
+  let key: string;
+  const ABBREVIATED = "application/vnd.npm.install-v1+json; q=1.0, application/json; q=0.8, */*";
+
+  beforeAll(async () => {
+    s = await startSuite({ env: { SVC_REPOSITORY: "npm", SVC_REPOSITORY_FORMAT: "npm" } });
+    key = s.bootstrapKey;
+  }, 600_000);
+  afterAll(async () => {
+    await s?.stop();
+  });
+
+  const publish = async (name: string, version: string) => {
+    const tgz = gzipSync(Buffer.from(`${name}@${version}`));
+    const manifest = { name, version, dist: { shasum: createHash("sha1").update(tgz).digest("hex") } };
+    const body = { name, "dist-tags": { latest: version }, versions: { [version]: manifest }, _attachments: { [`${name}-${version}.tgz`]: { data: tgz.toString("base64"), length: tgz.length } } };
+    const res = await s.call("PUT", `/repository/npm/${name}`, { key, body });
+    expect(res.status, await res.text()).toBe(201);
+  };
+  type Doc = { _rev: string; "dist-tags": Record<string, string>; versions: Record<string, { version: string; deprecated?: string; dist: { tarball: string } }> };
+  const read = async (name: string, accept = "application/json") => {
+    const res = await s.call("GET", `/repository/npm/${name}`, { key, headers: { accept } });
+    return { status: res.status, doc: (res.status === 200 ? await res.json() : undefined) as Doc };
+  };
+  const both = async (name: string) => [(await read(name)).doc, (await read(name, ABBREVIATED)).doc];
+
+  it("a publish and a dist-tag show in the next read of both documents, and a version by its tag", async () => {
+    await publish("cached-doc", "1.0.0");
+    for (const d of await both("cached-doc")) expect(Object.keys(d.versions)).toEqual(["1.0.0"]);
+    await publish("cached-doc", "1.1.0");
+    for (const d of await both("cached-doc")) {
+      expect(Object.keys(d.versions)).toEqual(["1.0.0", "1.1.0"]);
+      expect(d["dist-tags"]).toEqual({ latest: "1.1.0" });
+    }
+    const tag = await s.call("PUT", "/repository/npm/-/package/cached-doc/dist-tags/beta", { key, body: JSON.stringify("1.0.0"), headers: { "content-type": "application/json" } });
+    expect(tag.status).toBe(201);
+    for (const d of await both("cached-doc")) expect(d["dist-tags"]).toEqual({ latest: "1.1.0", beta: "1.0.0" });
+    const byTag = await s.call("GET", "/repository/npm/cached-doc/beta", { key });
+    expect(await byTag.json()).toMatchObject({ version: "1.0.0", dist: { tarball: expect.stringMatching(/\/repository\/npm\/cached-doc\/-\/cached-doc-1\.0\.0\.tgz$/) } });
+  });
+
+  it("a deprecation shows in the next read; an unpublished package is gone, and published again shows only its new version", async () => {
+    await publish("cached-gone", "1.0.0");
+    const full = (await read("cached-gone")).doc;
+    await read("cached-gone", ABBREVIATED);
+    full.versions["1.0.0"]!.deprecated = "use something else";
+    const edit = await s.call("PUT", `/repository/npm/cached-gone/-rev/${full._rev}`, { key, body: full });
+    expect(edit.status).toBe(200);
+    for (const d of await both("cached-gone")) expect(d.versions["1.0.0"]!.deprecated).toBe("use something else");
+
+    const gone = await s.call("DELETE", `/repository/npm/cached-gone/-rev/${full._rev}`, { key });
+    expect(gone.status).toBe(200);
+    expect((await read("cached-gone")).status).toBe(404);
+    expect((await read("cached-gone", ABBREVIATED)).status).toBe(404);
+    await publish("cached-gone", "2.0.0");
+    for (const d of await both("cached-gone")) {
+      expect(Object.keys(d.versions)).toEqual(["2.0.0"]);
+      expect(d["dist-tags"]).toEqual({ latest: "2.0.0" });
+    }
+  });
+
+  it("each address the document is asked through gets its own tarball URLs", async () => {
+    await publish("cached-hosts", "1.0.0");
+    const at = async (host: string) => {
+      const r = await s.rawCall("GET", "/repository/npm/cached-hosts", { host, "service-repository-key": key });
+      expect(r.status).toBe(200);
+      return (JSON.parse(r.body) as Doc).versions["1.0.0"]!.dist.tarball;
+    };
+    expect(await at("one.example:8080")).toBe("http://one.example:8080/repository/npm/cached-hosts/-/cached-hosts-1.0.0.tgz");
+    expect(await at("two.example:8080")).toBe("http://two.example:8080/repository/npm/cached-hosts/-/cached-hosts-1.0.0.tgz");
+  });
+});

@@ -198,6 +198,41 @@ describe("svc people and groups", () => {
   }, MANY_RUNS_MS);
 });
 
+describe("svc lists filtered by the server", () => {
+  it("--expiring asks the server for keys expiring within 14 days: paged like the full list, the next page named with --expiring", async () => {
+    const mine = new Set<string>();
+    for (let i = 0; i < 3; i++) mine.add((await s.mint({ label: `soon-${i}`, expires: "P5D" })).id);
+    await s.mint({ label: "later", expires: "P60D" });
+    const seen: { id: string; expiringSoon: boolean }[] = [];
+    let args = ["credentials", "list", "--expiring", "--limit", "2", "--json"];
+    for (;;) {
+      const r = await ok(args);
+      const page = JSON.parse(r.stdout) as { id: string; expiringSoon: boolean }[];
+      expect(page.length).toBeLessThanOrEqual(2);
+      seen.push(...page);
+      const next = /More remain: svc credentials list --expiring --after ([0-9a-f]{64})/.exec(r.stderr);
+      if (!next) break;
+      // A full page of expiring keys: the server filtered before paging.
+      expect(page).toHaveLength(2);
+      args = ["credentials", "list", "--expiring", "--limit", "2", "--after", next[1]!, "--json"];
+    }
+    expect(seen.every((c) => c.expiringSoon)).toBe(true);
+    expect(seen.filter((c) => mine.has(c.id))).toHaveLength(3);
+    expect(seen.map((c) => c.id)).not.toContain(keyId(s.bootstrapKey));
+  }, MANY_RUNS_MS);
+
+  it("--service asks the server for that service's entries: found under more than 1000 newer lines of another service", async () => {
+    const api = async (query: string) => ((await (await s.call("GET", `/api/logs?${query}`, { key: s.bootstrapKey })).json()) as { entries: { service: string }[] }).entries;
+    // Three entries of auth's own ("credential minted"), then only gateway lines.
+    for (let i = 0; i < 3; i++) await s.mint({ label: `logged-${i}` });
+    // Requests without a key: the gateway refuses each itself and logs its line; auth writes nothing.
+    for (let i = 0; i < 1100; i += 50) await Promise.all(Array.from({ length: 50 }, () => s.call("GET", "/api/credentials")));
+    expect((await api("limit=1000")).some((e) => e.service === "auth")).toBe(false);
+    const shown = (await ok(["logs", "tail", "--service", "auth", "--limit", "3", "--json"])).stdout.split("\n").filter((l) => l !== "").map((l) => JSON.parse(l) as { service: string });
+    expect(shown.map((e) => e.service)).toEqual(["auth", "auth", "auth"]);
+  });
+});
+
 describe("svc walks, logs, posture and capabilities", () => {
   it("lists the walks and walks the store now, waiting for the outcome", async () => {
     const table = (await ok(["walks", "list"])).stdout;
@@ -356,7 +391,7 @@ describe("svc whoami and caches (need /api/me and /api/caches)", () => {
     const table = (await ok(["whoami"])).stdout;
     expect(table).toMatch(/^kind\s+key$/m);
     expect(table).toMatch(new RegExp(`^id\\s+${keyId(s.bootstrapKey)}$`, "m"));
-    expect(table).toMatch(/^\*\s+\*\s+never\s+direct$/m);
+    expect(table).toMatch(/^\*\s+\*\s+never\s+key$/m);
 
     const minted = await s.mint({ label: "cli-nobody" });
     const nobody = await ok(["whoami"], { key: minted.key });

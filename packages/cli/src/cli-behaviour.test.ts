@@ -49,6 +49,13 @@ describe("grants, expiry marks, tables", () => {
     expect(expiringSoon({ state: "expired", expires: at(-1) }, now)).toBe(false);
   });
 
+  it("shows the server's expiring mark when the server sends one, computing it only for a server that does not", () => {
+    const now = Date.parse("2030-01-01T00:00:00Z");
+    const soon = new Date(now + 3 * 86_400_000).toISOString();
+    expect(expiringSoon({ state: "active", expires: soon, expiringSoon: false }, now)).toBe(false);
+    expect(expiringSoon({ state: "active", expires: null, expiringSoon: true }, now)).toBe(true);
+  });
+
   it("pads columns to the widest cell and keeps each row on one line", () => {
     expect(renderTable([{ a: "x", b: "two\nlines" }, { a: "longer", b: "y" }], [{ header: "A", cell: (r) => r.a }, { header: "B", cell: (r) => r.b }])).toBe(
       "A       B\nx       two lines\nlonger  y",

@@ -8,12 +8,13 @@ export const pagingOptions: Record<string, OptionSpec> = {
 
 /**
  * One page of a paged list as --limit and --after ask, or every page with --all (or `everything`).
- * When more remain, says on standard error how to ask for the next page.
+ * When more remain, says on standard error how to ask for the next page. `filter`: query
+ * parameters the server filters by, sent with every page.
  */
-export async function readListed<T>(ctx: CommandContext, path: string, nextCommand: string, everything = false): Promise<T[]> {
+export async function readListed<T>(ctx: CommandContext, path: string, nextCommand: string, everything = false, filter: Record<string, string> = {}): Promise<T[]> {
   const api = await ctx.api();
-  if (everything || ctx.values.all === true) return api.all<T>(path);
-  const { items, next } = await api.page<T>(path, { limit: str(ctx.values.limit), after: str(ctx.values.after) });
+  if (everything || ctx.values.all === true) return api.all<T>(path, filter);
+  const { items, next } = await api.page<T>(path, { ...filter, limit: str(ctx.values.limit), after: str(ctx.values.after) });
   if (next) ctx.out.note(`More remain: ${nextCommand} --after ${next}`);
   return items;
 }

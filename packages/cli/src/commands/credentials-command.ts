@@ -10,6 +10,8 @@ interface Credential {
   created: string;
   expires: string | null;
   state: string;
+  /** The server's mark (active, expiring within 14 days); absent from servers older than it. */
+  expiringSoon?: boolean;
   revoked: string | null;
   allowedAddresses: string[];
   grants: Grant[];
@@ -28,8 +30,12 @@ interface Minted {
 
 /** Keys that lapse within this window are marked in listings: a key expiring unnoticed breaks builds. */
 export const EXPIRING_WITHIN_MS = 14 * 86_400_000;
+/** The same window as the server's `expiring` filter takes it. */
+const EXPIRING_WITHIN = "P14D";
 
-export const expiringSoon = (c: Pick<Credential, "expires" | "state">, now = Date.now()): boolean => {
+/** The server's mark; computed here only for a server that does not send it. */
+export const expiringSoon = (c: Pick<Credential, "expires" | "state" | "expiringSoon">, now = Date.now()): boolean => {
+  if (c.expiringSoon !== undefined) return c.expiringSoon;
   if (c.state !== "active" || !c.expires) return false;
   const left = Date.parse(c.expires) - now;
   return left > 0 && left <= EXPIRING_WITHIN_MS;
@@ -80,13 +86,14 @@ export const credentialsCommand: Command = {
       name: "list",
       summary: "one page of keys (500 at most), or every key with --all; keys expiring within 14 days are marked SOON",
       maxArgs: 0,
-      options: { ...pagingOptions, expiring: { type: "boolean", description: "only active keys expiring within 14 days (reads every page)" } },
+      options: { ...pagingOptions, expiring: { type: "boolean", description: "only active keys expiring within 14 days (filtered by the server, paged like the full list)" } },
       examples: ["svc credentials list", "svc credentials list --expiring", "svc credentials list --all --json"],
       async run(ctx) {
         const expiring = ctx.values.expiring === true;
-        const items = await readListed<Credential>(ctx, "/api/credentials", "svc credentials list", expiring);
+        const filter: Record<string, string> = expiring ? { expiring: EXPIRING_WITHIN } : {};
+        const items = await readListed<Credential>(ctx, "/api/credentials", `svc credentials list${expiring ? " --expiring" : ""}`, false, filter);
         const now = Date.now();
-        const rows = items.map((c) => ({ ...c, expiringSoon: expiringSoon(c, now) })).filter((c) => !expiring || c.expiringSoon);
+        const rows = items.map((c) => ({ ...c, expiringSoon: expiringSoon(c, now) }));
         emit(ctx.out, rows, (r) =>
           renderTable(r, [
             { header: "ID", cell: (c) => c.id },

@@ -28,27 +28,27 @@ const sleep = (ms: number, signal: AbortSignal) =>
     signal.addEventListener("abort", () => (clearTimeout(t), resolve()), { once: true });
   });
 
-/** The most the server returns per call; a service filter is applied here, so ask for that many. */
+/** The most the server returns per call. */
 const SERVER_MAX = 1000;
 const RETRY_MS = 2000;
 
 async function tail(ctx: CommandContext): Promise<void> {
   const api = await ctx.api();
-  const service = str(ctx.values.service);
   const limitText = str(ctx.values.limit) ?? "50";
   if (!/^\d+$/.test(limitText) || Number(limitText) < 1 || Number(limitText) > SERVER_MAX) throw usageError("--limit is a whole number from 1 to 1000.");
   const limit = Number(limitText);
   const intervalText = str(ctx.values.interval) ?? "1";
   const intervalMs = Number(intervalText) * 1000;
   if (!Number.isFinite(intervalMs) || intervalMs < 100) throw usageError("--interval is a number of seconds, at least 0.1.");
-  const query = { level: str(ctx.values.level), q: str(ctx.values.text), category: str(ctx.values.category) };
+  // Every filter is the server's: it reads each service's own recent entries, so a quiet
+  // service's entries are found however many newer lines the others wrote.
+  const query = { level: str(ctx.values.level), q: str(ctx.values.text), category: str(ctx.values.category), service: str(ctx.values.service) };
   const print = (entries: LogEntry[]) => {
     for (const e of entries) ctx.out.out(ctx.out.json ? JSON.stringify(e) : logLine(e));
   };
-  const mine = (entries: LogEntry[]) => (service ? entries.filter((e) => e.service === service) : entries);
 
-  const first = await api.json<{ entries: LogEntry[]; next: string }>("GET", "/api/logs", { query: { ...query, limit: service ? SERVER_MAX : limit } });
-  print(mine(first.entries).slice(-limit));
+  const first = await api.json<{ entries: LogEntry[]; next: string }>("GET", "/api/logs", { query: { ...query, limit } });
+  print(first.entries);
   if (ctx.values.follow !== true) return;
 
   const signal = ctx.untilInterrupted();
@@ -65,7 +65,7 @@ async function tail(ctx: CommandContext): Promise<void> {
       await sleep(Math.max(intervalMs, RETRY_MS), signal);
       continue;
     }
-    print(mine(page.entries));
+    print(page.entries);
     after = page.next;
     // A full page means more are waiting: ask again at once.
     if (page.entries.length < SERVER_MAX) await sleep(intervalMs, signal);
@@ -83,7 +83,7 @@ export const logsCommand: Command = {
       options: {
         level: { type: "string", value: "level", description: "that level and above: TRACE, DEBUG, INFO, WARN, ERROR, FATAL" },
         text: { type: "string", value: "text", description: "only entries containing this text (case-insensitive, message or any field)" },
-        service: { type: "string", value: "name", description: "only this service's entries (gateway, auth, artifacts, admin, walker, notifier, console)" },
+        service: { type: "string", value: "name[,name]", description: "only these services' entries (gateway, auth, artifacts, admin, walker, notifier, console; several separated by commas)" },
         category: { type: "string", value: "kind", description: "access: the gateway's line per request only; other: everything else" },
         limit: { type: "string", value: "n", description: "how many of the newest entries to show first (1-1000, default 50)" },
         follow: { type: "boolean", short: "f", description: "keep printing new entries as they come, until Ctrl-C" },

@@ -11,6 +11,7 @@ import { npmCoordinates } from "./domain/npm-documents.js";
 import { npmRegistryFactory } from "./domain/npm-registry.js";
 import { artifactCopierFactory, rawExportFactory } from "./domain/export-steps.js";
 import { npmExportFactory } from "./domain/npm-export.js";
+import { pypiExportFactory } from "./domain/pypi-export.js";
 import { repositoryExportFactory } from "./domain/repository-export.js";
 import { exportStoreFactory } from "./store/export-store.js";
 import { npmHandler } from "./routes/npm-routes.js";
@@ -58,7 +59,7 @@ await bootService({
     const admin = repositoryAdminFactory({ metadata, files, artifacts, list: repositories });
     // Each format's export step; a format missing here is refused an export, naming it.
     const copy = artifactCopierFactory({ metadata, files, artifacts });
-    const formats = { raw: rawExportFactory({ metadata, copy }), npm: npmExportFactory({ store: npmStore, metadata, copy }) };
+    const formats = { raw: rawExportFactory({ metadata, copy }), npm: npmExportFactory({ store: npmStore, metadata, copy }), pypi: pypiExportFactory({ store: pypiStore, metadata, files, registry: pypiRegistry }) };
     const exports = repositoryExportFactory({ metadata, store: exportStoreFactory(db), formats, readOnly: config.readOnly, log });
     await exports.sweep();
     const downloads = downloadRecorderFactory({ store: metadata, log });

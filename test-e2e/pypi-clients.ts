@@ -75,3 +75,17 @@ export async function buildDist(work: string, py: PythonClients, p: { name: stri
   if (!wheel || !sdist) throw new Error(`building ${p.name} ${p.version} made ${files.join(", ")}`);
   return { wheel: join(dir, "dist", wheel), sdist: join(dir, "dist", sdist) };
 }
+
+/**
+ * The `file_upload` form twine sends (metadata fields first, then the file), built here for
+ * requests a test sends itself: one that twine would not send, or a file no build makes.
+ */
+export function uploadForm(fields: Record<string, string>, file: { name: string; content: Buffer }): { body: Buffer; contentType: string } {
+  const boundary = `----svc-e2e-${Math.random().toString(16).slice(2)}`;
+  const parts: Buffer[] = [];
+  for (const [name, value] of Object.entries({ ":action": "file_upload", protocol_version: "1", ...fields })) {
+    parts.push(Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${name}"\r\n\r\n${value}\r\n`));
+  }
+  parts.push(Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="content"; filename="${file.name}"\r\nContent-Type: application/octet-stream\r\n\r\n`), file.content, Buffer.from(`\r\n--${boundary}--\r\n`));
+  return { body: Buffer.concat(parts), contentType: `multipart/form-data; boundary=${boundary}` };
+}

@@ -1,9 +1,11 @@
-import { createHash } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
 import { mkdirSync, mkdtempSync, readFileSync } from "node:fs";
 import { basename, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { keyId } from "@svc/keys";
+import { identityHeaders } from "@svc/kit";
 import { run, type Run } from "./npm-clients.js";
-import { buildDist, ensurePythonClients, pythonEnv, type Dist, type PythonClients } from "./pypi-clients.js";
+import { buildDist, ensurePythonClients, pythonEnv, uploadForm, type Dist, type PythonClients } from "./pypi-clients.js";
 import { startSuite, type Suite } from "./suite.js";
 import { collectArtifactEvents } from "./upstream.js";
 
@@ -146,6 +148,32 @@ describe("pypi repositories with twine and pip", () => {
     const refused = await upload([other.wheel], deployer);
     expect(refused.code).not.toBe(0);
     expect(refused.output).toMatch(/400 Bad Request[\s\S]*File already exists/);
+  });
+
+  const wheelForm = (name: string, version: string, content: Buffer) =>
+    uploadForm({ name, version, filetype: "bdist_wheel", pyversion: "py3", sha256_digest: createHash("sha256").update(content).digest("hex") }, { name: `${name}-${version}-py3-none-any.whl`, content });
+
+  it("an upload form of several MB streams through to the store", async () => {
+    const content = randomBytes(6 * 1024 * 1024);
+    const form = wheelForm("big_pkg", "1.0", content);
+    const r = await s.call("POST", "/repository/pypi/", { headers: { ...basic(deployer), "content-type": form.contentType }, body: form.body });
+    expect(r.status, await r.text()).toBe(200);
+    const got = await s.call("GET", "/repository/pypi/packages/big-pkg/1.0/big_pkg-1.0-py3-none-any.whl", { headers: basic(reader) });
+    expect(got.status).toBe(200);
+    expect(createHash("sha256").update(Buffer.from(await got.arrayBuffer())).digest("hex")).toBe(createHash("sha256").update(content).digest("hex"));
+  });
+
+  it("stores nothing from a signed upload form sent straight to artifacts with another body", async () => {
+    const principal = `key:${s.tenant}:${keyId(s.bootstrapKey)}`;
+    const signed = wheelForm("tampered", "1.0", Buffer.from("the signed wheel"));
+    const other = wheelForm("tampered", "1.0", Buffer.from("another wheel entirely"));
+    // Same boundary, so the forged form parses as well as the signed one would.
+    const forged = Buffer.from(other.body.toString("latin1").replaceAll(other.contentType.split("boundary=")[1]!, signed.contentType.split("boundary=")[1]!), "latin1");
+    const headers = identityHeaders(s.internalSecret, "POST", "/repository/pypi/", principal, Date.now(), { body: signed.body, headers: { "content-type": signed.contentType } });
+    const r = await fetch(`${s.urls.artifacts}/repository/pypi/`, { method: "POST", headers, body: forged });
+    expect(r.status).toBe(401);
+    expect((await s.call("GET", "/repository/pypi/simple/tampered/", { headers: basic(reader) })).status).toBe(404);
+    expect((await s.call("GET", "/repository/pypi/packages/tampered/1.0/tampered-1.0-py3-none-any.whl", { headers: basic(reader) })).status).toBe(404);
   });
 
   it("twine is refused without a key and with a read-only key, printing the server's reason", async () => {

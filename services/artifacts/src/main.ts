@@ -12,6 +12,7 @@ import { npmRegistryFactory } from "./domain/npm-registry.js";
 import { artifactCopierFactory, rawExportFactory } from "./domain/export-steps.js";
 import { npmExportFactory } from "./domain/npm-export.js";
 import { mavenExportFactory } from "./domain/maven-export.js";
+import { pypiExportFactory } from "./domain/pypi-export.js";
 import { repositoryExportFactory } from "./domain/repository-export.js";
 import { exportStoreFactory } from "./store/export-store.js";
 import { npmHandler } from "./routes/npm-routes.js";
@@ -60,7 +61,7 @@ await bootService({
     // Each format's export step; a format missing here is refused an export, naming it.
     const copy = artifactCopierFactory({ metadata, files, artifacts });
     const deployCopy = artifactCopierFactory({ metadata, files, artifacts: { publish: maven.deploy } });
-    const formats = { raw: rawExportFactory({ metadata, copy }), npm: npmExportFactory({ store: npmStore, metadata, copy }), maven: mavenExportFactory({ metadata, deploy: deployCopy, copy }) };
+    const formats = { raw: rawExportFactory({ metadata, copy }), npm: npmExportFactory({ store: npmStore, metadata, copy }), maven: mavenExportFactory({ metadata, deploy: deployCopy, copy }), pypi: pypiExportFactory({ store: pypiStore, metadata, files, registry: pypiRegistry }) };
     const exports = repositoryExportFactory({ metadata, store: exportStoreFactory(db), formats, readOnly: config.readOnly, log });
     await exports.sweep();
     const downloads = downloadRecorderFactory({ store: metadata, log });

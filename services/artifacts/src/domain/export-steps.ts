@@ -63,22 +63,29 @@ export type ArtifactCopier = ReturnType<typeof artifactCopierFactory>;
 /** Source artifacts read per metadata page. */
 export const EXPORT_PAGE = 200;
 
+/**
+ * Copies a repository page by page (`page(after)`, EXPORT_PAGE items at a time, `keyOf` the
+ * paging key of an item), tallying each item under its path; returns at the next item once the
+ * export is aborted.
+ */
+export async function copyPages<T>(job: ExportJob, page: (after: string | undefined) => Promise<T[]>, item: { keyOf: (t: T) => string; pathOf: (t: T) => string; copy: (t: T) => Promise<CopyOutcome> }): Promise<void> {
+  let after: string | undefined;
+  for (;;) {
+    const rows = await page(after);
+    for (const row of rows) {
+      if (job.signal.aborted) return;
+      const out = await item.copy(row);
+      if (out.kind === "refused") job.tally.refused(item.pathOf(row), out.reason);
+      else job.tally[out.kind](item.pathOf(row));
+    }
+    if (rows.length < EXPORT_PAGE) return;
+    after = item.keyOf(rows[rows.length - 1]!);
+  }
+}
+
 /** A raw repository: every file, path for path. */
 export function rawExportFactory(deps: { metadata: Pick<MetadataStore, "page">; copy: ArtifactCopier }): FormatExport {
   return {
-    async copy(job) {
-      let after: string | undefined;
-      for (;;) {
-        const rows = await deps.metadata.page(job.source, after, EXPORT_PAGE);
-        for (const row of rows) {
-          if (job.signal.aborted) return;
-          const out = await deps.copy(job, row);
-          if (out.kind === "refused") job.tally.refused(row.path, out.reason);
-          else job.tally[out.kind](row.path);
-        }
-        if (rows.length < EXPORT_PAGE) return;
-        after = rows[rows.length - 1]!.path;
-      }
-    },
+    copy: (job) => copyPages(job, (after) => deps.metadata.page(job.source, after, EXPORT_PAGE), { keyOf: (r) => r.path, pathOf: (r) => r.path, copy: (r) => deps.copy(job, r) }),
   };
 }

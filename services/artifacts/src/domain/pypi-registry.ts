@@ -29,6 +29,9 @@ export interface CheckedUpload {
   digests: DeclaredDigests;
   sha256: string | undefined;
   requiresPython: string | null;
+  /** An export's copy keeps the source's PEP 592 state and upload time; a client's upload: not yanked, uploaded now. */
+  yanked?: string | null;
+  uploaded?: Date;
 }
 
 export interface Uploaded {
@@ -109,7 +112,7 @@ export function pypiRegistryFactory(deps: PypiRegistryDeps) {
         .catch((err: unknown) => {
           throw err instanceof ServiceError && err.code === "precondition_failed" ? new ServiceError("invalid_input", FILE_EXISTS) : err;
         });
-      const inserted = await store.insertFile(repository, { filename, project, displayName: checked.name, version, path, sha256: stored.sha256, size: stored.size, requiresPython: checked.requiresPython });
+      const inserted = await store.insertFile(repository, { filename, project, displayName: checked.name, version, path, sha256: stored.sha256, size: stored.size, requiresPython: checked.requiresPython, yanked: checked.yanked ?? null, ...(checked.uploaded ? { uploaded: checked.uploaded } : {}) });
       // Another upload of this name (under another version field, so another path) won the race
       // between our look-up and our insert: ours goes, the index keeps one file per name.
       if (!inserted) {

@@ -1,13 +1,14 @@
+import { Readable } from "node:stream";
 import type { FastifyReply, FastifyRequest } from "fastify";
-import type {} from "@fastify/multipart";
 import { Type } from "@sinclair/typebox";
 import { ServiceError, invalid, notFound } from "@svc/contracts";
 import type { ArtifactTarget } from "@svc/grants";
-import { errorResponses, type ServiceApp } from "@svc/kit";
+import { declaredContentType, errorResponses, type ServiceApp } from "@svc/kit";
 import { actorOf } from "../domain/artifact-service.js";
 import { HTML_TYPE, JSON_TYPE, isProjectName, negotiate, normalizeProject, projectListHtml, projectListJson, projectPageHtml, projectPageJson } from "../domain/pypi-index.js";
 import type { PypiRegistry, UploadFields, Uploaded } from "../domain/pypi-registry.js";
 import type { PypiStore } from "../store/pypi-store.js";
+import { readForm } from "./upload-form.js";
 
 export interface PypiRoutesDeps {
   registry: PypiRegistry;
@@ -21,7 +22,9 @@ export type PypiHandler = (req: FastifyRequest, reply: FastifyReply, a: Artifact
  * Limits of the upload form: one file (any size: it streams to the store), and fields sized for
  * core metadata (a long description is the largest, PyPI's own cap is a few MB).
  */
-const FORM_LIMITS = { files: 2, fields: 200, fieldSize: 8 * 1024 * 1024, fileSize: Number.MAX_SAFE_INTEGER, parts: 400 };
+const FORM_LIMITS = { files: 2, fields: 200, fieldSize: 8 * 1024 * 1024, parts: 400 };
+
+const isForm = (type: string): boolean => /^multipart\/form-data\s*;/i.test(type);
 
 const notAllowed = (allow: string, what: string) => new ServiceError("method_not_allowed", `${what} takes ${allow} here`, { headers: { allow } });
 
@@ -35,24 +38,15 @@ export function pypiHandler(deps: PypiRoutesDeps): PypiHandler {
 
   const upload = async (req: FastifyRequest, reply: FastifyReply, repository: string) => {
     registry.writable();
-    if (!req.isMultipart()) throw invalid("body", "an upload is a multipart/form-data form with :action=file_upload (what twine sends)");
-    const fields: UploadFields & Record<string, string> = {};
-    let done: Uploaded | undefined;
-    for await (const part of req.parts({ limits: FORM_LIMITS })) {
-      if (part.type === "field") {
-        if (typeof part.value === "string") fields[part.fieldname] = part.value;
-        continue;
-      }
-      // A signature (gpg_signature, which PyPI no longer takes) or a second file is not kept.
-      if (part.fieldname !== "content" || done) {
-        part.file.resume();
-        continue;
-      }
+    const type = declaredContentType(req);
+    if (type === undefined || !isForm(type) || !(req.body instanceof Readable)) throw invalid("body", "an upload is a multipart/form-data form with :action=file_upload (what twine sends)");
+    // The form is read from the body fastify hands over, which is checked against the gateway's signature.
+    const form = await readForm(req.body, type, FORM_LIMITS, "content", (fields: UploadFields & Record<string, string>, filename, file) => {
       const action = fields[":action"];
       if (action !== "file_upload") throw invalid(":action", action === undefined ? "the form has no :action field before its content: send :action=file_upload" : `:action=${action} is not served here: only file_upload`);
-      const checked = registry.check(fields, part.filename);
-      done = await registry.upload(repository, checked, part.file, actorOf(req.principal));
-    }
+      return registry.upload(repository, registry.check(fields, filename), file, actorOf(req.principal));
+    });
+    const done: Uploaded | undefined = form.file;
     if (!done) throw invalid("content", "the form has no content file");
     req.log.info({ repository, project: done.project, version: done.version, file: done.filename, created: done.created, principal: req.principal.id }, done.created ? "pypi file uploaded" : "pypi file uploaded again, unchanged");
     // PyPI answers 200 either way; twine reads only the status.

@@ -1,6 +1,5 @@
 import { Readable } from "node:stream";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
-import multipart from "@fastify/multipart";
 import send from "@fastify/send";
 import { ServiceError, notFound } from "@svc/contracts";
 import { parseArtifactTarget, parseArtifactUrl, type ArtifactTarget } from "@svc/grants";
@@ -46,8 +45,6 @@ const READ_CHUNK = 1024 * 1024;
 /** How much longer than svc.upload-idle-timeout this service waits, at most, before cutting an upload. */
 const IDLE_GRACE_MS = 5_000;
 
-const isForm = (type: string | undefined): boolean => type !== undefined && /^multipart\/form-data\s*;/i.test(type);
-
 /** A declared Content-Type worth recording: a well-formed media type, else nothing. */
 const MEDIA_TYPE = /^[\w!#$%&'*+.^`|~-]+\/[\w!#$%&'*+.^`|~-]+(\s*;.*)?$/;
 const mediaType = (declared: string | undefined): string | null => (declared !== undefined && declared.length <= 255 && MEDIA_TYPE.test(declared.trim()) ? declared.trim() : null);
@@ -85,13 +82,11 @@ export function rawRoutes(app: FastifyInstance, deps: RawRoutesDeps): void {
     // payload fastify hands over: it fails at its end unless it is the one the gateway signed
     // (createBaseApp), before the store commits it.
     scoped.removeAllContentTypeParsers();
+    // A multipart body (twine's upload form) too: a PyPI upload reads it part by part from that
+    // payload, streaming the file (routes/upload-form.ts).
     scoped.addContentTypeParser("*", (_req, payload, done) => done(null, payload));
-    // A multipart body (twine's upload form) is only marked here, not read: a PyPI upload reads it
-    // part by part, streaming the file; any other route streams it whole, as every body.
-    scoped.register(multipart);
     scoped.addHook("onRequest", (req, _reply, done) => {
-      // A form post (twine's upload) keeps its type, so the multipart parser marks it.
-      if (req.method !== "GET" && req.method !== "HEAD" && !(req.method === "POST" && isForm(req.headers["content-type"]))) setContentTypeAside(req);
+      if (req.method !== "GET" && req.method !== "HEAD") setContentTypeAside(req);
       done();
     });
 

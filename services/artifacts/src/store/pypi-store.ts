@@ -74,14 +74,22 @@ export function pypiStoreFactory(root: Db) {
       return rows.map(row);
     },
 
+    /** A page of a repository's files in file-name order (byte order), after `after`. */
+    async pageFiles(repository: string, after: string | undefined, limit: number): Promise<PypiFileRow[]> {
+      let q = db().selectFrom("pypi_files").select(columns).where("repository", "=", repository);
+      if (after !== undefined) q = q.where(sql<boolean>`filename collate "C" > ${after}`);
+      const rows = await q.orderBy(sql`filename collate "C"`).limit(limit).execute();
+      return rows.map(row);
+    },
+
     /** Every project of a repository (normalised names), in byte order. */
     async projects(repository: string): Promise<string[]> {
       const rows = await db().selectFrom("pypi_files").select("project").where("repository", "=", repository).groupBy("project").orderBy(sql`project collate "C"`).execute();
       return rows.map((r) => r.project);
     },
 
-    /** false when a file of that name is recorded already. */
-    async insertFile(repository: string, f: Omit<PypiFileRow, "uploaded" | "yanked">): Promise<boolean> {
+    /** false when a file of that name is recorded already. `yanked`, `uploaded`: an export brings the source's along. */
+    async insertFile(repository: string, f: Omit<PypiFileRow, "uploaded" | "yanked"> & { yanked?: string | null; uploaded?: Date }): Promise<boolean> {
       const r = await db()
         .insertInto("pypi_files")
         .values({
@@ -94,6 +102,8 @@ export function pypiStoreFactory(root: Db) {
           sha256: f.sha256,
           size: f.size,
           requires_python: f.requiresPython,
+          yanked: f.yanked ?? null,
+          ...(f.uploaded ? { uploaded_at: f.uploaded } : {}),
         })
         .onConflict((oc) => oc.columns(["repository", "filename"]).doNothing())
         .executeTakeFirst();

@@ -1,0 +1,105 @@
+import { PassThrough, type Readable } from "node:stream";
+import { Busboy, type BusboyInstance } from "@fastify/busboy";
+import { ServiceError, invalid } from "@svc/contracts";
+
+export interface FormLimits {
+  files: number;
+  fields: number;
+  /** Bytes of one field's value. */
+  fieldSize: number;
+  parts: number;
+}
+
+/**
+ * Reads a multipart/form-data body part by part, streaming: each field is collected, and the
+ * first file part named `file` is handed to `onFile` with the fields seen before it (a form's
+ * order is its contract: metadata first) while the body is still arriving; other file parts are
+ * discarded. `body` is the payload fastify hands over, which fails at its end unless it is the
+ * body the gateway signed (createBaseApp): the file's stream ends only once the whole body has
+ * passed that check, so whoever stores it never commits a file from a body that fails it, even
+ * though the file's own bytes end before the body does.
+ */
+export function readForm<T>(
+  body: Readable,
+  contentType: string,
+  limits: FormLimits,
+  file: string,
+  onFile: (fields: Record<string, string>, filename: string, stream: Readable) => Promise<T>,
+): Promise<{ fields: Record<string, string>; file?: T }> {
+  return new Promise((resolve, reject) => {
+    const fields: Record<string, string> = Object.create(null) as Record<string, string>;
+    let form: BusboyInstance;
+    try {
+      form = Busboy({ headers: { "content-type": contentType }, limits: { ...limits, fileSize: Infinity } });
+    } catch (err) {
+      reject(invalid("body", `the upload form cannot be read: ${(err as Error).message}`));
+      return;
+    }
+    let kept: PassThrough | undefined;
+    let handled: Promise<T> | undefined;
+    let keptEnded = false;
+    let parsed = false;
+    let failed = false;
+
+    const fail = (err: Error) => {
+      if (failed) return;
+      failed = true;
+      body.unpipe(form);
+      kept?.destroy(err);
+      // The first failure is the cause (the body not the one signed, a refusal of the file); the
+      // answer waits until whoever stores the file has let go of it.
+      if (handled) handled.then(() => reject(err), () => reject(err));
+      else reject(err);
+    };
+    const release = () => {
+      if (kept && keptEnded && parsed && !failed) kept.end();
+    };
+    const tooLarge = (what: string) => () => fail(new ServiceError("payload_too_large", `the upload form has more ${what} than an upload takes (at most ${limitOf(what)})`));
+    const limitOf = (what: string) => (what === "parts" ? limits.parts : what === "files" ? limits.files : limits.fields);
+
+    form.on("field", (name: string, value: string, _nameTruncated: boolean, valueTruncated: boolean) => {
+      if (valueTruncated) return fail(new ServiceError("payload_too_large", `the form field ${name.slice(0, 100)} is longer than ${limits.fieldSize} bytes`));
+      fields[name] = value;
+    });
+    form.on("file", (name: string, stream: Readable, filename: string) => {
+      if (name !== file || kept || failed) {
+        stream.resume();
+        return;
+      }
+      kept = new PassThrough();
+      const own = kept;
+      // Its reader sees a failure through its own read; one that did not read it (a refusal before) need not.
+      own.on("error", () => {});
+      stream.pipe(own, { end: false });
+      stream.once("end", () => {
+        keptEnded = true;
+        release();
+      });
+      stream.once("error", (err: Error) => fail(err));
+      try {
+        handled = onFile({ ...fields }, filename, own);
+      } catch (err) {
+        stream.resume();
+        return fail(err as Error);
+      }
+      handled.catch((err: Error) => fail(err));
+    });
+    form.on("partsLimit", tooLarge("parts"));
+    form.on("filesLimit", tooLarge("files"));
+    form.on("fieldsLimit", tooLarge("fields"));
+    form.on("error", (err: Error) => fail(invalid("body", `the upload form is malformed: ${err.message}`)));
+    // The body's own failure (not the one signed, cut when it stalled, abandoned) is what happened.
+    body.on("error", (err: Error) => fail(err));
+    // The body has ended and passed its check before the form sees its end: the file may end now.
+    form.on("finish", () => {
+      parsed = true;
+      release();
+      if (failed) return;
+      if (!handled) return resolve({ fields });
+      handled.then((done) => {
+        if (!failed) resolve({ fields, file: done });
+      }, fail);
+    });
+    body.pipe(form);
+  });
+}

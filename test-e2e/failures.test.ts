@@ -92,6 +92,22 @@ describe("unexpected failures", () => {
       expect(doc.reference).not.toBe(ref);
       expect(doc.error).toBe(`Unexpected failure. Reference: ${doc.reference}`);
       await s.waitForOutput(new RegExp(`Unexpected failure ${doc.reference} while PUT /repository/default/fails.txt`), { service: "artifacts" });
+
+      // The store fails while the body is still arriving: still our failure (500), not a sender that went away.
+      let timer: NodeJS.Timeout | undefined;
+      const slow = new ReadableStream<Uint8Array>({
+        start(controller) {
+          controller.enqueue(new TextEncoder().encode("first part"));
+          timer = setTimeout(() => {
+            controller.enqueue(new TextEncoder().encode(", second part"));
+            controller.close();
+          }, 1500);
+        },
+      });
+      const midway = await s.call("PUT", "/repository/default/fails.txt", { key: s.bootstrapKey, body: slow });
+      clearTimeout(timer);
+      expect(midway.status).toBe(500);
+      expect(await midway.text()).toMatch(/Reference: [A-Z0-9]{12}/);
     } finally {
       rmSync(tmp);
       renameSync(`${tmp}.moved`, tmp);

@@ -1,4 +1,4 @@
-import type { IncomingHttpHeaders } from "node:http";
+import type { IncomingHttpHeaders, IncomingMessage } from "node:http";
 import type { FastifyReply, FastifyRequest } from "fastify";
 
 /**
@@ -57,4 +57,17 @@ export function watchBodyIdle(request: FastifyRequest, reply: FastifyReply, ms: 
     disarm();
     if (wasArmed && !raw.complete) stalled();
   });
+}
+
+/**
+ * Whether the request body ended early because its sender went away (the connection closed
+ * before the body was in), as opposed to being cut by whoever read it: a store that failed
+ * destroys the body it was reading with its own error, which must still be answered as a
+ * failure. Node destroys a request whose connection closes half-way with `ECONNRESET`
+ * "aborted"; the error a stream was destroyed with stays on it (`errored`).
+ */
+export function senderWentAway(raw: IncomingMessage): boolean {
+  if (raw.complete || !raw.destroyed) return false;
+  const cause = raw.errored as (Error & { code?: string }) | null;
+  return cause === null || (cause.code === "ECONNRESET" && cause.message === "aborted");
 }

@@ -3,7 +3,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import send from "@fastify/send";
 import { ServiceError, notFound } from "@svc/contracts";
 import { parseArtifactTarget, parseArtifactUrl, type ArtifactTarget } from "@svc/grants";
-import { declaredContentType, setContentTypeAside, watchBodyIdle } from "@svc/kit";
+import { declaredContentType, senderWentAway, setContentTypeAside, watchBodyIdle } from "@svc/kit";
 import { actorOf, type ArtifactService } from "../domain/artifact-service.js";
 import type { DownloadRecorder } from "../domain/download-recorder.js";
 import { parseDeclaredDigests, parsePreconditions } from "../domain/upload-checks.js";
@@ -134,7 +134,7 @@ export function rawRoutes(app: FastifyInstance, deps: RawRoutesDeps): void {
       const result = await publish(a, body, mediaType(declaredContentType(req)), actorOf(req.principal), checks).catch((err: unknown) => {
         // The sender went away half-way (the gateway drops an upload its client abandoned): nothing
         // was stored and nobody is left to answer; not a failure of ours.
-        if (!(err instanceof ServiceError) && req.raw.destroyed && !req.raw.complete) {
+        if (!(err instanceof ServiceError) && senderWentAway(req.raw)) {
           req.log.info({ repository: a.repository, path: a.path }, "upload abandoned before its body ended: nothing stored");
           throw new ServiceError("invalid_input", "the request body ended early: nothing was stored");
         }

@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import httpProxy, { type FastifyHttpProxyOptions } from "@fastify/http-proxy";
 import replyFrom, { type FastifyReplyFromHooks } from "@fastify/reply-from";
-import { declaredContentType, sendUnexpected, setContentTypeAside, type AddressMatcher } from "@svc/kit";
+import { declaredContentType, sendUnexpected, senderWentAway, setContentTypeAside, type AddressMatcher } from "@svc/kit";
 import { bodyGuardFactory } from "./body-guard.js";
 import { DownloadPool } from "./download-pool.js";
 import { forwardDownload } from "./download-forwarder.js";
@@ -38,7 +38,7 @@ export function registerProxyRoutes(app: FastifyInstance, deps: ProxyDeps, route
     // Already answered: a body cut for stalling (body-guard.ts), whose upstream then failed.
     if (reply.sent || reply.raw.headersSent) return;
     // The client went away (an upload abandoned half-way): nobody to answer, nothing broken here.
-    if (reply.request.raw.destroyed && !reply.request.raw.complete) {
+    if (senderWentAway(reply.request.raw)) {
       reply.request.log.info({ method: reply.request.method, url: reply.request.url }, "the client went away before its request body ended");
       return;
     }

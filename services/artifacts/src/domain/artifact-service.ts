@@ -96,13 +96,17 @@ export function artifactServiceFactory(deps: ArtifactServiceDeps) {
     /**
      * PUT: stores the upload and publishes `artifact.published`. A declared digest that does not
      * match (400) or a failed precondition (412) stores nothing and leaves the old content.
+     * `alongside` runs first in the same transaction, under the path's lock; what it throws
+     * stores nothing either.
      */
-    async publish(a: Address, source: Readable, contentType: string | null, actor: Actor, checks: PublishChecks = {}): Promise<Published> {
+    async publish(a: Address, source: Readable, contentType: string | null, actor: Actor, checks: PublishChecks = {}, alongside?: (tx: Db) => Promise<void>): Promise<Published> {
       const digests = digestCheck(checks.digests ?? {});
       const staged = await files.stage(source, digests.through);
       try {
         digests.verify(staged.sha256);
         return await change(a, async (tx) => {
+          // A package format's own rows (an npm version) commit with the file, or neither does.
+          await alongside?.(tx);
           const previous = await metadata.find(a.repository, a.path, tx);
           if (checks.preconditions) checkPreconditions(checks.preconditions, { file: await files.identity(a.repository, a.segments), sha256: previous?.sha256 });
           const { created } = await files.place(staged, a.repository, a.segments);

@@ -73,29 +73,21 @@ export function npmRegistryFactory(deps: NpmRegistryDeps) {
       if (manifest.name !== undefined && manifest.name !== name) throw invalid("name", `version ${version} names package ${String(manifest.name)}, not ${name}`);
       const tgz = attachment(body, manifest);
       const published = () => conflict(`cannot publish over the previously published version ${version} of ${name}: published versions are immutable`);
-      if (await store.findVersion(repository, name, version)) throw published();
-      if (await store.wasUnpublished(repository, name, version)) throw unpublished(name, version);
-
       const path = tarballPath(name, version);
-      await deps.artifacts
-        .publish(addressOf(repository, path), Readable.from([tgz]), "application/octet-stream", actor, { preconditions: { ifNoneMatch: "*" } })
-        .catch((err: unknown) => {
-          throw err instanceof ServiceError && err.code === "precondition_failed" ? published() : err;
-        });
-
       const { dist: _dist, ...rest } = manifest;
       const stored = { ...rest, name, version, _id: `${name}@${version}`, dist: { ...obj(_dist), tarball: undefined } };
       const tags = Object.fromEntries(Object.entries(obj(body["dist-tags"])).filter(([t, v]) => TAG.test(t) && v === version)) as Record<string, string>;
-      await store.transaction(async (tx) => {
-        await store.lockPackage(tx, repository, name);
-        if (await store.wasUnpublished(repository, name, version, tx)) throw unpublished(name, version);
-        await store.ensurePackage(tx, repository, name);
-        if (!(await store.insertVersion(tx, { repository, name, version, manifest: stored, tarball: path }))) throw published();
-        const pkg = (await store.findPackage(repository, name, tx))!;
-        const next = { ...pkg.distTags, ...tags };
-        if (next.latest === undefined) next.latest = version;
-        await store.touch(tx, repository, name, next);
-      });
+      // The tarball and the version's rows commit in one transaction: a publish is all there or not at all.
+      await deps.artifacts
+        .publish(addressOf(repository, path), Readable.from([tgz]), "application/octet-stream", actor, { preconditions: { ifNoneMatch: "*" } }, async (tx) => {
+          await store.lockPackage(tx, repository, name);
+          const added = await store.addVersion(tx, { repository, name, version, manifest: stored, tarball: path, tags });
+          if (added === "unpublished") throw unpublished(name, version);
+          if (added === "exists") throw published();
+        })
+        .catch((err: unknown) => {
+          throw err instanceof ServiceError && err.code === "precondition_failed" ? published() : err;
+        });
     },
 
     /**

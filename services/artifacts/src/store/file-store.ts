@@ -85,8 +85,9 @@ export function fileStoreFactory(opts: FileStoreOptions) {
     const blob = layout.blobOf(staged.sha256);
     for (let attempt = 0; attempt < 5; attempt++) {
       try {
+        // Not flushed: the content's durability is the path's (renamed into place and flushed
+        // below). A blob link a crash loses only costs a second copy of that content later.
         await link(staged.tmp, blob);
-        await syncDir(dirname(blob));
         return staged.tmp;
       } catch (err) {
         const code = (err as NodeJS.ErrnoException).code;

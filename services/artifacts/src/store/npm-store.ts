@@ -24,6 +24,10 @@ export interface NpmVersionRow {
  */
 export function npmStoreFactory(root: Db) {
   const db = (tx?: Db) => (tx ?? root).withSchema(SCHEMA);
+  const wasUnpublished = async (repository: string, name: string, version: string, tx?: Db): Promise<boolean> => {
+    const r = await db(tx).selectFrom("npm_unpublished").select("version").where("repository", "=", repository).where("name", "=", name).where("version", "=", version).executeTakeFirst();
+    return r !== undefined;
+  };
   return {
     transaction<T>(fn: (tx: Db) => Promise<T>): Promise<T> {
       return root.transaction().execute(fn);
@@ -81,6 +85,31 @@ export function npmStoreFactory(root: Db) {
       return Number(r.numInsertedOrUpdatedRows ?? 0) > 0;
     },
 
+    /**
+     * A publish's rows, in the caller's transaction (which holds the package's lock): the
+     * package (created, or its dist-tags merged with `tags` and a `latest` if it had none), then
+     * the version, unless it exists or was unpublished (then the caller rolls back).
+     */
+    async addVersion(tx: Db, v: { repository: string; name: string; version: string; manifest: object; tarball: string; tags: Record<string, string> }): Promise<"added" | "exists" | "unpublished"> {
+      const latest = sql`jsonb_build_object('latest', ${v.version}::text)`;
+      const tags = sql`${JSON.stringify(v.tags)}::jsonb`;
+      await db(tx)
+        .insertInto("npm_packages")
+        .values({ repository: v.repository, name: v.name, dist_tags: sql`${latest} || ${tags}` })
+        .onConflict((oc) =>
+          oc.columns(["repository", "name"]).doUpdateSet({ dist_tags: sql`${latest} || npm_packages.dist_tags || ${tags}`, rev: sql`npm_packages.rev + 1`, modified_at: sql`now()` }),
+        )
+        .execute();
+      const r = await sql<{ version: string }>`
+        insert into ${sql.table(`${SCHEMA}.npm_versions`)} (repository, name, version, manifest, tarball)
+        select ${v.repository}, ${v.name}, ${v.version}, ${JSON.stringify(v.manifest)}::jsonb, ${v.tarball}
+        where not exists (select 1 from ${sql.table(`${SCHEMA}.npm_unpublished`)} where repository = ${v.repository} and name = ${v.name} and version = ${v.version})
+        on conflict (repository, name, version) do nothing
+        returning version`.execute(tx);
+      if (r.rows.length > 0) return "added";
+      return (await wasUnpublished(v.repository, v.name, v.version, tx)) ? "unpublished" : "exists";
+    },
+
     /** A repository's package names in byte order, one page after `after`. */
     async packageNames(repository: string, after: string | undefined, limit: number): Promise<string[]> {
       let q = db().selectFrom("npm_packages").select("name").where("repository", "=", repository);
@@ -90,10 +119,7 @@ export function npmStoreFactory(root: Db) {
     },
 
     /** Whether that version was unpublished (it can never be published again). */
-    async wasUnpublished(repository: string, name: string, version: string, tx?: Db): Promise<boolean> {
-      const r = await db(tx).selectFrom("npm_unpublished").select("version").where("repository", "=", repository).where("name", "=", name).where("version", "=", version).executeTakeFirst();
-      return r !== undefined;
-    },
+    wasUnpublished,
 
     async markUnpublished(tx: Db, repository: string, name: string, versions: string[]): Promise<void> {
       if (versions.length === 0) return;

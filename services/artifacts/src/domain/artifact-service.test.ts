@@ -39,7 +39,9 @@ async function setup(readOnly = false) {
         throw err;
       }
     },
-    async lockPath() {},
+    lockedTransaction<T>(_r: string, _p: string, fn: (tx: never) => Promise<T>): Promise<T> {
+      return metadata.transaction(fn);
+    },
     async find(r: string, p: string) {
       return rows.get(k(r, p));
     },

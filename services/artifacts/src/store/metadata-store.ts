@@ -1,7 +1,13 @@
+import { createHash } from "node:crypto";
 import { sql, type Kysely } from "kysely";
 import { SCHEMA, type ArtifactsDatabase } from "./schema.js";
 
 export type Db = Kysely<ArtifactsDatabase>;
+
+/** A path's advisory lock key: 64 bits of a SHA-256 of the repository and path, as a signed bigint literal. */
+export function pathLockKey(repository: string, path: string): string {
+  return createHash("sha256").update(`artifact-path\0${repository}\0${path}`).digest().readBigInt64BE(0).toString();
+}
 
 export interface ArtifactRecord {
   repository: string;
@@ -70,11 +76,25 @@ export function metadataStoreFactory(root: Db) {
     },
 
     /**
-     * Serialises every change to one path across replicas until the transaction ends: the file
-     * rename or unlink, its metadata and its event happen in one order everywhere.
+     * Runs `fn` in a transaction that first takes the path's lock, which serialises every change
+     * to one path across replicas until it ends: the file rename or unlink, its metadata and its
+     * event happen in one order everywhere. BEGIN and the lock go to Postgres as one message
+     * (the key is a number computed here, so the statement needs no parameters): a write pays one
+     * round trip less, and each costs both processes a wake-up.
      */
-    async lockPath(tx: Db, repository: string, path: string): Promise<void> {
-      await sql`select pg_advisory_xact_lock(hashtextextended(${`${repository}/${path}`}, 7157))`.execute(tx);
+    async lockedTransaction<T>(repository: string, path: string, fn: (tx: Db) => Promise<T>): Promise<T> {
+      return root.connection().execute(async (conn) => {
+        await sql.raw(`begin; select pg_advisory_xact_lock(${pathLockKey(repository, path)})`).execute(conn);
+        let result: T;
+        try {
+          result = await fn(conn);
+        } catch (err) {
+          await sql.raw("rollback").execute(conn).catch(() => {});
+          throw err;
+        }
+        await sql.raw("commit").execute(conn);
+        return result;
+      });
     },
 
     async ensureRepository(name: string, format: string) {

@@ -93,16 +93,17 @@ export function npmStoreFactory(root: Db) {
     async addVersion(tx: Db, v: { repository: string; name: string; version: string; manifest: object; tarball: string; tags: Record<string, string> }): Promise<"added" | "exists" | "unpublished"> {
       const latest = sql`jsonb_build_object('latest', ${v.version}::text)`;
       const tags = sql`${JSON.stringify(v.tags)}::jsonb`;
-      await db(tx)
-        .insertInto("npm_packages")
-        .values({ repository: v.repository, name: v.name, dist_tags: sql`${latest} || ${tags}` })
-        .onConflict((oc) =>
-          oc.columns(["repository", "name"]).doUpdateSet({ dist_tags: sql`${latest} || npm_packages.dist_tags || ${tags}`, rev: sql`npm_packages.rev + 1`, modified_at: sql`now()` }),
-        )
-        .execute();
+      // One statement: the package row first (the version's foreign key sees it at the end of
+      // the statement), then the version, which the statement's "from pkg" orders after it.
       const r = await sql<{ version: string }>`
+        with pkg as (
+          insert into ${sql.table(`${SCHEMA}.npm_packages`)} as p (repository, name, dist_tags)
+          values (${v.repository}, ${v.name}, ${latest} || ${tags})
+          on conflict (repository, name) do update set dist_tags = ${latest} || p.dist_tags || ${tags}, rev = p.rev + 1, modified_at = now()
+          returning 1
+        )
         insert into ${sql.table(`${SCHEMA}.npm_versions`)} (repository, name, version, manifest, tarball)
-        select ${v.repository}, ${v.name}, ${v.version}, ${JSON.stringify(v.manifest)}::jsonb, ${v.tarball}
+        select ${v.repository}, ${v.name}, ${v.version}, ${JSON.stringify(v.manifest)}::jsonb, ${v.tarball} from pkg
         where not exists (select 1 from ${sql.table(`${SCHEMA}.npm_unpublished`)} where repository = ${v.repository} and name = ${v.name} and version = ${v.version})
         on conflict (repository, name, version) do nothing
         returning version`.execute(tx);

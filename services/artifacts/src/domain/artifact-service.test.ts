@@ -39,8 +39,14 @@ async function setup(readOnly = false) {
         throw err;
       }
     },
-    lockedTransaction<T>(_r: string, _p: string, fn: (tx: never) => Promise<T>): Promise<T> {
-      return metadata.transaction(fn);
+    lockedTransaction<T>(_r: string, _p: string, fn: (tx: never) => Promise<T>, last?: (result: T) => string | undefined): Promise<T> {
+      return metadata.transaction(async (tx) => {
+        const out = await fn(tx);
+        // The fake outbox's "statement" is the event itself, applied with the commit.
+        const statement = last?.(out);
+        if (statement) outbox.push(JSON.parse(statement) as ArtifactEvent);
+        return out;
+      });
     },
     async find(r: string, p: string) {
       return rows.get(k(r, p));
@@ -66,7 +72,7 @@ async function setup(readOnly = false) {
   const svc = artifactServiceFactory({
     files,
     metadata,
-    outbox: { add: async (_tx, e) => void outbox.push(e) },
+    outbox: { addStatement: (e) => JSON.stringify(e) },
     deliver: async (e) => void delivered.push(e),
     tenant: "acme",
   });

@@ -9,7 +9,7 @@ import { checkPreconditions, digestCheck, etagOf, type DeclaredDigests, type Pre
 export interface ArtifactServiceDeps {
   files: Pick<FileStore, "readOnly" | "stage" | "place" | "discard" | "remove" | "identity" | "hash" | "releaseBlob">;
   metadata: Pick<MetadataStore, "lockedTransaction" | "find" | "recordArtifact" | "correctArtifact" | "forgetArtifact" | "setHold">;
-  outbox: Pick<OutboxStore, "add">;
+  outbox: Pick<OutboxStore, "addStatement">;
   /** Publishes a committed event (awaited; a failure leaves it to the outbox relay). */
   deliver: (event: ArtifactEvent) => Promise<unknown>;
   tenant: string;
@@ -82,11 +82,7 @@ export function artifactServiceFactory(deps: ArtifactServiceDeps) {
 
   /** A change with its event, under the path's lock, in one transaction; then the event goes out. */
   const change = async <T extends ArtifactEvent | undefined, R>(a: Address, fn: (tx: Db) => Promise<{ event: T; result: R }>): Promise<R> => {
-    const { event, result } = await metadata.lockedTransaction(a.repository, a.path, async (tx) => {
-      const out = await fn(tx);
-      if (out.event) await outbox.add(tx, out.event);
-      return out;
-    });
+    const { event, result } = await metadata.lockedTransaction(a.repository, a.path, fn, (out) => (out.event ? outbox.addStatement(out.event) : undefined));
     // Committed, so the outbox holds it: the answer does not wait for NATS to take the event
     // (the relay sends it again if this attempt fails).
     void deliver(event);

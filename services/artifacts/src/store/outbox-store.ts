@@ -1,4 +1,5 @@
 import { sql } from "kysely";
+import pg from "pg";
 import type { ArtifactEvent } from "@svc/contracts";
 import type { Db } from "./metadata-store.js";
 import { SCHEMA } from "./schema.js";
@@ -8,12 +9,18 @@ export interface OutboxRow {
   event: ArtifactEvent;
 }
 
+const { escapeIdentifier, escapeLiteral } = pg;
+
 /** The outbox table: written inside the change's transaction, drained by the relay. */
 export function outboxStoreFactory(root: Db) {
   const db = (tx?: Db) => (tx ?? root).withSchema(SCHEMA);
   return {
-    async add(tx: Db, event: ArtifactEvent): Promise<void> {
-      await db(tx).insertInto("outbox").values({ id: event.id, kind: event.kind, event: JSON.stringify(event) }).execute();
+    /**
+     * An event's row, written in the change's transaction: one statement with its values quoted
+     * in (pg's escaping), sent with the transaction's COMMIT (metadata-store.ts lockedTransaction).
+     */
+    addStatement(event: ArtifactEvent): string {
+      return `insert into ${escapeIdentifier(SCHEMA)}.outbox (id, kind, event) values (${escapeLiteral(event.id)}, ${escapeLiteral(event.kind)}, ${escapeLiteral(JSON.stringify(event))})`;
     },
 
     /**

@@ -30,6 +30,12 @@ export interface PublishChecks {
   digests?: DeclaredDigests;
 }
 
+/** A package format's own step in a publish's transaction: its locks (lockKey(), taken after the path's) and its rows. */
+export interface Alongside {
+  locks?: string[];
+  run: (tx: Db) => Promise<void>;
+}
+
 export interface Published {
   size: number;
   sha256: string;
@@ -81,8 +87,8 @@ export function artifactServiceFactory(deps: ArtifactServiceDeps) {
   };
 
   /** A change with its event, under the path's lock, in one transaction; then the event goes out. */
-  const change = async <T extends ArtifactEvent | undefined, R>(a: Address, fn: (tx: Db) => Promise<{ event: T; result: R }>): Promise<R> => {
-    const { event, result } = await metadata.lockedTransaction(a.repository, a.path, fn, (out) => (out.event ? outbox.addStatement(out.event) : undefined));
+  const change = async <T extends ArtifactEvent | undefined, R>(a: Address, fn: (tx: Db) => Promise<{ event: T; result: R }>, locks: string[] = []): Promise<R> => {
+    const { event, result } = await metadata.lockedTransaction(a.repository, a.path, fn, (out) => (out.event ? outbox.addStatement(out.event) : undefined), locks);
     // Committed, so the outbox holds it: the answer does not wait for NATS to take the event
     // (the relay sends it again if this attempt fails).
     void deliver(event);
@@ -96,14 +102,14 @@ export function artifactServiceFactory(deps: ArtifactServiceDeps) {
      * `alongside` runs first in the same transaction, under the path's lock; what it throws
      * stores nothing either.
      */
-    async publish(a: Address, source: Readable, contentType: string | null, actor: Actor, checks: PublishChecks = {}, alongside?: (tx: Db) => Promise<void>): Promise<Published> {
+    async publish(a: Address, source: Readable, contentType: string | null, actor: Actor, checks: PublishChecks = {}, alongside?: Alongside): Promise<Published> {
       const digests = digestCheck(checks.digests ?? {});
       const staged = await files.stage(source, digests.through);
       try {
         digests.verify(staged.sha256);
         return await change(a, async (tx) => {
           // A package format's own rows (an npm version) commit with the file, or neither does.
-          await alongside?.(tx);
+          await alongside?.run(tx);
           const previous = await metadata.find(a.repository, a.path, tx);
           if (checks.preconditions) checkPreconditions(checks.preconditions, { file: await files.identity(a.repository, a.segments), sha256: previous?.sha256 });
           const { created } = await files.place(staged, a.repository, a.segments);
@@ -114,7 +120,7 @@ export function artifactServiceFactory(deps: ArtifactServiceDeps) {
           await metadata.recordArtifact({ repository: a.repository, path: a.path, size: staged.size, sha256: staged.sha256, contentType, at }, tx);
           const event: ArtifactPublished = { ...base(a, staged.size, staged.sha256, actor, at), kind: "artifact.published", replaced: !created };
           return { event, result: { size: staged.size, sha256: staged.sha256, created, etag: placed ? etagOf(placed) : undefined } };
-        });
+        }, alongside?.locks);
       } catch (err) {
         await files.discard(staged);
         throw err;

@@ -79,11 +79,13 @@ export function npmRegistryFactory(deps: NpmRegistryDeps) {
       const tags = Object.fromEntries(Object.entries(obj(body["dist-tags"])).filter(([t, v]) => TAG.test(t) && v === version)) as Record<string, string>;
       // The tarball and the version's rows commit in one transaction: a publish is all there or not at all.
       await deps.artifacts
-        .publish(addressOf(repository, path), Readable.from([tgz]), "application/octet-stream", actor, { preconditions: { ifNoneMatch: "*" } }, async (tx) => {
-          await store.lockPackage(tx, repository, name);
-          const added = await store.addVersion(tx, { repository, name, version, manifest: stored, tarball: path, tags });
-          if (added === "unpublished") throw unpublished(name, version);
-          if (added === "exists") throw published();
+        .publish(addressOf(repository, path), Readable.from([tgz]), "application/octet-stream", actor, { preconditions: { ifNoneMatch: "*" } }, {
+          locks: [store.packageLock(repository, name)],
+          run: async (tx) => {
+            const added = await store.addVersion(tx, { repository, name, version, manifest: stored, tarball: path, tags });
+            if (added === "unpublished") throw unpublished(name, version);
+            if (added === "exists") throw published();
+          },
         })
         .catch((err: unknown) => {
           throw err instanceof ServiceError && err.code === "precondition_failed" ? published() : err;

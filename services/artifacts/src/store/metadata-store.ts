@@ -4,9 +4,12 @@ import { SCHEMA, type ArtifactsDatabase } from "./schema.js";
 
 export type Db = Kysely<ArtifactsDatabase>;
 
-/** A path's advisory lock key: 64 bits of a SHA-256 of the repository and path, as a signed bigint literal. */
-export function pathLockKey(repository: string, path: string): string {
-  return createHash("sha256").update(`artifact-path\0${repository}\0${path}`).digest().readBigInt64BE(0).toString();
+/**
+ * An advisory lock key: 64 bits of a SHA-256 of what is locked (its kind first, so a path and a
+ * package never share a key), as a signed bigint literal that needs no statement parameter.
+ */
+export function lockKey(kind: string, ...parts: string[]): string {
+  return createHash("sha256").update([kind, ...parts].join("\0")).digest().readBigInt64BE(0).toString();
 }
 
 export interface ArtifactRecord {
@@ -80,11 +83,14 @@ export function metadataStoreFactory(root: Db) {
      * to one path across replicas until it ends: the file rename or unlink, its metadata and its
      * event happen in one order everywhere. BEGIN and the lock go to Postgres as one message
      * (the key is a number computed here, so the statement needs no parameters), and `lastStatement`
-     * goes with COMMIT: a write pays two round trips less, and each costs both processes a wake-up.
+     * goes with COMMIT: a write pays two round trips less (more with `moreLocks`, advisory lock keys
+     * from lockKey() taken after the path's), and each costs both processes a wake-up.
      */
-    async lockedTransaction<T>(repository: string, path: string, fn: (tx: Db) => Promise<T>, lastStatement?: (result: T) => string | undefined): Promise<T> {
+    async lockedTransaction<T>(repository: string, path: string, fn: (tx: Db) => Promise<T>, lastStatement?: (result: T) => string | undefined, moreLocks: string[] = []): Promise<T> {
       return root.connection().execute(async (conn) => {
-        await sql.raw(`begin; select pg_advisory_xact_lock(${pathLockKey(repository, path)})`).execute(conn);
+        // The path first, then the others (a package's), in that order everywhere.
+        const locks = [lockKey("artifact-path", repository, path), ...moreLocks].map((k) => `select pg_advisory_xact_lock(${k})`);
+        await sql.raw(`begin; ${locks.join("; ")}`).execute(conn);
         try {
           const result = await fn(conn);
           // A last statement (the outbox row) travels with COMMIT; if it fails, Postgres skips the COMMIT.

@@ -1,5 +1,5 @@
 import { sql } from "kysely";
-import type { Db } from "./metadata-store.js";
+import { lockKey, type Db } from "./metadata-store.js";
 import { SCHEMA } from "./schema.js";
 
 export interface NpmPackageRow {
@@ -24,6 +24,7 @@ export interface NpmVersionRow {
  */
 export function npmStoreFactory(root: Db) {
   const db = (tx?: Db) => (tx ?? root).withSchema(SCHEMA);
+  const packageLock = (repository: string, name: string) => lockKey("npm-package", repository, name);
   const wasUnpublished = async (repository: string, name: string, version: string, tx?: Db): Promise<boolean> => {
     const r = await db(tx).selectFrom("npm_unpublished").select("version").where("repository", "=", repository).where("name", "=", name).where("version", "=", version).executeTakeFirst();
     return r !== undefined;
@@ -34,8 +35,11 @@ export function npmStoreFactory(root: Db) {
     },
 
     async lockPackage(tx: Db, repository: string, name: string): Promise<void> {
-      await sql`select pg_advisory_xact_lock(hashtextextended(${`${repository}/${name}`}, 4287))`.execute(tx);
+      await sql.raw(`select pg_advisory_xact_lock(${packageLock(repository, name)})`).execute(tx);
     },
+
+    /** The package's lock key, for a transaction that takes it with others (metadata-store.ts lockedTransaction). */
+    packageLock,
 
     async findPackage(repository: string, name: string, tx?: Db): Promise<NpmPackageRow | undefined> {
       const r = await db(tx)

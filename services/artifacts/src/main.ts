@@ -41,7 +41,7 @@ await bootService({
     const files = fileStoreFactory({ root: config.filesystemRoot, readOnly: config.readOnly });
     const repositories = repositoryListFactory({ metadata, files, log });
     await repositories.start();
-    // Events: written to the outbox with each change, published before the request is answered
+    // Events: written to the outbox with each change, published as the request is answered
     // (JetStream message id = event id), and relayed again from the outbox while NATS is away.
     const outbox = outboxStoreFactory(db);
     const relay = outboxRelayFactory({ outbox, publish: artifactEventPublisherFactory(bus), log });

@@ -10,7 +10,7 @@ export interface ArtifactServiceDeps {
   files: Pick<FileStore, "readOnly" | "stage" | "place" | "discard" | "remove" | "identity" | "hash" | "releaseBlob">;
   metadata: Pick<MetadataStore, "lockedTransaction" | "find" | "recordArtifact" | "correctArtifact" | "forgetArtifact" | "setHold">;
   outbox: Pick<OutboxStore, "addStatement">;
-  /** Publishes a committed event (awaited; a failure leaves it to the outbox relay). */
+  /** Publishes a committed event (not awaited by the caller; a failure leaves it to the outbox relay). */
   deliver: (event: ArtifactEvent) => Promise<unknown>;
   tenant: string;
   /** The package file an artifact is, in a repository with a package format (its events carry it). */
@@ -57,7 +57,7 @@ export const READ_ONLY = "this server is read-only (svc.read-only): writes are r
 
 /**
  * Every change to an artifact: the file, its metadata row and an outbox event, made under a
- * per-path lock in one transaction, then the event published before the caller answers. A
+ * per-path lock in one transaction; the event goes to NATS as the caller answers. A
  * crash between the file change and the commit leaves a file the metadata does not match;
  * the walker's repair and backfill jobs reconcile it (through index() and forget()).
  */

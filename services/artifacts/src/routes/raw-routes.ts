@@ -128,7 +128,7 @@ export function rawRoutes(app: FastifyInstance, deps: RawRoutesDeps): void {
       if (own) return own;
       const checks = { preconditions: parsePreconditions(req.headers), digests: parseDeclaredDigests(req.headers) };
       watchIdle(req, reply, a);
-      // Durable (file, metadata and outbox row committed) and its event published before we answer.
+      // Durable (file, metadata and outbox row committed) before we answer; the event follows from the outbox.
       const body = req.body instanceof Readable ? req.body : req.raw;
       const publish = deps.publisherOf?.(a.repository) ?? deps.artifacts.publish;
       const result = await publish(a, body, mediaType(declaredContentType(req)), actorOf(req.principal), checks).catch((err: unknown) => {

@@ -15,6 +15,12 @@ export interface ArtifactServiceDeps {
   tenant: string;
   /** The package file an artifact is, in a repository with a package format (its events carry it). */
   coordinates?: (repository: string, path: string) => PackageCoordinates | undefined;
+  /**
+   * A package format's rows about an artifact (an npm version), dropped in the transaction that
+   * forgets the artifact, under its path's lock: whatever removes a file (a DELETE, retention,
+   * repair, a forced repository removal), no index of the format goes on listing it.
+   */
+  removing?: (tx: Db, a: Address) => Promise<void>;
 }
 
 export interface Address {
@@ -41,6 +47,8 @@ export interface Published {
 export type IndexOutcome = "created" | "corrected" | "unchanged" | "changed" | "missing";
 export type RetentionOutcome = { removed: true; size: number } | { removed: false; why: "gone" | "held" | "changed" };
 export type Finding = ArtifactFinding["finding"];
+/** A publish's own step in its transaction: it sees the content staged (checked against the declared digests). */
+export type Alongside = (tx: Db, staged: { size: number; sha256: string }) => Promise<void>;
 
 /** An event's actor from the gateway's principal: a kind and an id, never a secret. */
 export function actorOf(p: Principal): Actor {
@@ -91,6 +99,12 @@ export function artifactServiceFactory(deps: ArtifactServiceDeps) {
     await deliver(event);
     return result;
   };
+  /** Every removal of an artifact's row goes through here, so a format's rows go with it. */
+  const forgetRow = async (tx: Db, a: Address) => {
+    const row = await metadata.forgetArtifact(a.repository, a.path, tx);
+    await deps.removing?.(tx, a);
+    return row;
+  };
 
   return {
     /**
@@ -99,14 +113,14 @@ export function artifactServiceFactory(deps: ArtifactServiceDeps) {
      * `alongside` runs first in the same transaction, under the path's lock; what it throws
      * stores nothing either.
      */
-    async publish(a: Address, source: Readable, contentType: string | null, actor: Actor, checks: PublishChecks = {}, alongside?: (tx: Db) => Promise<void>): Promise<Published> {
+    async publish(a: Address, source: Readable, contentType: string | null, actor: Actor, checks: PublishChecks = {}, alongside?: Alongside): Promise<Published> {
       const digests = digestCheck(checks.digests ?? {});
       const staged = await files.stage(source, digests.through);
       try {
         digests.verify(staged.sha256);
         return await change(a, async (tx) => {
           // A package format's own rows (an npm version) commit with the file, or neither does.
-          await alongside?.(tx);
+          await alongside?.(tx, { size: staged.size, sha256: staged.sha256 });
           const previous = await metadata.find(a.repository, a.path, tx);
           if (checks.preconditions) checkPreconditions(checks.preconditions, { file: await files.identity(a.repository, a.segments), sha256: previous?.sha256 });
           const { created } = await files.place(staged, a.repository, a.segments);
@@ -138,7 +152,7 @@ export function artifactServiceFactory(deps: ArtifactServiceDeps) {
         // A file nothing indexed yet is read once for the event's digest.
         const { size, sha256 } = row ?? (await files.hash(a.repository, a.segments));
         if (file) await files.remove(a.repository, a.segments, sha256);
-        if (row) await metadata.forgetArtifact(a.repository, a.path, tx);
+        await forgetRow(tx, a);
         const event: ArtifactRemoved = { ...base(a, size, sha256, actor), kind: "artifact.removed", reason: "request" };
         return { event, result: true };
       });
@@ -156,7 +170,7 @@ export function artifactServiceFactory(deps: ArtifactServiceDeps) {
         if (row.heldReason !== null) return { event: undefined, result: { removed: false, why: "held" } };
         if (row.sha256 !== expect.sha256 || row.updated.getTime() !== expect.updated) return { event: undefined, result: { removed: false, why: "changed" } };
         if (await files.identity(a.repository, a.segments)) await files.remove(a.repository, a.segments, row.sha256);
-        await metadata.forgetArtifact(a.repository, a.path, tx);
+        await forgetRow(tx, a);
         const event: ArtifactRemoved = { ...base(a, row.size, row.sha256, actor), kind: "artifact.removed", reason: "retention" };
         return { event, result: { removed: true, size: row.size } };
       });
@@ -192,7 +206,7 @@ export function artifactServiceFactory(deps: ArtifactServiceDeps) {
       if (files.readOnly) throw forbidden(READ_ONLY);
       return change(a, async (tx) => {
         if (await files.identity(a.repository, a.segments)) return { event: undefined, result: false };
-        const row = await metadata.forgetArtifact(a.repository, a.path, tx);
+        const row = await forgetRow(tx, a);
         if (!row) return { event: undefined, result: false };
         const event: ArtifactRemoved = { ...base(a, row.size, row.sha256, actor), kind: "artifact.removed", reason: "request" };
         return { event, result: true };

@@ -6,7 +6,7 @@ import { filePath, isProjectName, isVersion, normalizeProject, projectOfFile } f
 import type { DeclaredDigests } from "./upload-checks.js";
 
 export interface PypiRegistryDeps {
-  store: Pick<PypiStore, "findFile" | "insertFile" | "setYanked" | "forgetFile">;
+  store: Pick<PypiStore, "findFile" | "insertFile" | "setYanked">;
   artifacts: Pick<ArtifactService, "publish" | "remove">;
   readOnly: boolean;
 }
@@ -107,20 +107,22 @@ export function pypiRegistryFactory(deps: PypiRegistryDeps) {
       }
       const path = filePath(project, version, filename);
       const address = { repository, segments: path.split("/"), path };
+      // The index row commits with the file (and goes with it: store/pypi-store.ts), so the
+      // index lists exactly the files stored. Another upload of this name (under another version
+      // field, so another path) may win the race past the look-up above: its row decides here.
+      let already: string | undefined;
       const stored = await deps.artifacts
-        .publish(address, file, "application/octet-stream", actor, { preconditions: { ifNoneMatch: "*" }, digests: checked.digests })
+        .publish(address, file, "application/octet-stream", actor, { preconditions: { ifNoneMatch: "*" }, digests: checked.digests }, async (tx, staged) => {
+          const row = { filename, project, displayName: checked.name, version, path, sha256: staged.sha256, size: staged.size, requiresPython: checked.requiresPython, yanked: checked.yanked ?? null };
+          if (await store.insertFile(tx, repository, { ...row, ...(checked.uploaded ? { uploaded: checked.uploaded } : {}) })) return;
+          if ((await store.findFile(repository, filename, tx))?.sha256 === staged.sha256) already = staged.sha256;
+          throw new ServiceError("invalid_input", FILE_EXISTS);
+        })
         .catch((err: unknown) => {
+          if (already !== undefined) return undefined;
           throw err instanceof ServiceError && err.code === "precondition_failed" ? new ServiceError("invalid_input", FILE_EXISTS) : err;
         });
-      const inserted = await store.insertFile(repository, { filename, project, displayName: checked.name, version, path, sha256: stored.sha256, size: stored.size, requiresPython: checked.requiresPython, yanked: checked.yanked ?? null, ...(checked.uploaded ? { uploaded: checked.uploaded } : {}) });
-      // Another upload of this name (under another version field, so another path) won the race
-      // between our look-up and our insert: ours goes, the index keeps one file per name.
-      if (!inserted) {
-        const other = await store.findFile(repository, filename);
-        if (other?.path !== path) await deps.artifacts.remove(address, actor);
-        if (other?.sha256 !== stored.sha256) throw new ServiceError("invalid_input", FILE_EXISTS);
-      }
-      return done(stored.sha256, inserted);
+      return stored ? done(stored.sha256, true) : done(already!, false);
     },
 
     /** PEP 592: yanks (with a reason, "" for none) or unyanks the files of a version, or one of them. */
@@ -132,12 +134,11 @@ export function pypiRegistryFactory(deps: PypiRegistryDeps) {
       return changed;
     },
 
-    /** Removes an uploaded file: its artifact (with its event) and its index entry. */
+    /** Removes an uploaded file: its artifact (with its event) and so its index entry. */
     async remove(repository: string, path: string, actor: Actor): Promise<boolean> {
       writable();
-      const removed = await deps.artifacts.remove({ repository, segments: path.split("/"), path }, actor);
-      await store.forgetFile(repository, path);
-      return removed;
+      // Its index row goes with the artifact's (store/pypi-store.ts).
+      return deps.artifacts.remove({ repository, segments: path.split("/"), path }, actor);
     },
   };
 }

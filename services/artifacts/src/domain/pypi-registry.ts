@@ -17,6 +17,7 @@ export interface UploadFields {
   version?: string;
   sha256_digest?: string;
   md5_digest?: string;
+  blake2_256_digest?: string;
   requires_python?: string;
 }
 
@@ -81,9 +82,12 @@ export function pypiRegistryFactory(deps: PypiRegistryDeps) {
       const digests: DeclaredDigests = {};
       const sha256 = hex(fields.sha256_digest, 64, "sha256_digest");
       const md5 = hex(fields.md5_digest, 32, "md5_digest");
+      const blake2 = hex(fields.blake2_256_digest, 64, "blake2_256_digest");
+      // Every digest the form declares is checked against the bytes stored, as PyPI does.
       if (sha256) digests.sha256 = [{ hex: sha256, header: "sha256_digest" }];
       if (md5) digests.md5 = [{ hex: md5, header: "md5_digest" }];
-      if (!sha256 && !md5) throw invalid("sha256_digest", "the form declares no digest of the file: send sha256_digest (or md5_digest)");
+      if (blake2) digests.blake2_256 = [{ hex: blake2, header: "blake2_256_digest" }];
+      if (!sha256 && !md5 && !blake2) throw invalid("sha256_digest", "the form declares no digest of the file: send sha256_digest (or md5_digest, blake2_256_digest)");
       const requiresPython = fields.requires_python?.trim() || null;
       if (requiresPython !== null && requiresPython.length > 255) throw invalid("requires_python", "requires_python is longer than 255 characters");
       return { name, version, project, filename, digests, sha256, requiresPython };

@@ -163,6 +163,33 @@ describe("pypi repositories with twine and pip", () => {
     expect(createHash("sha256").update(Buffer.from(await got.arrayBuffer())).digest("hex")).toBe(createHash("sha256").update(content).digest("hex"));
   });
 
+  it("every digest the form declares is checked against the bytes: a wrong blake2_256_digest or md5_digest is refused with 400 and stores nothing", async () => {
+    const content = Buffer.from("digest_pkg wheel ".repeat(256)).subarray(0, 4096);
+    const filename = "digest_pkg-1.0-py3-none-any.whl";
+    const digest = (algorithm: string) => createHash(algorithm).update(content).digest("hex");
+    // What twine sends, hashlib.blake2b(content, digest_size=32).hexdigest(): the digest length is
+    // a parameter of BLAKE2b's initial state, so BLAKE2b-512 cut short is another value, refused.
+    const blake2 = "55324477ecdcb22f79dd5f1595eb3cd8153b0aecbc91863c86d6bcc7dc940b34";
+    const cut = digest("blake2b512").slice(0, 64);
+    const post = (fields: Record<string, string>) => {
+      const form = uploadForm({ name: "digest_pkg", version: "1.0", filetype: "bdist_wheel", pyversion: "py3", sha256_digest: digest("sha256"), ...fields }, { name: filename, content });
+      return s.call("POST", "/repository/pypi/", { headers: { ...basic(deployer), "content-type": form.contentType }, body: form.body });
+    };
+    const stored = async () => (await s.call("GET", `/repository/pypi/packages/digest-pkg/1.0/${filename}`, { headers: basic(reader) })).status;
+
+    for (const [field, wrong] of [["blake2_256_digest", cut], ["md5_digest", digest("md5").replace(/^./, (c) => (c === "0" ? "1" : "0"))]] as const) {
+      const r = await post({ [field]: wrong });
+      expect(r.status, field).toBe(400);
+      // twine prints the status line: the reason phrase names the digest.
+      expect(r.statusText, field).toMatch(new RegExp(`${field} does not match`));
+      expect(await stored(), field).toBe(404);
+      expect((await s.call("GET", "/repository/pypi/simple/digest-pkg/", { headers: basic(reader) })).status, field).toBe(404);
+    }
+    const ok = await post({ blake2_256_digest: blake2, md5_digest: digest("md5") });
+    expect(ok.status, await ok.text()).toBe(200);
+    expect(await stored()).toBe(200);
+  });
+
   it("stores nothing from a signed upload form sent straight to artifacts with another body", async () => {
     const principal = `key:${s.tenant}:${keyId(s.bootstrapKey)}`;
     const signed = wheelForm("tampered", "1.0", Buffer.from("the signed wheel"));

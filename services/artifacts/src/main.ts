@@ -1,14 +1,14 @@
 import { bootService, pingDb, postgresSchema } from "@svc/kit";
 import { buildApp } from "./app.js";
 import { loadConfig } from "./config.js";
-import { artifactServiceFactory } from "./domain/artifact-service.js";
+import { artifactServiceFactory, type ArtifactServiceDeps } from "./domain/artifact-service.js";
 import { downloadRecorderFactory } from "./domain/download-recorder.js";
 import { fileStoreFactory } from "./store/file-store.js";
 import { outboxRelayFactory } from "./domain/outbox-relay.js";
 import { repositoryListFactory } from "./domain/repository-list.js";
 import { repositoryAdminFactory } from "./domain/repository-admin.js";
 import { npmCoordinates } from "./domain/npm-documents.js";
-import { npmRegistryFactory } from "./domain/npm-registry.js";
+import { npmRegistryFactory, npmTarballRemoval } from "./domain/npm-registry.js";
 import { artifactCopierFactory, rawExportFactory } from "./domain/export-steps.js";
 import { npmExportFactory } from "./domain/npm-export.js";
 import { mavenExportFactory } from "./domain/maven-export.js";
@@ -49,8 +49,11 @@ await bootService({
     // A package file's events carry its coordinates in the repository's format.
     const coordinatesOf: Record<string, (path: string) => ReturnType<typeof npmCoordinates>> = { npm: npmCoordinates, maven: mavenCoordinates, pypi: pypiCoordinates };
     const coordinates = (repository: string, path: string) => coordinatesOf[repositories.formatOf(repository) ?? ""]?.(path);
-    const artifacts = artifactServiceFactory({ files, metadata, outbox, deliver: relay.deliver, tenant: config.tenant, coordinates });
+    // A format's rows about a file go with it, whatever removes it (PyPI's follow by a cascade: store/pypi-store.ts).
     const npmStore = npmStoreFactory(db);
+    const removingOf: Record<string, NonNullable<ArtifactServiceDeps["removing"]>> = { npm: npmTarballRemoval(npmStore) };
+    const removing: ArtifactServiceDeps["removing"] = async (tx, a) => removingOf[repositories.formatOf(a.repository) ?? ""]?.(tx, a);
+    const artifacts = artifactServiceFactory({ files, metadata, outbox, deliver: relay.deliver, tenant: config.tenant, coordinates, removing });
     const npm = npmHandler({ npm: npmRegistryFactory({ store: npmStore, artifacts, readOnly: config.readOnly }), store: npmStore, artifacts, publicUrl: config.uiPublicUrl });
     const maven = mavenRepositoryFactory({ store: mavenStoreFactory(db), artifacts, metadata, files, readOnly: config.readOnly });
     const publisherOf = (repository: string) => (repositories.formatOf(repository) === "maven" ? maven.deploy : undefined);

@@ -15,6 +15,12 @@ export interface ArtifactServiceDeps {
   tenant: string;
   /** The package file an artifact is, in a repository with a package format (its events carry it). */
   coordinates?: (repository: string, path: string) => PackageCoordinates | undefined;
+  /**
+   * A package format's rows about an artifact (an npm version), dropped in the transaction that
+   * forgets the artifact, under its path's lock: whatever removes a file (a DELETE, retention,
+   * repair, a forced repository removal), no index of the format goes on listing it.
+   */
+  removing?: (tx: Db, a: Address) => Promise<void>;
 }
 
 export interface Address {
@@ -30,10 +36,13 @@ export interface PublishChecks {
   digests?: DeclaredDigests;
 }
 
-/** A package format's own step in a publish's transaction: its locks (lockKey(), taken after the path's) and its rows. */
+/**
+ * A package format's own step in a publish's transaction: its locks (lockKey(), taken after the
+ * path's) and its rows; it sees the content staged (checked against the declared digests).
+ */
 export interface Alongside {
   locks?: string[];
-  run: (tx: Db) => Promise<void>;
+  run: (tx: Db, staged: { size: number; sha256: string }) => Promise<void>;
 }
 
 export interface Published {
@@ -94,6 +103,12 @@ export function artifactServiceFactory(deps: ArtifactServiceDeps) {
     void deliver(event);
     return result;
   };
+  /** Every removal of an artifact's row goes through here, so a format's rows go with it. */
+  const forgetRow = async (tx: Db, a: Address) => {
+    const row = await metadata.forgetArtifact(a.repository, a.path, tx);
+    await deps.removing?.(tx, a);
+    return row;
+  };
 
   return {
     /**
@@ -109,7 +124,7 @@ export function artifactServiceFactory(deps: ArtifactServiceDeps) {
         digests.verify(staged.sha256);
         return await change(a, async (tx) => {
           // A package format's own rows (an npm version) commit with the file, or neither does.
-          await alongside?.run(tx);
+          await alongside?.run(tx, { size: staged.size, sha256: staged.sha256 });
           const previous = await metadata.find(a.repository, a.path, tx);
           if (checks.preconditions) checkPreconditions(checks.preconditions, { file: await files.identity(a.repository, a.segments), sha256: previous?.sha256 });
           const { created } = await files.place(staged, a.repository, a.segments);
@@ -141,7 +156,7 @@ export function artifactServiceFactory(deps: ArtifactServiceDeps) {
         // A file nothing indexed yet is read once for the event's digest.
         const { size, sha256 } = row ?? (await files.hash(a.repository, a.segments));
         if (file) await files.remove(a.repository, a.segments, sha256);
-        if (row) await metadata.forgetArtifact(a.repository, a.path, tx);
+        await forgetRow(tx, a);
         const event: ArtifactRemoved = { ...base(a, size, sha256, actor), kind: "artifact.removed", reason: "request" };
         return { event, result: true };
       });
@@ -159,7 +174,7 @@ export function artifactServiceFactory(deps: ArtifactServiceDeps) {
         if (row.heldReason !== null) return { event: undefined, result: { removed: false, why: "held" } };
         if (row.sha256 !== expect.sha256 || row.updated.getTime() !== expect.updated) return { event: undefined, result: { removed: false, why: "changed" } };
         if (await files.identity(a.repository, a.segments)) await files.remove(a.repository, a.segments, row.sha256);
-        await metadata.forgetArtifact(a.repository, a.path, tx);
+        await forgetRow(tx, a);
         const event: ArtifactRemoved = { ...base(a, row.size, row.sha256, actor), kind: "artifact.removed", reason: "retention" };
         return { event, result: { removed: true, size: row.size } };
       });
@@ -195,7 +210,7 @@ export function artifactServiceFactory(deps: ArtifactServiceDeps) {
       if (files.readOnly) throw forbidden(READ_ONLY);
       return change(a, async (tx) => {
         if (await files.identity(a.repository, a.segments)) return { event: undefined, result: false };
-        const row = await metadata.forgetArtifact(a.repository, a.path, tx);
+        const row = await forgetRow(tx, a);
         if (!row) return { event: undefined, result: false };
         const event: ArtifactRemoved = { ...base(a, row.size, row.sha256, actor), kind: "artifact.removed", reason: "request" };
         return { event, result: true };

@@ -2,8 +2,9 @@ import { createHash } from "node:crypto";
 import { Readable } from "node:stream";
 import { ServiceError, conflict, forbidden, invalid, notFound, type Actor } from "@svc/contracts";
 import type { NpmStore, NpmVersionRow } from "../store/npm-store.js";
-import { READ_ONLY, type ArtifactService } from "./artifact-service.js";
-import { tarballPath } from "./npm-documents.js";
+import type { Db } from "../store/metadata-store.js";
+import { READ_ONLY, type Address, type ArtifactService } from "./artifact-service.js";
+import { npmCoordinates, tarballPath } from "./npm-documents.js";
 
 export interface NpmRegistryDeps {
   store: NpmStore;
@@ -39,6 +40,36 @@ function attachment(body: Doc, manifest: Doc): Buffer {
     }
   }
   return tgz;
+}
+
+/** Dist-tags left pointing only at versions still there, `latest` at the newest kept when its version went. */
+function tagsOf(tags: Record<string, string>, kept: NpmVersionRow[]): Record<string, string> {
+  const versions = new Set(kept.map((v) => v.version));
+  const next = Object.fromEntries(Object.entries(tags).filter(([t, v]) => TAG.test(t) && versions.has(v)));
+  if (next.latest === undefined) next.latest = kept[kept.length - 1]!.version;
+  return next;
+}
+
+/**
+ * The version rows of a tarball removed as a file (retention, repair, a forced repository
+ * removal), in the transaction that forgets it (ArtifactService's `removing`): the version is
+ * unpublished, as `npm unpublish` would, so no document offers a tarball that answers 404.
+ * Under the path's lock, then the package's (a publish takes them in that order too).
+ */
+export function npmTarballRemoval(store: Pick<NpmStore, "lockPackage" | "findPackage" | "findVersion" | "versions" | "deleteVersion" | "markUnpublished" | "deletePackage" | "touch">) {
+  return async (tx: Db, a: Address): Promise<void> => {
+    const c = npmCoordinates(a.path);
+    if (!c?.version) return;
+    await store.lockPackage(tx, a.repository, c.name);
+    const v = await store.findVersion(a.repository, c.name, c.version, tx);
+    if (v?.tarball !== a.path) return;
+    await store.deleteVersion(tx, a.repository, c.name, v.version);
+    await store.markUnpublished(tx, a.repository, c.name, [v.version]);
+    const kept = await store.versions(a.repository, c.name, tx);
+    const pkg = await store.findPackage(a.repository, c.name, tx);
+    if (kept.length === 0) await store.deletePackage(tx, a.repository, c.name);
+    else if (pkg) await store.touch(tx, a.repository, c.name, tagsOf(pkg.distTags, kept));
+  };
 }
 
 /** npmjs's rule: a version number once unpublished is never used again (its tarball could be cached anywhere). */
@@ -120,11 +151,8 @@ export function npmRegistryFactory(deps: NpmRegistryDeps) {
           await store.deletePackage(tx, repository, name);
           return removed;
         }
-        const versions = new Set(kept.map((v) => v.version));
         const tags = body["dist-tags"] === undefined ? pkg.distTags : (obj(body["dist-tags"]) as Record<string, string>);
-        const next = Object.fromEntries(Object.entries(tags).filter(([t, v]) => TAG.test(t) && versions.has(v)));
-        if (next.latest === undefined) next.latest = kept[kept.length - 1]!.version;
-        await store.touch(tx, repository, name, next);
+        await store.touch(tx, repository, name, tagsOf(tags, kept));
         return removed;
       });
       await removeTarballs(repository, gone, actor);

@@ -6,7 +6,7 @@ import { filePath, isProjectName, isVersion, normalizeProject, projectOfFile } f
 import type { DeclaredDigests } from "./upload-checks.js";
 
 export interface PypiRegistryDeps {
-  store: Pick<PypiStore, "findFile" | "insertFile" | "setYanked" | "forgetFile">;
+  store: Pick<PypiStore, "findFile" | "insertFile" | "setYanked">;
   artifacts: Pick<ArtifactService, "publish" | "remove">;
   readOnly: boolean;
 }
@@ -17,6 +17,7 @@ export interface UploadFields {
   version?: string;
   sha256_digest?: string;
   md5_digest?: string;
+  blake2_256_digest?: string;
   requires_python?: string;
 }
 
@@ -81,9 +82,12 @@ export function pypiRegistryFactory(deps: PypiRegistryDeps) {
       const digests: DeclaredDigests = {};
       const sha256 = hex(fields.sha256_digest, 64, "sha256_digest");
       const md5 = hex(fields.md5_digest, 32, "md5_digest");
+      const blake2 = hex(fields.blake2_256_digest, 64, "blake2_256_digest");
+      // Every digest the form declares is checked against the bytes stored, as PyPI does.
       if (sha256) digests.sha256 = [{ hex: sha256, header: "sha256_digest" }];
       if (md5) digests.md5 = [{ hex: md5, header: "md5_digest" }];
-      if (!sha256 && !md5) throw invalid("sha256_digest", "the form declares no digest of the file: send sha256_digest (or md5_digest)");
+      if (blake2) digests.blake2_256 = [{ hex: blake2, header: "blake2_256_digest" }];
+      if (!sha256 && !md5 && !blake2) throw invalid("sha256_digest", "the form declares no digest of the file: send sha256_digest (or md5_digest, blake2_256_digest)");
       const requiresPython = fields.requires_python?.trim() || null;
       if (requiresPython !== null && requiresPython.length > 255) throw invalid("requires_python", "requires_python is longer than 255 characters");
       return { name, version, project, filename, digests, sha256, requiresPython };
@@ -107,20 +111,24 @@ export function pypiRegistryFactory(deps: PypiRegistryDeps) {
       }
       const path = filePath(project, version, filename);
       const address = { repository, segments: path.split("/"), path };
+      // The index row commits with the file (and goes with it: store/pypi-store.ts), so the
+      // index lists exactly the files stored. Another upload of this name (under another version
+      // field, so another path) may win the race past the look-up above: its row decides here.
+      let already: string | undefined;
       const stored = await deps.artifacts
-        .publish(address, file, "application/octet-stream", actor, { preconditions: { ifNoneMatch: "*" }, digests: checked.digests })
+        .publish(address, file, "application/octet-stream", actor, { preconditions: { ifNoneMatch: "*" }, digests: checked.digests }, {
+          run: async (tx, staged) => {
+            const row = { filename, project, displayName: checked.name, version, path, sha256: staged.sha256, size: staged.size, requiresPython: checked.requiresPython, yanked: checked.yanked ?? null };
+            if (await store.insertFile(tx, repository, { ...row, ...(checked.uploaded ? { uploaded: checked.uploaded } : {}) })) return;
+            if ((await store.findFile(repository, filename, tx))?.sha256 === staged.sha256) already = staged.sha256;
+            throw new ServiceError("invalid_input", FILE_EXISTS);
+          },
+        })
         .catch((err: unknown) => {
+          if (already !== undefined) return undefined;
           throw err instanceof ServiceError && err.code === "precondition_failed" ? new ServiceError("invalid_input", FILE_EXISTS) : err;
         });
-      const inserted = await store.insertFile(repository, { filename, project, displayName: checked.name, version, path, sha256: stored.sha256, size: stored.size, requiresPython: checked.requiresPython, yanked: checked.yanked ?? null, ...(checked.uploaded ? { uploaded: checked.uploaded } : {}) });
-      // Another upload of this name (under another version field, so another path) won the race
-      // between our look-up and our insert: ours goes, the index keeps one file per name.
-      if (!inserted) {
-        const other = await store.findFile(repository, filename);
-        if (other?.path !== path) await deps.artifacts.remove(address, actor);
-        if (other?.sha256 !== stored.sha256) throw new ServiceError("invalid_input", FILE_EXISTS);
-      }
-      return done(stored.sha256, inserted);
+      return stored ? done(stored.sha256, true) : done(already!, false);
     },
 
     /** PEP 592: yanks (with a reason, "" for none) or unyanks the files of a version, or one of them. */
@@ -132,12 +140,11 @@ export function pypiRegistryFactory(deps: PypiRegistryDeps) {
       return changed;
     },
 
-    /** Removes an uploaded file: its artifact (with its event) and its index entry. */
+    /** Removes an uploaded file: its artifact (with its event) and so its index entry. */
     async remove(repository: string, path: string, actor: Actor): Promise<boolean> {
       writable();
-      const removed = await deps.artifacts.remove({ repository, segments: path.split("/"), path }, actor);
-      await store.forgetFile(repository, path);
-      return removed;
+      // Its index row goes with the artifact's (store/pypi-store.ts).
+      return deps.artifacts.remove({ repository, segments: path.split("/"), path }, actor);
     },
   };
 }

@@ -1,4 +1,5 @@
-import { createHash, type Hash } from "node:crypto";
+import { createHash } from "node:crypto";
+import { blake2b } from "@noble/hashes/blake2b";
 import { Transform } from "node:stream";
 import { ServiceError, invalid } from "@svc/contracts";
 import type { FileIdentity } from "../store/file-store.js";
@@ -16,7 +17,7 @@ export interface Preconditions {
   ifNoneMatch?: "*" | string[];
 }
 
-export type DigestName = "sha256" | "sha1" | "md5";
+export type DigestName = "sha256" | "sha1" | "md5" | "blake2_256";
 /** Declared digests (lowercase hex) and the header each came from. */
 export type DeclaredDigests = Partial<Record<DigestName, { hex: string; header: string }[]>>;
 
@@ -57,7 +58,7 @@ export function checkPreconditions(p: Preconditions, current: { file?: FileIdent
   }
 }
 
-const HEX_LENGTH: Record<DigestName, number> = { sha256: 64, sha1: 40, md5: 32 };
+const HEX_LENGTH: Record<DigestName, number> = { sha256: 64, sha1: 40, md5: 32, blake2_256: 64 };
 const HEADERS: [string, DigestName][] = [
   ["x-checksum-sha256", "sha256"],
   ["x-checksum-sha1", "sha1"],
@@ -84,13 +85,32 @@ export function parseDeclaredDigests(headers: Record<string, string | string[] |
   return out;
 }
 
+interface Hasher {
+  update(chunk: Buffer): unknown;
+  digest(): string;
+}
+const HASHERS: Record<Exclude<DigestName, "sha256">, () => Hasher> = {
+  sha1: () => node("sha1"),
+  md5: () => node("md5"),
+  // BLAKE2b with a 32-byte digest (what PyPI's blake2_256_digest is): its length is a parameter
+  // of the hash's initial state, so it is not a cut of Node's blake2b512.
+  blake2_256: () => {
+    const h = blake2b.create({ dkLen: 32 });
+    return { update: (chunk) => h.update(chunk), digest: () => Buffer.from(h.digest()).toString("hex") };
+  },
+};
+function node(algorithm: string): Hasher {
+  const h = createHash(algorithm);
+  return { update: (chunk) => h.update(chunk), digest: () => h.digest("hex") };
+}
+
 /**
  * Hashes the body on its way to the store with the digests declared besides SHA-256 (which the
  * store computes anyway); `verify` then throws 400 naming the first header that does not match.
  */
 export function digestCheck(declared: DeclaredDigests): { through: Transform[]; verify: (sha256: string) => void } {
-  const hashes: Partial<Record<DigestName, Hash>> = {};
-  for (const name of ["sha1", "md5"] as const) if (declared[name]) hashes[name] = createHash(name);
+  const hashes: Partial<Record<DigestName, Hasher>> = {};
+  for (const name of ["sha1", "md5", "blake2_256"] as const) if (declared[name]) hashes[name] = HASHERS[name]();
   const extra = Object.values(hashes);
   const through =
     extra.length === 0
@@ -105,10 +125,10 @@ export function digestCheck(declared: DeclaredDigests): { through: Transform[]; 
         ];
   const verify = (sha256: string) => {
     const actual: Partial<Record<DigestName, string>> = { sha256 };
-    for (const [name, h] of Object.entries(hashes) as [DigestName, Hash][]) actual[name] = h.digest("hex");
+    for (const [name, h] of Object.entries(hashes) as [DigestName, Hasher][]) actual[name] = h.digest();
     for (const [name, wanted] of Object.entries(declared) as [DigestName, { hex: string; header: string }[]][]) {
       const bad = wanted.find((w) => w.hex !== actual[name]);
-      if (bad) throw invalid(bad.header, `${bad.header} does not match the body received (${name.toUpperCase()} ${actual[name]}): nothing was stored`);
+      if (bad) throw invalid(bad.header, `${bad.header} does not match the body received (${name === "blake2_256" ? "BLAKE2b-256" : name.toUpperCase()} ${actual[name]}): nothing was stored`);
     }
   };
   return { through, verify };

@@ -1,6 +1,6 @@
 import { sql, type ColumnDefinitionBuilder, type Kysely, type Migration } from "kysely";
 import { SCHEMA } from "./schema.js";
-import { pypiMigration } from "./pypi-store.js";
+import { pypiFilesFollowArtifacts, pypiMigration } from "./pypi-store.js";
 
 export const migrations: Record<string, Migration> = {
   "0001_repositories_and_artifacts": {
@@ -158,4 +158,5 @@ export const migrations: Record<string, Migration> = {
     },
   },
   "0006_pypi_files": pypiMigration,
+  "0007_pypi_files_follow_artifacts": pypiFilesFollowArtifacts,
 };

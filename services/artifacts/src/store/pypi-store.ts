@@ -39,6 +39,22 @@ export const pypiMigration: Migration = {
   },
 };
 
+/**
+ * A file's index row goes with its artifact's row, whichever path removes it (a DELETE,
+ * retention, repair, a forced repository removal): the simple index never lists a file that is
+ * not stored. Deferred, so an upload writes its index row before the artifact's in one
+ * transaction; the cascade itself is immediate. Rows a removal left behind before go first.
+ */
+export const pypiFilesFollowArtifacts: Migration = {
+  async up(db: Kysely<unknown>) {
+    const files = sql.id(SCHEMA, "pypi_files");
+    await sql`delete from ${files} f where not exists (select 1 from ${sql.id(SCHEMA, "artifacts")} a where a.repository = f.repository and a.path = f.path)`.execute(db);
+    // The cascade looks rows up by path on every artifact removal, in every repository.
+    await sql`create unique index pypi_files_by_path on ${files} (repository, path)`.execute(db);
+    await sql`alter table ${files} add constraint pypi_files_artifact foreign key (repository, path) references ${sql.id(SCHEMA, "artifacts")} (repository, path) on delete cascade deferrable initially deferred`.execute(db);
+  },
+};
+
 /** The files of PyPI repositories: one row per uploaded file, the simple index reads them by project. */
 export function pypiStoreFactory(root: Db) {
   const db = (tx?: Db) => (tx ?? root).withSchema(SCHEMA);
@@ -57,8 +73,8 @@ export function pypiStoreFactory(root: Db) {
     uploaded: r.uploaded_at,
   });
   return {
-    async findFile(repository: string, filename: string): Promise<PypiFileRow | undefined> {
-      const r = await db().selectFrom("pypi_files").select(columns).where("repository", "=", repository).where("filename", "=", filename).executeTakeFirst();
+    async findFile(repository: string, filename: string, tx?: Db): Promise<PypiFileRow | undefined> {
+      const r = await db(tx).selectFrom("pypi_files").select(columns).where("repository", "=", repository).where("filename", "=", filename).executeTakeFirst();
       return r ? row(r) : undefined;
     },
 
@@ -88,9 +104,9 @@ export function pypiStoreFactory(root: Db) {
       return rows.map((r) => r.project);
     },
 
-    /** false when a file of that name is recorded already. `yanked`, `uploaded`: an export brings the source's along. */
-    async insertFile(repository: string, f: Omit<PypiFileRow, "uploaded" | "yanked"> & { yanked?: string | null; uploaded?: Date }): Promise<boolean> {
-      const r = await db()
+    /** In the upload's transaction (the artifact's row comes later in it). false when a file of that name is recorded already. `yanked`, `uploaded`: an export brings the source's along. */
+    async insertFile(tx: Db, repository: string, f: Omit<PypiFileRow, "uploaded" | "yanked"> & { yanked?: string | null; uploaded?: Date }): Promise<boolean> {
+      const r = await db(tx)
         .insertInto("pypi_files")
         .values({
           repository,
@@ -116,10 +132,6 @@ export function pypiStoreFactory(root: Db) {
       if (filename !== undefined) q = q.where("filename", "=", filename);
       const rows = await q.returning("filename").execute();
       return rows.map((r) => r.filename).sort();
-    },
-
-    async forgetFile(repository: string, path: string): Promise<void> {
-      await db().deleteFrom("pypi_files").where("repository", "=", repository).where("path", "=", path).execute();
     },
   };
 }

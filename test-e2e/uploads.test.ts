@@ -33,10 +33,10 @@ interface Stalled {
 }
 
 /** A PUT that sends its headers and a few bytes of a longer body, then nothing. */
-function stalledUpload(path: string, withKey: string): Stalled {
+function stalledUpload(path: string, withKey: string, length = 1_000_000): Stalled {
   const u = new URL(s.gatewayUrl);
   const socket = connect({ host: u.hostname, port: Number(u.port) });
-  socket.write(`PUT ${path} HTTP/1.1\r\nHost: ${u.host}\r\nService-Repository-Key: ${withKey}\r\nContent-Length: 1000000\r\n\r\nabc`);
+  socket.write(`PUT ${path} HTTP/1.1\r\nHost: ${u.host}\r\nService-Repository-Key: ${withKey}\r\nContent-Length: ${length}\r\n\r\nabc`);
   const answer = new Promise<string>((resolve) => {
     let text = "";
     socket.setEncoding("latin1");
@@ -114,6 +114,10 @@ describe("stalled uploads", () => {
       expect(answer).toMatch(/svc\.upload-idle-timeout/);
       await s.waitForOutput(/cut a request body that stopped arriving/, { service: "gateway" });
       await until(() => uploadsInTmp() === before, "the cut upload cleaned out of tmp/");
+      expect(await (await s.call("GET", "/repository/default/idle/a.txt", { key: key() })).text()).toBe("old content");
+      // A small body (read whole by the gateway before it goes upstream) is cut the same way.
+      const small = await stalledUpload("/repository/default/idle/a.txt", key(), 1000).answer;
+      expect(small).toMatch(/^HTTP\/1\.1 408 /);
       expect(await (await s.call("GET", "/repository/default/idle/a.txt", { key: key() })).text()).toBe("old content");
       // A body that keeps arriving, however slowly, is not cut.
       const slow = new ReadableStream<Uint8Array>({

@@ -3,7 +3,7 @@ import https from "node:https";
 import { Readable, pipeline } from "node:stream";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { IDENTITY_BODY_TRAILER } from "@svc/contracts";
-import { BODY_IN_TRAILER, declaredContentType, hasRequestBody, sha256Through } from "@svc/kit";
+import { BODY_IN_TRAILER, bodyDigest, declaredContentType, hasRequestBody, sha256Through } from "@svc/kit";
 import { upstreamPath } from "./download-forwarder.js";
 import { NOT_FORWARDED, type StampIdentity } from "./identity-stamp.js";
 
@@ -11,6 +11,9 @@ import { NOT_FORWARDED, type StampIdentity } from "./identity-stamp.js";
 const NOT_SENT = new Set([...NOT_FORWARDED, "connection", "host", "content-length", "transfer-encoding"]);
 /** Answer headers about the upstream connection, not the answer. */
 const NOT_ANSWERED = new Set(["connection", "keep-alive", "transfer-encoding", "proxy-connection", "te", "trailer", "upgrade"]);
+
+/** Bodies up to this size with a declared length are read whole and signed up front. */
+const SMALL_BODY = 64 * 1024;
 
 /** Waiting for the upstream, in either direction, before the exchange is given up (undici's default for the other transports). */
 const IDLE_MS = 300_000;
@@ -42,27 +45,45 @@ export function uploadForwarder(upstream: URL, stamp: StampIdentity, failed: For
     if (type !== undefined) headers["content-type"] = type;
     headers.host = upstream.host;
     const streamed = hasRequestBody(request);
-    if (streamed) {
-      headers["transfer-encoding"] = "chunked";
-      headers.trailer = IDENTITY_BODY_TRAILER;
-    } else headers["content-length"] = "0";
-    const signature = stamp(headers as Record<string, unknown>, request.method, path, request.forwardedPrincipal, streamed ? BODY_IN_TRAILER : undefined);
+    const body = request.body instanceof Readable ? request.body : request.raw;
 
-    const up = send({ hostname: upstream.hostname, port: upstream.port || (secure ? 443 : 80), method: request.method, path, headers, agent });
-    up.setTimeout(IDLE_MS, () => up.destroy(new Error(`the upstream sent nothing for ${IDLE_MS} ms`)));
-    up.once("error", (err) => failed(reply, err));
-    up.once("response", (res: IncomingMessage) => answer(reply, res));
-    reply.raw.once("close", () => {
-      if (!reply.raw.writableFinished) up.destroy();
-    });
+    const open = (binding: string | undefined) => {
+      const signature = stamp(headers as Record<string, unknown>, request.method, path, request.forwardedPrincipal, binding);
+      const up = send({ hostname: upstream.hostname, port: upstream.port || (secure ? 443 : 80), method: request.method, path, headers, agent });
+      up.setTimeout(IDLE_MS, () => up.destroy(new Error(`the upstream sent nothing for ${IDLE_MS} ms`)));
+      up.once("error", (err) => failed(reply, err));
+      up.once("response", (res: IncomingMessage) => answer(reply, res));
+      reply.raw.once("close", () => {
+        if (!reply.raw.writableFinished) up.destroy();
+      });
+      return { up, signature };
+    };
 
     if (!streamed) {
-      up.end();
+      headers["content-length"] = "0";
+      open(undefined).up.end();
       return reply;
     }
+    const declared = Number(request.headers["content-length"]);
+    if (request.headers["transfer-encoding"] === undefined && Number.isSafeInteger(declared) && declared <= SMALL_BODY) {
+      // A small body of a declared length (an npm publish, a POM, a checksum file) is read whole
+      // and signed up front: it goes upstream in one write with its length, no chunks and no
+      // trailer, so the upstream wakes once for it. Still read through the body guard.
+      readSmall(body, declared).then(
+        (whole) => {
+          if (reply.sent || reply.raw.headersSent) return;
+          headers["content-length"] = String(whole.length);
+          open(bodyDigest(whole)).up.end(whole);
+        },
+        (err: unknown) => failed(reply, err),
+      );
+      return reply;
+    }
+    headers["transfer-encoding"] = "chunked";
+    headers.trailer = IDENTITY_BODY_TRAILER;
+    const { up, signature } = open(BODY_IN_TRAILER);
     // The trailer is written by up.end(), which the pipeline calls once this has flushed.
     const digest = sha256Through((sha256) => void up.addTrailers({ [IDENTITY_BODY_TRAILER]: stamp.trailer(signature, sha256) }));
-    const body = request.body instanceof Readable ? request.body : request.raw;
     // A body that fails (the client went away, body-guard.ts cut it) destroys the upstream
     // request: the upstream sees its body end early and stores nothing.
     pipeline(body, digest, up, () => {});
@@ -70,6 +91,20 @@ export function uploadForwarder(upstream: URL, stamp: StampIdentity, failed: For
   };
 
   return { forward, close: () => agent.destroy() };
+}
+
+/** Reads a body of a declared length whole; fails when it ends short or runs past it. */
+function readSmall(body: Readable, length: number): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    body.on("data", (chunk: Buffer) => {
+      size += chunk.length;
+      if (size <= length) chunks.push(chunk);
+    });
+    body.once("error", reject);
+    body.once("end", () => (size === length ? resolve(Buffer.concat(chunks, size)) : reject(new Error(`the request body was ${size} bytes where Content-Length said ${length}`))));
+  });
 }
 
 function answer(reply: FastifyReply, res: IncomingMessage): void {

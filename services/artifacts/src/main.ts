@@ -51,11 +51,11 @@ await bootService({
     const coordinates = (repository: string, path: string) => coordinatesOf[repositories.formatOf(repository) ?? ""]?.(path);
     const artifacts = artifactServiceFactory({ files, metadata, outbox, deliver: relay.deliver, tenant: config.tenant, coordinates });
     const npmStore = npmStoreFactory(db);
-    const npm = npmHandler({ npm: npmRegistryFactory({ store: npmStore, artifacts, readOnly: config.readOnly }), store: npmStore, artifacts, publicUrl: config.uiPublicUrl });
+    const npm = npmHandler({ npm: npmRegistryFactory({ store: npmStore, metadata, artifacts, readOnly: config.readOnly }), store: npmStore, artifacts, publicUrl: config.uiPublicUrl });
     const maven = mavenRepositoryFactory({ store: mavenStoreFactory(db), artifacts, metadata, files, readOnly: config.readOnly });
     const publisherOf = (repository: string) => (repositories.formatOf(repository) === "maven" ? maven.deploy : undefined);
     const pypiStore = pypiStoreFactory(db);
-    const pypiRegistry = pypiRegistryFactory({ store: pypiStore, artifacts, readOnly: config.readOnly });
+    const pypiRegistry = pypiRegistryFactory({ store: pypiStore, metadata, artifacts, readOnly: config.readOnly });
     const pypi = pypiHandler({ registry: pypiRegistry, store: pypiStore });
     const admin = repositoryAdminFactory({ metadata, files, artifacts, list: repositories });
     // Each format's export step; a format missing here is refused an export, naming it.

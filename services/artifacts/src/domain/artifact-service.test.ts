@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { mkdtempSync, rmSync, writeFileSync, existsSync } from "node:fs";
+import { mkdtempSync, readdirSync, rmSync, writeFileSync, existsSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Readable } from "node:stream";
@@ -23,6 +23,7 @@ async function setup(readOnly = false) {
   const outbox: ArtifactEvent[] = [];
   const delivered: ArtifactEvent[] = [];
   let failCommit = false;
+  let closed = false;
   const k = (r: string, p: string) => `${r}/${p}`;
   const metadata = {
     async transaction<T>(fn: (tx: never) => Promise<T>): Promise<T> {
@@ -40,6 +41,9 @@ async function setup(readOnly = false) {
       }
     },
     async lockPath() {},
+    async lockPathInOpenRepository() {
+      return !closed;
+    },
     async find(r: string, p: string) {
       return rows.get(k(r, p));
     },
@@ -68,7 +72,7 @@ async function setup(readOnly = false) {
     deliver: async (e) => void delivered.push(e),
     tenant: "acme",
   });
-  return { root, files, rows, outbox, delivered, svc, failCommit: (v: boolean) => (failCommit = v) };
+  return { root, files, rows, outbox, delivered, svc, failCommit: (v: boolean) => (failCommit = v), close: () => (closed = true) };
 }
 
 describe("artifact changes and their events", () => {
@@ -119,6 +123,19 @@ describe("artifact changes and their events", () => {
     await expect(t.svc.publish(addr("x.txt"), Readable.from([Buffer.from("x")]), null, key)).rejects.toThrow("commit failed");
     expect(t.outbox).toHaveLength(0);
     expect(t.delivered).toHaveLength(0);
+  });
+
+  it("in a repository being removed a publish answers 404 and stores nothing, and a walk indexes nothing", async () => {
+    await t.files.write("libs", ["loose.txt"], Readable.from([Buffer.from("loose")]));
+    const loose = (await t.files.identity("libs", ["loose.txt"]))!;
+    t.close();
+    await expect(t.svc.publish(addr("late.txt"), Readable.from([Buffer.from("late")]), null, key)).rejects.toMatchObject({ status: 404, message: "no repository named libs" });
+    expect(existsSync(join(t.root, "repositories/libs/late.txt"))).toBe(false);
+    expect(existsSync(join(t.root, "blobs/sha256", sha("late").slice(0, 2), sha("late")))).toBe(false);
+    expect(readdirSync(join(t.root, "tmp"))).toEqual([]);
+    expect(await t.svc.index(addr("loose.txt"), loose, sha("loose"))).toBe("missing");
+    expect(t.rows.size).toBe(0);
+    expect(t.outbox).toHaveLength(0);
   });
 
   it("a removal reports the size and digest of what was removed, with reason request", async () => {

@@ -8,7 +8,7 @@ import { checkPreconditions, digestCheck, etagOf, type DeclaredDigests, type Pre
 
 export interface ArtifactServiceDeps {
   files: Pick<FileStore, "readOnly" | "stage" | "place" | "discard" | "remove" | "identity" | "hash" | "releaseBlob">;
-  metadata: Pick<MetadataStore, "transaction" | "lockPath" | "find" | "recordArtifact" | "correctArtifact" | "forgetArtifact" | "setHold">;
+  metadata: Pick<MetadataStore, "transaction" | "lockPath" | "lockPathInOpenRepository" | "find" | "recordArtifact" | "correctArtifact" | "forgetArtifact" | "setHold">;
   outbox: Pick<OutboxStore, "add">;
   /** Publishes a committed event (awaited; a failure leaves it to the outbox relay). */
   deliver: (event: ArtifactEvent) => Promise<unknown>;
@@ -80,10 +80,16 @@ export function artifactServiceFactory(deps: ArtifactServiceDeps) {
     }
   };
 
-  /** A change with its event, under the path's lock, in one transaction; then the event goes out. */
-  const change = async <T extends ArtifactEvent | undefined, R>(a: Address, fn: (tx: Db) => Promise<{ event: T; result: R }>): Promise<R> => {
-    const { event, result } = await metadata.transaction(async (tx) => {
-      await metadata.lockPath(tx, a.repository, a.path);
+  /**
+   * A change with its event, under the path's lock, in one transaction; then the event goes out.
+   * A change that adds to the repository passes `closed`: it then holds the repository open (a
+   * removal waits for it), and in a repository gone or being removed it does nothing and
+   * answers what `closed` answers (or throws).
+   */
+  const change = async <T extends ArtifactEvent | undefined, R>(a: Address, fn: (tx: Db) => Promise<{ event: T; result: R }>, closed?: () => R): Promise<R> => {
+    const { event, result } = await metadata.transaction(async (tx): Promise<{ event: T | undefined; result: R }> => {
+      if (!closed) await metadata.lockPath(tx, a.repository, a.path);
+      else if (!(await metadata.lockPathInOpenRepository(tx, a.repository, a.path))) return { event: undefined, result: closed() };
       const out = await fn(tx);
       if (out.event) await outbox.add(tx, out.event);
       return out;
@@ -117,6 +123,9 @@ export function artifactServiceFactory(deps: ArtifactServiceDeps) {
           await metadata.recordArtifact({ repository: a.repository, path: a.path, size: staged.size, sha256: staged.sha256, contentType, at }, tx);
           const event: ArtifactPublished = { ...base(a, staged.size, staged.sha256, actor, at), kind: "artifact.published", replaced: !created };
           return { event, result: { size: staged.size, sha256: staged.sha256, created, etag: placed ? etagOf(placed) : undefined } };
+        }, () => {
+          // Checked before anything lands: a removal that began meanwhile finds nothing of this upload.
+          throw notFound(`no repository named ${a.repository}`);
         });
       } catch (err) {
         await files.discard(staged);
@@ -165,7 +174,7 @@ export function artifactServiceFactory(deps: ArtifactServiceDeps) {
     /**
      * Backfill and repair: records the size and digest a walk measured, if the file is still
      * the one it read (same inode, size and modification time). No event: the content did not
-     * change, only what the index knows about it.
+     * change, only what the index knows about it. In a repository being removed: "missing".
      */
     async index(a: Address, observed: FileIdentity, sha256: string): Promise<IndexOutcome> {
       if (files.readOnly) throw forbidden(READ_ONLY);
@@ -181,7 +190,7 @@ export function artifactServiceFactory(deps: ArtifactServiceDeps) {
         if (row.size === file.size && row.sha256 === sha256) return { event: undefined, result: "unchanged" };
         await metadata.correctArtifact({ repository: a.repository, path: a.path, size: file.size, sha256 }, tx);
         return { event: undefined, result: "corrected" };
-      });
+      }, () => "missing");
     },
 
     /**

@@ -1,5 +1,6 @@
 import type { Readable } from "node:stream";
 import { ServiceError, forbidden, invalid, notFound, type Actor } from "@svc/contracts";
+import type { MetadataStore } from "../store/metadata-store.js";
 import type { PypiStore } from "../store/pypi-store.js";
 import { READ_ONLY, type ArtifactService } from "./artifact-service.js";
 import { filePath, isProjectName, isVersion, normalizeProject, projectOfFile } from "./pypi-index.js";
@@ -7,6 +8,7 @@ import type { DeclaredDigests } from "./upload-checks.js";
 
 export interface PypiRegistryDeps {
   store: Pick<PypiStore, "findFile" | "insertFile" | "setYanked" | "forgetFile">;
+  metadata: Pick<MetadataStore, "transaction" | "holdRepositoryOpen">;
   artifacts: Pick<ArtifactService, "publish" | "remove">;
   readOnly: boolean;
 }
@@ -112,7 +114,12 @@ export function pypiRegistryFactory(deps: PypiRegistryDeps) {
         .catch((err: unknown) => {
           throw err instanceof ServiceError && err.code === "precondition_failed" ? new ServiceError("invalid_input", FILE_EXISTS) : err;
         });
-      const inserted = await store.insertFile(repository, { filename, project, displayName: checked.name, version, path, sha256: stored.sha256, size: stored.size, requiresPython: checked.requiresPython, yanked: checked.yanked ?? null, ...(checked.uploaded ? { uploaded: checked.uploaded } : {}) });
+      const entry = { filename, project, displayName: checked.name, version, path, sha256: stored.sha256, size: stored.size, requiresPython: checked.requiresPython, yanked: checked.yanked ?? null, ...(checked.uploaded ? { uploaded: checked.uploaded } : {}) };
+      const inserted = await deps.metadata.transaction(async (tx) => {
+        // The file landed, then its repository's removal began: it removes the file, no index entry is added.
+        if (!(await deps.metadata.holdRepositoryOpen(tx, repository))) throw notFound(`no repository named ${repository}`);
+        return store.insertFile(repository, entry, tx);
+      });
       // Another upload of this name (under another version field, so another path) won the race
       // between our look-up and our insert: ours goes, the index keeps one file per name.
       if (!inserted) {

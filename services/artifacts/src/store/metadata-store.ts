@@ -58,12 +58,26 @@ const toRecord = (r: Row): ArtifactRecord => ({
 
 const COLUMNS = ["repository", "path", "size", "sha256", "content_type", "updated_at", "last_downloaded_at", "downloads", "held_reason"] as const;
 
+/** A repository's advisory lock: held shared by each write into it, exclusively by its removal as it closes it. */
+const repositoryKey = (name: string) => sql`hashtextextended(${name}, 2909)`;
+const pathKey = (repository: string, path: string) => sql`hashtextextended(${`${repository}/${path}`}, 7157)`;
+
 /**
  * Repository configuration and per-artifact metadata (size, digest, downloads, holds) in
  * Postgres. Methods take an optional transaction so a change and its outbox row commit together.
  */
 export function metadataStoreFactory(root: Db) {
   const db = (tx?: Db) => (tx ?? root).withSchema(SCHEMA);
+  const detailOf = async (name: string, tx?: Db): Promise<RepositoryDetail | undefined> => {
+    const row = await db(tx)
+      .selectFrom("repositories as r")
+      .leftJoin("artifacts as a", "a.repository", "r.name")
+      .select((eb) => ["r.name", "r.format", "r.created_at", eb.fn.count<string>("a.path").as("artifacts"), eb.fn.coalesce(eb.fn.sum<string>("a.size"), sql<string>`0`).as("bytes")])
+      .where("r.name", "=", name)
+      .groupBy(["r.name", "r.format", "r.created_at"])
+      .executeTakeFirst();
+    return row ? { name: row.name, format: row.format, created: row.created_at, artifacts: Number(row.artifacts), bytes: Number(row.bytes) } : undefined;
+  };
   return {
     transaction<T>(fn: (tx: Db) => Promise<T>): Promise<T> {
       return root.transaction().execute(fn);
@@ -74,7 +88,45 @@ export function metadataStoreFactory(root: Db) {
      * rename or unlink, its metadata and its event happen in one order everywhere.
      */
     async lockPath(tx: Db, repository: string, path: string): Promise<void> {
-      await sql`select pg_advisory_xact_lock(hashtextextended(${`${repository}/${path}`}, 7157))`.execute(tx);
+      await sql`select pg_advisory_xact_lock(${pathKey(repository, path)})`.execute(tx);
+    },
+
+    /**
+     * lockPath for a write that adds to a repository (a publish): also holds the repository open
+     * until the transaction ends, so its removal (closeRepository) waits for this write and
+     * every later one sees it closed. False when the repository is gone or being removed: write
+     * nothing. One statement more than lockPath, no scan: the check is a primary key look-up.
+     */
+    async lockPathInOpenRepository(tx: Db, repository: string, path: string): Promise<boolean> {
+      await sql`select pg_advisory_xact_lock_shared(${repositoryKey(repository)})`.execute(tx);
+      // A statement of its own after the shared lock: its snapshot sees a removal that closed the repository meanwhile.
+      const { rows } = await sql<{ open: boolean }>`
+        select pg_advisory_xact_lock(${pathKey(repository, path)}),
+               exists (select 1 from ${sql.id(SCHEMA, "repositories")} where name = ${repository} and removing_since is null) as open`.execute(tx);
+      return rows[0]?.open === true;
+    },
+
+    /** Holds a repository open for a write that adds to it (as lockPathInOpenRepository, without a path); false: write nothing. */
+    async holdRepositoryOpen(tx: Db, name: string): Promise<boolean> {
+      await sql`select pg_advisory_xact_lock_shared(${repositoryKey(name)})`.execute(tx);
+      return (await db(tx).selectFrom("repositories").select("name").where("name", "=", name).where("removing_since", "is", null).executeTakeFirst()) !== undefined;
+    },
+
+    /**
+     * Begins a repository's removal: waits for the writes holding it open to commit, lets
+     * `mayClose` refuse (it sees the repository as they left it; what it throws closes
+     * nothing), then marks it so that no write adds to it any more. Undefined when there is
+     * no such repository.
+     */
+    async closeRepository(name: string, mayClose: (r: RepositoryDetail) => void): Promise<RepositoryDetail | undefined> {
+      return root.transaction().execute(async (tx) => {
+        await sql`select pg_advisory_xact_lock(${repositoryKey(name)})`.execute(tx);
+        const r = await detailOf(name, tx);
+        if (!r) return undefined;
+        mayClose(r);
+        await db(tx).updateTable("repositories").set({ removing_since: sql`coalesce(removing_since, now())` }).where("name", "=", name).execute();
+        return r;
+      });
     },
 
     async ensureRepository(name: string, format: string) {
@@ -89,16 +141,7 @@ export function metadataStoreFactory(root: Db) {
       return Number(r.numInsertedOrUpdatedRows ?? 0) > 0;
     },
     /** A repository with what it holds (artifacts and their bytes), or undefined. */
-    async repository(name: string): Promise<RepositoryDetail | undefined> {
-      const row = await db()
-        .selectFrom("repositories as r")
-        .leftJoin("artifacts as a", "a.repository", "r.name")
-        .select((eb) => ["r.name", "r.format", "r.created_at", eb.fn.count<string>("a.path").as("artifacts"), eb.fn.coalesce(eb.fn.sum<string>("a.size"), sql<string>`0`).as("bytes")])
-        .where("r.name", "=", name)
-        .groupBy(["r.name", "r.format", "r.created_at"])
-        .executeTakeFirst();
-      return row ? { name: row.name, format: row.format, created: row.created_at, artifacts: Number(row.artifacts), bytes: Number(row.bytes) } : undefined;
-    },
+    repository: (name: string) => detailOf(name),
     /** Drops a repository's row (its metadata goes with it); false when there was none. */
     async dropRepository(name: string): Promise<boolean> {
       const r = await db().deleteFrom("repositories").where("name", "=", name).executeTakeFirst();

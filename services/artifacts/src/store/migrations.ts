@@ -158,4 +158,9 @@ export const migrations: Record<string, Migration> = {
     },
   },
   "0006_pypi_files": pypiMigration,
+  "0007_repository_removal": {
+    async up(db: Kysely<unknown>) {
+      await db.schema.withSchema(SCHEMA).alterTable("repositories").addColumn("removing_since", "timestamptz").execute();
+    },
+  },
 };

@@ -89,8 +89,8 @@ export function pypiStoreFactory(root: Db) {
     },
 
     /** false when a file of that name is recorded already. `yanked`, `uploaded`: an export brings the source's along. */
-    async insertFile(repository: string, f: Omit<PypiFileRow, "uploaded" | "yanked"> & { yanked?: string | null; uploaded?: Date }): Promise<boolean> {
-      const r = await db()
+    async insertFile(repository: string, f: Omit<PypiFileRow, "uploaded" | "yanked"> & { yanked?: string | null; uploaded?: Date }, tx?: Db): Promise<boolean> {
+      const r = await db(tx)
         .insertInto("pypi_files")
         .values({
           repository,

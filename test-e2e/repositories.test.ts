@@ -1,9 +1,9 @@
 import { createHash, randomBytes } from "node:crypto";
-import { statSync } from "node:fs";
+import { existsSync, readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { startSuite, type Suite } from "./suite.js";
-import { collectArtifactEvents } from "./upstream.js";
+import { collectArtifactEvents, eventually } from "./upstream.js";
 
 /** A repository name of this test's own. */
 const fresh = (what: string) => `${what}-${randomBytes(4).toString("hex")}`;
@@ -105,5 +105,92 @@ describe("repositories with a format", () => {
     const empty = fresh("empty");
     expect((await s.call("POST", "/api/repositories", { key: admin, body: { name: empty, format: "npm" } })).status).toBe(201);
     expect((await s.call("DELETE", `/api/repositories/${empty}`, { key: admin })).status).toBe(204);
+  });
+
+  const blobOf = (content: string) => {
+    const sha = createHash("sha256").update(content).digest("hex");
+    return join(s.storeRoot, "blobs", "sha256", sha.slice(0, 2), sha);
+  };
+
+  it("a forced removal under a stream of uploads closes the repository to them at once: each lands before it or answers 404, never a 500, and nothing is left behind", async () => {
+    for (let round = 0; round < 3; round++) {
+      const name = fresh("racing");
+      expect((await s.call("POST", "/api/repositories", { key: admin, body: { name, format: "raw" } })).status).toBe(201);
+      const events = await collectArtifactEvents(inject("natsUrl"), s.tenant, (e) => e.repository === name && e.kind === "artifact.removed");
+      try {
+        const answers: { status: number; path: string; content: string; detail?: string }[] = [];
+        // Each uploader publishes new content until the repository is gone for it (a removal that
+        // kept chasing new uploads instead of closing the repository would run them out).
+        const uploader = async (w: number): Promise<number> => {
+          let status = 0;
+          for (let i = 0; i < 150 && (status === 0 || status === 200 || status === 201); i++) {
+            const path = `w${w}/${i}.bin`;
+            const content = `${name} ${path} ${randomBytes(16).toString("hex")}`;
+            const res = await s.call("PUT", `/repository/${name}/${path}`, { key: deployer, body: content });
+            status = res.status;
+            const text = await res.text();
+            answers.push({ status, path, content, ...(status >= 300 ? { detail: text } : {}) });
+          }
+          return status;
+        };
+        const uploads = Array.from({ length: 12 }, (_, w) => uploader(w));
+        await eventually("uploads landing", async () => (answers.filter((a) => a.status === 201).length >= 30 ? true : undefined));
+        const removal = await s.call("DELETE", `/api/repositories/${name}?force=true`, { key: admin });
+        const lastAnswers = await Promise.all(uploads);
+
+        expect(removal.status).toBe(204);
+        const unexpected = answers.filter((a) => ![200, 201, 404].includes(a.status));
+        expect(unexpected, JSON.stringify(unexpected.slice(0, 3))).toEqual([]);
+        expect(lastAnswers).toEqual(lastAnswers.map(() => 404));
+        for (const a of answers.filter((x) => x.status === 404)) expect(a.detail).toMatch(/no repository/);
+        expect((await s.call("GET", `/api/repositories/${name}`, { key: admin })).status).toBe(404);
+        expect(existsSync(join(s.storeRoot, "repositories", name))).toBe(false);
+        // Every upload that landed was removed with its event; no content of any upload is left as a blob.
+        const landed = answers.filter((a) => a.status === 201).map((a) => a.path);
+        const removed = await events.until("a removal event for each upload that landed", (es) => landed.every((p) => es.some((e) => e.path === p)));
+        expect(removed.length).toBe(landed.length);
+        expect(answers.filter((a) => existsSync(blobOf(a.content))).map((a) => a.path)).toEqual([]);
+      } finally {
+        await events.close();
+      }
+    }
+  }, 180_000);
+
+  it("an upload still arriving when its repository is force-removed answers 404, writes nothing into the removed folder and leaves no blob", async () => {
+    const name = fresh("arriving");
+    expect((await s.call("POST", "/api/repositories", { key: admin, body: { name, format: "raw" } })).status).toBe(201);
+    expect((await s.call("PUT", `/repository/${name}/held.txt`, { key: deployer, body: `held ${name}` })).status).toBe(201);
+    const tmp = join(s.storeRoot, "tmp");
+    const staging = () => readdirSync(tmp).length;
+    const before = staging();
+    let release = () => {};
+    const released = new Promise<void>((r) => (release = r));
+    const contents = Array.from({ length: 4 }, (_, i) => `${name} upload ${i} ${randomBytes(16).toString("hex")}`);
+    const uploads = contents.map((content, i) => {
+      const body = new ReadableStream<Uint8Array>({
+        async start(controller) {
+          controller.enqueue(new TextEncoder().encode(content.slice(0, 10)));
+          await released;
+          controller.enqueue(new TextEncoder().encode(content.slice(10)));
+          controller.close();
+        },
+      });
+      return s.call("PUT", `/repository/${name}/late/${i}.bin`, { key: deployer, body });
+    });
+    try {
+      // Every upload is being written to tmp/ when the removal comes.
+      await eventually("the uploads being staged", async () => (staging() >= before + contents.length ? true : undefined));
+      expect((await s.call("DELETE", `/api/repositories/${name}?force=true`, { key: admin })).status).toBe(204);
+    } finally {
+      release();
+    }
+    for (const res of await Promise.all(uploads)) {
+      expect(res.status).toBe(404);
+      expect(await res.text()).toMatch(/no repository/);
+    }
+    expect(existsSync(join(s.storeRoot, "repositories", name))).toBe(false);
+    expect(contents.filter((c) => existsSync(blobOf(c)))).toEqual([]);
+    expect(existsSync(blobOf(`held ${name}`))).toBe(false);
+    await eventually("the staged uploads dropped", async () => (staging() <= before ? true : undefined));
   });
 });

@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from "node:crypto";
-import { existsSync, mkdirSync, rmSync, utimesSync, writeFileSync } from "node:fs";
+import { existsSync, linkSync, mkdirSync, rmSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
@@ -178,6 +178,47 @@ describe("walks", () => {
       return t.includes('svc_walk_runs_total{walk="rebuild",outcome="succeeded"') ? t : undefined;
     });
     expect(text).toContain("svc_walk_job_count");
+  });
+
+  it("reclaim removes blobs no artifact links to and uploads a crash left in tmp/, once an hour old, and counts them", async () => {
+    const tag = randomBytes(4).toString("hex");
+    const blob = (content: string) => store("blobs", "sha256", sha(content).slice(0, 2), sha(content));
+    const plantBlob = (content: string) => {
+      mkdirSync(join(blob(content), ".."), { recursive: true });
+      writeFileSync(blob(content), content);
+    };
+    const age = (p: string, ms: number) => utimesSync(p, new Date(Date.now() - ms), new Date(Date.now() - ms));
+    // A blob whose path was removed outside the service: one link, two hours old.
+    const orphan = `orphaned blob ${tag}`;
+    plantBlob(orphan);
+    age(blob(orphan), 2 * HOUR);
+    // A crash between linking the blob and the rename: the upload in tmp/ and its blob, two links.
+    const cut = `cut-short upload ${tag}`;
+    writeFileSync(store("tmp", `crashed-${tag}`), cut);
+    mkdirSync(join(blob(cut), ".."), { recursive: true });
+    linkSync(store("tmp", `crashed-${tag}`), blob(cut));
+    age(blob(cut), 2 * HOUR);
+    // An abandoned upload never linked as a blob.
+    writeFileSync(store("tmp", `abandoned-${tag}`), "abandoned");
+    age(store("tmp", `abandoned-${tag}`), 2 * HOUR);
+    // Content an artifact holds, however old; and an orphan too young to be sure of.
+    const held = `held ${tag}`;
+    expect((await put(`blobs-${tag}/held.txt`, held)).status).toBe(201);
+    age(blob(held), 2 * HOUR);
+    const young = `young orphan ${tag}`;
+    plantBlob(young);
+    age(blob(young), 10 * 60_000);
+
+    const res = await walks("POST", "/api/walks/run");
+    expect(res.status).toBe(202);
+    const run = await ended("rebuild", ((await res.json()) as Run).id);
+    expect(run.outcome).toBe("succeeded");
+    const freed = Buffer.byteLength(orphan) + Buffer.byteLength(cut);
+    expect(run.counts.reclaim).toMatchObject({ blobs: 2, blobBytes: freed, tempFiles: 2, bytes: freed + "abandoned".length });
+    for (const gone of [blob(orphan), blob(cut), store("tmp", `crashed-${tag}`), store("tmp", `abandoned-${tag}`)]) expect(existsSync(gone), gone).toBe(false);
+    expect(existsSync(blob(held))).toBe(true);
+    expect(existsSync(blob(young))).toBe(true);
+    expect(await (await get(`blobs-${tag}/held.txt`)).text()).toBe(held);
   });
 
   it("a rebuild walk naming one job carries that job alone; with no rebuild walk, walking the store now runs every job", async () => {

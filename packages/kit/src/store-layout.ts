@@ -18,13 +18,16 @@ export function storeLayout(root: string) {
   const repositoriesDir = join(root, "repositories");
   const tmpDir = join(root, "tmp");
   const blobsDir = join(root, "blobs");
+  const sha256Dir = join(blobsDir, "sha256");
   return {
     root,
     repositoriesDir,
     tmpDir,
     blobsDir,
+    /** blobs/sha256: one folder per first two hex digits, the blobs in them. */
+    sha256Dir,
     /** The blob of a content digest (lowercase hex SHA-256). */
-    blobOf: (sha256: string) => join(blobsDir, "sha256", sha256.slice(0, 2), sha256),
+    blobOf: (sha256: string) => join(sha256Dir, sha256.slice(0, 2), sha256),
     repositoryDir: (repository: string) => join(repositoriesDir, repository),
     /** A file or folder of a repository. */
     pathOf: (repository: string, segments: readonly string[]) => join(repositoriesDir, repository, ...segments),
@@ -35,6 +38,9 @@ export function storeLayout(root: string) {
 }
 
 export type StoreLayout = ReturnType<typeof storeLayout>;
+
+/** A blob's file name: a lowercase hex SHA-256 (anything else under blobs/ is not the store's). */
+export const isBlobName = (name: string): boolean => /^[0-9a-f]{64}$/.test(name);
 
 /** Size and SHA-256 (hex) of stored content: the digest both the metadata and the walk compare. */
 export interface ContentDigest {

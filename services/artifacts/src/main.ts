@@ -54,7 +54,7 @@ await bootService({
     const removingOf: Record<string, NonNullable<ArtifactServiceDeps["removing"]>> = { npm: npmTarballRemoval(npmStore) };
     const removing: ArtifactServiceDeps["removing"] = async (tx, a) => removingOf[repositories.formatOf(a.repository) ?? ""]?.(tx, a);
     const artifacts = artifactServiceFactory({ files, metadata, outbox, deliver: relay.deliver, tenant: config.tenant, coordinates, removing });
-    const npm = npmHandler({ npm: npmRegistryFactory({ store: npmStore, artifacts, readOnly: config.readOnly }), store: npmStore, artifacts, publicUrl: config.uiPublicUrl });
+    const npm = npmHandler({ npm: npmRegistryFactory({ store: npmStore, metadata, artifacts, readOnly: config.readOnly }), store: npmStore, artifacts, publicUrl: config.uiPublicUrl });
     const maven = mavenRepositoryFactory({ store: mavenStoreFactory(db), artifacts, metadata, files, readOnly: config.readOnly });
     const publisherOf = (repository: string) => (repositories.formatOf(repository) === "maven" ? maven.deploy : undefined);
     const pypiStore = pypiStoreFactory(db);

@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { mkdtempSync, rmSync, writeFileSync, existsSync } from "node:fs";
+import { mkdtempSync, readdirSync, rmSync, writeFileSync, existsSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Readable } from "node:stream";
@@ -23,6 +23,7 @@ async function setup(readOnly = false) {
   const outbox: ArtifactEvent[] = [];
   const delivered: ArtifactEvent[] = [];
   let failCommit = false;
+  let closed = false;
   const k = (r: string, p: string) => `${r}/${p}`;
   const metadata = {
     async transaction<T>(fn: (tx: never) => Promise<T>): Promise<T> {
@@ -39,11 +40,12 @@ async function setup(readOnly = false) {
         throw err;
       }
     },
-    lockedTransaction<T>(_r: string, _p: string, fn: (tx: never) => Promise<T>, last?: (result: T) => string | undefined): Promise<T> {
+    lockedTransaction<T>(_r: string, _p: string, fn: (tx: never) => Promise<T>, opts: { lastStatement?: (result: T) => string | undefined; whenClosed?: () => T } = {}): Promise<T> {
+      if (closed && opts.whenClosed) return Promise.resolve().then(opts.whenClosed);
       return metadata.transaction(async (tx) => {
         const out = await fn(tx);
         // The fake outbox's "statement" is the event itself, applied with the commit.
-        const statement = last?.(out);
+        const statement = opts.lastStatement?.(out);
         if (statement) outbox.push(JSON.parse(statement) as ArtifactEvent);
         return out;
       });
@@ -76,7 +78,7 @@ async function setup(readOnly = false) {
     deliver: async (e) => void delivered.push(e),
     tenant: "acme",
   });
-  return { root, files, rows, outbox, delivered, svc, failCommit: (v: boolean) => (failCommit = v) };
+  return { root, files, rows, outbox, delivered, svc, failCommit: (v: boolean) => (failCommit = v), close: () => (closed = true) };
 }
 
 describe("artifact changes and their events", () => {
@@ -127,6 +129,19 @@ describe("artifact changes and their events", () => {
     await expect(t.svc.publish(addr("x.txt"), Readable.from([Buffer.from("x")]), null, key)).rejects.toThrow("commit failed");
     expect(t.outbox).toHaveLength(0);
     expect(t.delivered).toHaveLength(0);
+  });
+
+  it("in a repository being removed a publish answers 404 and stores nothing, and a walk indexes nothing", async () => {
+    await t.files.write("libs", ["loose.txt"], Readable.from([Buffer.from("loose")]));
+    const loose = (await t.files.identity("libs", ["loose.txt"]))!;
+    t.close();
+    await expect(t.svc.publish(addr("late.txt"), Readable.from([Buffer.from("late")]), null, key)).rejects.toMatchObject({ status: 404, message: "no repository named libs" });
+    expect(existsSync(join(t.root, "repositories/libs/late.txt"))).toBe(false);
+    expect(existsSync(join(t.root, "blobs/sha256", sha("late").slice(0, 2), sha("late")))).toBe(false);
+    expect(readdirSync(join(t.root, "tmp"))).toEqual([]);
+    expect(await t.svc.index(addr("loose.txt"), loose, sha("loose"))).toBe("missing");
+    expect(t.rows.size).toBe(0);
+    expect(t.outbox).toHaveLength(0);
   });
 
   it("a removal reports the size and digest of what was removed, with reason request", async () => {

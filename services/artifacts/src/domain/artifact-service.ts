@@ -95,9 +95,19 @@ export function artifactServiceFactory(deps: ArtifactServiceDeps) {
     }
   };
 
-  /** A change with its event, under the path's lock, in one transaction; then the event goes out. */
-  const change = async <T extends ArtifactEvent | undefined, R>(a: Address, fn: (tx: Db) => Promise<{ event: T; result: R }>, locks: string[] = []): Promise<R> => {
-    const { event, result } = await metadata.lockedTransaction(a.repository, a.path, fn, (out) => (out.event ? outbox.addStatement(out.event) : undefined), locks);
+  /**
+   * A change with its event, under the path's lock, in one transaction; then the event goes out.
+   * A change that adds to the repository passes `closed`: it then holds the repository open (a
+   * removal waits for it), and in a repository gone or being removed it does nothing and
+   * answers what `closed` answers (or throws). `locks`: more advisory locks, after the path's.
+   */
+  const change = async <T extends ArtifactEvent | undefined, R>(a: Address, fn: (tx: Db) => Promise<{ event: T; result: R }>, opts: { closed?: () => R; locks?: string[] } = {}): Promise<R> => {
+    const { closed } = opts;
+    const { event, result } = await metadata.lockedTransaction<{ event: T | undefined; result: R }>(a.repository, a.path, fn, {
+      lastStatement: (out) => (out.event ? outbox.addStatement(out.event) : undefined),
+      moreLocks: opts.locks,
+      ...(closed ? { whenClosed: () => ({ event: undefined, result: closed() }) } : {}),
+    });
     // Committed, so the outbox holds it: the answer does not wait for NATS to take the event
     // (the relay sends it again if this attempt fails).
     void deliver(event);
@@ -135,7 +145,13 @@ export function artifactServiceFactory(deps: ArtifactServiceDeps) {
           await metadata.recordArtifact({ repository: a.repository, path: a.path, size: staged.size, sha256: staged.sha256, contentType, at }, tx);
           const event: ArtifactPublished = { ...base(a, staged.size, staged.sha256, actor, at), kind: "artifact.published", replaced: !created };
           return { event, result: { size: staged.size, sha256: staged.sha256, created, etag: placed ? etagOf(placed) : undefined } };
-        }, alongside?.locks);
+        }, {
+          locks: alongside?.locks,
+          closed: () => {
+            // Checked before anything lands: a removal that began meanwhile finds nothing of this upload.
+            throw notFound(`no repository named ${a.repository}`);
+          },
+        });
       } catch (err) {
         await files.discard(staged);
         throw err;
@@ -183,7 +199,7 @@ export function artifactServiceFactory(deps: ArtifactServiceDeps) {
     /**
      * Backfill and repair: records the size and digest a walk measured, if the file is still
      * the one it read (same inode, size and modification time). No event: the content did not
-     * change, only what the index knows about it.
+     * change, only what the index knows about it. In a repository being removed: "missing".
      */
     async index(a: Address, observed: FileIdentity, sha256: string): Promise<IndexOutcome> {
       if (files.readOnly) throw forbidden(READ_ONLY);
@@ -199,7 +215,7 @@ export function artifactServiceFactory(deps: ArtifactServiceDeps) {
         if (row.size === file.size && row.sha256 === sha256) return { event: undefined, result: "unchanged" };
         await metadata.correctArtifact({ repository: a.repository, path: a.path, size: file.size, sha256 }, tx);
         return { event: undefined, result: "corrected" };
-      });
+      }, { closed: () => "missing" });
     },
 
     /**

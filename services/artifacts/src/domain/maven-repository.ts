@@ -3,7 +3,7 @@ import { createReadStream } from "node:fs";
 import { join } from "node:path";
 import { Readable, Transform } from "node:stream";
 import { pipeline } from "node:stream/promises";
-import { ServiceError, conflict, forbidden, invalid, type Actor } from "@svc/contracts";
+import { ServiceError, conflict, forbidden, invalid, notFound, type Actor } from "@svc/contracts";
 import type { FileStore } from "../store/file-store.js";
 import type { ArtifactKey, Digests, MavenStore } from "../store/maven-store.js";
 import type { MetadataStore } from "../store/metadata-store.js";
@@ -14,7 +14,7 @@ import { artifactMetadata, snapshotMetadata } from "./maven-metadata.js";
 export interface MavenRepositoryDeps {
   store: MavenStore;
   artifacts: Pick<ArtifactService, "publish" | "remove">;
-  metadata: Pick<MetadataStore, "find" | "browse">;
+  metadata: Pick<MetadataStore, "find" | "browse" | "holdRepositoryOpen">;
   files: Pick<FileStore, "repoDir">;
   readOnly: boolean;
 }
@@ -119,6 +119,8 @@ export function mavenRepositoryFactory(deps: MavenRepositoryDeps) {
       const k = keyOf(a.repository, f);
       const at = new Date();
       await store.transaction(async (tx) => {
+        // The file landed, then its repository's removal began: it removes the file, no version is recorded.
+        if (!(await deps.metadata.holdRepositoryOpen(tx, a.repository))) throw notFound(`no repository named ${a.repository}`);
         await store.lockArtifact(tx, k);
         await store.recordVersion(tx, k, f.version, at);
         if (f.snapshot) await store.recordSnapshot(tx, k, f.version, { classifier: f.classifier, extension: f.extension, ...f.snapshot }, at);

@@ -1,3 +1,4 @@
+import { notFound } from "@svc/contracts";
 import type { MetadataStore } from "../store/metadata-store.js";
 import type { NpmStore, NpmVersionRow } from "../store/npm-store.js";
 import type { ArtifactCopier, CopyOutcome } from "./export-steps.js";
@@ -6,7 +7,7 @@ import type { ExportJob, FormatExport } from "./repository-export.js";
 
 export interface NpmExportDeps {
   store: NpmStore;
-  metadata: Pick<MetadataStore, "find">;
+  metadata: Pick<MetadataStore, "find" | "holdRepositoryOpen">;
   copy: ArtifactCopier;
 }
 
@@ -34,6 +35,8 @@ export function npmExportFactory(deps: NpmExportDeps): FormatExport {
     const file = await deps.copy(job, row);
     if (file.kind === "refused") return file;
     const added = await store.transaction(async (tx) => {
+      // The target's removal began: the export stops (a 404 names the repository).
+      if (!(await deps.metadata.holdRepositoryOpen(tx, target))) throw notFound(`no repository named ${target}`);
       await store.lockPackage(tx, target, name);
       if (await store.wasUnpublished(target, name, v.version, tx)) return false;
       await store.ensurePackage(tx, target, name);

@@ -1,6 +1,7 @@
 import { createHash } from "node:crypto";
 import { Readable } from "node:stream";
 import { ServiceError, conflict, forbidden, invalid, notFound, type Actor } from "@svc/contracts";
+import type { MetadataStore } from "../store/metadata-store.js";
 import type { NpmStore, NpmVersionRow } from "../store/npm-store.js";
 import type { Db } from "../store/metadata-store.js";
 import { READ_ONLY, type Address, type ArtifactService } from "./artifact-service.js";
@@ -8,6 +9,7 @@ import { npmCoordinates, tarballPath } from "./npm-documents.js";
 
 export interface NpmRegistryDeps {
   store: NpmStore;
+  metadata: Pick<MetadataStore, "holdRepositoryOpen">;
   artifacts: Pick<ArtifactService, "publish" | "remove">;
   readOnly: boolean;
 }
@@ -87,6 +89,10 @@ export function npmRegistryFactory(deps: NpmRegistryDeps) {
   const writable = () => {
     if (deps.readOnly) throw forbidden(READ_ONLY);
   };
+  /** Package changes that record tombstones (rows of the repository) hold it open: none lands in one being removed. */
+  const holdOpen = async (tx: Parameters<MetadataStore["holdRepositoryOpen"]>[0], repository: string) => {
+    if (!(await deps.metadata.holdRepositoryOpen(tx, repository))) throw notFound(`no repository named ${repository}`);
+  };
   const removeTarballs = async (repository: string, gone: NpmVersionRow[], actor: Actor) => {
     for (const v of gone) await deps.artifacts.remove(addressOf(repository, v.tarball), actor);
   };
@@ -132,6 +138,7 @@ export function npmRegistryFactory(deps: NpmRegistryDeps) {
       writable();
       const sent = obj(body.versions);
       const gone = await store.transaction(async (tx) => {
+        await holdOpen(tx, repository);
         await store.lockPackage(tx, repository, name);
         const pkg = await store.findPackage(repository, name, tx);
         if (!pkg) throw notFound(`no package ${name} in repository ${repository}`);
@@ -162,6 +169,7 @@ export function npmRegistryFactory(deps: NpmRegistryDeps) {
     async unpublish(repository: string, name: string, actor: Actor): Promise<boolean> {
       writable();
       const gone = await store.transaction(async (tx) => {
+        await holdOpen(tx, repository);
         await store.lockPackage(tx, repository, name);
         if (!(await store.findPackage(repository, name, tx))) return undefined;
         const versions = await store.versions(repository, name, tx);

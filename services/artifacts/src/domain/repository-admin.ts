@@ -6,7 +6,7 @@ import { READ_ONLY, type ArtifactService } from "./artifact-service.js";
 import type { RepositoryList } from "./repository-list.js";
 
 export interface RepositoryAdminDeps {
-  metadata: Pick<MetadataStore, "createRepository" | "repository" | "dropRepository" | "page">;
+  metadata: Pick<MetadataStore, "createRepository" | "repository" | "closeRepository" | "dropRepository" | "page">;
   files: Pick<FileStore, "readOnly" | "init" | "dropRepositoryDir">;
   artifacts: Pick<ArtifactService, "remove">;
   list: Pick<RepositoryList, "refresh">;
@@ -38,14 +38,20 @@ export function repositoryAdminFactory(deps: RepositoryAdminDeps) {
      * Removes a repository. Refused (409) while it holds artifacts unless forced; forced, each
      * artifact is removed as a DELETE would (its `artifact.removed` event goes out) before the
      * repository goes. Answers how many artifacts were removed.
+     *
+     * The repository is closed first: publishes under way land before that (and are removed
+     * with the rest), later ones answer 404 and write nothing, so the removal never chases new
+     * uploads and nothing is written into a folder it removed. A removal cut short leaves the
+     * repository closed; asking again finishes it.
      */
     async remove(name: string, force: boolean, actor: Actor): Promise<number> {
-      const r = await metadata.repository(name);
+      const r = await metadata.closeRepository(name, (held) => {
+        if (held.artifacts > 0 && !force) {
+          throw conflict(`repository ${name} holds ${held.artifacts} artifact(s): remove them first, or add ?force=true to remove them with it`);
+        }
+        if (deps.files.readOnly) throw forbidden(READ_ONLY);
+      });
       if (!r) throw notFound(`no repository named ${name}`);
-      if (r.artifacts > 0 && !force) {
-        throw conflict(`repository ${name} holds ${r.artifacts} artifact(s): remove them first, or add ?force=true to remove them with it`);
-      }
-      if (deps.files.readOnly) throw forbidden(READ_ONLY);
       let removed = 0;
       for (;;) {
         const rows = await metadata.page(name, undefined, PAGE);
@@ -57,8 +63,10 @@ export function repositoryAdminFactory(deps: RepositoryAdminDeps) {
         removed += now;
         if (now === 0) break;
       }
-      await metadata.dropRepository(name);
+      // The folder before the row: while the row stays, the name cannot be taken again, so this
+      // never removes the folder of a new repository of the same name.
       await deps.files.dropRepositoryDir(name);
+      await metadata.dropRepository(name);
       await deps.list.refresh();
       return removed;
     },

@@ -4,6 +4,19 @@ import { SCHEMA, type ArtifactsDatabase } from "./schema.js";
 
 export type Db = Kysely<ArtifactsDatabase>;
 
+/** How lockedTransaction runs a change. */
+export interface LockedOptions<T> {
+  /** Sent with COMMIT (the outbox row); built from `fn`'s result. */
+  lastStatement?: (result: T) => string | undefined;
+  /** Advisory lock keys (lockKey()) taken after the path's: a package's. */
+  moreLocks?: string[];
+  /**
+   * For a write that adds to the repository: it holds the repository open, and when the
+   * repository is gone or being removed nothing runs and this answers (or throws).
+   */
+  whenClosed?: () => T;
+}
+
 /**
  * An advisory lock key: 64 bits of a SHA-256 of what is locked (its kind first, so a path and a
  * package never share a key), as a signed bigint literal that needs no statement parameter.
@@ -67,12 +80,24 @@ const toRecord = (r: Row): ArtifactRecord => ({
 
 const COLUMNS = ["repository", "path", "size", "sha256", "content_type", "updated_at", "last_downloaded_at", "downloads", "held_reason"] as const;
 
+
+
 /**
  * Repository configuration and per-artifact metadata (size, digest, downloads, holds) in
  * Postgres. Methods take an optional transaction so a change and its outbox row commit together.
  */
 export function metadataStoreFactory(root: Db) {
   const db = (tx?: Db) => (tx ?? root).withSchema(SCHEMA);
+  const detailOf = async (name: string, tx?: Db): Promise<RepositoryDetail | undefined> => {
+    const row = await db(tx)
+      .selectFrom("repositories as r")
+      .leftJoin("artifacts as a", "a.repository", "r.name")
+      .select((eb) => ["r.name", "r.format", "r.created_at", eb.fn.count<string>("a.path").as("artifacts"), eb.fn.coalesce(eb.fn.sum<string>("a.size"), sql<string>`0`).as("bytes")])
+      .where("r.name", "=", name)
+      .groupBy(["r.name", "r.format", "r.created_at"])
+      .executeTakeFirst();
+    return row ? { name: row.name, format: row.format, created: row.created_at, artifacts: Number(row.artifacts), bytes: Number(row.bytes) } : undefined;
+  };
   return {
     transaction<T>(fn: (tx: Db) => Promise<T>): Promise<T> {
       return root.transaction().execute(fn);
@@ -86,21 +111,56 @@ export function metadataStoreFactory(root: Db) {
      * goes with COMMIT: a write pays two round trips less (more with `moreLocks`, advisory lock keys
      * from lockKey() taken after the path's), and each costs both processes a wake-up.
      */
-    async lockedTransaction<T>(repository: string, path: string, fn: (tx: Db) => Promise<T>, lastStatement?: (result: T) => string | undefined, moreLocks: string[] = []): Promise<T> {
+    async lockedTransaction<T>(repository: string, path: string, fn: (tx: Db) => Promise<T>, opts: LockedOptions<T> = {}): Promise<T> {
       return root.connection().execute(async (conn) => {
-        // The path first, then the others (a package's), in that order everywhere.
-        const locks = [lockKey("artifact-path", repository, path), ...moreLocks].map((k) => `select pg_advisory_xact_lock(${k})`);
-        await sql.raw(`begin; ${locks.join("; ")}`).execute(conn);
+        const pathLock = `select pg_advisory_xact_lock(${lockKey("artifact-path", repository, path)})`;
+        const more = (opts.moreLocks ?? []).map((k) => `select pg_advisory_xact_lock(${k})`);
         try {
+          if (opts.whenClosed) {
+            // A write that adds to the repository holds it open (shared), so its removal
+            // (closeRepository) waits for it and every later write sees it closed. The check is
+            // a statement of its own after the shared lock: its snapshot sees a removal that
+            // closed the repository meanwhile; a primary key look-up, no scan.
+            await sql.raw(`begin; select pg_advisory_xact_lock_shared(${lockKey("repository", repository)}); ${pathLock}`).execute(conn);
+            const { rows } = await sql<{ open: boolean }>`select exists (select 1 from ${sql.id(SCHEMA, "repositories")} where name = ${repository} and removing_since is null) as open`.execute(conn);
+            if (rows[0]?.open !== true) {
+              await sql.raw("rollback").execute(conn);
+              return opts.whenClosed();
+            }
+            if (more.length) await sql.raw(more.join("; ")).execute(conn);
+          } else await sql.raw(["begin", pathLock, ...more].join("; ")).execute(conn);
           const result = await fn(conn);
           // A last statement (the outbox row) travels with COMMIT; if it fails, Postgres skips the COMMIT.
-          const last = lastStatement?.(result);
+          const last = opts.lastStatement?.(result);
           await sql.raw(last ? `${last}; commit` : "commit").execute(conn);
           return result;
         } catch (err) {
           await sql.raw("rollback").execute(conn).catch(() => {});
           throw err;
         }
+      });
+    },
+
+    /** Holds a repository open for a write that adds to it (as lockedTransaction's whenClosed, without a path); false: write nothing. */
+    async holdRepositoryOpen(tx: Db, name: string): Promise<boolean> {
+      await sql.raw(`select pg_advisory_xact_lock_shared(${lockKey("repository", name)})`).execute(tx);
+      return (await db(tx).selectFrom("repositories").select("name").where("name", "=", name).where("removing_since", "is", null).executeTakeFirst()) !== undefined;
+    },
+
+    /**
+     * Begins a repository's removal: waits for the writes holding it open to commit, lets
+     * `mayClose` refuse (it sees the repository as they left it; what it throws closes
+     * nothing), then marks it so that no write adds to it any more. Undefined when there is
+     * no such repository.
+     */
+    async closeRepository(name: string, mayClose: (r: RepositoryDetail) => void): Promise<RepositoryDetail | undefined> {
+      return root.transaction().execute(async (tx) => {
+        await sql.raw(`select pg_advisory_xact_lock(${lockKey("repository", name)})`).execute(tx);
+        const r = await detailOf(name, tx);
+        if (!r) return undefined;
+        mayClose(r);
+        await db(tx).updateTable("repositories").set({ removing_since: sql`coalesce(removing_since, now())` }).where("name", "=", name).execute();
+        return r;
       });
     },
 
@@ -116,16 +176,7 @@ export function metadataStoreFactory(root: Db) {
       return Number(r.numInsertedOrUpdatedRows ?? 0) > 0;
     },
     /** A repository with what it holds (artifacts and their bytes), or undefined. */
-    async repository(name: string): Promise<RepositoryDetail | undefined> {
-      const row = await db()
-        .selectFrom("repositories as r")
-        .leftJoin("artifacts as a", "a.repository", "r.name")
-        .select((eb) => ["r.name", "r.format", "r.created_at", eb.fn.count<string>("a.path").as("artifacts"), eb.fn.coalesce(eb.fn.sum<string>("a.size"), sql<string>`0`).as("bytes")])
-        .where("r.name", "=", name)
-        .groupBy(["r.name", "r.format", "r.created_at"])
-        .executeTakeFirst();
-      return row ? { name: row.name, format: row.format, created: row.created_at, artifacts: Number(row.artifacts), bytes: Number(row.bytes) } : undefined;
-    },
+    repository: (name: string) => detailOf(name),
     /** Drops a repository's row (its metadata goes with it); false when there was none. */
     async dropRepository(name: string): Promise<boolean> {
       const r = await db().deleteFrom("repositories").where("name", "=", name).executeTakeFirst();

@@ -159,4 +159,9 @@ export const migrations: Record<string, Migration> = {
   },
   "0006_pypi_files": pypiMigration,
   "0007_pypi_files_follow_artifacts": pypiFilesFollowArtifacts,
+  "0008_repository_removal": {
+    async up(db: Kysely<unknown>) {
+      await db.schema.withSchema(SCHEMA).alterTable("repositories").addColumn("removing_since", "timestamptz").execute();
+    },
+  },
 };

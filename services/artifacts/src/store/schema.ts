@@ -8,6 +8,8 @@ export interface RepositoryTable {
   created_at: ColumnType<Date, Date | undefined, never>;
   /** The repository's retention policy (see domain/retention-policy.ts); null: keep everything. */
   retention: ColumnType<unknown | null, string | null | undefined, string | null>;
+  /** Set when a removal began (metadata-store closeRepository): nothing is written into it any more. */
+  removing_since: ColumnType<Date | null, Date | null | undefined, Date | null>;
 }
 
 export interface ArtifactTable {

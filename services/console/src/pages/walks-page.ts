@@ -31,7 +31,7 @@ interface Walk {
 /** The walker's jobs (services/walker/src/domain/job-types.ts), offered as checkboxes; the walker names any it refuses. */
 const JOBS = [
   { name: "retention", what: "removes what the repositories' retention policies say to" },
-  { name: "reclaim", what: "deletes abandoned uploads and empty folders" },
+  { name: "reclaim", what: "deletes abandoned uploads, blobs no artifact links to and empty folders" },
   { name: "repair", what: "brings the index back in line with the files" },
   { name: "backfill", what: "indexes files the index does not know" },
 ];

@@ -12,7 +12,7 @@ import type {
  * A walk reads the store once and hands every entry to each job riding along. Jobs act only
  * through WalkActions: changes to artifacts go to the artifacts service (which owns the
  * metadata and publishes the events); the walker itself only deletes abandoned uploads in
- * tmp/ and empty folders.
+ * tmp/, empty folders and blobs no artifact links to any more (local-actions.ts).
  */
 export const JOB_NAMES = ["retention", "reclaim", "repair", "backfill"] as const;
 export type JobName = (typeof JOB_NAMES)[number];
@@ -47,6 +47,14 @@ export interface TempEntry {
   mtimeMs: number;
 }
 
+/** A blob under blobs/sha256/ as the walk saw it: its link count is its reference count plus one. */
+export interface BlobEntry {
+  sha256: string;
+  size: number;
+  nlink: number;
+  mtimeMs: number;
+}
+
 export type { RetentionPolicy };
 export type RepositoryInfo = RepositorySummary;
 
@@ -63,6 +71,8 @@ export interface WalkActions {
   removeTemp(name: string, olderThanMs: number): Promise<number | undefined>;
   /** Removes an empty folder if still empty and untouched for `olderThanMs`; true when removed. */
   removeEmptyFolder(repository: string, folder: string, olderThanMs: number): Promise<boolean>;
+  /** Deletes the blob of `sha256` if still linked from nothing and untouched for `olderThanMs`: the bytes freed, or undefined. */
+  removeBlob(sha256: string, olderThanMs: number): Promise<number | undefined>;
 }
 
 export type Counts = Record<string, number>;
@@ -75,6 +85,7 @@ export interface Job {
   /** After every entry of a folder (and its subfolders) was seen; `children` as listed. */
   leaveFolder?(repository: string, folder: string, children: number): Promise<void>;
   temp?(t: TempEntry): Promise<void>;
+  blob?(b: BlobEntry): Promise<void>;
 }
 
 export interface JobContext {

@@ -1,9 +1,11 @@
-import { rmdir, stat, unlink } from "node:fs/promises";
-import { storeLayout } from "@svc/kit";
+import { constants } from "node:fs";
+import { open, rmdir, stat, unlink } from "node:fs/promises";
+import { isBlobName, storeLayout } from "@svc/kit";
 
 /**
- * The only changes the walker makes to the store itself: an abandoned upload in tmp/ and a
- * folder left empty. Both re-check their condition at the moment of acting.
+ * The only changes the walker makes to the store itself: an abandoned upload in tmp/, a
+ * folder left empty and a blob no artifact links to. Each re-checks its condition at the
+ * moment of acting.
  */
 export function localActionsFactory(root: string, now: () => number = Date.now) {
   const layout = storeLayout(root);
@@ -15,7 +17,8 @@ export function localActionsFactory(root: string, now: () => number = Date.now) 
       if (!st?.isFile() || now() - st.mtimeMs < olderThanMs) return undefined;
       try {
         await unlink(p);
-        return st.size;
+        // Linked as a blob already (a crash between that link and the rename): nothing freed yet.
+        return st.nlink > 1 ? 0 : st.size;
       } catch {
         return undefined;
       }
@@ -30,6 +33,32 @@ export function localActionsFactory(root: string, now: () => number = Date.now) 
         return true;
       } catch {
         return false;
+      }
+    },
+    /**
+     * Safe with several artifacts replicas on one shared filesystem without asking them: a link
+     * count of one means no artifact path holds the inode, and should a publish link it between
+     * this check and the unlink, only the blob's name goes, its content stays whole under the
+     * path (jobs/reclaim.ts). The count is read from an open descriptor: opening revalidates
+     * what an NFS client caches about the file.
+     */
+    async removeBlob(sha256: string, olderThanMs: number): Promise<number | undefined> {
+      if (!isBlobName(sha256)) return undefined;
+      const p = layout.blobOf(sha256);
+      let size: number;
+      try {
+        const fh = await open(p, constants.O_RDONLY | constants.O_NOFOLLOW);
+        try {
+          const st = await fh.stat();
+          if (!st.isFile() || st.nlink !== 1 || now() - st.mtimeMs < olderThanMs) return undefined;
+          size = st.size;
+        } finally {
+          await fh.close();
+        }
+        await unlink(p);
+        return size;
+      } catch {
+        return undefined;
       }
     },
   };

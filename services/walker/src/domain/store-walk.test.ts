@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { linkSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -98,5 +98,39 @@ describe("one pass over the store", () => {
       progress: { entries: 0, bytes: 0 },
     });
     expect(temps).toEqual(["upload-1:7"]);
+  });
+
+  it("gives the blobs, with their link counts, to the jobs that want them after tmp/ and before the repositories", async () => {
+    const blob = (content: string) => {
+      const p = join(root, "blobs", "sha256", sha(content).slice(0, 2), sha(content));
+      mkdirSync(join(p, ".."), { recursive: true });
+      writeFileSync(p, content);
+      return p;
+    };
+    blob("orphan");
+    linkSync(blob("held"), join(root, "repositories", "libs", "held.txt"));
+    // Not the store's: passed by.
+    writeFileSync(join(root, "blobs", "sha256", sha("held").slice(0, 2), "notes.txt"), "x");
+    writeFileSync(join(root, "tmp", "upload-1"), "partial");
+    const seen: string[] = [];
+    await walkStore({
+      root,
+      repositories: [{ name: "libs", format: "raw", retention: null }],
+      metadata: () => list([]),
+      jobs: [
+        {
+          name: "reclaim",
+          counts: {},
+          temp: async (t) => void seen.push(`temp ${t.name}`),
+          blob: async (b) => void seen.push(`blob ${b.sha256 === sha("orphan") ? "orphan" : "held"} ${b.nlink} ${b.size}`),
+          entry: async (e) => void seen.push(`entry ${e.path}`),
+        },
+      ],
+      shouldStop: () => false,
+      progress: { entries: 0, bytes: 0 },
+    });
+    // In digest order.
+    const blobs = sha("held") < sha("orphan") ? ["blob held 2 4", "blob orphan 1 6"] : ["blob orphan 1 6", "blob held 2 4"];
+    expect(seen).toEqual(["temp upload-1", ...blobs, "entry held.txt"]);
   });
 });

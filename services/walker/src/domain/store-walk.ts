@@ -1,7 +1,7 @@
-import { readdir, stat } from "node:fs/promises";
+import { lstat, readdir, stat } from "node:fs/promises";
 import { join } from "node:path";
-import { digestFile, storeLayout } from "@svc/kit";
-import type { FileInfo, Job, MetaInfo, RepositoryInfo, StoreEntry } from "./job-types.js";
+import { digestFile, isBlobName, storeLayout } from "@svc/kit";
+import type { BlobEntry, FileInfo, Job, MetaInfo, RepositoryInfo, StoreEntry } from "./job-types.js";
 
 /** Byte order of UTF-8, the order of Postgres' "C" collation the metadata is paged in. */
 export const comparePaths = (a: string, b: string): number => Buffer.compare(Buffer.from(a), Buffer.from(b));
@@ -36,6 +36,20 @@ export async function* readTree(dir: string, rel = ""): AsyncGenerator<TreeItem>
     if (st?.isFile()) yield { type: "file", path, file: { ino: st.ino, size: st.size, mtimeMs: Math.floor(st.mtimeMs) } };
   }
   yield { type: "leave", folder: rel, children: names.length };
+}
+
+const namesIn = async (dir: string): Promise<string[]> => (await readdir(dir).catch(() => [] as string[])).sort();
+
+/** Every blob under blobs/sha256/<ab>/, with its link count; names that are not a digest are passed by. */
+export async function* readBlobs(sha256Dir: string): AsyncGenerator<BlobEntry> {
+  for (const shard of await namesIn(sha256Dir)) {
+    if (!/^[0-9a-f]{2}$/.test(shard)) continue;
+    for (const name of await namesIn(join(sha256Dir, shard))) {
+      if (!isBlobName(name) || !name.startsWith(shard)) continue;
+      const st = await lstat(join(sha256Dir, shard, name)).catch(() => undefined);
+      if (st?.isFile()) yield { sha256: name, size: st.size, nlink: st.nlink, mtimeMs: st.mtimeMs };
+    }
+  }
 }
 
 export type MergedItem = { type: "entry"; path: string; file?: FileInfo; meta?: MetaInfo } | { type: "leave"; folder: string; children: number };
@@ -83,8 +97,9 @@ export interface StoreWalkOptions {
 }
 
 /**
- * One pass over the store: tmp/ first, then each repository's tree joined with its metadata,
- * every entry handed to every job in turn. Each file is read at most once (for its digest),
+ * One pass over the store: tmp/ first, then the blobs (after tmp/, so a blob whose abandoned
+ * upload was just removed is seen unlinked in the same walk), then each repository's tree
+ * joined with its metadata, every entry handed to every job in turn. Each file is read at most once (for its digest),
  * whichever jobs need it.
  */
 export async function walkStore(o: StoreWalkOptions): Promise<"complete" | "stopped"> {
@@ -97,6 +112,13 @@ export async function walkStore(o: StoreWalkOptions): Promise<"complete" | "stop
       const st = await stat(layout.tmpFile(name)).catch(() => undefined);
       if (!st?.isFile()) continue;
       for (const j of tempJobs) await j.temp!({ name, size: st.size, mtimeMs: st.mtimeMs });
+    }
+  }
+  const blobJobs = o.jobs.filter((j) => j.blob);
+  if (blobJobs.length) {
+    for await (const b of readBlobs(layout.sha256Dir)) {
+      if (o.shouldStop()) return "stopped";
+      for (const j of blobJobs) await j.blob!(b);
     }
   }
   for (const repo of o.repositories) {

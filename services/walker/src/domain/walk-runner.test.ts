@@ -26,6 +26,7 @@ function setup(o: { leaseFree?: boolean; readOnly?: boolean; repositories?: () =
     forget: async () => ({ forgotten: true }),
     removeTemp: async () => 1,
     removeEmptyFolder: async () => true,
+    removeBlob: async () => 1,
   };
   const deps: WalkRunnerDeps = {
     store: {
@@ -151,9 +152,13 @@ describe("walk runner", () => {
       writeFileSync(join(ro.root, "tmp", "old"), "x");
       const old = new Date(Date.now() - 2 * 3_600_000);
       utimesSync(join(ro.root, "tmp", "old"), old, old);
+      const orphan = join(ro.root, "blobs", "sha256", "ab", "ab".padEnd(64, "0"));
+      mkdirSync(join(orphan, ".."), { recursive: true });
+      writeFileSync(orphan, "orphaned");
+      utimesSync(orphan, old, old);
       const { started } = await ro.runner.begin("rebuild", ["reclaim"], "manual", null);
       await started!.done;
-      expect(ro.records.get(started!.run.id)?.counts.reclaim).toMatchObject({ tempFiles: 0 });
+      expect(ro.records.get(started!.run.id)?.counts.reclaim).toMatchObject({ tempFiles: 0, blobs: 0, bytes: 0 });
     } finally {
       rmSync(ro.root, { recursive: true, force: true });
     }

@@ -35,6 +35,7 @@ const frozen: WalkActions = {
   forget: async () => ({ forgotten: false }),
   removeTemp: async () => undefined,
   removeEmptyFolder: async () => false,
+  removeBlob: async () => undefined,
 };
 
 type Lease = { lost(): boolean; release(): Promise<void> };

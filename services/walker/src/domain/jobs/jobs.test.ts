@@ -59,6 +59,7 @@ function recorder(overrides: Partial<WalkActions> = {}) {
     forget: async (a) => (calls.push(`forget ${a.path}`), { forgotten: true }),
     removeTemp: async (n) => (calls.push(`temp ${n}`), 5),
     removeEmptyFolder: async (r, f) => (calls.push(`rmdir ${f}`), true),
+    removeBlob: async (sha256) => (calls.push(`blob ${sha256.slice(0, 4)}`), 7),
     ...overrides,
   };
   const ctx: JobContext = { actions, now: NOW };
@@ -112,6 +113,26 @@ describe("reclaim job", () => {
     await job.temp!({ name: "fresh", size: 5, mtimeMs: NOW.getTime() - 1000 });
     expect(calls).toEqual(["temp stale"]);
     expect(job.counts).toMatchObject({ tempFiles: 1, bytes: 5 });
+  });
+
+  it("removes blobs linked from nothing and untouched for an hour, counting them and their bytes", async () => {
+    const { calls, ctx } = recorder();
+    const job = reclaimJob(ctx);
+    const old = NOW.getTime() - STALE_TEMP_MS - 1;
+    await job.temp!({ name: "stale", size: 5, mtimeMs: old });
+    await job.blob!({ sha256: "a".repeat(64), size: 7, nlink: 1, mtimeMs: old });
+    // Still linked from an artifact path, or orphaned too recently to be sure.
+    await job.blob!({ sha256: "b".repeat(64), size: 7, nlink: 2, mtimeMs: old });
+    await job.blob!({ sha256: "c".repeat(64), size: 7, nlink: 1, mtimeMs: NOW.getTime() - 1000 });
+    expect(calls).toEqual(["temp stale", "blob aaaa"]);
+    expect(job.counts).toMatchObject({ tempFiles: 1, blobs: 1, blobBytes: 7, bytes: 12 });
+  });
+
+  it("counts no blob the store kept (linked meanwhile, or read-only)", async () => {
+    const { ctx } = recorder({ removeBlob: async () => undefined });
+    const job = reclaimJob(ctx);
+    await job.blob!({ sha256: "a".repeat(64), size: 7, nlink: 1, mtimeMs: 0 });
+    expect(job.counts).toMatchObject({ blobs: 0, blobBytes: 0, bytes: 0 });
   });
 
   it("never removes content without metadata: it is counted for backfill", async () => {

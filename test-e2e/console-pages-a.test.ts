@@ -1,7 +1,6 @@
 import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-// The console core's harness (test-e2e/browser.ts, same interface) is not in main yet: swap this import for it once it is.
-import { launchBrowser, type TestBrowser } from "./browser.js";
+import { launchBrowser, signInDev, type DevAccount, type TestBrowser } from "./browser.js";
 import { startSuite, type Suite } from "./suite.js";
 
 /**
@@ -15,15 +14,7 @@ describe("console operations pages in a browser", () => {
   let b: TestBrowser;
   let page: Page;
 
-  const signIn = async (account: "admin" | "viewer"): Promise<Page> => {
-    const p = await b.newPage();
-    await p.goto(`${s.gatewayUrl}/login/dev`);
-    await p.fill("#username", account);
-    await p.fill("#password", account);
-    await Promise.all([p.waitForURL(/\/ui\//), p.click("form[action='/login/dev'] button[type=submit]")]);
-    expect(await p.textContent("#signed-in-id")).toBe(`dev/${account}`);
-    return p;
-  };
+  const signIn = async (account: DevAccount): Promise<Page> => signInDev(await b.newPage(), s.gatewayUrl, account);
   const open = async (path: string) => {
     const res = await page.goto(`${s.gatewayUrl}${path}`);
     expect(res?.status(), path).toBe(200);

@@ -25,7 +25,7 @@ describe("Export on the Repositories page", () => {
   it("exports a repository into another of its format from the browser and shows the result, refusals listed", async () => {
     const key = s.bootstrapKey;
     for (const [name, format] of [["site", "raw"], ["site-copy", "raw"], ["js", "npm"]] as const) {
-      expect((await s.call("POST", "/api/repositories", { key, body: { name, format } })).status).toBe(201);
+      await s.createRepository(name, format);
     }
     for (const p of ["a.txt", "b.txt", "c.txt"]) expect((await s.call("PUT", `/repository/site/${p}`, { key, body: p })).status).toBe(201);
     expect((await s.call("PUT", "/repository/site-copy/c.txt", { key, body: "changed" })).status).toBe(201);

@@ -24,7 +24,6 @@ describe("exporting a maven repository into another", () => {
     await s?.stop();
   });
 
-  const create = async (name: string) => expect((await s.call("POST", "/api/repositories", { key: admin, body: { name, format: "maven" } })).status).toBe(201);
   const deploy = async (repo: string, path: string, body: string) => {
     const r = await s.call("PUT", `/repository/${repo}/${path}`, { key: deployer, body });
     expect(r.status, await r.text()).toBe(201);
@@ -53,8 +52,8 @@ describe("exporting a maven repository into another", () => {
   it("deploys each file into the target, so its maven-metadata.xml lists the versions and snapshot builds; skips them on a second run", async () => {
     const source = fresh("mvn-src");
     const target = fresh("mvn-dst");
-    await create(source);
-    await create(target);
+    await s.createRepository(source, "maven");
+    await s.createRepository(target, "maven");
     await deploy(source, JAR, "jar 1.0");
     await deploy(source, POM, "<project><artifactId>lib</artifactId><version>1.0</version></project>");
     await deploy(source, SNAP1, "snapshot build 1");
@@ -90,8 +89,8 @@ describe("exporting a maven repository into another", () => {
   it("refuses a release the target holds already as another build, and a snapshot file holding other content; completes a release the target holds part of", async () => {
     const source = fresh("mvn-src");
     const target = fresh("mvn-dst");
-    await create(source);
-    await create(target);
+    await s.createRepository(source, "maven");
+    await s.createRepository(target, "maven");
     await deploy(source, JAR, "jar 1.0");
     await deploy(source, POM, "pom 1.0");
     await deploy(source, `${G}/1.1/lib-1.1.jar`, "jar 1.1");

@@ -37,7 +37,6 @@ describe("exporting a pypi repository", () => {
   });
 
   const basic = (key: string) => ({ authorization: `Basic ${Buffer.from(`__token__:${key}`).toString("base64")}` });
-  const create = async (name: string) => expect((await s.call("POST", "/api/repositories", { key: admin, body: { name, format: "pypi" } })).status).toBe(201);
   const upload = async (repo: string, name: string, version: string, filename: string, content: Buffer, requiresPython?: string) => {
     const fields = { name, version, sha256_digest: sha256(content), ...(requiresPython ? { requires_python: requiresPython } : {}) };
     const form = uploadForm(fields, { name: filename, content });
@@ -62,8 +61,8 @@ describe("exporting a pypi repository", () => {
   it("copies every file with its requires-python and yanked state, skips the same file, refuses other content under a taken file name", async () => {
     const source = fresh("py-src");
     const target = fresh("py-dst");
-    await create(source);
-    await create(target);
+    await s.createRepository(source, "pypi");
+    await s.createRepository(target, "pypi");
     const wheel10 = randomBytes(2048);
     const sdist10 = randomBytes(3000);
     const wheel11 = randomBytes(1024);

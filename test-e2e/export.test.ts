@@ -50,7 +50,6 @@ describe("exporting a repository into another of the same format", () => {
     await s?.stop();
   });
 
-  const create = async (name: string, format: string) => expect((await s.call("POST", "/api/repositories", { key: admin, body: { name, format } })).status).toBe(201);
   const put = async (repo: string, path: string, body: string) => expect((await s.call("PUT", `/repository/${repo}/${path}`, { key: deployer, body })).status).toBe(201);
   const start = async (source: string, target: string): Promise<ExportRecord> => {
     const res = await s.call("POST", `/api/repositories/${source}/export`, { key: admin, body: { target } });
@@ -70,8 +69,8 @@ describe("exporting a repository into another of the same format", () => {
   it("copies a raw repository's files, skips what the target holds already, refuses a path holding other content, and reports each", async () => {
     const source = fresh("raw-src");
     const target = fresh("raw-dst");
-    await create(source, "raw");
-    await create(target, "raw");
+    await s.createRepository(source, "raw");
+    await s.createRepository(target, "raw");
     await put(source, "a/one.txt", "one");
     await put(source, "a/two.txt", "two");
     await put(source, "b/three.txt", "three");
@@ -102,8 +101,8 @@ describe("exporting a repository into another of the same format", () => {
   it("copies an npm repository's package documents (versions, dist-tags, deprecations) with the tarballs, and skips them on a second run", async () => {
     const source = fresh("npm-src");
     const target = fresh("npm-dst");
-    await create(source, "npm");
-    await create(target, "npm");
+    await s.createRepository(source, "npm");
+    await s.createRepository(target, "npm");
     const v1 = npmDoc("@acme/tool", "1.0.0");
     const v2 = npmDoc("@acme/tool", "2.0.0-beta.1", { tags: { beta: "2.0.0-beta.1" } });
     for (const { doc } of [v1, v2]) expect((await s.call("PUT", `/repository/${source}/@acme%2ftool`, { key: deployer, body: doc })).status).toBe(201);
@@ -140,8 +139,8 @@ describe("exporting a repository into another of the same format", () => {
   it("refuses an npm version the target unpublished, and one it holds with another tarball", async () => {
     const source = fresh("npm-src");
     const target = fresh("npm-dst");
-    await create(source, "npm");
-    await create(target, "npm");
+    await s.createRepository(source, "npm");
+    await s.createRepository(target, "npm");
     for (const v of ["1.0.0", "1.1.0"]) expect((await s.call("PUT", `/repository/${source}/lib`, { key: deployer, body: npmDoc("lib", v).doc })).status).toBe(201);
     expect((await s.call("PUT", `/repository/${target}/lib`, { key: deployer, body: npmDoc("lib", "1.0.0").doc })).status).toBe(201);
     expect((await s.call("PUT", `/repository/${target}/lib`, { key: deployer, body: npmDoc("lib", "1.1.0").doc })).status).toBe(201);
@@ -160,8 +159,8 @@ describe("exporting a repository into another of the same format", () => {
   it("refuses another format, the same repository, a missing target, and a key without manage:write", async () => {
     const raw = fresh("raw");
     const npm = fresh("npm");
-    await create(raw, "raw");
-    await create(npm, "npm");
+    await s.createRepository(raw, "raw");
+    await s.createRepository(npm, "npm");
     const refusal = async (source: string, target: string, key = admin) => {
       const res = await s.call("POST", `/api/repositories/${source}/export`, { key, body: { target } });
       return { status: res.status, detail: ((await res.json()) as { detail: string }).detail };
@@ -213,8 +212,8 @@ describe("exporting a repository into another of the same format", () => {
   it("says an export was interrupted by a restart, and refuses exports in read-only mode", async () => {
     const source = fresh("raw-big");
     const target = fresh("raw-dst");
-    await create(source, "raw");
-    await create(target, "raw");
+    await s.createRepository(source, "raw");
+    await s.createRepository(target, "raw");
     const paths = Array.from({ length: 400 }, (_, i) => `f/${String(i).padStart(4, "0")}.txt`);
     for (let i = 0; i < paths.length; i += 16) await Promise.all(paths.slice(i, i + 16).map((p) => put(source, p, p)));
     const started = await start(source, target);

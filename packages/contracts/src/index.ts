@@ -7,3 +7,4 @@ export * from "./internal-artifacts.js";
 export * from "./internal-console.js";
 export * from "./repository-formats.js";
 export * from "./repository-export.js";
+export * from "./walks-api.js";

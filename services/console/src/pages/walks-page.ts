@@ -1,32 +1,9 @@
+import type { WalkRunView as RunRecord, WalkView as Walk } from "@svc/contracts";
 import { html, type Html } from "./html.js";
 import { readableInstant, timeCell } from "./operations-parts.js";
 import { expectOk, type ConsolePage, type PageContext, type PageOutcome } from "./page-contract.js";
 import { afterChange, csrfInput, pager, seg } from "./page-widgets.js";
 
-interface RunRecord {
-  id: string;
-  walk: string;
-  trigger: string;
-  scheduledFor: string | null;
-  started: string;
-  ended: string | null;
-  outcome: string;
-  jobs: string[];
-  counts: Record<string, Record<string, number>>;
-  entries: number;
-  bytes: number;
-  node: string;
-  reference: string | null;
-  detail: string | null;
-}
-interface Walk {
-  name: string;
-  schedule: string;
-  enabled: boolean;
-  jobs: string[];
-  nextRun: string | null;
-  lastRun: RunRecord | null;
-}
 
 /** The walker's jobs (services/walker/src/domain/job-types.ts), offered as checkboxes; the walker names any it refuses. */
 const JOBS = [

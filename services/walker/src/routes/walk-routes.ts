@@ -1,4 +1,5 @@
 import { Type } from "@sinclair/typebox";
+import type { WalkRunView, WalkView as WalkAnswer } from "@svc/contracts";
 import type { RunRecord } from "../store/walk-store.js";
 import { JOB_NAMES } from "../domain/job-types.js";
 import type { WalkService, WalkView } from "../domain/walk-service.js";
@@ -34,7 +35,8 @@ const nameParam = Type.Object({ name: Type.String({ minLength: 1, maxLength: 200
 const schedule = Type.String({ minLength: 1, maxLength: 200 });
 const jobs = Type.Array(Type.String({ maxLength: 50 }), { maxItems: 20, description: `any of ${JOB_NAMES.join(", ")}` });
 
-const runOut = (r: RunRecord) => ({
+// Typed as the contract the console and the CLI read, so the answer cannot drift from it.
+const runOut = (r: RunRecord): WalkRunView => ({
   id: r.id,
   walk: r.walk,
   trigger: r.trigger,
@@ -50,7 +52,7 @@ const runOut = (r: RunRecord) => ({
   reference: r.reference,
   detail: r.detail,
 });
-const walkOut = (w: WalkView) => ({ name: w.name, schedule: w.schedule, enabled: w.enabled, jobs: w.jobs, nextRun: w.nextRun?.toISOString() ?? null, lastRun: w.lastRun ? runOut(w.lastRun) : null });
+const walkOut = (w: WalkView): WalkAnswer => ({ name: w.name, schedule: w.schedule, enabled: w.enabled, jobs: w.jobs, nextRun: w.nextRun?.toISOString() ?? null, lastRun: w.lastRun ? runOut(w.lastRun) : null });
 
 /**
  * `/api/walks`: walk definitions, their run records, and "walk the store now". The gateway

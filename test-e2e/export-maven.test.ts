@@ -1,10 +1,9 @@
-import { createHash, randomBytes } from "node:crypto";
-import type { ExportView } from "@svc/contracts";
+import { createHash } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { startSuite, type Suite } from "./suite.js";
-import { collectArtifactEvents, eventually } from "./upstream.js";
+import { exportCalls } from "./export-harness.js";
+import { freshName as fresh, startSuite, type Suite } from "./suite.js";
+import { collectArtifactEvents } from "./upstream.js";
 
-const fresh = (what: string) => `${what}-${randomBytes(4).toString("hex")}`;
 const sha1 = (data: string) => createHash("sha1").update(data).digest("hex");
 
 /**
@@ -33,15 +32,7 @@ describe("exporting a maven repository into another", () => {
     const r = await s.call("GET", `/repository/${repo}/${path}`, { key: deployer });
     return { status: r.status, text: await r.text() };
   };
-  const exportAndWait = async (source: string, target: string): Promise<ExportView> => {
-    const res = await s.call("POST", `/api/repositories/${source}/export`, { key: admin, body: { target } });
-    expect(res.status, await res.clone().text()).toBe(202);
-    const { id } = (await res.json()) as ExportView;
-    return eventually(`export ${id} ended`, async () => {
-      const r = (await (await s.call("GET", `/api/repositories/${source}/exports/${id}`, { key: admin })).json()) as ExportView;
-      return r.state === "running" ? undefined : r;
-    });
-  };
+  const { exportAndWait } = exportCalls(() => s, () => admin);
 
   const G = "com/example/lib";
   const JAR = `${G}/1.0/lib-1.0.jar`;

@@ -3,13 +3,10 @@ import { createHash, randomBytes } from "node:crypto";
 import { join, resolve } from "node:path";
 import type { ExportView } from "@svc/contracts";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { startSuite, type Suite } from "./suite.js";
+import { exportCalls } from "./export-harness.js";
+import { freshName as fresh, startSuite, type Suite } from "./suite.js";
 import { collectArtifactEvents, eventually } from "./upstream.js";
 
-/** A repository name of this test's own. */
-const fresh = (what: string) => `${what}-${randomBytes(4).toString("hex")}`;
-
-type ExportRecord = ExportView;
 
 const root = resolve(import.meta.dirname, "..");
 const CLI = join(root, "packages", "cli", "dist", "svc.mjs");
@@ -51,20 +48,7 @@ describe("exporting a repository into another of the same format", () => {
   });
 
   const put = async (repo: string, path: string, body: string) => expect((await s.call("PUT", `/repository/${repo}/${path}`, { key: deployer, body })).status).toBe(201);
-  const start = async (source: string, target: string): Promise<ExportRecord> => {
-    const res = await s.call("POST", `/api/repositories/${source}/export`, { key: admin, body: { target } });
-    expect(res.status, await res.clone().text()).toBe(202);
-    const r = (await res.json()) as ExportRecord;
-    expect(res.headers.get("location")).toBe(`/api/repositories/${source}/exports/${r.id}`);
-    return r;
-  };
-  const read = async (source: string, id: string) => (await (await s.call("GET", `/api/repositories/${source}/exports/${id}`, { key: admin })).json()) as ExportRecord;
-  const ended = (source: string, id: string) =>
-    eventually(`export ${id} ended`, async () => {
-      const r = await read(source, id);
-      return r.state === "running" ? undefined : r;
-    });
-  const exportAndWait = async (source: string, target: string) => ended(source, (await start(source, target)).id);
+  const { start, ended, exportAndWait } = exportCalls(() => s, () => admin);
 
   it("copies a raw repository's files, skips what the target holds already, refuses a path holding other content, and reports each", async () => {
     const source = fresh("raw-src");
@@ -91,7 +75,7 @@ describe("exporting a repository into another of the same format", () => {
 
       const again = await exportAndWait(source, target);
       expect(again).toMatchObject({ state: "done", copied: 0, skipped: 2, refused: 1 });
-      const list = (await (await s.call("GET", `/api/repositories/${source}/exports`, { key: admin })).json()) as ExportRecord[];
+      const list = (await (await s.call("GET", `/api/repositories/${source}/exports`, { key: admin })).json()) as ExportView[];
       expect(list.map((e) => e.id)).toEqual([again.id, started.id]);
     } finally {
       await events.close();
@@ -221,7 +205,7 @@ describe("exporting a repository into another of the same format", () => {
     await s.startService("artifacts", { SVC_READ_ONLY: "true" });
     const r = await eventually("the artifacts service back", async () => {
       const res = await s.call("GET", `/api/repositories/${source}/exports/${started.id}`, { key: admin });
-      return res.status === 200 ? ((await res.json()) as ExportRecord) : undefined;
+      return res.status === 200 ? ((await res.json()) as ExportView) : undefined;
     });
     expect(r).toMatchObject({ state: "interrupted", detail: expect.stringMatching(/interrupted: the artifacts service that ran it stopped/) });
     expect(r.copied).toBeLessThan(400);

@@ -2,11 +2,9 @@ import { createHash, randomBytes } from "node:crypto";
 import { statSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { startSuite, type Suite } from "./suite.js";
+import { freshName as fresh, startSuite, type Suite } from "./suite.js";
 import { collectArtifactEvents } from "./upstream.js";
 
-/** A repository name of this test's own. */
-const fresh = (what: string) => `${what}-${randomBytes(4).toString("hex")}`;
 
 describe("repositories with a format", () => {
   let s: Suite;

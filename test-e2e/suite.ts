@@ -72,6 +72,9 @@ async function suiteRedisUrl(): Promise<string> {
   }
 }
 
+/** A repository name of this test's own. */
+export const freshName = (what: string) => `${what}-${randomBytes(4).toString("hex")}`;
+
 /** A fresh database and store with the real services in front of the run's shared servers. */
 export async function startSuite(opts: Partial<Pick<ServicesOptions, "env" | "args" | "services">> = {}): Promise<Suite> {
   const name = `t_${randomBytes(6).toString("hex")}`;

@@ -96,6 +96,40 @@ describe("console operations pages in a browser", () => {
     await b.screenshot(page, "console-walks");
   });
 
+  it("Walks: the next run previewed from the typed schedule before saving, on adding and on editing; a preview saves nothing", async () => {
+    const walk = async (name: string) => s.call("GET", `/api/walks/${name}`, { key: s.bootstrapKey });
+    const submit = (selector: string) => Promise.all([page.waitForNavigation(), page.click(selector)]);
+
+    await open("/ui/walks");
+    await page.fill("#new-name", "weekly");
+    await page.fill("#new-schedule", "0 30 5 * * TUE");
+    await page.check("#add-walk input[name=job-reclaim]");
+    await submit("#preview-new-walk");
+    expect(await page.textContent("#new-next-run")).toMatch(/^Tue \d+ \w{3} \d{4}, 05:30:00 UTC \(in /);
+    expect(await notice()).toMatch(/^Preview only/);
+    // What was typed is still there, so the save that follows sends it.
+    expect(await page.inputValue("#new-name")).toBe("weekly");
+    expect(await page.inputValue("#new-schedule")).toBe("0 30 5 * * TUE");
+    expect(await page.isChecked("#add-walk input[name=job-reclaim]")).toBe(true);
+    expect((await walk("weekly")).status).toBe(404);
+    await Promise.all([page.waitForURL(/\/ui\/walks\/weekly$/), page.click("#add-walk button[value=add]")]);
+    expect(await notice()).toMatch(/^Walk weekly added; next run Tue /);
+
+    await page.fill("#schedule", "0 45 6 1 * *");
+    await submit("#preview-walk");
+    expect(await page.textContent("#next-run")).toMatch(/^\w{3} 1 \w{3} \d{4}, 06:45:00 UTC \(in /);
+    expect(await page.inputValue("#schedule")).toBe("0 45 6 1 * *");
+    await b.screenshot(page, "console-walks-preview");
+    expect(((await (await walk("weekly")).json()) as { schedule: string }).schedule).toBe("0 30 5 * * TUE");
+
+    await page.fill("#schedule", "0 61 * * * *");
+    await submit("#preview-walk");
+    expect(await page.textContent("#next-run")).toMatch(/^not valid: "0 61 \* \* \* \*" is not a valid schedule/);
+    expect(((await (await walk("weekly")).json()) as { schedule: string }).schedule).toBe("0 30 5 * * TUE");
+
+    expect((await s.call("DELETE", "/api/walks/weekly", { key: s.bootstrapKey })).status).toBe(204);
+  });
+
   it("Settings: each setting with its value and where it came from, secrets only as set", async () => {
     await open("/ui/settings?q=svc.profile");
     const profile = await page.locator("[id='setting-svc.profile']").textContent();

@@ -8,3 +8,4 @@ export * from "./internal-console.js";
 export * from "./repository-formats.js";
 export * from "./repository-export.js";
 export * from "./walks-api.js";
+export * from "./caches-api.js";

@@ -9,3 +9,4 @@ export * from "./repository-formats.js";
 export * from "./repository-export.js";
 export * from "./walks-api.js";
 export * from "./caches-api.js";
+export * from "./webhooks-api.js";

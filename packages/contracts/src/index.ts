@@ -10,3 +10,4 @@ export * from "./repository-export.js";
 export * from "./walks-api.js";
 export * from "./caches-api.js";
 export * from "./webhooks-api.js";
+export * from "./settings-api.js";

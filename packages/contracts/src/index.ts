@@ -11,3 +11,4 @@ export * from "./walks-api.js";
 export * from "./caches-api.js";
 export * from "./webhooks-api.js";
 export * from "./settings-api.js";
+export * from "./logs-api.js";

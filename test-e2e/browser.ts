@@ -1,8 +1,8 @@
 import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { chromium, type BrowserContext, type Page } from "playwright-core";
-import { inject } from "vitest";
+import { chromium, type Browser, type BrowserContext, type Page } from "playwright-core";
+import { expect, inject } from "vitest";
 
 /**
  * Debian's Chromium driven by playwright-core (never a downloaded browser): one browser per test
@@ -33,6 +33,42 @@ const FLAGS = [
 /** Screenshots stay after the run (the test data folder is removed with it) so a person can look at them. */
 export const SCREENSHOT_DIR = resolve(import.meta.dirname, "..", ".data", "screenshots");
 
+/**
+ * The set-up's Chromium with no profile folder, for a file that keeps several people signed in at
+ * once (one `browser.newContext()` each); a file with one person at a time takes `launchBrowser()`.
+ */
+export function launchChromium(): Promise<Browser> {
+  return chromium.launch({ executablePath: inject("chromium"), headless: true, args: FLAGS });
+}
+
+/** Saves a screenshot of `page` as `<folder>/<name>.png` in the run's screenshot folder ("": at its top); returns the file. */
+export async function screenshotIn(folder: string, page: Page, name: string): Promise<string> {
+  const dir = join(SCREENSHOT_DIR, folder);
+  mkdirSync(dir, { recursive: true });
+  const file = join(dir, `${name}.png`);
+  await page.screenshot({ path: file, fullPage: true });
+  return file;
+}
+
+/** The dev profile's accounts; each one's password is its own name. */
+export type DevAccount = "admin" | "viewer";
+
+/** Fills and sends the dev profile's sign-in form as a person would, waiting for nothing after. */
+export async function submitDevSignIn(page: Page, gatewayUrl: string, account: string, password = account): Promise<void> {
+  await page.goto(`${gatewayUrl}/login/dev`);
+  await page.getByLabel("Account").fill(account);
+  await page.getByLabel("Password").fill(password);
+  await page.getByRole("button", { name: "Sign in" }).click();
+}
+
+/** Signs `page` in as a dev profile account: resolves on the console's home, which names that account. */
+export async function signInDev(page: Page, gatewayUrl: string, account: DevAccount): Promise<Page> {
+  await submitDevSignIn(page, gatewayUrl, account);
+  await page.waitForURL(`${gatewayUrl}/ui/`);
+  expect(await page.textContent("#signed-in-id")).toBe(`dev/${account}`);
+  return page;
+}
+
 export async function launchBrowser(): Promise<TestBrowser> {
   const userDataDir = mkdtempSync(join(tmpdir(), "svc-chromium-"));
   // A persistent context is how playwright takes a user-data folder.
@@ -56,11 +92,7 @@ export async function launchBrowser(): Promise<TestBrowser> {
       await context.clearCookies();
       return context.newPage();
     },
-    async screenshot(page, name) {
-      const file = join(SCREENSHOT_DIR, `${name}.png`);
-      await page.screenshot({ path: file, fullPage: true });
-      return file;
-    },
+    screenshot: (page, name) => screenshotIn("", page, name),
     async close() {
       await context.close();
       rmSync(userDataDir, { recursive: true, force: true });

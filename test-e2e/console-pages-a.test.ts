@@ -1,7 +1,6 @@
 import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-// The console core's harness (test-e2e/browser.ts, same interface) is not in main yet: swap this import for it once it is.
-import { launchBrowser, type TestBrowser } from "./browser.js";
+import { launchBrowser, signInDev, type DevAccount, type TestBrowser } from "./browser.js";
 import { startSuite, type Suite } from "./suite.js";
 
 /**
@@ -15,15 +14,7 @@ describe("console operations pages in a browser", () => {
   let b: TestBrowser;
   let page: Page;
 
-  const signIn = async (account: "admin" | "viewer"): Promise<Page> => {
-    const p = await b.newPage();
-    await p.goto(`${s.gatewayUrl}/login/dev`);
-    await p.fill("#username", account);
-    await p.fill("#password", account);
-    await Promise.all([p.waitForURL(/\/ui\//), p.click("form[action='/login/dev'] button[type=submit]")]);
-    expect(await p.textContent("#signed-in-id")).toBe(`dev/${account}`);
-    return p;
-  };
+  const signIn = async (account: DevAccount): Promise<Page> => signInDev(await b.newPage(), s.gatewayUrl, account);
   const open = async (path: string) => {
     const res = await page.goto(`${s.gatewayUrl}${path}`);
     expect(res?.status(), path).toBe(200);
@@ -103,6 +94,40 @@ describe("console operations pages in a browser", () => {
     expect(await notice()).toBe("Walk nightly removed.");
     expect(await page.locator("#walks a[href='/ui/walks/nightly']").count()).toBe(0);
     await b.screenshot(page, "console-walks");
+  });
+
+  it("Walks: the next run previewed from the typed schedule before saving, on adding and on editing; a preview saves nothing", async () => {
+    const walk = async (name: string) => s.call("GET", `/api/walks/${name}`, { key: s.bootstrapKey });
+    const submit = (selector: string) => Promise.all([page.waitForNavigation(), page.click(selector)]);
+
+    await open("/ui/walks");
+    await page.fill("#new-name", "weekly");
+    await page.fill("#new-schedule", "0 30 5 * * TUE");
+    await page.check("#add-walk input[name=job-reclaim]");
+    await submit("#preview-new-walk");
+    expect(await page.textContent("#new-next-run")).toMatch(/^Tue \d+ \w{3} \d{4}, 05:30:00 UTC \(in /);
+    expect(await notice()).toMatch(/^Preview only/);
+    // What was typed is still there, so the save that follows sends it.
+    expect(await page.inputValue("#new-name")).toBe("weekly");
+    expect(await page.inputValue("#new-schedule")).toBe("0 30 5 * * TUE");
+    expect(await page.isChecked("#add-walk input[name=job-reclaim]")).toBe(true);
+    expect((await walk("weekly")).status).toBe(404);
+    await Promise.all([page.waitForURL(/\/ui\/walks\/weekly$/), page.click("#add-walk button[value=add]")]);
+    expect(await notice()).toMatch(/^Walk weekly added; next run Tue /);
+
+    await page.fill("#schedule", "0 45 6 1 * *");
+    await submit("#preview-walk");
+    expect(await page.textContent("#next-run")).toMatch(/^\w{3} 1 \w{3} \d{4}, 06:45:00 UTC \(in /);
+    expect(await page.inputValue("#schedule")).toBe("0 45 6 1 * *");
+    await b.screenshot(page, "console-walks-preview");
+    expect(((await (await walk("weekly")).json()) as { schedule: string }).schedule).toBe("0 30 5 * * TUE");
+
+    await page.fill("#schedule", "0 61 * * * *");
+    await submit("#preview-walk");
+    expect(await page.textContent("#next-run")).toMatch(/^not valid: "0 61 \* \* \* \*" is not a valid schedule/);
+    expect(((await (await walk("weekly")).json()) as { schedule: string }).schedule).toBe("0 30 5 * * TUE");
+
+    expect((await s.call("DELETE", "/api/walks/weekly", { key: s.bootstrapKey })).status).toBe(204);
   });
 
   it("Settings: each setting with its value and where it came from, secrets only as set", async () => {

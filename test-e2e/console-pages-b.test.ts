@@ -1,18 +1,16 @@
 // The Repositories, Credentials, People and groups and Webhooks pages in a real browser (Debian's
 // Chromium through playwright-core), signed in with the dev profile's admin: each page opened, its
 // main action done once, a screenshot of each saved under the test data folder.
-import { mkdirSync, readFileSync } from "node:fs";
-import { dirname, join } from "node:path";
+import { readFileSync } from "node:fs";
 import pg from "pg";
-import { chromium, type Browser, type Page } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import type { Browser, Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { launchChromium, screenshotIn, signInDev } from "./browser.js";
 import { startSuite, type Suite } from "./suite.js";
 
 let s: Suite;
 let browser: Browser;
 let page: Page;
-/** Next to the run's data folder (removed after the run), so the screenshots stay to be looked at. */
-const shots = join(dirname(inject("dataDir")), "screenshots", "console-pages-b");
 
 async function until<T>(what: string, check: () => Promise<T | undefined>): Promise<T> {
   for (let i = 0; ; i++) {
@@ -23,11 +21,10 @@ async function until<T>(what: string, check: () => Promise<T | undefined>): Prom
   }
 }
 
-const shot = (name: string) => page.screenshot({ path: join(shots, `${name}.png`), fullPage: true });
+const shot = (name: string) => screenshotIn("console-pages-b", page, name);
 const notice = () => page.locator("p.notice").innerText();
 
 beforeAll(async () => {
-  mkdirSync(shots, { recursive: true });
   s = await startSuite({
     env: {
       SVC_PROFILE: "dev",
@@ -38,17 +35,9 @@ beforeAll(async () => {
       SVC_WEBHOOK_ALLOW_INTERNAL: "false",
     },
   });
-  browser = await chromium.launch({
-    executablePath: inject("chromium"),
-    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"],
-  });
+  browser = await launchChromium();
   const context = await browser.newContext({ baseURL: s.gatewayUrl, acceptDownloads: true });
-  page = await context.newPage();
-  await page.goto("/login/dev");
-  await page.getByLabel("Account").fill("admin");
-  await page.getByLabel("Password").fill("admin");
-  await page.getByRole("button", { name: "Sign in" }).click();
-  await page.waitForURL("**/ui/");
+  page = await signInDev(await context.newPage(), s.gatewayUrl, "admin");
 });
 afterAll(async () => {
   await browser?.close();
@@ -98,11 +87,7 @@ describe("a person without the right", () => {
     const context = await browser.newContext({ baseURL: s.gatewayUrl });
     const viewer = await context.newPage();
     try {
-      await viewer.goto("/login/dev");
-      await viewer.getByLabel("Account").fill("viewer");
-      await viewer.getByLabel("Password").fill("viewer");
-      await viewer.getByRole("button", { name: "Sign in" }).click();
-      await viewer.waitForURL("**/ui/");
+      await signInDev(viewer, s.gatewayUrl, "viewer");
       // The viewer holds manage:read, so the list shows; issuing needs manage:write.
       await viewer.goto("/ui/credentials");
       await viewer.getByLabel("Label").first().fill("not allowed");
@@ -112,7 +97,7 @@ describe("a person without the right", () => {
       ]);
       expect(answer.status()).toBe(403);
       expect(await viewer.locator("main").innerText()).toContain("manage:write");
-      await viewer.screenshot({ path: join(shots, "credentials-refused.png"), fullPage: true });
+      await screenshotIn("console-pages-b", viewer, "credentials-refused");
     } finally {
       await context.close();
     }

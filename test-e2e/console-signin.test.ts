@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Page } from "playwright-core";
 import { startSuite, type Suite } from "./suite.js";
 import { startIdentityProvider, TEST_USERS, type TestIdentityProvider } from "./oidc-provider.js";
-import { launchBrowser, type TestBrowser } from "./browser.js";
+import { launchBrowser, signInDev as signInDevOn, submitDevSignIn, type DevAccount, type TestBrowser } from "./browser.js";
 
 /**
  * Signing in to the console through the gateway, in Debian's Chromium: a real OpenID Connect
@@ -46,15 +46,7 @@ async function signInWithProvider(button: string, login: string): Promise<Page> 
   return page;
 }
 
-async function signInDev(account: "admin" | "viewer"): Promise<Page> {
-  const page = await browser.newPage();
-  await page.goto(`${suite.gatewayUrl}/login/dev`);
-  await page.getByLabel("Account").fill(account);
-  await page.getByLabel("Password").fill(account);
-  await page.getByRole("button", { name: "Sign in" }).click();
-  await page.waitForURL(`${suite.gatewayUrl}/ui/`);
-  return page;
-}
+const signInDev = async (account: DevAccount): Promise<Page> => signInDevOn(await browser.newPage(), suite.gatewayUrl, account);
 
 const grant = (id: string, tokens: string[]) => suite.call("POST", "/api/principals/grants", { key: suite.bootstrapKey, body: { id, scope: "*", tokens } });
 
@@ -97,10 +89,7 @@ describe("console sign-in", () => {
 
   it("a wrong dev password signs nobody in", async () => {
     const page = await browser.newPage();
-    await page.goto(`${suite.gatewayUrl}/login/dev`);
-    await page.getByLabel("Account").fill("admin");
-    await page.getByLabel("Password").fill("viewer");
-    await page.getByRole("button", { name: "Sign in" }).click();
+    await submitDevSignIn(page, suite.gatewayUrl, "admin", "viewer");
     await expect.poll(() => page.locator(".problem").textContent()).toContain("wrong password");
     expect((await browser.context.cookies()).some((c) => c.name === "svc_session")).toBe(false);
   });

@@ -1,9 +1,8 @@
 import { connect, JSONCodec } from "nats";
 import pg from "pg";
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { describe, expect, inject, it } from "vitest";
 import type { CredentialChanged } from "@svc/contracts";
 import { natsConnectOptions } from "@svc/kit";
-import { startSuite, type Suite } from "./suite.js";
 import { twoGateways } from "./two-gateways.js";
 
 /** Past NATS's 1 MiB payload limit had the announcement listed every member (the issue measured 90,000). */
@@ -33,19 +32,10 @@ async function sqlOn<T>(databaseUrl: string, fn: (db: pg.Client) => Promise<T>):
 }
 
 describe("a change to a large group", () => {
-  let s: Suite;
-  let b: Awaited<ReturnType<Suite["startGateway"]>>;
-  beforeAll(async () => {
-    s = await startSuite();
-    b = await s.startGateway();
-    await s.call("PUT", "/repository/default/shared.txt", { key: s.bootstrapKey, body: "shared" });
-  });
-  afterAll(async () => {
-    await b?.stop();
-    await s?.stop();
-  });
+  const ctx = twoGateways();
 
   it(`with ${MEMBERS.toLocaleString("en")} members is announced, naming the group, and another gateway keeps the keys it does not touch`, async () => {
+    const { s, b } = ctx;
     const group = `big-${process.pid}`;
     await sqlOn(s.databaseUrl, async (db) => {
       await db.query("insert into auth.groups (name) values ($1)", [group]);

@@ -1,31 +1,20 @@
 // Export on the console's Repositories page in a real browser (Debian's Chromium through
 // playwright-core), signed in with the dev profile's admin: the form post, then the export's
 // progress and result; a screenshot of each under the test data folder.
-import { mkdirSync } from "node:fs";
-import { dirname, join } from "node:path";
-import { chromium, type Browser, type Page } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import type { Browser, Page } from "playwright-core";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { launchChromium, screenshotIn, signInDev } from "./browser.js";
 import { startSuite, type Suite } from "./suite.js";
 
 let s: Suite;
 let browser: Browser;
 let page: Page;
-const shots = join(dirname(inject("dataDir")), "screenshots", "console-export");
-const shot = (name: string) => page.screenshot({ path: join(shots, `${name}.png`), fullPage: true });
+const shot = (name: string) => screenshotIn("console-export", page, name);
 
 beforeAll(async () => {
-  mkdirSync(shots, { recursive: true });
   s = await startSuite({ env: { SVC_PROFILE: "dev" } });
-  browser = await chromium.launch({
-    executablePath: "/usr/bin/chromium",
-    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--disable-sync", "--no-first-run"],
-  });
-  page = await (await browser.newContext({ baseURL: s.gatewayUrl })).newPage();
-  await page.goto("/login/dev");
-  await page.getByLabel("Account").fill("admin");
-  await page.getByLabel("Password").fill("admin");
-  await page.getByRole("button", { name: "Sign in" }).click();
-  await page.waitForURL("**/ui/");
+  browser = await launchChromium();
+  page = await signInDev(await (await browser.newContext({ baseURL: s.gatewayUrl })).newPage(), s.gatewayUrl, "admin");
 });
 afterAll(async () => {
   await browser?.close();
@@ -36,7 +25,7 @@ describe("Export on the Repositories page", () => {
   it("exports a repository into another of its format from the browser and shows the result, refusals listed", async () => {
     const key = s.bootstrapKey;
     for (const [name, format] of [["site", "raw"], ["site-copy", "raw"], ["js", "npm"]] as const) {
-      expect((await s.call("POST", "/api/repositories", { key, body: { name, format } })).status).toBe(201);
+      await s.createRepository(name, format);
     }
     for (const p of ["a.txt", "b.txt", "c.txt"]) expect((await s.call("PUT", `/repository/site/${p}`, { key, body: p })).status).toBe(201);
     expect((await s.call("PUT", "/repository/site-copy/c.txt", { key, body: "changed" })).status).toBe(201);
@@ -66,11 +55,7 @@ describe("Export on the Repositories page", () => {
 
   it("shows the viewer the 403 page naming the right an export needs", async () => {
     const viewer = await (await browser.newContext({ baseURL: s.gatewayUrl })).newPage();
-    await viewer.goto("/login/dev");
-    await viewer.getByLabel("Account").fill("viewer");
-    await viewer.getByLabel("Password").fill("viewer");
-    await viewer.getByRole("button", { name: "Sign in" }).click();
-    await viewer.waitForURL("**/ui/");
+    await signInDev(viewer, s.gatewayUrl, "viewer");
     await viewer.goto("/ui/repositories/site");
     await viewer.getByRole("button", { name: "Export", exact: true }).click();
     expect(await viewer.locator("main").innerText()).toMatch(/manage:write/);

@@ -1,10 +1,9 @@
-import { createHash, randomBytes } from "node:crypto";
-import type { ExportView } from "@svc/contracts";
+import { createHash } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { startSuite, type Suite } from "./suite.js";
-import { collectArtifactEvents, eventually } from "./upstream.js";
+import { exportCalls } from "./export-harness.js";
+import { freshName as fresh, startSuite, type Suite } from "./suite.js";
+import { collectArtifactEvents } from "./upstream.js";
 
-const fresh = (what: string) => `${what}-${randomBytes(4).toString("hex")}`;
 const sha1 = (data: string) => createHash("sha1").update(data).digest("hex");
 
 /**
@@ -24,7 +23,6 @@ describe("exporting a maven repository into another", () => {
     await s?.stop();
   });
 
-  const create = async (name: string) => expect((await s.call("POST", "/api/repositories", { key: admin, body: { name, format: "maven" } })).status).toBe(201);
   const deploy = async (repo: string, path: string, body: string) => {
     const r = await s.call("PUT", `/repository/${repo}/${path}`, { key: deployer, body });
     expect(r.status, await r.text()).toBe(201);
@@ -34,15 +32,7 @@ describe("exporting a maven repository into another", () => {
     const r = await s.call("GET", `/repository/${repo}/${path}`, { key: deployer });
     return { status: r.status, text: await r.text() };
   };
-  const exportAndWait = async (source: string, target: string): Promise<ExportView> => {
-    const res = await s.call("POST", `/api/repositories/${source}/export`, { key: admin, body: { target } });
-    expect(res.status, await res.clone().text()).toBe(202);
-    const { id } = (await res.json()) as ExportView;
-    return eventually(`export ${id} ended`, async () => {
-      const r = (await (await s.call("GET", `/api/repositories/${source}/exports/${id}`, { key: admin })).json()) as ExportView;
-      return r.state === "running" ? undefined : r;
-    });
-  };
+  const { exportAndWait } = exportCalls(() => s, () => admin);
 
   const G = "com/example/lib";
   const JAR = `${G}/1.0/lib-1.0.jar`;
@@ -53,8 +43,8 @@ describe("exporting a maven repository into another", () => {
   it("deploys each file into the target, so its maven-metadata.xml lists the versions and snapshot builds; skips them on a second run", async () => {
     const source = fresh("mvn-src");
     const target = fresh("mvn-dst");
-    await create(source);
-    await create(target);
+    await s.createRepository(source, "maven");
+    await s.createRepository(target, "maven");
     await deploy(source, JAR, "jar 1.0");
     await deploy(source, POM, "<project><artifactId>lib</artifactId><version>1.0</version></project>");
     await deploy(source, SNAP1, "snapshot build 1");
@@ -90,8 +80,8 @@ describe("exporting a maven repository into another", () => {
   it("refuses a release the target holds already as another build, and a snapshot file holding other content; completes a release the target holds part of", async () => {
     const source = fresh("mvn-src");
     const target = fresh("mvn-dst");
-    await create(source);
-    await create(target);
+    await s.createRepository(source, "maven");
+    await s.createRepository(target, "maven");
     await deploy(source, JAR, "jar 1.0");
     await deploy(source, POM, "pom 1.0");
     await deploy(source, `${G}/1.1/lib-1.1.jar`, "jar 1.1");

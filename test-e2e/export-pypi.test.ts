@@ -1,12 +1,10 @@
 import { createHash, randomBytes } from "node:crypto";
-import type { ExportView } from "@svc/contracts";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { uploadForm } from "./pypi-clients.js";
-import { startSuite, type Suite } from "./suite.js";
-import { collectArtifactEvents, eventually } from "./upstream.js";
+import { exportCalls } from "./export-harness.js";
+import { freshName as fresh, startSuite, type Suite } from "./suite.js";
+import { collectArtifactEvents } from "./upstream.js";
 
-/** A repository name of this test's own. */
-const fresh = (what: string) => `${what}-${randomBytes(4).toString("hex")}`;
 const sha256 = (b: Buffer) => createHash("sha256").update(b).digest("hex");
 
 interface SimpleFile {
@@ -37,22 +35,13 @@ describe("exporting a pypi repository", () => {
   });
 
   const basic = (key: string) => ({ authorization: `Basic ${Buffer.from(`__token__:${key}`).toString("base64")}` });
-  const create = async (name: string) => expect((await s.call("POST", "/api/repositories", { key: admin, body: { name, format: "pypi" } })).status).toBe(201);
   const upload = async (repo: string, name: string, version: string, filename: string, content: Buffer, requiresPython?: string) => {
     const fields = { name, version, sha256_digest: sha256(content), ...(requiresPython ? { requires_python: requiresPython } : {}) };
     const form = uploadForm(fields, { name: filename, content });
     const r = await s.call("POST", `/repository/${repo}/`, { headers: { ...basic(deployer), "content-type": form.contentType }, body: form.body });
     expect(r.status, await r.text()).toBe(200);
   };
-  const exportAndWait = async (source: string, target: string) => {
-    const res = await s.call("POST", `/api/repositories/${source}/export`, { key: admin, body: { target } });
-    expect(res.status, await res.clone().text()).toBe(202);
-    const { id } = (await res.json()) as ExportView;
-    return eventually(`export ${id} ended`, async () => {
-      const r = (await (await s.call("GET", `/api/repositories/${source}/exports/${id}`, { key: admin })).json()) as ExportView;
-      return r.state === "running" ? undefined : r;
-    });
-  };
+  const { exportAndWait } = exportCalls(() => s, () => admin);
   const page = async (repo: string, project: string) => {
     const r = await s.call("GET", `/repository/${repo}/simple/${project}/`, { headers: { ...basic(deployer), accept: "application/vnd.pypi.simple.v1+json" } });
     expect(r.status).toBe(200);
@@ -62,8 +51,8 @@ describe("exporting a pypi repository", () => {
   it("copies every file with its requires-python and yanked state, skips the same file, refuses other content under a taken file name", async () => {
     const source = fresh("py-src");
     const target = fresh("py-dst");
-    await create(source);
-    await create(target);
+    await s.createRepository(source, "pypi");
+    await s.createRepository(target, "pypi");
     const wheel10 = randomBytes(2048);
     const sdist10 = randomBytes(3000);
     const wheel11 = randomBytes(1024);

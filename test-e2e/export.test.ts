@@ -3,13 +3,10 @@ import { createHash, randomBytes } from "node:crypto";
 import { join, resolve } from "node:path";
 import type { ExportView } from "@svc/contracts";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { startSuite, type Suite } from "./suite.js";
+import { exportCalls } from "./export-harness.js";
+import { freshName as fresh, startSuite, type Suite } from "./suite.js";
 import { collectArtifactEvents, eventually } from "./upstream.js";
 
-/** A repository name of this test's own. */
-const fresh = (what: string) => `${what}-${randomBytes(4).toString("hex")}`;
-
-type ExportRecord = ExportView;
 
 const root = resolve(import.meta.dirname, "..");
 const CLI = join(root, "packages", "cli", "dist", "svc.mjs");
@@ -50,28 +47,14 @@ describe("exporting a repository into another of the same format", () => {
     await s?.stop();
   });
 
-  const create = async (name: string, format: string) => expect((await s.call("POST", "/api/repositories", { key: admin, body: { name, format } })).status).toBe(201);
   const put = async (repo: string, path: string, body: string) => expect((await s.call("PUT", `/repository/${repo}/${path}`, { key: deployer, body })).status).toBe(201);
-  const start = async (source: string, target: string): Promise<ExportRecord> => {
-    const res = await s.call("POST", `/api/repositories/${source}/export`, { key: admin, body: { target } });
-    expect(res.status, await res.clone().text()).toBe(202);
-    const r = (await res.json()) as ExportRecord;
-    expect(res.headers.get("location")).toBe(`/api/repositories/${source}/exports/${r.id}`);
-    return r;
-  };
-  const read = async (source: string, id: string) => (await (await s.call("GET", `/api/repositories/${source}/exports/${id}`, { key: admin })).json()) as ExportRecord;
-  const ended = (source: string, id: string) =>
-    eventually(`export ${id} ended`, async () => {
-      const r = await read(source, id);
-      return r.state === "running" ? undefined : r;
-    });
-  const exportAndWait = async (source: string, target: string) => ended(source, (await start(source, target)).id);
+  const { start, ended, exportAndWait } = exportCalls(() => s, () => admin);
 
   it("copies a raw repository's files, skips what the target holds already, refuses a path holding other content, and reports each", async () => {
     const source = fresh("raw-src");
     const target = fresh("raw-dst");
-    await create(source, "raw");
-    await create(target, "raw");
+    await s.createRepository(source, "raw");
+    await s.createRepository(target, "raw");
     await put(source, "a/one.txt", "one");
     await put(source, "a/two.txt", "two");
     await put(source, "b/three.txt", "three");
@@ -92,7 +75,7 @@ describe("exporting a repository into another of the same format", () => {
 
       const again = await exportAndWait(source, target);
       expect(again).toMatchObject({ state: "done", copied: 0, skipped: 2, refused: 1 });
-      const list = (await (await s.call("GET", `/api/repositories/${source}/exports`, { key: admin })).json()) as ExportRecord[];
+      const list = (await (await s.call("GET", `/api/repositories/${source}/exports`, { key: admin })).json()) as ExportView[];
       expect(list.map((e) => e.id)).toEqual([again.id, started.id]);
     } finally {
       await events.close();
@@ -102,8 +85,8 @@ describe("exporting a repository into another of the same format", () => {
   it("copies an npm repository's package documents (versions, dist-tags, deprecations) with the tarballs, and skips them on a second run", async () => {
     const source = fresh("npm-src");
     const target = fresh("npm-dst");
-    await create(source, "npm");
-    await create(target, "npm");
+    await s.createRepository(source, "npm");
+    await s.createRepository(target, "npm");
     const v1 = npmDoc("@acme/tool", "1.0.0");
     const v2 = npmDoc("@acme/tool", "2.0.0-beta.1", { tags: { beta: "2.0.0-beta.1" } });
     for (const { doc } of [v1, v2]) expect((await s.call("PUT", `/repository/${source}/@acme%2ftool`, { key: deployer, body: doc })).status).toBe(201);
@@ -140,8 +123,8 @@ describe("exporting a repository into another of the same format", () => {
   it("refuses an npm version the target unpublished, and one it holds with another tarball", async () => {
     const source = fresh("npm-src");
     const target = fresh("npm-dst");
-    await create(source, "npm");
-    await create(target, "npm");
+    await s.createRepository(source, "npm");
+    await s.createRepository(target, "npm");
     for (const v of ["1.0.0", "1.1.0"]) expect((await s.call("PUT", `/repository/${source}/lib`, { key: deployer, body: npmDoc("lib", v).doc })).status).toBe(201);
     expect((await s.call("PUT", `/repository/${target}/lib`, { key: deployer, body: npmDoc("lib", "1.0.0").doc })).status).toBe(201);
     expect((await s.call("PUT", `/repository/${target}/lib`, { key: deployer, body: npmDoc("lib", "1.1.0").doc })).status).toBe(201);
@@ -160,8 +143,8 @@ describe("exporting a repository into another of the same format", () => {
   it("refuses another format, the same repository, a missing target, and a key without manage:write", async () => {
     const raw = fresh("raw");
     const npm = fresh("npm");
-    await create(raw, "raw");
-    await create(npm, "npm");
+    await s.createRepository(raw, "raw");
+    await s.createRepository(npm, "npm");
     const refusal = async (source: string, target: string, key = admin) => {
       const res = await s.call("POST", `/api/repositories/${source}/export`, { key, body: { target } });
       return { status: res.status, detail: ((await res.json()) as { detail: string }).detail };
@@ -213,8 +196,8 @@ describe("exporting a repository into another of the same format", () => {
   it("says an export was interrupted by a restart, and refuses exports in read-only mode", async () => {
     const source = fresh("raw-big");
     const target = fresh("raw-dst");
-    await create(source, "raw");
-    await create(target, "raw");
+    await s.createRepository(source, "raw");
+    await s.createRepository(target, "raw");
     const paths = Array.from({ length: 400 }, (_, i) => `f/${String(i).padStart(4, "0")}.txt`);
     for (let i = 0; i < paths.length; i += 16) await Promise.all(paths.slice(i, i + 16).map((p) => put(source, p, p)));
     const started = await start(source, target);
@@ -222,7 +205,7 @@ describe("exporting a repository into another of the same format", () => {
     await s.startService("artifacts", { SVC_READ_ONLY: "true" });
     const r = await eventually("the artifacts service back", async () => {
       const res = await s.call("GET", `/api/repositories/${source}/exports/${started.id}`, { key: admin });
-      return res.status === 200 ? ((await res.json()) as ExportRecord) : undefined;
+      return res.status === 200 ? ((await res.json()) as ExportView) : undefined;
     });
     expect(r).toMatchObject({ state: "interrupted", detail: expect.stringMatching(/interrupted: the artifacts service that ran it stopped/) });
     expect(r.copied).toBeLessThan(400);

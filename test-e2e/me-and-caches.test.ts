@@ -1,17 +1,9 @@
 // Who am I (GET /api/me) and the gateway node's own read caches (GET /api/caches, POST
 // /api/caches/clear), through the gateway, with a second gateway for what a clear tells the others.
+import type { CachesView } from "@svc/contracts";
 import pg from "pg";
 import { describe, expect, it, vi } from "vitest";
 import { twoGateways } from "./two-gateways.js";
-
-interface CacheStats {
-  name: string;
-  description: string;
-  ttlSeconds: number;
-  hits: number;
-  misses: number;
-  size: number;
-}
 
 const settled = { timeout: 15_000, interval: 100 };
 
@@ -21,7 +13,7 @@ describe("who am I, and the caches of the gateway node that answers", () => {
   const caches = async (base: string, key: string) => {
     const res = await fetch(`${base}/api/caches`, { headers: { "service-repository-key": key } });
     expect(res.status).toBe(200);
-    const body = (await res.json()) as { node: string; caches: CacheStats[] };
+    const body = (await res.json()) as CachesView;
     return { ...body, byName: (name: string) => body.caches.find((c) => c.name === name)! };
   };
   const clear = (base: string, key: string) => fetch(`${base}/api/caches/clear`, { method: "POST", headers: { "service-repository-key": key } });

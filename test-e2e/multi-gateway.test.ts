@@ -1,23 +1,13 @@
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startSuite, type Suite } from "./suite.js";
+import { describe, expect, it } from "vitest";
 import { twoGateways } from "./two-gateways.js";
 
 const get = (url: string, key: string) => fetch(`${url}/repository/default/shared.txt`, { headers: { "service-repository-key": key } });
 
 describe("many gateways, one truth", () => {
-  let s: Suite;
-  let b: Awaited<ReturnType<Suite["startGateway"]>>;
-  beforeAll(async () => {
-    s = await startSuite();
-    b = await s.startGateway();
-    await s.call("PUT", "/repository/default/shared.txt", { key: s.bootstrapKey, body: "shared" });
-  });
-  afterAll(async () => {
-    await b?.stop();
-    await s?.stop();
-  });
+  const ctx = twoGateways();
 
   it("a key revoked through gateway A is refused by gateway B on its next request", async () => {
+    const { s, b } = ctx;
     const k = await s.mint({ grants: [{ scope: "*", tokens: ["repository:read"] }] });
     expect((await get(s.gatewayUrl, k.key)).status).toBe(200);
     expect((await get(b.url, k.key)).status).toBe(200); // now cached on B for five minutes
@@ -26,6 +16,7 @@ describe("many gateways, one truth", () => {
   });
 
   it("a key narrowed through gateway A is narrowed on gateway B at once", async () => {
+    const { s, b } = ctx;
     const k = await s.mint({ grants: [{ scope: "*", tokens: ["repository:read"] }] });
     expect((await get(b.url, k.key)).status).toBe(200);
     await s.call("DELETE", `/api/credentials/${k.id}/grants/*`, { key: s.bootstrapKey });

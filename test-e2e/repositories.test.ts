@@ -2,11 +2,9 @@ import { createHash, randomBytes } from "node:crypto";
 import { existsSync, readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { startSuite, type Suite } from "./suite.js";
+import { freshName as fresh, startSuite, type Suite } from "./suite.js";
 import { collectArtifactEvents, eventually } from "./upstream.js";
 
-/** A repository name of this test's own. */
-const fresh = (what: string) => `${what}-${randomBytes(4).toString("hex")}`;
 
 describe("repositories with a format", () => {
   let s: Suite;
@@ -31,7 +29,7 @@ describe("repositories with a format", () => {
     expect(Date.now() - Date.parse(body.created as string)).toBeLessThan(600_000);
 
     const raw = fresh("raw");
-    expect((await s.call("POST", "/api/repositories", { key: admin, body: { name: raw, format: "raw" } })).status).toBe(201);
+    await s.createRepository(raw, "raw");
     expect((await s.call("PUT", `/repository/${raw}/a/one.txt`, { key: deployer, body: "12345" })).status).toBe(201);
     expect((await s.call("PUT", `/repository/${raw}/b/two.txt`, { key: deployer, body: "678" })).status).toBe(201);
     const shown = await s.call("GET", `/api/repositories/${raw}`, { key: admin });
@@ -64,7 +62,7 @@ describe("repositories with a format", () => {
   it("stores the same content once, whichever repositories hold it, and keeps it while one still does", async () => {
     const a = fresh("a");
     const b = fresh("b");
-    for (const name of [a, b]) expect((await s.call("POST", "/api/repositories", { key: admin, body: { name, format: "raw" } })).status).toBe(201);
+    for (const name of [a, b]) await s.createRepository(name, "raw");
     const content = `shared ${randomBytes(8).toString("hex")}`;
     expect((await s.call("PUT", `/repository/${a}/x/lib.jar`, { key: deployer, body: content })).status).toBe(201);
     expect((await s.call("PUT", `/repository/${b}/y/copy.jar`, { key: deployer, body: content })).status).toBe(201);
@@ -85,7 +83,7 @@ describe("repositories with a format", () => {
 
   it("refuses to remove a repository that holds artifacts unless forced, and then removes each with its event", async () => {
     const name = fresh("gone");
-    expect((await s.call("POST", "/api/repositories", { key: admin, body: { name, format: "raw" } })).status).toBe(201);
+    await s.createRepository(name, "raw");
     const events = await collectArtifactEvents(inject("natsUrl"), s.tenant, (e) => e.repository === name);
     try {
       for (const p of ["p/1.txt", "p/2.txt"]) expect((await s.call("PUT", `/repository/${name}/${p}`, { key: deployer, body: p })).status).toBe(201);
@@ -103,7 +101,7 @@ describe("repositories with a format", () => {
       await events.close();
     }
     const empty = fresh("empty");
-    expect((await s.call("POST", "/api/repositories", { key: admin, body: { name: empty, format: "npm" } })).status).toBe(201);
+    await s.createRepository(empty, "npm");
     expect((await s.call("DELETE", `/api/repositories/${empty}`, { key: admin })).status).toBe(204);
   });
 

@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { request } from "node:http";
 import { Redis } from "ioredis";
 import { inject } from "vitest";
+import type { RepositoryFormat } from "@svc/contracts";
 import { createDatabase } from "@svc/devstack";
 import { startServices, type RunningServices, type ServicesOptions } from "@svc/devstack/service-runner";
 
@@ -17,6 +18,8 @@ export interface Suite extends RunningServices {
   rawCall(method: string, path: string, headers?: Record<string, string>): Promise<{ status: number; body: string }>;
   /** Mints a key through the API with the bootstrap key, optionally granting rights. */
   mint(opts?: { label?: string; expires?: string; grants?: { scope: string; tokens: string[]; expires?: string }[] }): Promise<{ id: string; key: string }>;
+  /** Creates a repository through the API with the bootstrap key unless `key`; throws with the answer when it is not created. */
+  createRepository(name: string, format: RepositoryFormat, key?: string): Promise<void>;
 }
 
 export interface CallOptions {
@@ -69,6 +72,9 @@ async function suiteRedisUrl(): Promise<string> {
   }
 }
 
+/** A repository name of this test's own. */
+export const freshName = (what: string) => `${what}-${randomBytes(4).toString("hex")}`;
+
 /** A fresh database and store with the real services in front of the run's shared servers. */
 export async function startSuite(opts: Partial<Pick<ServicesOptions, "env" | "args" | "services">> = {}): Promise<Suite> {
   const name = `t_${randomBytes(6).toString("hex")}`;
@@ -117,6 +123,11 @@ export async function startSuite(opts: Partial<Pick<ServicesOptions, "env" | "ar
     return minted;
   };
 
+  const createRepository: Suite["createRepository"] = async (name, format, key = services.bootstrapKey) => {
+    const res = await call("POST", "/api/repositories", { key, body: { name, format } });
+    if (res.status !== 201) throw new Error(`creating repository ${name} (${format}) answered ${res.status}: ${await res.text()}`);
+  };
+
   const rawCall: Suite["rawCall"] = (method, path, headers = {}) => {
     const u = new URL(services.gatewayUrl);
     return new Promise((resolve, reject) => {
@@ -131,5 +142,5 @@ export async function startSuite(opts: Partial<Pick<ServicesOptions, "env" | "ar
     });
   };
 
-  return { ...services, stop, databaseUrl, redisUrl, call, rawCall, mint };
+  return { ...services, stop, databaseUrl, redisUrl, call, rawCall, mint, createRepository };
 }

@@ -3,26 +3,14 @@ import { existsSync, linkSync, mkdirSync, rmSync, utimesSync, writeFileSync } fr
 import { join } from "node:path";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import type { WalkRunView, WalkView } from "@svc/contracts";
 import { keyId } from "@svc/keys";
 import { identityHeaders } from "@svc/kit";
 import { startSuite, type Suite } from "./suite.js";
 import { adminCaller, collectArtifactEvents, eventually, systemCall } from "./upstream.js";
 
-type Run = {
-  id: string;
-  walk: string;
-  trigger: string;
-  scheduledFor: string | null;
-  started: string;
-  ended: string | null;
-  outcome: string;
-  jobs: string[];
-  counts: Record<string, Record<string, number>>;
-  node: string;
-  reference: string | null;
-  detail: string | null;
-};
-type Walk = { name: string; schedule: string; enabled: boolean; jobs: string[]; nextRun: string | null; lastRun: Run | null };
+type Run = WalkRunView;
+type Walk = WalkView;
 type Meta = { path: string; size: number; sha256: string; lastDownloaded: string | null };
 
 const sha = (s: string) => createHash("sha256").update(s).digest("hex");

@@ -8,6 +8,7 @@ import { createServer, type Server } from "node:https";
 import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { afterAll, beforeAll, expect, inject } from "vitest";
+import type { DeliveryView } from "@svc/contracts";
 import { createBus, createLogger, identityHeaders, type Bus } from "@svc/kit";
 import { keyId } from "@svc/keys";
 import { startSuite, type Suite } from "./suite.js";
@@ -81,17 +82,7 @@ async function startReceiver(dir: string) {
 
 type Receiver = Awaited<ReturnType<typeof startReceiver>>;
 
-export interface Delivery {
-  id: string;
-  event: string;
-  type: string;
-  endpoint: string;
-  state: "pending" | "delivered" | "set-aside";
-  attempts: number;
-  nextAttempt: string | null;
-  lastStatus: number | null;
-  lastError: string | null;
-}
+export type Delivery = DeliveryView;
 
 /** Polls until `check` returns a value that is not undefined; no timing is asserted. */
 export async function eventually<T>(what: string, check: () => Promise<T | undefined> | T | undefined, timeoutMs = 20_000): Promise<T> {

@@ -7,3 +7,8 @@ export * from "./internal-artifacts.js";
 export * from "./internal-console.js";
 export * from "./repository-formats.js";
 export * from "./repository-export.js";
+export * from "./walks-api.js";
+export * from "./caches-api.js";
+export * from "./webhooks-api.js";
+export * from "./settings-api.js";
+export * from "./logs-api.js";

@@ -1,9 +1,9 @@
 /**
  * An export's record as the admin API answers it (`GET /api/repositories/<source>/exports/<id>`):
- * the shape the console and the tests read. (The `svc` CLI keeps its own copy: it is one bundled
- * file without dependencies.)
+ * the shape the artifacts service answers and the console, the `svc` CLI (types only) and the tests read.
  */
-export type ExportState = "running" | "done" | "failed" | "interrupted";
+export const EXPORT_STATES = ["running", "done", "failed", "interrupted"] as const;
+export type ExportState = (typeof EXPORT_STATES)[number];
 
 export interface ExportView {
   id: string;

@@ -1,5 +1,6 @@
 import { Writable } from "node:stream";
 import pino, { type Logger } from "pino";
+import type { LogEntry } from "@svc/contracts";
 
 /**
  * pino JSON lines with secrets removed at the logger: known secret-bearing fields are
@@ -41,14 +42,7 @@ export function scrubSecrets(line: string): string {
   return out;
 }
 
-export interface LogEntry {
-  seq: number;
-  time: string;
-  level: string;
-  service: string;
-  msg: string;
-  [field: string]: unknown;
-}
+export type { LogEntry };
 
 const LEVELS: Record<number, string> = { 10: "TRACE", 20: "DEBUG", 30: "INFO", 40: "WARN", 50: "ERROR", 60: "FATAL" };
 

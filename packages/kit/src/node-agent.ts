@@ -1,6 +1,7 @@
 import { createHash } from "node:crypto";
 import type { Bus } from "./messaging.js";
 import type { LogEntry, LogRing } from "./logger.js";
+import type { NodeLogEntry } from "@svc/contracts";
 import type { ServiceMetrics } from "./metrics.js";
 import { apiReport } from "./openapi.js";
 import { DEPLOYMENT_SETTINGS, SETTINGS, settingName, type Settings } from "./settings.js";
@@ -81,7 +82,7 @@ export interface LogQuery {
 export interface LogReply {
   node: string;
   service: string;
-  entries: (LogEntry & { node: string })[];
+  entries: NodeLogEntry[];
 }
 
 /** A node's answer on the settings subject: what it runs with, of the settings its service reads. */

@@ -1,5 +1,6 @@
 import { createHash, createHmac } from "node:crypto";
 import type { ServiceName, SettingDef } from "./settings.js";
+import type { SettingOrigin } from "@svc/contracts";
 
 /**
  * What a process runs with, setting by setting, for the deployment's settings table
@@ -9,7 +10,7 @@ import type { ServiceName, SettingDef } from "./settings.js";
  * node of the deployment shares, so nodes can be compared without anything on the wire a
  * listener could test guesses against.
  */
-export type SettingOrigin = "default" | "environment" | "-D" | "file";
+export type { SettingOrigin };
 
 export interface SettingInForce {
   name: string;

@@ -1,15 +1,7 @@
+import type { NodeLogEntry as LogEntry } from "@svc/contracts";
 import { str, type Command, type CommandContext } from "../command-types.js";
 import { CliError, EXIT, usageError } from "../cli-errors.js";
 
-interface LogEntry {
-  seq: number;
-  node: string;
-  service: string;
-  time: string;
-  level: string;
-  msg: string;
-  [field: string]: unknown;
-}
 
 const SHOWN_APART = new Set(["seq", "node", "service", "time", "level", "msg"]);
 

@@ -1,3 +1,4 @@
+import type { ExportView } from "@svc/contracts";
 import { EXIT } from "../cli-errors.js";
 import type { Command, CommandContext } from "../command-types.js";
 import { pagingOptions, readListed } from "../paged-list.js";
@@ -16,21 +17,7 @@ interface Detail {
   artifacts: number;
   bytes: number;
 }
-interface Export {
-  id: string;
-  source: string;
-  target: string;
-  format: string;
-  state: "running" | "done" | "failed" | "interrupted";
-  total: number;
-  copied: number;
-  skipped: number;
-  refused: number;
-  refusals: { path: string; reason: string }[];
-  detail: string | null;
-  started: string;
-  ended: string | null;
-}
+type Export = ExportView;
 
 const repo = (name: string) => `/api/repositories/${encodeURIComponent(name)}`;
 const counts = (e: Export) => `${e.copied} copied, ${e.skipped} skipped, ${e.refused} refused of ${e.total}`;

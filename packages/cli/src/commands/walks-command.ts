@@ -1,31 +1,8 @@
+import type { WalkRunView as Run, WalkView as Walk } from "@svc/contracts";
 import { EXIT } from "../cli-errors.js";
 import { type Command, type CommandContext } from "../command-types.js";
 import { pagingOptions, readListed } from "../paged-list.js";
 import { emit, renderFields, renderTable, when } from "../table-output.js";
-
-interface Run {
-  id: string;
-  walk: string;
-  trigger: string;
-  started: string;
-  ended: string | null;
-  outcome: string;
-  jobs: string[];
-  counts: Record<string, Record<string, number>>;
-  entries: number;
-  bytes: number;
-  reference: string | null;
-  detail: string | null;
-}
-
-interface Walk {
-  name: string;
-  schedule: string;
-  enabled: boolean;
-  jobs: string[];
-  nextRun: string | null;
-  lastRun: Run | null;
-}
 
 const outcomeCell = (r: Run | null) => (r ? `${r.outcome} ${when(r.started)}${r.reference ? ` Reference: ${r.reference}` : ""}` : "never run");
 const countsCell = (r: Run) =>

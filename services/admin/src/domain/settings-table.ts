@@ -1,21 +1,5 @@
-import { SETTINGS, SERVICE_NAMES, envName, type SettingDef, type SettingOrigin, type SettingsReply } from "@svc/kit";
-
-export interface SettingRow {
-  name: string;
-  environment: string;
-  description: string;
-  secret: boolean;
-  /** The services that act on it (the catalog's `readBy`). */
-  readBy: string[];
-  /** Whether every node reporting it runs with the same value (for a secret: compared by keyed digest, never by value). */
-  agree: boolean;
-  nodes: { node: string; service: string; from: SettingOrigin; set: boolean; value?: string }[];
-}
-
-export interface SettingsTable {
-  nodes: { node: string; service: string }[];
-  settings: SettingRow[];
-}
+import type { SettingRow, SettingsTable } from "@svc/contracts";
+import { SETTINGS, SERVICE_NAMES, envName, type SettingDef, type SettingsReply } from "@svc/kit";
 
 /**
  * Lines up what each node reported (kit's settings-in-force.ts) setting by setting, in the

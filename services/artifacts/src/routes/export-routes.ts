@@ -2,6 +2,7 @@ import { Type } from "@sinclair/typebox";
 import { Answer, Nullable, StringEnum, errorResponses, pagingQuerySchema, readPaging, type ServiceApp } from "@svc/kit";
 import { actorOf } from "../domain/artifact-service.js";
 import type { RepositoryExport } from "../domain/repository-export.js";
+import { EXPORT_STATES, type ExportView } from "@svc/contracts";
 import type { ExportRecord } from "../store/export-store.js";
 
 const exportSchema = Answer({
@@ -9,7 +10,7 @@ const exportSchema = Answer({
   source: Type.String(),
   target: Type.String(),
   format: Type.String(),
-  state: StringEnum(["running", "done", "failed", "interrupted"] as const, { description: "running; done (the result is final); failed or interrupted (see detail; what was copied stays, and exporting again skips it)" }),
+  state: StringEnum(EXPORT_STATES, { description: "running; done (the result is final); failed or interrupted (see detail; what was copied stays, and exporting again skips it)" }),
   actor: Type.String({ description: "who started it" }),
   total: Type.Integer({ description: "artifacts the source held when the export started" }),
   copied: Type.Integer(),
@@ -24,7 +25,8 @@ const body = Type.Object({ target: Type.String({ minLength: 1, maxLength: 128, d
 const sourceParam = Type.Object({ name: Type.String({ minLength: 1, maxLength: 200 }) });
 const exportParams = Type.Object({ name: Type.String({ minLength: 1, maxLength: 200 }), id: Type.String({ minLength: 1, maxLength: 64 }) });
 
-const view = (r: ExportRecord) => {
+/** The one mapping from a record to the contract's view (the record is that view with dates and a heartbeat). */
+const view = (r: ExportRecord): ExportView => {
   const { heartbeat: _h, started, ended, ...rest } = r;
   return { ...rest, started: started.toISOString(), ended: ended?.toISOString() ?? null };
 };

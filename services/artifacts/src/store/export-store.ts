@@ -1,55 +1,21 @@
-import { sql } from "kysely";
+import { sql, type Selectable } from "kysely";
+import type { ExportState, ExportView } from "@svc/contracts";
 import type { Db } from "./metadata-store.js";
-import { SCHEMA } from "./schema.js";
-
-import type { ExportState } from "@svc/contracts";
+import { SCHEMA, type ExportTable } from "./schema.js";
 
 export type { ExportState };
-export type Refusal = { path: string; reason: string };
+export type Refusal = ExportView["refusals"][number];
 
-export interface ExportRecord {
-  id: string;
-  source: string;
-  target: string;
-  format: string;
-  state: ExportState;
-  actor: string;
-  total: number;
-  copied: number;
-  skipped: number;
-  refused: number;
-  refusals: Refusal[];
-  detail: string | null;
+/** The contract's view of an export with its times as dates, and the heartbeat the API does not show. */
+export interface ExportRecord extends Omit<ExportView, "started" | "ended"> {
   started: Date;
-  heartbeat: Date;
   ended: Date | null;
+  heartbeat: Date;
 }
 
-export interface ExportProgress {
-  total: number;
-  copied: number;
-  skipped: number;
-  refused: number;
-  refusals: Refusal[];
-}
+export type ExportProgress = Pick<ExportRecord, "total" | "copied" | "skipped" | "refused" | "refusals">;
 
-type Row = {
-  id: string;
-  source: string;
-  target: string;
-  format: string;
-  state: string;
-  actor: string;
-  total: number;
-  copied: number;
-  skipped: number;
-  refused: number;
-  refusals: Refusal[];
-  detail: string | null;
-  started_at: Date;
-  heartbeat_at: Date;
-  ended_at: Date | null;
-};
+type Row = Selectable<ExportTable>;
 
 const toRecord = (r: Row): ExportRecord => ({
   id: r.id,

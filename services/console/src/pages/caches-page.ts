@@ -1,15 +1,7 @@
+import type { CacheStats, CachesView } from "@svc/contracts";
 import { html } from "./html.js";
 import { expectOk, type ConsolePage } from "./page-contract.js";
 import { csrfInput } from "./page-widgets.js";
-
-interface CacheStats {
-  name: string;
-  description: string;
-  ttlSeconds: number;
-  hits: number;
-  misses: number;
-  size: number;
-}
 
 /** The hit ratio as a person reads it; blank before the first lookup. */
 const ratio = (c: CacheStats) => (c.hits + c.misses === 0 ? "" : `${Math.round((100 * c.hits) / (c.hits + c.misses))} %`);
@@ -25,7 +17,7 @@ export const cachesPage: ConsolePage = {
   nav: "Caches",
   needs: "manage:read on * (clearing: manage:write on *)",
   async get(ctx) {
-    const body = expectOk(await ctx.api<{ node: string; caches: CacheStats[] }>("GET", "/api/caches"));
+    const body = expectOk(await ctx.api<CachesView>("GET", "/api/caches"));
     const caches = body.caches ?? [];
     return {
       kind: "html",

@@ -1,15 +1,7 @@
+import type { NodeLogEntry as LogEntry, LogsPage } from "@svc/contracts";
 import { html, type Html } from "./html.js";
 import { expectOk, type ConsolePage, type PageContext } from "./page-contract.js";
 
-interface LogEntry {
-  seq: number;
-  node: string;
-  service: string;
-  time: string;
-  level: string;
-  msg: string;
-  [field: string]: unknown;
-}
 
 /** An entry as the page shows it (and as the follow script receives it): the fields besides the usual ones as one line. */
 export interface LogRow {
@@ -48,7 +40,7 @@ async function fetchLogs(ctx: PageContext, after?: string): Promise<{ rows: LogR
   const q = new URLSearchParams();
   for (const [k, v] of Object.entries(f)) if (v) q.set(k, v);
   if (after) q.set("after", after);
-  const page = expectOk(await ctx.api<{ entries: LogEntry[]; next: string }>("GET", `/api/logs?${q}`));
+  const page = expectOk(await ctx.api<LogsPage>("GET", `/api/logs?${q}`));
   return { rows: page.entries.map(logRow), next: page.next };
 }
 

@@ -95,6 +95,35 @@ describe("Walks page", () => {
     expect(await walksPage.actions!.remove!(ctx)).toMatchObject({ location: "/ui/walks", notice: "Walk nightly removed." });
   });
 
+  it("previews the next run of what was typed through the API's dry run, keeps the typed fields, and saves nothing", async () => {
+    const weekly = { ...walk, schedule: "0 30 5 * * TUE", nextRun: "2030-01-08T05:30:00.000Z" };
+    const { ctx, calls } = context(
+      {
+        "PUT /api/walks/nightly": { body: weekly },
+        "GET /api/walks/nightly": { body: walk },
+        "GET /api/walks/nightly/runs": { body: [] },
+        "POST /api/walks": { status: 400, body: { detail: '"0 61 * * * *" is not a valid schedule: value 61' } },
+        "GET /api/walks": { body: [walk] },
+      },
+      { subpath: "/nightly" },
+    );
+    ctx.form = { walk: "nightly", schedule: "0 30 5 * * TUE", enabled: "on", "job-reclaim": "on" };
+    const edited = await walksPage.actions!["preview-edit"]!(ctx);
+    expect(calls[0]).toEqual({ method: "PUT", path: "/api/walks/nightly?dryRun=true", body: { schedule: "0 30 5 * * TUE", enabled: true, jobs: ["reclaim"] } });
+    expect(edited).toMatchObject({ kind: "html", notice: expect.stringMatching(/^Preview only/) });
+    expect(main(edited)).toMatch(/<output id="next-run" for="schedule">Tue 8 Jan 2030, 05:30:00 UTC/);
+    expect(main(edited)).toContain('value="0 30 5 * * TUE"');
+    expect(calls.filter((c) => c.method !== "GET" && !c.path.includes("dryRun=true"))).toEqual([]);
+
+    ctx.subpath = "";
+    ctx.form = { name: "hourly", schedule: "0 61 * * * *", "job-repair": "on" };
+    const added = main(await walksPage.actions!["preview-add"]!(ctx));
+    expect(calls.find((c) => c.method === "POST")).toEqual({ method: "POST", path: "/api/walks?dryRun=true", body: { name: "hourly", schedule: "0 61 * * * *", enabled: false, jobs: ["repair"] } });
+    expect(added).toContain('<output id="new-next-run" for="new-schedule">not valid: &quot;0 61 * * * *&quot; is not a valid schedule: value 61</output>');
+    expect(added).toContain('id="new-name" name="name" value="hourly"');
+    expect(added).toMatch(/name="job-repair" value="on" checked/);
+  });
+
   it("says which walk is running when walk-now is refused, and lets a missing right through", async () => {
     const busy = context({ "POST /api/walks/run": { status: 409, body: { detail: "the store is being walked already: walk nightly since 03:00" } } });
     expect(await walksPage.actions!["run-now"]!(busy.ctx)).toMatchObject({ notice: expect.stringContaining("walk nightly") });

@@ -85,16 +85,21 @@ export function readTokens(text: string | undefined): string[] {
   return (text ?? "").split(/[\s,]+/).filter((t) => t !== "");
 }
 
+/** Why the API refused input it could not use (400, 404, 409), in its own words; undefined for any other answer. */
+export function inputRefusal(result: ApiResult): string | undefined {
+  if (result.status !== 400 && result.status !== 404 && result.status !== 409) return undefined;
+  const b = (result.body ?? {}) as { detail?: string; title?: string };
+  return b.detail ?? b.title ?? `HTTP ${result.status}`;
+}
+
 /**
  * The page after a change: back to `location` saying `done`, or saying why the API refused
  * input it could not use (400, 404, 409); a refusal of the right itself (403), a lost session
  * (401) and a failure go to the core's pages.
  */
 export function afterChange(result: ApiResult, location: string, done: string): PageOutcome {
-  if (result.status === 400 || result.status === 404 || result.status === 409) {
-    const b = (result.body ?? {}) as { detail?: string; title?: string };
-    return { kind: "redirect", location, notice: `Not done: ${b.detail ?? b.title ?? `HTTP ${result.status}`}` };
-  }
+  const why = inputRefusal(result);
+  if (why !== undefined) return { kind: "redirect", location, notice: `Not done: ${why}` };
   expectOk(result);
   return { kind: "redirect", location, notice: done };
 }

@@ -1,27 +1,8 @@
+import type { SettingNodeValue as NodeValue, SettingRow, SettingsTable } from "@svc/contracts";
 import { html, type Html } from "./html.js";
 import { expectOk, type ConsolePage } from "./page-contract.js";
 import { pager } from "./page-widgets.js";
 
-interface NodeValue {
-  node: string;
-  service: string;
-  from: "default" | "environment" | "-D" | "file";
-  set: boolean;
-  value?: string;
-}
-interface SettingRow {
-  name: string;
-  environment: string;
-  description: string;
-  secret: boolean;
-  readBy: string[];
-  agree: boolean;
-  nodes: NodeValue[];
-}
-interface SettingsTable {
-  nodes: { node: string; service: string }[];
-  settings: SettingRow[];
-}
 
 const PAGE = 25;
 const ORIGIN: Record<NodeValue["from"], string> = { default: "default", environment: "environment", "-D": "-D system property", file: "properties file" };

@@ -1,32 +1,9 @@
+import type { WalkRunView as RunRecord, WalkView as Walk } from "@svc/contracts";
 import { html, type Html } from "./html.js";
 import { readableInstant, timeCell } from "./operations-parts.js";
 import { expectOk, type ConsolePage, type PageContext, type PageOutcome } from "./page-contract.js";
-import { afterChange, csrfInput, pager, seg } from "./page-widgets.js";
+import { afterChange, csrfInput, inputRefusal, pager, seg } from "./page-widgets.js";
 
-interface RunRecord {
-  id: string;
-  walk: string;
-  trigger: string;
-  scheduledFor: string | null;
-  started: string;
-  ended: string | null;
-  outcome: string;
-  jobs: string[];
-  counts: Record<string, Record<string, number>>;
-  entries: number;
-  bytes: number;
-  node: string;
-  reference: string | null;
-  detail: string | null;
-}
-interface Walk {
-  name: string;
-  schedule: string;
-  enabled: boolean;
-  jobs: string[];
-  nextRun: string | null;
-  lastRun: RunRecord | null;
-}
 
 /** The walker's jobs (services/walker/src/domain/job-types.ts), offered as checkboxes; the walker names any it refuses. */
 const JOBS = [
@@ -60,18 +37,47 @@ function outcomeCell(r: RunRecord | null): Html | "" {
   return html`<span class="outcome outcome-${r.outcome}">${r.outcome}</span> ${timeCell(r.ended ?? r.started)}`;
 }
 
-const walkForm = (ctx: PageContext, w: Walk): Html => html`<form method="post" action="${walkUrl(w.name)}" class="stack" id="edit-walk">
-${csrfInput(ctx)}<input type="hidden" name="_action" value="edit"><input type="hidden" name="walk" value="${w.name}">
+/** A walk's fields as a form holds them: the saved walk's, or what the person typed. */
+type Fields = Pick<Walk, "schedule" | "enabled" | "jobs">;
+/** A form shown again with what was typed and the next run that would give, nothing saved. */
+interface Draft<F extends Fields = Fields> {
+  fields: F;
+  nextRun: string;
+}
+
+const fieldsOf = (form: Record<string, string>): Fields => ({ schedule: form.schedule ?? "", enabled: form.enabled !== undefined, jobs: jobsOf(form) });
+const formNextRun = (w: Pick<Walk, "enabled" | "nextRun">) => (w.enabled ? (w.nextRun ? readableInstant(w.nextRun) : "none") : "none: the walk is switched off");
+
+/**
+ * The walk as it would be with `body` (the API's dry run checks it as saving would), or why it
+ * could not be; a missing right or a failure goes to the core's pages.
+ */
+async function preview(ctx: PageContext, method: string, path: string, body: object): Promise<string> {
+  const res = await ctx.api<Walk>(method, `${path}?dryRun=true`, body);
+  const why = inputRefusal(res);
+  return why !== undefined ? `not valid: ${why}` : formNextRun(expectOk(res));
+}
+const PREVIEW_NOTICE = "Preview only: nothing is saved until you press the form's save button.";
+
+// The save button comes first: Enter in a field submits with the first button, so it saves as before.
+const submitButtons = (save: string, label: string, previewId: string) => html`<p class="actions">
+<button type="submit" name="_action" value="${save}">${label}</button>
+<button type="submit" name="_action" value="preview-${save}" id="${previewId}">Preview the next run</button>
+</p>`;
+
+const walkForm = (ctx: PageContext, name: string, f: Fields, nextRun: string): Html => html`<form method="post" action="${walkUrl(name)}" class="stack" id="edit-walk">
+${csrfInput(ctx)}<input type="hidden" name="walk" value="${name}">
 <label for="schedule">Schedule</label>
-<input id="schedule" name="schedule" value="${w.schedule}" required aria-describedby="schedule-help" spellcheck="false">
+<input id="schedule" name="schedule" value="${f.schedule}" required aria-describedby="schedule-help" spellcheck="false">
 ${scheduleHelp}
-<p>Next run: <output id="next-run" for="schedule">${w.enabled ? (w.nextRun ? readableInstant(w.nextRun) : "none") : "none: the walk is switched off"}</output></p>
-<label><input type="checkbox" name="enabled" value="on"${w.enabled ? html` checked` : ""}> Enabled</label>
-${jobBoxes(w.jobs)}
-<button type="submit">Save the walk</button>
+<p>Next run: <output id="next-run" for="schedule">${nextRun}</output></p>
+<label><input type="checkbox" name="enabled" value="on"${f.enabled ? html` checked` : ""}> Enabled</label>
+${jobBoxes(f.jobs)}
+${submitButtons("edit", "Save the walk", "preview-walk")}
 </form>`;
 
-async function listView(ctx: PageContext): Promise<PageOutcome> {
+async function listView(ctx: PageContext, draft?: Draft<Fields & { name: string }>): Promise<PageOutcome> {
+  const add = draft?.fields ?? { name: "", schedule: "", enabled: true, jobs: [] };
   const q = new URLSearchParams({ limit: String(PAGE) });
   if (ctx.query.after) q.set("after", ctx.query.after);
   const res = await ctx.api<Walk[]>("GET", `/api/walks?${q}`);
@@ -79,6 +85,7 @@ async function listView(ctx: PageContext): Promise<PageOutcome> {
   return {
     kind: "html",
     title: "Walks",
+    ...(draft ? { notice: PREVIEW_NOTICE } : {}),
     main: html`<form method="post" action="/ui/walks" class="actions">
 ${csrfInput(ctx)}<input type="hidden" name="_action" value="run-now">
 <button type="submit" id="walk-now">Walk the store now</button>
@@ -97,20 +104,21 @@ ${walks.length === 0 ? html`<p>No walk is defined.</p>` : ""}
 ${pager({ base: "/ui/walks", param: "after", current: ctx.query.after, next: res.headers["x-next-cursor"], label: "walks" })}
 <h2>Add a walk</h2>
 <form method="post" action="/ui/walks" class="stack" id="add-walk">
-${csrfInput(ctx)}<input type="hidden" name="_action" value="add">
+${csrfInput(ctx)}
 <label for="new-name">Name</label>
-<input id="new-name" name="name" required pattern="[A-Za-z0-9][A-Za-z0-9._\\-]{0,99}" spellcheck="false">
+<input id="new-name" name="name" value="${add.name}" required pattern="[A-Za-z0-9][A-Za-z0-9._\\-]{0,99}" spellcheck="false">
 <label for="new-schedule">Schedule</label>
-<input id="new-schedule" name="schedule" required placeholder="0 0 3 * * *" aria-describedby="schedule-help" spellcheck="false">
+<input id="new-schedule" name="schedule" value="${add.schedule}" required placeholder="0 0 3 * * *" aria-describedby="schedule-help" spellcheck="false">
 ${scheduleHelp}
-<label><input type="checkbox" name="enabled" value="on" checked> Enabled</label>
-${jobBoxes([])}
-<button type="submit">Add the walk</button>
+${draft ? html`<p>Next run: <output id="new-next-run" for="new-schedule">${draft.nextRun}</output></p>` : ""}
+<label><input type="checkbox" name="enabled" value="on"${add.enabled ? html` checked` : ""}> Enabled</label>
+${jobBoxes(add.jobs)}
+${submitButtons("add", "Add the walk", "preview-new-walk")}
 </form>`,
   };
 }
 
-async function walkView(ctx: PageContext, name: string): Promise<PageOutcome> {
+async function walkView(ctx: PageContext, name: string, draft?: Draft): Promise<PageOutcome> {
   const w = expectOk(await ctx.api<Walk>("GET", apiUrl(name)));
   const q = new URLSearchParams({ limit: String(RUNS_PAGE) });
   if (ctx.query.after) q.set("after", ctx.query.after);
@@ -119,8 +127,9 @@ async function walkView(ctx: PageContext, name: string): Promise<PageOutcome> {
   return {
     kind: "html",
     title: `Walk ${w.name}`,
+    ...(draft ? { notice: PREVIEW_NOTICE } : {}),
     main: html`<p><a href="/ui/walks">All walks</a></p>
-${walkForm(ctx, w)}
+${walkForm(ctx, w.name, draft?.fields ?? w, draft?.nextRun ?? formNextRun(w))}
 <form method="post" action="${walkUrl(w.name)}" class="actions">
 ${csrfInput(ctx)}<input type="hidden" name="_action" value="remove"><input type="hidden" name="walk" value="${w.name}">
 <button type="submit" id="remove-walk">Remove the walk ${w.name}</button>
@@ -161,15 +170,24 @@ export const walksPage: ConsolePage = {
       return afterChange(res, "/ui/walks", res.status === 202 ? `Walk started: run ${res.body.id} of walk ${res.body.walk} with ${res.body.jobs.join(", ")}.` : "");
     },
     async add(ctx) {
-      const body = { name: ctx.form.name ?? "", schedule: ctx.form.schedule ?? "", enabled: ctx.form.enabled !== undefined, jobs: jobsOf(ctx.form) };
+      const body = { name: ctx.form.name ?? "", ...fieldsOf(ctx.form) };
       const res = await ctx.api<Walk>("POST", "/api/walks", body);
       if (res.status !== 201) return afterChange(res, "/ui/walks", "");
       return { kind: "redirect", location: walkUrl(res.body.name), notice: `Walk ${res.body.name} added; next run ${nextRunText(res.body)}.` };
     },
     async edit(ctx) {
       const name = walkOf(ctx);
-      const res = await ctx.api<Walk>("PUT", apiUrl(name), { schedule: ctx.form.schedule ?? "", enabled: ctx.form.enabled !== undefined, jobs: jobsOf(ctx.form) });
+      const res = await ctx.api<Walk>("PUT", apiUrl(name), fieldsOf(ctx.form));
       return afterChange(res, walkUrl(name), res.status === 200 ? `Walk ${name} saved; next run ${nextRunText(res.body)}.` : "");
+    },
+    async "preview-add"(ctx) {
+      const fields = { name: ctx.form.name ?? "", ...fieldsOf(ctx.form) };
+      return listView(ctx, { fields, nextRun: await preview(ctx, "POST", "/api/walks", fields) });
+    },
+    async "preview-edit"(ctx) {
+      const name = walkOf(ctx);
+      const fields = fieldsOf(ctx.form);
+      return walkView(ctx, name, { fields, nextRun: await preview(ctx, "PUT", apiUrl(name), fields) });
     },
     async remove(ctx) {
       const name = walkOf(ctx);

@@ -1,26 +1,8 @@
+import type { DeliveryView as Delivery, EndpointView as Endpoint } from "@svc/contracts";
 import { html } from "./html.js";
 import type { ConsolePage } from "./page-contract.js";
 import { PAGE_SIZE, actionForm, afterChange, listPage, pager, when } from "./page-widgets.js";
 
-interface Delivery {
-  id: string;
-  event: string;
-  type: string;
-  endpoint: string;
-  state: "pending" | "delivered" | "set-aside";
-  attempts: number;
-  nextAttempt: string | null;
-  lastStatus: number | null;
-  lastError: string | null;
-  updated: string;
-  delivered: string | null;
-}
-interface Endpoint {
-  url: string;
-  events: string[];
-  allEvents: boolean;
-  signed: boolean;
-}
 
 const BASE = "/ui/webhooks";
 const STATES = ["set-aside", "pending", "delivered"] as const;

@@ -1,16 +1,4 @@
-/** One read cache of this gateway node, as GET /api/caches answers it. */
-export interface CacheStats {
-  name: string;
-  description: string;
-  /** How long an entry is kept at most; 0 when the cache is off. */
-  ttlSeconds: number;
-  /** Answers given from memory since the process started. */
-  hits: number;
-  /** Answers that had to be asked for (a lookup, a load) since the process started. */
-  misses: number;
-  /** Entries held now. */
-  size: number;
-}
+import type { CacheStats } from "@svc/contracts";
 
 interface Part {
   stats(): { hits: number; misses: number; size: number; ttlMs: number };

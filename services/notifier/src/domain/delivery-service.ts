@@ -1,30 +1,7 @@
-import { conflict, notFound } from "@svc/contracts";
+import { conflict, notFound, type DeliveryView, type EndpointView } from "@svc/contracts";
 import type { DeliveryRow, DeliveryStore } from "../store/delivery-store.js";
 import type { DeliveryState } from "../store/schema.js";
 import type { Endpoint } from "./endpoint-settings.js";
-
-export interface DeliveryView {
-  id: string;
-  event: string;
-  type: string;
-  endpoint: string;
-  state: DeliveryState;
-  attempts: number;
-  /** When the next attempt is due (pending deliveries only). */
-  nextAttempt: string | null;
-  lastStatus: number | null;
-  lastError: string | null;
-  created: string;
-  updated: string;
-  delivered: string | null;
-}
-
-export interface EndpointView {
-  url: string;
-  events: string[];
-  allEvents: boolean;
-  signed: boolean;
-}
 
 const iso = (d: Date | string | null) => (d === null ? null : new Date(d).toISOString());
 

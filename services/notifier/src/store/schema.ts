@@ -1,9 +1,10 @@
 import type { ColumnType, Generated } from "kysely";
+import type { DeliveryState } from "@svc/contracts";
 
 export const SCHEMA = "notifier";
 
-export type DeliveryState = "pending" | "delivered" | "set-aside";
-export const DELIVERY_STATES: readonly DeliveryState[] = ["pending", "delivered", "set-aside"];
+// The API's states are the stored ones.
+export { DELIVERY_STATES, type DeliveryState } from "@svc/contracts";
 
 /** One event as it will be sent: the exact body, so every attempt signs the same bytes. */
 export interface EventTable {

@@ -59,20 +59,32 @@ export function walkServiceFactory(deps: WalkServiceDeps) {
       if (!w) throw notFound(`no walk named ${name}`);
       return view(w, (await deps.store.lastRuns([name])).get(name));
     },
-    async add(input: { name: string; schedule: string; enabled?: boolean; jobs: string[] }): Promise<WalkView> {
+    /** With `dryRun`, checks the walk and answers it as it would be, without adding it (the console's preview). */
+    async add(input: { name: string; schedule: string; enabled?: boolean; jobs: string[] }, opts: { dryRun?: boolean } = {}): Promise<WalkView> {
       if (!WALK_NAME.test(input.name) || RESERVED.has(input.name)) {
         throw invalid("name", "a walk name is 1-100 letters, digits, '.', '_' or '-', starting with a letter or digit, and not \"run\"");
       }
       const walk: Walk = { name: input.name, schedule: checkedSchedule(input.schedule), enabled: input.enabled ?? true, jobs: checkedJobs(input.jobs) };
-      if (!(await deps.store.addWalk(walk))) throw conflict(`a walk named ${input.name} exists already`);
+      const taken = () => conflict(`a walk named ${input.name} exists already`);
+      if (opts.dryRun) {
+        if (await deps.store.getWalk(walk.name)) throw taken();
+        return view(walk, undefined);
+      }
+      if (!(await deps.store.addWalk(walk))) throw taken();
       deps.changed();
       return view(walk, undefined);
     },
-    async edit(name: string, change: { schedule?: string; enabled?: boolean; jobs?: string[] }): Promise<WalkView> {
+    /** With `dryRun`, checks the change and answers the walk as it would be, without saving it. */
+    async edit(name: string, change: { schedule?: string; enabled?: boolean; jobs?: string[] }, opts: { dryRun?: boolean } = {}): Promise<WalkView> {
       const set: Partial<Omit<Walk, "name">> = {};
       if (change.schedule !== undefined) set.schedule = checkedSchedule(change.schedule);
       if (change.jobs !== undefined) set.jobs = checkedJobs(change.jobs);
       if (change.enabled !== undefined) set.enabled = change.enabled;
+      if (opts.dryRun) {
+        const current = await deps.store.getWalk(name);
+        if (!current) throw notFound(`no walk named ${name}`);
+        return view({ ...current, ...set }, (await deps.store.lastRuns([name])).get(name));
+      }
       const w = await deps.store.updateWalk(name, set);
       if (!w) throw notFound(`no walk named ${name}`);
       deps.changed();

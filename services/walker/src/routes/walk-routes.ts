@@ -1,8 +1,9 @@
 import { Type } from "@sinclair/typebox";
+import type { WalkRunView, WalkView as WalkAnswer } from "@svc/contracts";
 import type { RunRecord } from "../store/walk-store.js";
 import { JOB_NAMES } from "../domain/job-types.js";
 import type { WalkService, WalkView } from "../domain/walk-service.js";
-import { Answer, EmptyBody, NoContent, Nullable, errorResponses, pagingQuerySchema, readPaging, type ServiceApp } from "@svc/kit";
+import { Answer, EmptyBody, NoContent, Nullable, StringEnum, errorResponses, pagingQuerySchema, readPaging, type ServiceApp } from "@svc/kit";
 
 /** Per job, per count name, a number: `{ "retention": { "removed": 3 } }`. */
 const counts = Type.Unsafe<Record<string, Record<string, number>>>({ type: "object", additionalProperties: { type: "object", additionalProperties: { type: "number" } } });
@@ -32,9 +33,14 @@ const walkSchema = Answer({
 });
 const nameParam = Type.Object({ name: Type.String({ minLength: 1, maxLength: 200 }) });
 const schedule = Type.String({ minLength: 1, maxLength: 200 });
+const dryRunQuery = Type.Object(
+  { dryRun: Type.Optional(StringEnum(["true", "false"] as const, { description: "true: check the walk and answer it as it would be (its next run), saving nothing" })) },
+  { additionalProperties: false },
+);
 const jobs = Type.Array(Type.String({ maxLength: 50 }), { maxItems: 20, description: `any of ${JOB_NAMES.join(", ")}` });
 
-const runOut = (r: RunRecord) => ({
+// Typed as the contract the console and the CLI read, so the answer cannot drift from it.
+const runOut = (r: RunRecord): WalkRunView => ({
   id: r.id,
   walk: r.walk,
   trigger: r.trigger,
@@ -50,7 +56,7 @@ const runOut = (r: RunRecord) => ({
   reference: r.reference,
   detail: r.detail,
 });
-const walkOut = (w: WalkView) => ({ name: w.name, schedule: w.schedule, enabled: w.enabled, jobs: w.jobs, nextRun: w.nextRun?.toISOString() ?? null, lastRun: w.lastRun ? runOut(w.lastRun) : null });
+const walkOut = (w: WalkView): WalkAnswer => ({ name: w.name, schedule: w.schedule, enabled: w.enabled, jobs: w.jobs, nextRun: w.nextRun?.toISOString() ?? null, lastRun: w.lastRun ? runOut(w.lastRun) : null });
 
 /**
  * `/api/walks`: walk definitions, their run records, and "walk the store now". The gateway
@@ -75,10 +81,12 @@ export function walkRoutes(app: ServiceApp, svc: WalkService): void {
           { name: Type.String({ minLength: 1, maxLength: 200 }), schedule, enabled: Type.Optional(Type.Boolean()), jobs },
           { additionalProperties: false },
         ),
-        response: { 201: walkSchema, ...errorResponses(400, 409, 413, 415) },
+        querystring: dryRunQuery,
+        response: { 200: walkSchema, 201: walkSchema, ...errorResponses(400, 409, 413, 415) },
       },
     },
     async (req, reply) => {
+      if (req.query.dryRun === "true") return walkOut(await svc.add(req.body, { dryRun: true }));
       const w = await svc.add(req.body);
       req.log.info({ walk: w.name, schedule: w.schedule, jobs: w.jobs, enabled: w.enabled, principal: req.principal.id }, "walk added");
       return reply.code(201).send(walkOut(w));
@@ -104,10 +112,12 @@ export function walkRoutes(app: ServiceApp, svc: WalkService): void {
       schema: {
         params: nameParam,
         body: Type.Object({ schedule: Type.Optional(schedule), enabled: Type.Optional(Type.Boolean()), jobs: Type.Optional(jobs) }, { additionalProperties: false, minProperties: 1 }),
+        querystring: dryRunQuery,
         response: { 200: walkSchema, ...errorResponses(400, 404, 413, 415) },
       },
     },
     async (req) => {
+      if (req.query.dryRun === "true") return walkOut(await svc.edit(req.params.name, req.body, { dryRun: true }));
       const w = await svc.edit(req.params.name, req.body);
       req.log.info({ walk: w.name, change: req.body, principal: req.principal.id }, "walk changed");
       return walkOut(w);

@@ -1,0 +1,40 @@
+/**
+ * The walks API's answers as a caller reads them (`GET /api/walks`, `GET /api/walks/<name>`,
+ * `GET /api/walks/<name>/runs`, `POST /api/walks/run`): the walker's routes answer these shapes,
+ * the console and the `svc` CLI read them (the CLI takes the types only, so its bundle stays
+ * without dependencies). Times are ISO 8601 strings in UTC.
+ */
+export type WalkOutcome = "running" | "succeeded" | "failed" | "interrupted" | "skipped";
+
+/** A walk's run: started by its schedule or by a person ("walk the store now"). */
+export interface WalkRunView {
+  id: string;
+  walk: string;
+  trigger: "schedule" | "manual";
+  /** The scheduled instant a scheduled run was for; null for a manual run. */
+  scheduledFor: string | null;
+  started: string;
+  ended: string | null;
+  outcome: WalkOutcome;
+  jobs: string[];
+  /** Per job, per count name, a number: `{ "retention": { "removed": 3 } }`. */
+  counts: Record<string, Record<string, number>>;
+  entries: number;
+  bytes: number;
+  /** The node that held the store's lease for the run. */
+  node: string;
+  /** The failure reference of a failed run, to find it in the walker's log. */
+  reference: string | null;
+  detail: string | null;
+}
+
+export interface WalkView {
+  name: string;
+  /** Six fields, seconds first, in UTC. */
+  schedule: string;
+  enabled: boolean;
+  jobs: string[];
+  /** Null when the walk is switched off. */
+  nextRun: string | null;
+  lastRun: WalkRunView | null;
+}

@@ -130,20 +130,22 @@ export function mavenRepositoryFactory(deps: MavenRepositoryDeps) {
       const source = body.pipe(h.stream);
       body.once("error", (err) => h.stream.destroy(err));
       const preconditions = guarded ? { ...checks.preconditions, ifNoneMatch: "*" as const } : checks.preconditions;
-      const published = await deps.artifacts.publish(a, source, contentType, actor, { ...checks, ...(preconditions ? { preconditions } : {}) }).catch((err: unknown) => {
+      const k = keyOf(a.repository, f);
+      // The version and build rows commit with the file, under its path's lock then the
+      // artifact's (the removal's order): a removal of this path can never leave them behind.
+      const rows = async (tx: Db) => {
+        await store.lockArtifact(tx, k);
+        const at = new Date();
+        await store.recordVersion(tx, k, f.version, at);
+        if (f.snapshot) await store.recordSnapshot(tx, k, f.version, { classifier: f.classifier, extension: f.extension, ...f.snapshot }, at);
+      };
+      const published = await deps.artifacts.publish(a, source, contentType, actor, { ...checks, ...(preconditions ? { preconditions } : {}) }, { run: rows }).catch((err: unknown) => {
         if (guarded && err instanceof ServiceError && err.code === "precondition_failed" && checks.preconditions?.ifNoneMatch === undefined) {
           throw conflict(`${f.file} of release ${f.groupId}:${f.artifactId}:${f.version} is deployed already: a release is deployed once (a repository may allow redeploys, see releaseRedeploy)`);
         }
         throw err;
       });
       await store.recordDigests(h.digests(published.sha256));
-      const k = keyOf(a.repository, f);
-      const at = new Date();
-      await store.transaction(async (tx) => {
-        await store.lockArtifact(tx, k);
-        await store.recordVersion(tx, k, f.version, at);
-        if (f.snapshot) await store.recordSnapshot(tx, k, f.version, { classifier: f.classifier, extension: f.extension, ...f.snapshot }, at);
-      });
       return published;
     },
 

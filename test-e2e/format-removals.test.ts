@@ -19,8 +19,8 @@ const sha256 = (b: Buffer) => createHash("sha256").update(b).digest("hex");
 
 /**
  * A package file removed by anything but its format's own action (retention, a DELETE of its
- * path, the walker's repair) leaves every index of its format: pip's simple index and npm's
- * documents never offer a file that answers 404.
+ * path, the walker's repair) leaves every index of its format: pip's simple index, npm's
+ * documents and Maven's maven-metadata.xml never offer a file that answers 404.
  */
 describe("package files removed by retention, DELETE and repair leave their format's index", () => {
   let s: Suite;
@@ -167,6 +167,56 @@ describe("package files removed by retention, DELETE and repair leave their form
       rmSync(join(s.storeRoot, "repositories", repo, name, "-", `${name}-3.0.0.tgz`));
       await walk("rebuild");
       for (const accept of ["application/json", ABBREVIATED]) expect((await read(name, accept)).status).toBe(404);
+    });
+  });
+
+  describe("maven", () => {
+    const repo = fresh("mvn");
+    beforeAll(() => create(repo, "maven"));
+    const put = async (path: string) => expect((await s.call("PUT", `/repository/${repo}/${path}`, { key: key(), body: randomBytes(32) })).status).toBe(201);
+    /** A version's jar and POM, as mvn deploy sends them (its checksums and metadata add nothing the server keeps). */
+    const deploy = async (dir: string, file: string) => {
+      for (const ext of ["jar", "pom"]) await put(`${dir}/${file}.${ext}`);
+    };
+    const metadata = async (path: string) => {
+      const r = await s.call("GET", `/repository/${repo}/${path}/maven-metadata.xml`, { key: key() });
+      return { status: r.status, text: await r.text() };
+    };
+    const tags = (xml: string, tag: string) => [...xml.matchAll(new RegExp(`<${tag}>([^<]+)</${tag}>`, "g"))].map((m) => m[1]);
+
+    it("a version whose files retention removed leaves the artifact's maven-metadata.xml; a SNAPSHOT build repair forgot leaves the version's", async () => {
+      const lib = "com/example/lib";
+      await deploy(`${lib}/1.0`, "lib-1.0");
+      const firstDeployed = Date.now();
+      await deploy(`${lib}/1.1`, "lib-1.1");
+      await deploy(`${lib}/2.0-SNAPSHOT`, "lib-2.0-20240101.120000-1");
+      await deploy(`${lib}/2.0-SNAPSHOT`, "lib-2.0-20240102.120000-2");
+      expect(tags((await metadata(lib)).text, "version")).toEqual(["1.0", "1.1", "2.0-SNAPSHOT"]);
+      expect(tags((await metadata(`${lib}/2.0-SNAPSHOT`)).text, "value")).toEqual(["2.0-20240102.120000-2", "2.0-20240102.120000-2"]);
+
+      // Every file of 1.0 is older than a second once a second has passed: retention takes both.
+      expect((await repos("PUT", `/api/repositories/${repo}/retention`, { path: `${lib}/1.0`, maxAge: "PT1S" })).status).toBe(200);
+      await new Promise((resolve) => setTimeout(resolve, Math.max(0, firstDeployed + 1_500 - Date.now())));
+      const done = await walk("retention");
+      expect(done.counts.retention).toMatchObject({ removed: 2 });
+      const artifact = (await metadata(lib)).text;
+      expect(tags(artifact, "version")).toEqual(["1.1", "2.0-SNAPSHOT"]);
+      expect(tags(artifact, "release")).toEqual(["1.1"]);
+
+      // The latest build's files are lost from the store: -SNAPSHOT resolves the build before it again.
+      for (const ext of ["jar", "pom"]) rmSync(join(s.storeRoot, "repositories", repo, ...lib.split("/"), "2.0-SNAPSHOT", `lib-2.0-20240102.120000-2.${ext}`));
+      const repaired = await walk("rebuild");
+      expect(repaired.counts.repair).toMatchObject({ forgotten: 2 });
+      const version = (await metadata(`${lib}/2.0-SNAPSHOT`)).text;
+      expect(tags(version, "value")).toEqual(["2.0-20240101.120000-1", "2.0-20240101.120000-1"]);
+      expect(tags(version, "buildNumber")).toEqual(["1"]);
+      for (const ext of ["jar", "pom"]) expect((await s.call("GET", `/repository/${repo}/${lib}/2.0-SNAPSHOT/lib-2.0-20240101.120000-1.${ext}`, { key: key() })).status).toBe(200);
+
+      // The SNAPSHOT's last build gone too, the version leaves the artifact's document.
+      for (const ext of ["jar", "pom"]) rmSync(join(s.storeRoot, "repositories", repo, ...lib.split("/"), "2.0-SNAPSHOT", `lib-2.0-20240101.120000-1.${ext}`));
+      await walk("rebuild");
+      expect((await metadata(`${lib}/2.0-SNAPSHOT`)).status).toBe(404);
+      expect(tags((await metadata(lib)).text, "version")).toEqual(["1.1"]);
     });
   });
 });

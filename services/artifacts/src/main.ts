@@ -18,7 +18,7 @@ import { exportStoreFactory } from "./store/export-store.js";
 import { npmHandler } from "./routes/npm-routes.js";
 import { npmStoreFactory } from "./store/npm-store.js";
 import { mavenCoordinates } from "./domain/maven-layout.js";
-import { mavenRepositoryFactory } from "./domain/maven-repository.js";
+import { mavenFileRemoval, mavenRepositoryFactory } from "./domain/maven-repository.js";
 import { mavenHandler } from "./routes/maven-routes.js";
 import { mavenStoreFactory } from "./store/maven-store.js";
 import { pypiCoordinates } from "./domain/pypi-index.js";
@@ -51,11 +51,12 @@ await bootService({
     const coordinates = (repository: string, path: string) => coordinatesOf[repositories.formatOf(repository) ?? ""]?.(path);
     // A format's rows about a file go with it, whatever removes it (PyPI's follow by a cascade: store/pypi-store.ts).
     const npmStore = npmStoreFactory(db);
-    const removingOf: Record<string, NonNullable<ArtifactServiceDeps["removing"]>> = { npm: npmTarballRemoval(npmStore) };
+    const mavenStore = mavenStoreFactory(db);
+    const removingOf: Record<string, NonNullable<ArtifactServiceDeps["removing"]>> = { npm: npmTarballRemoval(npmStore), maven: mavenFileRemoval({ store: mavenStore, metadata }) };
     const removing: ArtifactServiceDeps["removing"] = async (tx, a) => removingOf[repositories.formatOf(a.repository) ?? ""]?.(tx, a);
     const artifacts = artifactServiceFactory({ files, metadata, outbox, deliver: relay.deliver, tenant: config.tenant, coordinates, removing });
     const npm = npmHandler({ npm: npmRegistryFactory({ store: npmStore, metadata, artifacts, readOnly: config.readOnly }), store: npmStore, artifacts, publicUrl: config.uiPublicUrl });
-    const maven = mavenRepositoryFactory({ store: mavenStoreFactory(db), artifacts, metadata, files, readOnly: config.readOnly });
+    const maven = mavenRepositoryFactory({ store: mavenStore, artifacts, metadata, files, readOnly: config.readOnly });
     const publisherOf = (repository: string) => (repositories.formatOf(repository) === "maven" ? maven.deploy : undefined);
     const pypiStore = pypiStoreFactory(db);
     const pypiRegistry = pypiRegistryFactory({ store: pypiStore, artifacts, readOnly: config.readOnly });

@@ -3,10 +3,10 @@ import { createReadStream } from "node:fs";
 import { join } from "node:path";
 import { Readable, Transform } from "node:stream";
 import { pipeline } from "node:stream/promises";
-import { ServiceError, conflict, forbidden, invalid, notFound, type Actor } from "@svc/contracts";
+import { ServiceError, conflict, forbidden, invalid, type Actor } from "@svc/contracts";
 import type { FileStore } from "../store/file-store.js";
 import type { ArtifactKey, Digests, MavenStore } from "../store/maven-store.js";
-import type { MetadataStore } from "../store/metadata-store.js";
+import type { Db, MetadataStore } from "../store/metadata-store.js";
 import { READ_ONLY, type Address, type ArtifactService, type PublishChecks, type Published } from "./artifact-service.js";
 import { HEX_LENGTH, groupPath, isSnapshot, parseMavenPath, type ChecksumAlgorithm, type MavenFile } from "./maven-layout.js";
 import { artifactMetadata, snapshotMetadata } from "./maven-metadata.js";
@@ -14,7 +14,7 @@ import { artifactMetadata, snapshotMetadata } from "./maven-metadata.js";
 export interface MavenRepositoryDeps {
   store: MavenStore;
   artifacts: Pick<ArtifactService, "publish" | "remove">;
-  metadata: Pick<MetadataStore, "find" | "browse" | "holdRepositoryOpen">;
+  metadata: Pick<MetadataStore, "find" | "browse">;
   files: Pick<FileStore, "repoDir">;
   readOnly: boolean;
 }
@@ -39,6 +39,27 @@ const digestsOfText = (text: string): Digests => {
 };
 
 const keyOf = (repository: string, f: Pick<MavenFile, "groupId" | "artifactId">): ArtifactKey => ({ repository, groupId: f.groupId, artifactId: f.artifactId });
+
+/**
+ * The artifact service's `removing` step for a maven repository, in the transaction that forgets
+ * a file's row and under its path's lock (then the artifact's, the order a deploy takes them
+ * in): a timestamped file's snapshot build leaves the version's maven-metadata.xml, and a version
+ * whose folder holds no file any more leaves the artifact's. Whatever removes the file (a
+ * DELETE, retention, repair, a forced repository removal), Maven is never offered a file that
+ * answers 404. Both documents are written from these rows on each read, so nothing else is stale.
+ */
+export function mavenFileRemoval(deps: { store: Pick<MavenStore, "lockArtifact" | "forgetSnapshot" | "forgetVersion">; metadata: Pick<MetadataStore, "browse"> }) {
+  return async (tx: Db, a: Address): Promise<void> => {
+    const f = parseMavenPath(a.segments);
+    if (f.kind !== "file") return;
+    const k = keyOf(a.repository, f);
+    await deps.store.lockArtifact(tx, k);
+    if (f.snapshot) await deps.store.forgetSnapshot(tx, k, f.version, { classifier: f.classifier, extension: f.extension, value: f.snapshot.value });
+    // In the transaction: outside it the row this removal deletes is still there.
+    const folder = `${groupPath(f.groupId)}/${f.artifactId}/${f.version}/`;
+    if ((await deps.metadata.browse(a.repository, { prefix: folder, limit: 1 }, tx)).length === 0) await deps.store.forgetVersion(tx, k, f.version);
+  };
+}
 
 /**
  * A `maven` repository in the Maven 2 layout. Files are artifacts (stored once by digest, with
@@ -109,22 +130,22 @@ export function mavenRepositoryFactory(deps: MavenRepositoryDeps) {
       const source = body.pipe(h.stream);
       body.once("error", (err) => h.stream.destroy(err));
       const preconditions = guarded ? { ...checks.preconditions, ifNoneMatch: "*" as const } : checks.preconditions;
-      const published = await deps.artifacts.publish(a, source, contentType, actor, { ...checks, ...(preconditions ? { preconditions } : {}) }).catch((err: unknown) => {
+      const k = keyOf(a.repository, f);
+      // The version and build rows commit with the file, under its path's lock then the
+      // artifact's (the removal's order): a removal of this path can never leave them behind.
+      const rows = async (tx: Db) => {
+        await store.lockArtifact(tx, k);
+        const at = new Date();
+        await store.recordVersion(tx, k, f.version, at);
+        if (f.snapshot) await store.recordSnapshot(tx, k, f.version, { classifier: f.classifier, extension: f.extension, ...f.snapshot }, at);
+      };
+      const published = await deps.artifacts.publish(a, source, contentType, actor, { ...checks, ...(preconditions ? { preconditions } : {}) }, { run: rows }).catch((err: unknown) => {
         if (guarded && err instanceof ServiceError && err.code === "precondition_failed" && checks.preconditions?.ifNoneMatch === undefined) {
           throw conflict(`${f.file} of release ${f.groupId}:${f.artifactId}:${f.version} is deployed already: a release is deployed once (a repository may allow redeploys, see releaseRedeploy)`);
         }
         throw err;
       });
       await store.recordDigests(h.digests(published.sha256));
-      const k = keyOf(a.repository, f);
-      const at = new Date();
-      await store.transaction(async (tx) => {
-        // The file landed, then its repository's removal began: it removes the file, no version is recorded.
-        if (!(await deps.metadata.holdRepositoryOpen(tx, a.repository))) throw notFound(`no repository named ${a.repository}`);
-        await store.lockArtifact(tx, k);
-        await store.recordVersion(tx, k, f.version, at);
-        if (f.snapshot) await store.recordSnapshot(tx, k, f.version, { classifier: f.classifier, extension: f.extension, ...f.snapshot }, at);
-      });
       return published;
     },
 
@@ -156,18 +177,10 @@ export function mavenRepositoryFactory(deps: MavenRepositoryDeps) {
       throw conflict(`nothing is deployed under ${dir.join("/")}: deploy the files before their maven-metadata.xml`);
     },
 
-    /** Removes a file; a version left with no file leaves the metadata. False when there was none. */
-    async remove(a: Address, f: MavenFile, actor: Actor): Promise<boolean> {
+    /** Removes a file (its rows go with it: mavenFileRemoval). False when there was none. */
+    async remove(a: Address, actor: Actor): Promise<boolean> {
       writable();
-      if (!(await deps.artifacts.remove(a, actor))) return false;
-      const k = keyOf(a.repository, f);
-      const folder = `${groupPath(f.groupId)}/${f.artifactId}/${f.version}/`;
-      await store.transaction(async (tx) => {
-        await store.lockArtifact(tx, k);
-        if (f.snapshot) await store.forgetSnapshot(tx, k, f.version, { classifier: f.classifier, extension: f.extension, value: f.snapshot.value });
-        if ((await deps.metadata.browse(a.repository, { prefix: folder, limit: 1 })).length === 0) await store.forgetVersion(tx, k, f.version);
-      });
-      return true;
+      return deps.artifacts.remove(a, actor);
     },
 
     async releaseRedeploy(repository: string): Promise<boolean> {

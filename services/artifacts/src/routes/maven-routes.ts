@@ -90,7 +90,7 @@ export function mavenHandler(deps: MavenRoutesDeps): MavenHandler {
     }
     if (p.kind === "file" && req.method === "DELETE") {
       return (async () => {
-        if (!(await maven.remove(a, p, actorOf(req.principal)))) throw notFound(`no artifact at ${a.repository}/${a.path}`);
+        if (!(await maven.remove(a, actorOf(req.principal)))) throw notFound(`no artifact at ${a.repository}/${a.path}`);
         req.log.info({ repository: a.repository, path: a.path, principal: req.principal.id }, "maven file removed");
         return reply.code(204).send();
       })();

@@ -18,17 +18,13 @@ export interface ArtifactKey {
 
 /**
  * Maven versions, snapshot builds, content digests and repository options in Postgres. Every
- * change to one artifact's rows runs in a transaction holding the artifact's lock
- * (lockArtifact), so deploys of one artifact from several clients or replicas are recorded one
- * after the other.
+ * change to one artifact's rows runs in the transaction of a file's publish or removal, holding
+ * the file's path lock and then the artifact's (lockArtifact), so deploys of one artifact from
+ * several clients or replicas are recorded one after the other.
  */
 export function mavenStoreFactory(root: Db) {
   const db = (tx?: Db) => (tx ?? root).withSchema(SCHEMA);
   return {
-    transaction<T>(fn: (tx: Db) => Promise<T>): Promise<T> {
-      return root.transaction().execute(fn);
-    },
-
     async lockArtifact(tx: Db, k: ArtifactKey): Promise<void> {
       await sql`select pg_advisory_xact_lock(hashtextextended(${`${k.repository}/${k.groupId}:${k.artifactId}`}, 6271))`.execute(tx);
     },

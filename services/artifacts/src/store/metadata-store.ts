@@ -237,10 +237,11 @@ export function metadataStoreFactory(root: Db) {
 
     /**
      * One page of a repository's files for browsing, in byte order of the path; `prefix`: only
-     * paths that start with it (LIKE on the byte-ordered index, its wildcards escaped).
+     * paths that start with it (LIKE on the byte-ordered index, its wildcards escaped). In `tx`, it
+     * sees that transaction's own changes (a removal's row already gone).
      */
-    async browse(repository: string, opts: { prefix?: string; after?: string; limit: number }): Promise<ArtifactRecord[]> {
-      let q = db().selectFrom("artifacts").select(COLUMNS).where("repository", "=", repository);
+    async browse(repository: string, opts: { prefix?: string; after?: string; limit: number }, tx?: Db): Promise<ArtifactRecord[]> {
+      let q = db(tx).selectFrom("artifacts").select(COLUMNS).where("repository", "=", repository);
       if (opts.prefix) {
         const pattern = `${opts.prefix.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
         q = q.where(sql<boolean>`(path collate "C") like ${pattern}`);

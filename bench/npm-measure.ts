@@ -72,8 +72,9 @@ export async function concurrentDocument(t: NpmTarget, path: string, accept: str
   return { alone: quantile(alone, 0.5), p50: quantile(times, 0.5), p99: quantile(times, 0.99), max: Math.max(...times), bytes: first.bytes };
 }
 
-/** Publishes `count` documents made by `doc(i)` with `concurrency` in flight; seconds taken. */
-export async function publishMany(t: NpmTarget, count: number, concurrency: number, doc: (registry: string, i: number) => ReturnType<typeof publishDoc>): Promise<number> {
+/** Publishes `count` documents made by `doc(i)` with `concurrency` in flight; seconds taken and server CPU per publish (ms). */
+export async function publishMany(t: NpmTarget, count: number, concurrency: number, doc: (registry: string, i: number) => ReturnType<typeof publishDoc>): Promise<{ seconds: number; cpuMs: number }> {
+  const cpu0 = serverCpu(t);
   const t0 = performance.now();
   let next = 0;
   const worker = async () => {
@@ -83,7 +84,7 @@ export async function publishMany(t: NpmTarget, count: number, concurrency: numb
     }
   };
   await Promise.all(Array.from({ length: Math.min(concurrency, count) }, worker));
-  return (performance.now() - t0) / 1000;
+  return { seconds: (performance.now() - t0) / 1000, cpuMs: (serverCpu(t) - cpu0) / count };
 }
 
 function run(cmd: string, args: string[], cwd: string, env: Record<string, string>): Promise<{ code: number; output: string }> {

@@ -121,13 +121,15 @@ export function metadataStoreFactory(root: Db) {
             // (closeRepository) waits for it and every later write sees it closed. The check is
             // a statement of its own after the shared lock: its snapshot sees a removal that
             // closed the repository meanwhile; a primary key look-up, no scan.
+            // The other locks ride with the check (the path's is held already, so their order
+            // against it holds whatever order the statement takes them in).
             await sql.raw(`begin; select pg_advisory_xact_lock_shared(${lockKey("repository", repository)}); ${pathLock}`).execute(conn);
-            const { rows } = await sql<{ open: boolean }>`select exists (select 1 from ${sql.id(SCHEMA, "repositories")} where name = ${repository} and removing_since is null) as open`.execute(conn);
+            const locks = (opts.moreLocks ?? []).map((k) => `, pg_advisory_xact_lock(${k})`).join("");
+            const { rows } = await sql<{ open: boolean }>`select exists (select 1 from ${sql.id(SCHEMA, "repositories")} where name = ${repository} and removing_since is null) as open${sql.raw(locks)}`.execute(conn);
             if (rows[0]?.open !== true) {
               await sql.raw("rollback").execute(conn);
               return opts.whenClosed();
             }
-            if (more.length) await sql.raw(more.join("; ")).execute(conn);
           } else await sql.raw(["begin", pathLock, ...more].join("; ")).execute(conn);
           const result = await fn(conn);
           // A last statement (the outbox row) travels with COMMIT; if it fails, Postgres skips the COMMIT.

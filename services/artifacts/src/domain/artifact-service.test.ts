@@ -44,9 +44,11 @@ async function setup(readOnly = false) {
       if (closed && opts.whenClosed) return Promise.resolve().then(opts.whenClosed);
       return metadata.transaction(async (tx) => {
         const out = await fn(tx);
-        // The fake outbox's "statement" is the event itself, applied with the commit.
-        const statement = opts.lastStatement?.(out);
-        if (statement) outbox.push(JSON.parse(statement) as ArtifactEvent);
+        // The fakes' "statements" are their rows as JSON, tagged, applied with the commit.
+        for (const statement of opts.lastStatement?.(out)?.split("; ") ?? []) {
+          if (statement.startsWith("E:")) outbox.push(JSON.parse(statement.slice(2)) as ArtifactEvent);
+          else await metadata.recordArtifact(JSON.parse(statement.slice(2), (key, v) => (key === "at" ? new Date(v as string) : v)));
+        }
         return out;
       });
     },
@@ -56,6 +58,9 @@ async function setup(readOnly = false) {
     async recordArtifact(a: { repository: string; path: string; size: number; sha256: string; contentType: string | null; at?: Date }) {
       const had = rows.get(k(a.repository, a.path));
       rows.set(k(a.repository, a.path), { repository: a.repository, path: a.path, size: a.size, sha256: a.sha256, contentType: a.contentType, updated: a.at ?? new Date(), lastDownloaded: had?.lastDownloaded ?? null, downloads: had?.downloads ?? 0, heldReason: had?.heldReason ?? null });
+    },
+    recordStatement(a: { repository: string; path: string; size: number; sha256: string; contentType: string | null; at: Date }) {
+      return `R:${JSON.stringify(a)}`;
     },
     async correctArtifact(a: { repository: string; path: string; size: number; sha256: string }) {
       const row = rows.get(k(a.repository, a.path))!;
@@ -74,7 +79,7 @@ async function setup(readOnly = false) {
   const svc = artifactServiceFactory({
     files,
     metadata,
-    outbox: { addStatement: (e) => JSON.stringify(e) },
+    outbox: { addStatement: (e) => `E:${JSON.stringify(e)}` },
     deliver: async (e) => void delivered.push(e),
     tenant: "acme",
   });

@@ -8,7 +8,7 @@ import { checkPreconditions, digestCheck, etagOf, type DeclaredDigests, type Pre
 
 export interface ArtifactServiceDeps {
   files: Pick<FileStore, "readOnly" | "stage" | "place" | "discard" | "remove" | "identity" | "hash" | "releaseBlob">;
-  metadata: Pick<MetadataStore, "lockedTransaction" | "find" | "recordArtifact" | "correctArtifact" | "forgetArtifact" | "setHold">;
+  metadata: Pick<MetadataStore, "lockedTransaction" | "find" | "recordArtifact" | "recordStatement" | "correctArtifact" | "forgetArtifact" | "setHold">;
   outbox: Pick<OutboxStore, "addStatement">;
   /** Publishes a committed event (not awaited by the caller; a failure leaves it to the outbox relay). */
   deliver: (event: ArtifactEvent) => Promise<unknown>;
@@ -101,10 +101,11 @@ export function artifactServiceFactory(deps: ArtifactServiceDeps) {
    * removal waits for it), and in a repository gone or being removed it does nothing and
    * answers what `closed` answers (or throws). `locks`: more advisory locks, after the path's.
    */
-  const change = async <T extends ArtifactEvent | undefined, R>(a: Address, fn: (tx: Db) => Promise<{ event: T; result: R }>, opts: { closed?: () => R; locks?: string[] } = {}): Promise<R> => {
+  const change = async <T extends ArtifactEvent | undefined, R>(a: Address, fn: (tx: Db) => Promise<{ event: T; result: R; last?: string }>, opts: { closed?: () => R; locks?: string[] } = {}): Promise<R> => {
     const { closed } = opts;
-    const { event, result } = await metadata.lockedTransaction<{ event: T | undefined; result: R }>(a.repository, a.path, fn, {
-      lastStatement: (out) => (out.event ? outbox.addStatement(out.event) : undefined),
+    const { event, result } = await metadata.lockedTransaction<{ event: T | undefined; result: R; last?: string }>(a.repository, a.path, fn, {
+      // fn's own last write, then the event's outbox row, sent with COMMIT.
+      lastStatement: (out) => [out.last, out.event ? outbox.addStatement(out.event) : undefined].filter((x) => x !== undefined).join("; ") || undefined,
       moreLocks: opts.locks,
       ...(closed ? { whenClosed: () => ({ event: undefined, result: closed() }) } : {}),
     });
@@ -142,9 +143,9 @@ export function artifactServiceFactory(deps: ArtifactServiceDeps) {
           if (previous && previous.sha256 !== staged.sha256) await files.releaseBlob(previous.sha256);
           const placed = await files.identity(a.repository, a.segments);
           const at = new Date();
-          await metadata.recordArtifact({ repository: a.repository, path: a.path, size: staged.size, sha256: staged.sha256, contentType, at }, tx);
+          const last = metadata.recordStatement({ repository: a.repository, path: a.path, size: staged.size, sha256: staged.sha256, contentType, at });
           const event: ArtifactPublished = { ...base(a, staged.size, staged.sha256, actor, at), kind: "artifact.published", replaced: !created };
-          return { event, result: { size: staged.size, sha256: staged.sha256, created, etag: placed ? etagOf(placed) : undefined } };
+          return { event, last, result: { size: staged.size, sha256: staged.sha256, created, etag: placed ? etagOf(placed) : undefined } };
         }, {
           locks: alongside?.locks,
           closed: () => {

@@ -1,8 +1,11 @@
 import { createHash } from "node:crypto";
 import { sql, type Kysely } from "kysely";
+import pg from "pg";
 import { SCHEMA, type ArtifactsDatabase } from "./schema.js";
 
 export type Db = Kysely<ArtifactsDatabase>;
+
+const { escapeIdentifier, escapeLiteral } = pg;
 
 /** How lockedTransaction runs a change. */
 export interface LockedOptions<T> {
@@ -211,6 +214,21 @@ export function metadataStoreFactory(root: Db) {
         .values({ repository: a.repository, path: a.path, size: a.size, sha256: a.sha256, content_type: a.contentType, updated_at: now })
         .onConflict((oc) => oc.columns(["repository", "path"]).doUpdateSet({ size: a.size, sha256: a.sha256, content_type: a.contentType, updated_at: now }))
         .execute();
+    },
+
+    /**
+     * recordArtifact as one statement with its values quoted in (pg's escaping), to send with the
+     * transaction's COMMIT (lockedTransaction's lastStatement): a publish's last write costs no
+     * round trip of its own.
+     */
+    recordStatement(a: { repository: string; path: string; size: number; sha256: string; contentType: string | null; at: Date }): string {
+      if (!Number.isSafeInteger(a.size) || a.size < 0) throw new Error(`not a size: ${a.size}`);
+      const ct = a.contentType === null ? "null" : escapeLiteral(a.contentType);
+      return (
+        `insert into ${escapeIdentifier(SCHEMA)}.artifacts (repository, path, size, sha256, content_type, updated_at) ` +
+        `values (${escapeLiteral(a.repository)}, ${escapeLiteral(a.path)}, ${a.size}, ${escapeLiteral(a.sha256)}, ${ct}, ${escapeLiteral(a.at.toISOString())}::timestamptz) ` +
+        "on conflict (repository, path) do update set size = excluded.size, sha256 = excluded.sha256, content_type = excluded.content_type, updated_at = excluded.updated_at"
+      );
     },
 
     /** Corrects size and digest, keeping the publish time, downloads and hold. */

@@ -9,7 +9,7 @@ const { escapeIdentifier, escapeLiteral } = pg;
 
 /** How lockedTransaction runs a change. */
 export interface LockedOptions<T> {
-  /** Sent with COMMIT (the outbox row); built from `fn`'s result. */
+  /** Sent with COMMIT (the artifact row, the outbox row); built from `fn`'s result. */
   lastStatement?: (result: T) => string | undefined;
   /** Advisory lock keys (lockKey()) taken after the path's: a package's. */
   moreLocks?: string[];
@@ -109,10 +109,10 @@ export function metadataStoreFactory(root: Db) {
     /**
      * Runs `fn` in a transaction that first takes the path's lock, which serialises every change
      * to one path across replicas until it ends: the file rename or unlink, its metadata and its
-     * event happen in one order everywhere. BEGIN and the lock go to Postgres as one message
-     * (the key is a number computed here, so the statement needs no parameters), and `lastStatement`
-     * goes with COMMIT: a write pays two round trips less (more with `moreLocks`, advisory lock keys
-     * from lockKey() taken after the path's), and each costs both processes a wake-up.
+     * event happen in one order everywhere. BEGIN and the locks go to Postgres as one message
+     * (the keys are numbers computed here, so the statements need no parameters), and
+     * `lastStatement` goes with COMMIT: round trips saved, each of which costs both processes a
+     * wake-up (docs/internals/performance.md, "Publishing").
      */
     async lockedTransaction<T>(repository: string, path: string, fn: (tx: Db) => Promise<T>, opts: LockedOptions<T> = {}): Promise<T> {
       return root.connection().execute(async (conn) => {
@@ -135,7 +135,7 @@ export function metadataStoreFactory(root: Db) {
             }
           } else await sql.raw(["begin", pathLock, ...more].join("; ")).execute(conn);
           const result = await fn(conn);
-          // A last statement (the outbox row) travels with COMMIT; if it fails, Postgres skips the COMMIT.
+          // The last statements (the artifact row, the outbox row) travel with COMMIT; if one fails, Postgres skips the COMMIT.
           const last = opts.lastStatement?.(result);
           await sql.raw(last ? `${last}; commit` : "commit").execute(conn);
           return result;

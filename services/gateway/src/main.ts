@@ -29,7 +29,7 @@ await bootService({
     // Sessions are kept briefly: a sign-out is heard at once, but an idle timeout only when asked.
     const consoleClient = consoleClientFactory({ consoleUrl: config.consoleUrl, internalSecret: config.internalSecret, tenant: config.tenant });
     const sessions = sessionCacheFactory({ ttlMs: Math.min(config.cacheTtlMs, SESSION_TTL_MS), lookup: consoleClient.session });
-    const gatewayMetrics = gatewayMetricsFactory(metrics, cache);
+    const gatewayMetrics = gatewayMetricsFactory(metrics, cache, sessions);
     // The rate limit: svc.rate-limit per tenant per minute, overrides from the admin service.
     const limits = limitSourceFactory({ adminUrl: config.adminUrl, internalSecret: config.internalSecret, tenant: config.tenant, defaultPerMinute: config.rateLimit, log });
     const limiter = config.redisUrl ? rateLimiterFactory({ redisUrl: config.redisUrl, log, tenant: config.tenant, limitFor: limits.limitFor }) : undefined;

@@ -2,23 +2,26 @@ import { Counter, Gauge, Histogram } from "prom-client";
 import type { ServiceMetrics } from "@svc/kit";
 import type { RightsCache } from "./rights-cache.js";
 
-/** The gateway's own meters, beside the HTTP ones every service has. */
-export function gatewayMetricsFactory(m: ServiceMetrics, cache: RightsCache) {
-  const registers = [m.registry];
+/** What a cache tells its meters: counts on its own hot path, read when scraped. */
+interface CountingCache {
+  stats(): { hits: number; misses: number; size: number };
+}
+
+/** Entries, hits and misses of one cache as `svc_gateway_<name>_cache_*`; the counters catch up when scraped. */
+function cacheMeters(registers: ServiceMetrics["registry"][], name: string, cache: CountingCache, what: { entries: string; hits: string; misses: string }) {
   new Gauge({
-    name: "svc_gateway_key_cache_entries",
-    help: "Keys whose rights this gateway holds in its cache",
+    name: `svc_gateway_${name}_cache_entries`,
+    help: what.entries,
     registers,
     collect() {
       this.set(cache.stats().size);
     },
   });
-  // The cache counts on its own hot path; the counters catch up when scraped.
   let hits = 0;
   let misses = 0;
   new Counter({
-    name: "svc_gateway_key_cache_hits_total",
-    help: "Requests whose key was decided from the cache",
+    name: `svc_gateway_${name}_cache_hits_total`,
+    help: what.hits,
     registers,
     collect() {
       const now = cache.stats().hits;
@@ -27,8 +30,8 @@ export function gatewayMetricsFactory(m: ServiceMetrics, cache: RightsCache) {
     },
   });
   new Counter({
-    name: "svc_gateway_key_cache_misses_total",
-    help: "Requests whose key had to be looked up in the auth service",
+    name: `svc_gateway_${name}_cache_misses_total`,
+    help: what.misses,
     registers,
     collect() {
       const now = cache.stats().misses;
@@ -36,6 +39,23 @@ export function gatewayMetricsFactory(m: ServiceMetrics, cache: RightsCache) {
       misses = now;
     },
   });
+}
+
+/** The gateway's own meters, beside the HTTP ones every service has. */
+export function gatewayMetricsFactory(m: ServiceMetrics, cache: RightsCache, sessions?: CountingCache) {
+  const registers = [m.registry];
+  cacheMeters(registers, "key", cache, {
+    entries: "Keys whose rights this gateway holds in its cache",
+    hits: "Requests whose key was decided from the cache",
+    misses: "Requests whose key had to be looked up in the auth service",
+  });
+  if (sessions) {
+    cacheMeters(registers, "session", sessions, {
+      entries: "Console sessions this gateway holds in its cache",
+      hits: "Requests whose console session was found in the cache",
+      misses: "Requests whose console session had to be asked of the console service",
+    });
+  }
   return {
     rateLimited: new Counter({ name: "svc_gateway_rate_limited_total", help: "Requests refused with 429, by bucket", labelNames: ["bucket"] as const, registers }),
     rateLimitDegraded: new Counter({

@@ -1,11 +1,15 @@
 import { createHash } from "node:crypto";
 import { sql, type Kysely } from "kysely";
 import pg from "pg";
+import { isRepositoryName } from "@svc/grants";
 import { SCHEMA, type ArtifactsDatabase } from "./schema.js";
 
 export type Db = Kysely<ArtifactsDatabase>;
 
 const { escapeIdentifier, escapeLiteral } = pg;
+
+/** The SQLSTATE (class "SV", ours) of a write refused because its repository is gone or being removed. */
+const CLOSED = "SV404";
 
 /** How lockedTransaction runs a change. */
 export interface LockedOptions<T> {
@@ -121,15 +125,18 @@ export function metadataStoreFactory(root: Db) {
         try {
           if (opts.whenClosed) {
             // A write that adds to the repository holds it open (shared), so its removal
-            // (closeRepository) waits for it and every later write sees it closed. The check is
-            // a statement of its own after the shared lock: its snapshot sees a removal that
-            // closed the repository meanwhile; a primary key look-up, no scan.
-            // The other locks ride with the check (the path's is held already, so their order
-            // against it holds whatever order the statement takes them in).
-            await sql.raw(`begin; select pg_advisory_xact_lock_shared(${lockKey("repository", repository)}); ${pathLock}`).execute(conn);
-            const locks = (opts.moreLocks ?? []).map((k) => `, pg_advisory_xact_lock(${k})`).join("");
-            const { rows } = await sql<{ open: boolean }>`select exists (select 1 from ${sql.id(SCHEMA, "repositories")} where name = ${repository} and removing_since is null) as open${sql.raw(locks)}`.execute(conn);
-            if (rows[0]?.open !== true) {
+            // (closeRepository) waits for it and every later write sees it closed. The check
+            // runs after the shared lock, in a statement of its own, so its snapshot sees a
+            // removal that closed the repository meanwhile (a primary key look-up); it fails
+            // with CLOSED when the repository is gone or closing. The whole prelude is one
+            // message: the locks' keys are numbers and the name is quoted by pg.
+            // A name no repository can have (so none that could end the quoting) is no open repository.
+            if (!isRepositoryName(repository)) return opts.whenClosed();
+            const open = `do $$ begin if not exists (select 1 from ${escapeIdentifier(SCHEMA)}.repositories where name = ${escapeLiteral(repository)} and removing_since is null) then raise exception 'repository closed' using errcode = '${CLOSED}'; end if; end $$`;
+            try {
+              await sql.raw(["begin", `select pg_advisory_xact_lock_shared(${lockKey("repository", repository)})`, pathLock, open, ...more].join("; ")).execute(conn);
+            } catch (err) {
+              if ((err as { code?: string }).code !== CLOSED) throw err;
               await sql.raw("rollback").execute(conn);
               return opts.whenClosed();
             }

@@ -9,7 +9,7 @@ const sample = (text: string, name: string) => Number(new RegExp(`^${name}(?:\\{
 describe("the gateway's cache meters", () => {
   it("count console sessions found in the cache and asked of the console, and hold the entries", async () => {
     const m = createMetrics("gateway");
-    const keys = rightsCacheFactory({ ttlMs: 60_000, lookup: async () => undefined });
+    const keys = rightsCacheFactory({ ttlMs: 60_000, lookup: async () => null });
     const sessions = sessionCacheFactory({ ttlMs: 60_000, lookup: async (id) => ({ id, tenant: "default", personId: "dev/admin", csrf: "c", expiresAt: Date.now() + 60_000 }) });
     gatewayMetricsFactory(m, keys, sessions);
     // As admission asks: the cache first, the console on a miss.

@@ -8,7 +8,7 @@ import { checkPreconditions, digestCheck, etagOf, type DeclaredDigests, type Pre
 
 export interface ArtifactServiceDeps {
   files: Pick<FileStore, "readOnly" | "stage" | "place" | "discard" | "remove" | "identity" | "hash" | "releaseBlob">;
-  metadata: Pick<MetadataStore, "lockedTransaction" | "find" | "recordArtifact" | "recordStatement" | "correctArtifact" | "forgetArtifact" | "setHold">;
+  metadata: Pick<MetadataStore, "lockedTransaction" | "find" | "recordStatement" | "correctArtifact" | "forgetArtifact" | "setHold">;
   outbox: Pick<OutboxStore, "addStatement">;
   /** Publishes a committed event (not awaited by the caller; a failure leaves it to the outbox relay). */
   deliver: (event: ArtifactEvent) => Promise<unknown>;
@@ -204,14 +204,14 @@ export function artifactServiceFactory(deps: ArtifactServiceDeps) {
      */
     async index(a: Address, observed: FileIdentity, sha256: string): Promise<IndexOutcome> {
       if (files.readOnly) throw forbidden(READ_ONLY);
-      return change(a, async (tx): Promise<{ event: undefined; result: IndexOutcome }> => {
+      return change(a, async (tx): Promise<{ event: undefined; result: IndexOutcome; last?: string }> => {
         const file = await files.identity(a.repository, a.segments);
         if (!file) return { event: undefined, result: "missing" };
         if (file.ino !== observed.ino || file.size !== observed.size || file.mtimeMs !== observed.mtimeMs) return { event: undefined, result: "changed" };
         const row = await metadata.find(a.repository, a.path, tx);
         if (!row) {
-          await metadata.recordArtifact({ repository: a.repository, path: a.path, size: file.size, sha256, contentType: null, at: new Date(file.mtimeMs) }, tx);
-          return { event: undefined, result: "created" };
+          const last = metadata.recordStatement({ repository: a.repository, path: a.path, size: file.size, sha256, contentType: null, at: new Date(file.mtimeMs) });
+          return { event: undefined, last, result: "created" };
         }
         if (row.size === file.size && row.sha256 === sha256) return { event: undefined, result: "unchanged" };
         await metadata.correctArtifact({ repository: a.repository, path: a.path, size: file.size, sha256 }, tx);

@@ -87,8 +87,6 @@ const toRecord = (r: Row): ArtifactRecord => ({
 
 const COLUMNS = ["repository", "path", "size", "sha256", "content_type", "updated_at", "last_downloaded_at", "downloads", "held_reason"] as const;
 
-
-
 /**
  * Repository configuration and per-artifact metadata (size, digest, downloads, holds) in
  * Postgres. Methods take an optional transaction so a change and its outbox row commit together.
@@ -133,10 +131,17 @@ export function metadataStoreFactory(root: Db) {
             // A name no repository can have (so none that could end the quoting) is no open repository.
             if (!isRepositoryName(repository)) return opts.whenClosed();
             const open = `do $$ begin if not exists (select 1 from ${escapeIdentifier(SCHEMA)}.repositories where name = ${escapeLiteral(repository)} and removing_since is null) then raise exception 'repository closed' using errcode = '${CLOSED}'; end if; end $$`;
-            try {
-              await sql.raw(["begin", `select pg_advisory_xact_lock_shared(${lockKey("repository", repository)})`, pathLock, open, ...more].join("; ")).execute(conn);
-            } catch (err) {
-              if ((err as { code?: string }).code !== CLOSED) throw err;
+            const began = await sql
+              .raw(["begin", `select pg_advisory_xact_lock_shared(${lockKey("repository", repository)})`, pathLock, open, ...more].join("; "))
+              .execute(conn)
+              .then(
+                () => true,
+                (err: { code?: string }) => {
+                  if (err.code !== CLOSED) throw err;
+                  return false;
+                },
+              );
+            if (!began) {
               await sql.raw("rollback").execute(conn);
               return opts.whenClosed();
             }
@@ -212,15 +217,6 @@ export function metadataStoreFactory(root: Db) {
     async find(repository: string, path: string, tx?: Db): Promise<ArtifactRecord | undefined> {
       const row = await db(tx).selectFrom("artifacts").select(COLUMNS).where("repository", "=", repository).where("path", "=", path).executeTakeFirst();
       return row ? toRecord(row) : undefined;
-    },
-
-    async recordArtifact(a: { repository: string; path: string; size: number; sha256: string; contentType: string | null; at?: Date }, tx?: Db) {
-      const now = a.at ?? new Date();
-      await db(tx)
-        .insertInto("artifacts")
-        .values({ repository: a.repository, path: a.path, size: a.size, sha256: a.sha256, content_type: a.contentType, updated_at: now })
-        .onConflict((oc) => oc.columns(["repository", "path"]).doUpdateSet({ size: a.size, sha256: a.sha256, content_type: a.contentType, updated_at: now }))
-        .execute();
     },
 
     /**

@@ -2,6 +2,7 @@ import { Readable } from "node:stream";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { problem } from "@svc/contracts";
 import { bodyDigest, sendProblem } from "@svc/kit";
+import { readWhole } from "./read-whole.js";
 import { ROUTES } from "./route-table.js";
 
 const DIGESTS = new WeakMap<FastifyRequest, string>();
@@ -43,21 +44,7 @@ export function limitApiBodies(app: FastifyInstance, limit: number): void {
     if (!isApi(request)) return;
     const body = request.body as Readable | undefined;
     if (!(body instanceof Readable)) return;
-    const whole = await new Promise<Buffer | undefined>((resolve, reject) => {
-      const chunks: Buffer[] = [];
-      let size = 0;
-      const onData = (chunk: Buffer) => {
-        size += chunk.length;
-        if (size <= limit) return void chunks.push(chunk);
-        // Not destroyed (that would reset the connection): left flowing, its bytes dropped.
-        body.off("data", onData);
-        body.resume();
-        resolve(undefined);
-      };
-      body.on("data", onData);
-      body.once("end", () => resolve(Buffer.concat(chunks)));
-      body.once("error", reject);
-    });
+    const whole = await readWhole(body, limit);
     if (!whole) return tooLarge(reply);
     DIGESTS.set(request, bodyDigest(whole));
     request.body = Readable.from([whole]);

@@ -6,6 +6,7 @@ import { IDENTITY_BODY_TRAILER } from "@svc/contracts";
 import { BODY_IN_TRAILER, bodyDigest, declaredContentType, hasRequestBody, sha256Through } from "@svc/kit";
 import { upstreamPath } from "./download-forwarder.js";
 import { NOT_FORWARDED, type StampIdentity } from "./identity-stamp.js";
+import { readWhole } from "./read-whole.js";
 
 /** Request headers that describe the client's connection or body framing, not the request: ours are our own. */
 const NOT_SENT = new Set([...NOT_FORWARDED, "connection", "host", "content-length", "transfer-encoding"]);
@@ -69,9 +70,11 @@ export function uploadForwarder(upstream: URL, stamp: StampIdentity, failed: For
       // A small body of a declared length (an npm publish, a POM, a checksum file) is read whole
       // and signed up front: it goes upstream in one write with its length, no chunks and no
       // trailer, so the upstream wakes once for it. Still read through the body guard.
-      readSmall(body, declared).then(
+      readWhole(body, declared).then(
         (whole) => {
           if (reply.sent || reply.raw.headersSent) return;
+          // Node's parser ends a body at its Content-Length: never longer than declared.
+          if (!whole) return failed(reply, new Error(`the request body ran past its Content-Length of ${declared}`));
           headers["content-length"] = String(whole.length);
           open(bodyDigest(whole)).up.end(whole);
         },
@@ -91,20 +94,6 @@ export function uploadForwarder(upstream: URL, stamp: StampIdentity, failed: For
   };
 
   return { forward, close: () => agent.destroy() };
-}
-
-/** Reads a body of a declared length whole; fails when it ends short or runs past it. */
-function readSmall(body: Readable, length: number): Promise<Buffer> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    let size = 0;
-    body.on("data", (chunk: Buffer) => {
-      size += chunk.length;
-      if (size <= length) chunks.push(chunk);
-    });
-    body.once("error", reject);
-    body.once("end", () => (size === length ? resolve(Buffer.concat(chunks, size)) : reject(new Error(`the request body was ${size} bytes where Content-Length said ${length}`))));
-  });
 }
 
 function answer(reply: FastifyReply, res: IncomingMessage): void {

@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { Kysely, Migrator, PostgresDialect, sql, type Migration } from "kysely";
+import { Kysely, Migrator, PostgresDialect, SingleConnectionProvider, sql, type DatabaseConnection, type Driver, type Migration } from "kysely";
 import pg from "pg";
 
 /**
@@ -17,6 +17,41 @@ export function createDb<DB>(databaseUrl: string, opts: { max?: number; configur
   pool.on("error", () => {});
   const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
   return { db, pool };
+}
+
+/** What kysely counts as affected rows (its pg driver's rule). */
+const AFFECTS_ROWS = new Set(["INSERT", "UPDATE", "DELETE", "MERGE"]);
+
+/** The driver of a Kysely bound to one client: it has no connections of its own to hand out. */
+const NO_DRIVER: Driver = {
+  init: async () => {},
+  acquireConnection: () => Promise.reject(new Error("a Kysely bound to one client (kyselyOn) opens no transaction or connection of its own")),
+  beginTransaction: async () => {},
+  commitTransaction: async () => {},
+  rollbackTransaction: async () => {},
+  releaseConnection: async () => {},
+  destroy: async () => {},
+};
+const BOUND_DIALECT = new PostgresDialect({ pool: async () => Promise.reject(new Error("unused")) });
+
+/**
+ * A Kysely whose every query runs on `client`, a connection the caller took from the pool and
+ * drives itself: it sends messages of several statements on the raw client (whose several
+ * results kysely would drop) and lets kysely-built queries run in the same transaction. Built
+ * on `db`'s executor, so its plugins and schema apply.
+ */
+export function kyselyOn<DB>(db: Kysely<DB>, client: pg.ClientBase): Kysely<DB> {
+  const connection: DatabaseConnection = {
+    async executeQuery(q) {
+      const r = await client.query(q.sql, [...q.parameters]);
+      return { rows: r.rows ?? [], numAffectedRows: AFFECTS_ROWS.has(r.command) ? BigInt(r.rowCount ?? 0) : undefined };
+    },
+    streamQuery() {
+      throw new Error("a Kysely bound to one client (kyselyOn) does not stream");
+    },
+  };
+  const executor = db.getExecutor().withConnectionProvider(new SingleConnectionProvider(connection));
+  return new Kysely<DB>({ config: { dialect: BOUND_DIALECT }, dialect: BOUND_DIALECT, driver: NO_DRIVER, executor });
 }
 
 function lockId(schema: string): bigint {

@@ -36,7 +36,7 @@ await bootService({
   loadConfig,
   database: postgresSchema<ArtifactsDatabase>({ schema: SCHEMA, migrations }),
   async wire({ config, log, metrics, bus, db, pool }) {
-    const metadata = metadataStoreFactory(db);
+    const metadata = metadataStoreFactory(db, pool);
     await metadata.ensureRepository(config.repository, config.repositoryFormat);
     const files = fileStoreFactory({ root: config.filesystemRoot, readOnly: config.readOnly });
     const repositories = repositoryListFactory({ metadata, files, log });

@@ -7,6 +7,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { eventParsers, type ArtifactEvent } from "@svc/contracts";
 import type { ArtifactRecord } from "../store/metadata-store.js";
 import { artifactServiceFactory, type Address } from "./artifact-service.js";
+import { etagOf } from "./upload-checks.js";
 import { fileStoreFactory } from "../store/file-store.js";
 
 const sha = (s: string) => createHash("sha256").update(s).digest("hex");
@@ -40,10 +41,12 @@ async function setup(readOnly = false) {
         throw err;
       }
     },
-    lockedTransaction<T>(_r: string, _p: string, fn: (tx: never) => Promise<T>, opts: { lastStatement?: (result: T) => string | undefined; whenClosed?: () => T } = {}): Promise<T> {
+    lockedTransaction<T>(_r: string, _p: string, fn: (tx: never, first: Record<string, unknown>[][]) => Promise<T>, opts: { lastStatement?: (result: T) => string | undefined; whenClosed?: () => T; withBegin?: string[] } = {}): Promise<T> {
       if (closed && opts.whenClosed) return Promise.resolve().then(opts.whenClosed);
       return metadata.transaction(async (tx) => {
-        const out = await fn(tx);
+        // findStatement's fake names the row it looks up.
+        const first = (opts.withBegin ?? []).map((statement) => (statement.startsWith("F:") && rows.has(statement.slice(2)) ? [rows.get(statement.slice(2)) as unknown as Record<string, unknown>] : []));
+        const out = await fn(tx, first);
         // The fakes' "statements" are their rows as JSON, tagged, applied with the commit.
         for (const statement of opts.lastStatement?.(out)?.split("; ") ?? []) {
           if (statement.startsWith("E:")) outbox.push(JSON.parse(statement.slice(2)) as ArtifactEvent);
@@ -55,6 +58,8 @@ async function setup(readOnly = false) {
     async find(r: string, p: string) {
       return rows.get(k(r, p));
     },
+    findStatement: (r: string, p: string) => `F:${k(r, p)}`,
+    recordOf: (found: Record<string, unknown>[]) => found[0] as ArtifactRecord | undefined,
     async recordArtifact(a: { repository: string; path: string; size: number; sha256: string; contentType: string | null; at?: Date }) {
       const had = rows.get(k(a.repository, a.path));
       rows.set(k(a.repository, a.path), { repository: a.repository, path: a.path, size: a.size, sha256: a.sha256, contentType: a.contentType, updated: a.at ?? new Date(), lastDownloaded: had?.lastDownloaded ?? null, downloads: had?.downloads ?? 0, heldReason: had?.heldReason ?? null });
@@ -86,6 +91,12 @@ async function setup(readOnly = false) {
   return { root, files, rows, outbox, delivered, svc, failCommit: (v: boolean) => (failCommit = v), close: () => (closed = true) };
 }
 
+/** The events delivered once the answer is on its way (delivery starts on the next turn of the loop). */
+async function sent(t: { delivered: ArtifactEvent[] }): Promise<ArtifactEvent[]> {
+  await new Promise((resolve) => setImmediate(resolve));
+  return t.delivered;
+}
+
 describe("artifact changes and their events", () => {
   let t: Awaited<ReturnType<typeof setup>>;
   beforeEach(async () => {
@@ -102,10 +113,10 @@ describe("artifact changes and their events", () => {
     expect(eventParsers["artifact.published"](JSON.parse(JSON.stringify(e)))).toBeTruthy();
     expect(e).toMatchObject({ kind: "artifact.published", tenant: "acme", repository: "libs", path: "a/b.txt", size: 5, digest: `sha256:${sha("hello")}`, actor: key, replaced: false });
     expect(e.id).toMatch(/^[0-9a-f-]{36}$/);
-    expect(t.delivered).toEqual([e]);
+    expect((await sent(t))).toEqual([e]);
 
     await t.svc.publish(addr("a/b.txt"), Readable.from([Buffer.from("again")]), null, key);
-    expect(t.delivered[1]).toMatchObject({ kind: "artifact.published", replaced: true, size: 5, digest: `sha256:${sha("again")}` });
+    expect((await sent(t))[1]).toMatchObject({ kind: "artifact.published", replaced: true, size: 5, digest: `sha256:${sha("again")}` });
   });
 
   it("a failed precondition (412) or a declared digest that does not match (400) stores nothing and keeps the old content", async () => {
@@ -117,7 +128,7 @@ describe("artifact changes and their events", () => {
     const md5 = createHash("md5").update("other").digest("hex");
     await expect(put("new", { digests: { md5: [{ hex: md5, header: "content-md5" }] } })).rejects.toMatchObject({ status: 400, field: "content-md5" });
     expect(t.rows.get("libs/p.txt")?.sha256).toBe(sha("old"));
-    expect(t.delivered).toHaveLength(1);
+    expect((await sent(t))).toHaveLength(1);
 
     // The ETag a GET answered (weak, compared as such) or the SHA-256 in quotes names the version.
     const second = await put("new", { preconditions: { ifMatch: [first.etag!.replace(/^W\//, "")] }, digests: { md5: [{ hex: createHash("md5").update("new").digest("hex"), header: "x-checksum-md5" }] } });
@@ -129,11 +140,35 @@ describe("artifact changes and their events", () => {
     expect(existsSync(join(t.root, "repositories/libs/absent.txt"))).toBe(false);
   });
 
+  it("a refused publish leaves no blob of its content and nothing in tmp/, whether its body was a stream or in memory", async () => {
+    await t.svc.publish(addr("held.txt"), Readable.from([Buffer.from("old")]), null, key);
+    // Blob files (sha256/<ab>/<hex>), not the folders they are sorted into.
+    const blobs = () => readdirSync(join(t.root, "blobs"), { recursive: true }).filter((f) => String(f).split("/").length === 3);
+    const before = blobs();
+    for (const body of [Readable.from([Buffer.from("unique content")]), Buffer.from("unique content")]) {
+      await expect(t.svc.publish(addr("held.txt"), body, null, key, { preconditions: { ifNoneMatch: "*" } })).rejects.toMatchObject({ status: 412 });
+      await expect(t.svc.publish(addr("held.txt"), body instanceof Buffer ? body : Readable.from([Buffer.from("unique content")]), null, key, { digests: { sha256: [{ hex: sha("other"), header: "x-checksum-sha256" }] } })).rejects.toMatchObject({ status: 400 });
+    }
+    expect(blobs()).toEqual(before);
+    expect(readdirSync(join(t.root, "tmp"))).toEqual([]);
+    expect(t.rows.get("libs/held.txt")?.sha256).toBe(sha("old"));
+  });
+
+  it("a body in memory is stored as a stream is, and the ETag answered is the placed file's", async () => {
+    const out = await t.svc.publish(addr("mem/a.txt"), Buffer.from("in memory"), "text/plain", key);
+    expect(out).toMatchObject({ size: 9, sha256: sha("in memory"), created: true });
+    expect(await t.files.hash("libs", ["mem", "a.txt"])).toEqual({ size: 9, sha256: sha("in memory") });
+    expect(out.etag).toBe(etagOf((await t.files.identity("libs", ["mem", "a.txt"]))!));
+    // The same content again links the blob already stored: the answer still names the placed file.
+    const again = await t.svc.publish(addr("mem/b.txt"), Buffer.from("in memory"), "text/plain", key);
+    expect(again.etag).toBe(etagOf((await t.files.identity("libs", ["mem", "b.txt"]))!));
+  });
+
   it("a failed commit publishes nothing and leaves no upload behind in tmp/", async () => {
     t.failCommit(true);
     await expect(t.svc.publish(addr("x.txt"), Readable.from([Buffer.from("x")]), null, key)).rejects.toThrow("commit failed");
     expect(t.outbox).toHaveLength(0);
-    expect(t.delivered).toHaveLength(0);
+    expect((await sent(t))).toHaveLength(0);
   });
 
   it("in a repository being removed a publish answers 404 and stores nothing, and a walk indexes nothing", async () => {
@@ -154,15 +189,15 @@ describe("artifact changes and their events", () => {
     expect(await t.svc.remove(addr("a/b.txt"), key)).toBe(true);
     expect(existsSync(join(t.root, "repositories/libs/a/b.txt"))).toBe(false);
     expect(t.rows.size).toBe(0);
-    expect(t.delivered[1]).toMatchObject({ kind: "artifact.removed", reason: "request", size: 5, digest: `sha256:${sha("hello")}`, actor: key });
+    expect((await sent(t))[1]).toMatchObject({ kind: "artifact.removed", reason: "request", size: 5, digest: `sha256:${sha("hello")}`, actor: key });
     expect(await t.svc.remove(addr("a/b.txt"), key)).toBe(false);
-    expect(t.delivered).toHaveLength(2);
+    expect((await sent(t))).toHaveLength(2);
   });
 
   it("removing a file nothing indexed reads its digest from the file", async () => {
     await t.files.write("libs", ["loose.txt"], Readable.from([Buffer.from("loose")]));
     expect(await t.svc.remove(addr("loose.txt"), key)).toBe(true);
-    expect(t.delivered[0]).toMatchObject({ kind: "artifact.removed", size: 5, digest: `sha256:${sha("loose")}` });
+    expect((await sent(t))[0]).toMatchObject({ kind: "artifact.removed", size: 5, digest: `sha256:${sha("loose")}` });
   });
 
   it("a removal a crash interrupted (metadata left, file gone) is finished by the next DELETE", async () => {
@@ -180,8 +215,8 @@ describe("artifact changes and their events", () => {
     expect(await t.svc.removeForRetention(addr("r/1.txt"), { sha256: row.sha256, updated: row.updated.getTime() }, walker)).toEqual({ removed: false, why: "held" });
     await t.svc.release(addr("r/1.txt"), "cleared", key);
     expect(await t.svc.removeForRetention(addr("r/1.txt"), { sha256: row.sha256, updated: row.updated.getTime() }, walker)).toEqual({ removed: true, size: 3 });
-    expect(t.delivered.map((e) => e.kind)).toEqual(["artifact.published", "artifact.held", "artifact.released", "artifact.removed"]);
-    expect(t.delivered[3]).toMatchObject({ reason: "retention", actor: walker });
+    expect((await sent(t)).map((e) => e.kind)).toEqual(["artifact.published", "artifact.held", "artifact.released", "artifact.removed"]);
+    expect((await sent(t))[3]).toMatchObject({ reason: "retention", actor: walker });
     expect(await t.svc.removeForRetention(addr("r/1.txt"), { sha256: row.sha256, updated: row.updated.getTime() }, walker)).toEqual({ removed: false, why: "gone" });
   });
 
@@ -197,7 +232,7 @@ describe("artifact changes and their events", () => {
     expect(await t.svc.index(addr("i.txt"), id, sha("index me"))).toBe("corrected");
     expect(t.rows.get("libs/i.txt")).toMatchObject({ size: 8, sha256: sha("index me") });
     expect(await t.svc.index(addr("nothing.txt"), id, sha("x"))).toBe("missing");
-    expect(t.delivered).toHaveLength(0);
+    expect((await sent(t))).toHaveLength(0);
   });
 
   it("forget drops metadata only when the file is really gone, and reports the removal", async () => {
@@ -205,7 +240,7 @@ describe("artifact changes and their events", () => {
     expect(await t.svc.forget(addr("f.txt"), walker)).toBe(false);
     rmSync(join(t.root, "repositories/libs/f.txt"));
     expect(await t.svc.forget(addr("f.txt"), walker)).toBe(true);
-    expect(t.delivered[1]).toMatchObject({ kind: "artifact.removed", actor: walker, digest: `sha256:${sha("f")}` });
+    expect((await sent(t))[1]).toMatchObject({ kind: "artifact.removed", actor: walker, digest: `sha256:${sha("f")}` });
   });
 
   it("hold, release and finding events carry the artifact's digest; holding twice for one reason is one event", async () => {
@@ -238,7 +273,7 @@ describe("file store", () => {
       await files.init(["libs"]);
       const staged = await files.stage(Readable.from([Buffer.from("x")]));
       writeFileSync(join(root, "probe"), "");
-      expect(await files.place(staged, "libs", ["deep", "er", "x.txt"])).toEqual({ created: true });
+      expect(await files.place(staged, "libs", ["deep", "er", "x.txt"])).toMatchObject({ created: true });
       expect(await files.hash("libs", ["deep", "er", "x.txt"])).toEqual({ size: 1, sha256: sha("x") });
     } finally {
       rmSync(root, { recursive: true, force: true });

@@ -1,14 +1,14 @@
 import type { Readable } from "node:stream";
 import { forbidden, notFound, type PackageCoordinates, type Actor, type ArtifactEvent, type ArtifactFinding, type ArtifactHeld, type ArtifactPublished, type ArtifactReleased, type ArtifactRemoved, type Principal } from "@svc/contracts";
 import { newEventId } from "@svc/kit";
-import type { FileIdentity, FileStore } from "../store/file-store.js";
-import type { Db, MetadataStore } from "../store/metadata-store.js";
+import type { FileIdentity, FileStore, Staged } from "../store/file-store.js";
+import type { Db, MetadataStore, Rows } from "../store/metadata-store.js";
 import type { OutboxStore } from "../store/outbox-store.js";
 import { checkPreconditions, digestCheck, etagOf, type DeclaredDigests, type Preconditions } from "./upload-checks.js";
 
 export interface ArtifactServiceDeps {
   files: Pick<FileStore, "readOnly" | "stage" | "place" | "discard" | "remove" | "identity" | "hash" | "releaseBlob">;
-  metadata: Pick<MetadataStore, "lockedTransaction" | "find" | "recordStatement" | "correctArtifact" | "forgetArtifact" | "setHold">;
+  metadata: Pick<MetadataStore, "lockedTransaction" | "find" | "findStatement" | "recordOf" | "recordStatement" | "correctArtifact" | "forgetArtifact" | "setHold">;
   outbox: Pick<OutboxStore, "addStatement">;
   /** Publishes a committed event (not awaited by the caller; a failure leaves it to the outbox relay). */
   deliver: (event: ArtifactEvent) => Promise<unknown>;
@@ -38,11 +38,14 @@ export interface PublishChecks {
 
 /**
  * A package format's own step in a publish's transaction: its locks (lockKey(), taken after the
- * path's) and its rows; it sees the content staged (checked against the declared digests).
+ * path's), statements sent with them (`withBegin`, values quoted in: an npm version's rows) and
+ * `run`, which sees the content staged (checked against the declared digests) and the rows those
+ * statements answered, in order.
  */
 export interface Alongside {
   locks?: string[];
-  run: (tx: Db, staged: { size: number; sha256: string }) => Promise<void>;
+  withBegin?: string[];
+  run: (tx: Db, staged: { size: number; sha256: string }, rows: Rows[]) => Promise<void>;
 }
 
 export interface Published {
@@ -101,17 +104,23 @@ export function artifactServiceFactory(deps: ArtifactServiceDeps) {
    * removal waits for it), and in a repository gone or being removed it does nothing and
    * answers what `closed` answers (or throws). `locks`: more advisory locks, after the path's.
    */
-  const change = async <T extends ArtifactEvent | undefined, R>(a: Address, fn: (tx: Db) => Promise<{ event: T; result: R; last?: string }>, opts: { closed?: () => R; locks?: string[] } = {}): Promise<R> => {
+  const change = async <T extends ArtifactEvent | undefined, R>(
+    a: Address,
+    fn: (tx: Db, first: Rows[]) => Promise<{ event: T; result: R; last?: string }>,
+    opts: { closed?: () => R; locks?: string[]; withBegin?: string[] } = {},
+  ): Promise<R> => {
     const { closed } = opts;
     const { event, result } = await metadata.lockedTransaction<{ event: T | undefined; result: R; last?: string }>(a.repository, a.path, fn, {
       // fn's own last write, then the event's outbox row, sent with COMMIT.
       lastStatement: (out) => [out.last, out.event ? outbox.addStatement(out.event) : undefined].filter((x) => x !== undefined).join("; ") || undefined,
       moreLocks: opts.locks,
+      withBegin: opts.withBegin,
       ...(closed ? { whenClosed: () => ({ event: undefined, result: closed() }) } : {}),
     });
     // Committed, so the outbox holds it: the answer does not wait for NATS to take the event
-    // (the relay sends it again if this attempt fails).
-    void deliver(event);
+    // (the relay sends it again if this attempt fails), nor for the work of sending it, which
+    // starts once the answer is on its way.
+    if (event) setImmediate(() => void deliver(event));
     return result;
   };
   /** Every removal of an artifact's row goes through here, so a format's rows go with it. */
@@ -128,33 +137,51 @@ export function artifactServiceFactory(deps: ArtifactServiceDeps) {
      * `alongside` runs first in the same transaction, under the path's lock; what it throws
      * stores nothing either.
      */
-    async publish(a: Address, source: Readable, contentType: string | null, actor: Actor, checks: PublishChecks = {}, alongside?: Alongside): Promise<Published> {
+    async publish(a: Address, source: Readable | Buffer, contentType: string | null, actor: Actor, checks: PublishChecks = {}, alongside?: Alongside): Promise<Published> {
       const digests = digestCheck(checks.digests ?? {});
-      const staged = await files.stage(source, digests.through);
+      let staged: Staged | undefined;
+      const staging = files.stage(source, digests.through).then((s) => {
+        staged = s;
+        digests.verify(s.sha256);
+        return s;
+      });
+      // A body in memory is staged while the first message takes the locks; a stream is staged
+      // before (an upload may take minutes, and no lock or connection waits on it).
+      if (Buffer.isBuffer(source)) staging.catch(() => {});
+      else await staging.catch(async (err: unknown) => {
+        if (staged) await files.discard(staged);
+        throw err;
+      });
       try {
-        digests.verify(staged.sha256);
-        return await change(a, async (tx) => {
-          // A package format's own rows (an npm version) commit with the file, or neither does.
-          await alongside?.run(tx, { size: staged.size, sha256: staged.sha256 });
-          const previous = await metadata.find(a.repository, a.path, tx);
-          if (checks.preconditions) checkPreconditions(checks.preconditions, { file: await files.identity(a.repository, a.segments), sha256: previous?.sha256 });
-          const { created } = await files.place(staged, a.repository, a.segments);
-          // The content replaced no longer links to its blob from here.
-          if (previous && previous.sha256 !== staged.sha256) await files.releaseBlob(previous.sha256);
-          const placed = await files.identity(a.repository, a.segments);
-          const at = new Date();
-          const last = metadata.recordStatement({ repository: a.repository, path: a.path, size: staged.size, sha256: staged.sha256, contentType, at });
-          const event: ArtifactPublished = { ...base(a, staged.size, staged.sha256, actor, at), kind: "artifact.published", replaced: !created };
-          return { event, last, result: { size: staged.size, sha256: staged.sha256, created, etag: placed ? etagOf(placed) : undefined } };
-        }, {
-          locks: alongside?.locks,
-          closed: () => {
-            // Checked before anything lands: a removal that began meanwhile finds nothing of this upload.
-            throw notFound(`no repository named ${a.repository}`);
+        return await change(
+          a,
+          async (tx, [found = [], ...formatRows]) => {
+            const s = await staging;
+            // A package format's own rows (an npm version) commit with the file, or neither does.
+            await alongside?.run(tx, { size: s.size, sha256: s.sha256 }, formatRows);
+            const previous = metadata.recordOf(found);
+            const { created, identity } = await files.place(s, a.repository, a.segments, (file) => {
+              if (checks.preconditions) checkPreconditions(checks.preconditions, { file, sha256: previous?.sha256 });
+            });
+            // The content replaced no longer links to its blob from here.
+            if (previous && previous.sha256 !== s.sha256) await files.releaseBlob(previous.sha256);
+            const at = new Date();
+            const last = metadata.recordStatement({ repository: a.repository, path: a.path, size: s.size, sha256: s.sha256, contentType, at });
+            const event: ArtifactPublished = { ...base(a, s.size, s.sha256, actor, at), kind: "artifact.published", replaced: !created };
+            return { event, last, result: { size: s.size, sha256: s.sha256, created, etag: etagOf(identity) } };
           },
-        });
+          {
+            locks: alongside?.locks,
+            withBegin: [metadata.findStatement(a.repository, a.path), ...(alongside?.withBegin ?? [])],
+            closed: () => {
+              // Checked before anything lands: a removal that began meanwhile finds nothing of this upload.
+              throw notFound(`no repository named ${a.repository}`);
+            },
+          },
+        );
       } catch (err) {
-        await files.discard(staged);
+        await staging.catch(() => {});
+        if (staged) await files.discard(staged);
         throw err;
       }
     },

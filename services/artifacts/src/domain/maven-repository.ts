@@ -171,7 +171,7 @@ export function mavenRepositoryFactory(deps: MavenRepositoryDeps) {
       writable();
       if ((await metadataAt(a.repository, dir)) !== undefined) return "ignored";
       if (/<plugins\s*>/.test(text) && !/<versioning\s*>/.test(text)) {
-        await deps.artifacts.publish(a, Readable.from([Buffer.from(text, "utf8")]), "application/xml", actor);
+        await deps.artifacts.publish(a, Buffer.from(text, "utf8"), "application/xml", actor);
         return "kept";
       }
       throw conflict(`nothing is deployed under ${dir.join("/")}: deploy the files before their maven-metadata.xml`);

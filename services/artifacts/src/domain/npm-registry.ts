@@ -1,5 +1,4 @@
 import { createHash } from "node:crypto";
-import { Readable } from "node:stream";
 import { ServiceError, conflict, forbidden, invalid, notFound, type Actor } from "@svc/contracts";
 import type { MetadataStore } from "../store/metadata-store.js";
 import type { NpmStore, NpmVersionRow } from "../store/npm-store.js";
@@ -116,12 +115,12 @@ export function npmRegistryFactory(deps: NpmRegistryDeps) {
       const tags = Object.fromEntries(Object.entries(obj(body["dist-tags"])).filter(([t, v]) => TAG.test(t) && v === version)) as Record<string, string>;
       // The tarball and the version's rows commit in one transaction: a publish is all there or not at all.
       await deps.artifacts
-        .publish(addressOf(repository, path), Readable.from([tgz]), "application/octet-stream", actor, { preconditions: { ifNoneMatch: "*" } }, {
+        .publish(addressOf(repository, path), tgz, "application/octet-stream", actor, { preconditions: { ifNoneMatch: "*" } }, {
           locks: [store.packageLock(repository, name)],
-          run: async (tx) => {
-            const added = await store.addVersion(tx, { repository, name, version, manifest: stored, tarball: path, tags });
-            if (added === "unpublished") throw unpublished(name, version);
-            if (added === "exists") throw published();
+          withBegin: [store.addVersionStatement({ repository, name, version, manifest: stored, tarball: path, tags })],
+          run: async (tx, _staged, [added = []]) => {
+            if (added.length > 0) return;
+            throw (await store.wasUnpublished(repository, name, version, tx)) ? unpublished(name, version) : published();
           },
         })
         .catch((err: unknown) => {

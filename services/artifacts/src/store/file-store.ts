@@ -1,7 +1,8 @@
-import { createWriteStream } from "node:fs";
-import { link, mkdir, open, readdir, rename, rm, rmdir, stat, unlink, utimes } from "node:fs/promises";
+import { createHash } from "node:crypto";
+import { createWriteStream, type Stats } from "node:fs";
+import { link, mkdir, open, readdir, rename, rm, rmdir, stat, unlink, utimes, type FileHandle } from "node:fs/promises";
 import { dirname, join } from "node:path";
-import type { Readable, Transform } from "node:stream";
+import { Readable, type Transform } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { conflict, forbidden } from "@svc/contracts";
 import { digestFile, digestingStream, storeLayout, type ContentDigest } from "@svc/kit";
@@ -28,6 +29,8 @@ export interface Staged {
   tmp: string;
   size: number;
   sha256: string;
+  /** The staged file's inode and times, which a rename into place keeps. */
+  identity: FileIdentity;
 }
 
 /** One version of a file on disk: a write renames a new inode into place. */
@@ -57,23 +60,39 @@ async function syncDir(dir: string): Promise<void> {
   }
 }
 
+const identityOf = (st: Stats): FileIdentity => ({ ino: st.ino, size: st.size, mtimeMs: Math.floor(st.mtimeMs), httpMtimeMs: st.mtime.getTime() });
+
 export function fileStoreFactory(opts: FileStoreOptions) {
   const layout = storeLayout(opts.root);
   const { tmpDir, repositoryDir: repoDir } = layout;
   const fileOf = (repository: string, segments: string[]) => layout.pathOf(repository, segments);
 
-  /** Streams an upload into tmp/ (flushed to disk), hashing it on the way; `through` see it first. */
-  const stage = async (source: Readable, through: readonly Transform[] = []): Promise<Staged> => {
+  /**
+   * Writes an upload into tmp/ (flushed to disk), hashing it on the way; `through` see it first.
+   * A body already in memory with nothing to see it is written in one call, without streams.
+   */
+  const stage = async (source: Readable | Buffer, through: readonly Transform[] = []): Promise<Staged> => {
     if (opts.readOnly) throw forbidden(READ_ONLY);
     const tmp = layout.newTmpFile();
-    const meter = digestingStream();
     try {
-      await pipeline([source, ...through, meter.stream, createWriteStream(tmp, { flags: "wx", mode: 0o644, flush: true })]);
+      if (Buffer.isBuffer(source) && through.length === 0) {
+        const fh = await open(tmp, "wx", 0o644);
+        try {
+          await fh.writeFile(source);
+          await fh.sync();
+          const st = await fh.stat();
+          return { tmp, size: source.length, sha256: createHash("sha256").update(source).digest("hex"), identity: identityOf(st) };
+        } finally {
+          await fh.close();
+        }
+      }
+      const meter = digestingStream();
+      await pipeline([Buffer.isBuffer(source) ? Readable.from([source]) : source, ...through, meter.stream, createWriteStream(tmp, { flags: "wx", mode: 0o644, flush: true })]);
+      return { tmp, ...meter.digest(), identity: identityOf(await stat(tmp)) };
     } catch (err) {
       await rm(tmp, { force: true }).catch(() => {});
       throw err;
     }
-    return { tmp, ...meter.digest() };
   };
 
   /**
@@ -81,21 +100,22 @@ export function fileStoreFactory(opts: FileStoreOptions) {
    * link to the blob already stored (the upload is dropped). Without hard links (a filesystem
    * that has none), the staged upload alone.
    */
-  const intoBlob = async (staged: Staged): Promise<string> => {
+  const intoBlob = async (staged: Staged): Promise<{ source: string; identity: FileIdentity }> => {
     const blob = layout.blobOf(staged.sha256);
+    const ours = { source: staged.tmp, identity: staged.identity };
     for (let attempt = 0; attempt < 5; attempt++) {
       try {
         // Not flushed: the content's durability is the path's (renamed into place and flushed
         // below). A blob link a crash loses only costs a second copy of that content later.
         await link(staged.tmp, blob);
-        return staged.tmp;
+        return ours;
       } catch (err) {
         const code = (err as NodeJS.ErrnoException).code;
         if (code === "ENOENT") {
           await mkdir(dirname(blob), { recursive: true });
           continue;
         }
-        if (code !== "EEXIST") return staged.tmp;
+        if (code !== "EEXIST") return ours;
       }
       const other = layout.newTmpFile();
       try {
@@ -108,10 +128,10 @@ export function fileStoreFactory(opts: FileStoreOptions) {
       // this lands on never takes it for unchanged (If-Modified-Since).
       const now = new Date();
       await utimes(other, now, now);
-      await rm(staged.tmp, { force: true });
-      return other;
+      const [st] = await Promise.all([stat(other), rm(staged.tmp, { force: true })]);
+      return { source: other, identity: identityOf(st) };
     }
-    return staged.tmp;
+    return ours;
   };
 
   /** Removes the blob of a digest when no artifact links to it any more. */
@@ -121,8 +141,13 @@ export function fileStoreFactory(opts: FileStoreOptions) {
     if (st?.isFile() && st.nlink === 1) await unlink(blob).catch(() => {});
   };
 
-  /** Renames a staged upload into place (linked to its blob) and flushes the folder entry. */
-  const place = async (staged: Staged, repository: string, segments: string[]): Promise<{ created: boolean }> => {
+  /**
+   * Renames a staged upload into place (linked to its blob) and flushes the folder entry; the
+   * identity answered is the placed file's. `check` sees the file the path holds before (or
+   * nothing) and may refuse by throwing, which places nothing. The look-ups before the rename
+   * run side by side: each is a round trip to the thread pool.
+   */
+  const place = async (staged: Staged, repository: string, segments: string[], check?: (before: FileIdentity | undefined) => void): Promise<{ created: boolean; identity: FileIdentity }> => {
     if (opts.readOnly) throw forbidden(READ_ONLY);
     const target = fileOf(repository, segments);
     const parent = join(target, "..");
@@ -136,14 +161,22 @@ export function fileStoreFactory(opts: FileStoreOptions) {
       }
     };
     await makeParent();
-    const before = await stat(target).catch((err: NodeJS.ErrnoException) => {
-      if (err.code === "ENOENT") return undefined;
-      if (err.code === "ENOTDIR") throw conflict("a parent of this path is a file, not a folder");
-      throw err;
-    });
-    if (before?.isDirectory()) throw conflict("this path is a folder of other artifacts");
-    const source = await intoBlob(staged);
+    const looked = await Promise.allSettled([
+      stat(target).catch((err: NodeJS.ErrnoException) => {
+        if (err.code === "ENOENT") return undefined;
+        if (err.code === "ENOTDIR") throw conflict("a parent of this path is a file, not a folder");
+        throw err;
+      }),
+      intoBlob(staged),
+      open(parent, "r"),
+    ]);
+    const [before, blobbed, dir] = looked;
+    const source = blobbed.status === "fulfilled" ? blobbed.value.source : staged.tmp;
     try {
+      if (before.status === "rejected") throw before.reason;
+      if (blobbed.status === "rejected") throw blobbed.reason;
+      if (before.value?.isDirectory()) throw conflict("this path is a folder of other artifacts");
+      check?.(before.value?.isFile() ? identityOf(before.value) : undefined);
       try {
         await rename(source, target);
       } catch (err) {
@@ -151,13 +184,24 @@ export function fileStoreFactory(opts: FileStoreOptions) {
         if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw err;
         await makeParent();
         await rename(source, target);
+        // The folder flushed is the one the entry is in now.
+        await syncDir(parent);
+        return { created: before.value === undefined, identity: blobbed.value.identity };
       }
+      // Opened beside the look-ups; a folder a walk tidied away meanwhile is flushed by name.
+      await (dir.status === "fulfilled" ? dir.value.sync() : syncDir(parent));
+      return { created: before.value === undefined, identity: blobbed.value.identity };
     } catch (err) {
       if (source !== staged.tmp) await rm(source, { force: true }).catch(() => {});
+      if (blobbed.status === "fulfilled" && source === staged.tmp) {
+        // A blob only this upload made goes with it: the staged file first, so the blob's link count is its own.
+        await rm(staged.tmp, { force: true }).catch(() => {});
+        await releaseBlob(staged.sha256).catch(() => {});
+      }
       throw err;
+    } finally {
+      if (dir.status === "fulfilled") void dir.value.close().catch(() => {});
     }
-    await syncDir(parent);
-    return { created: before === undefined };
   };
 
   const discard = async (staged: Staged): Promise<void> => {

@@ -2,9 +2,12 @@ import { createHash } from "node:crypto";
 import { sql, type Kysely } from "kysely";
 import pg from "pg";
 import { isRepositoryName } from "@svc/grants";
+import { kyselyOn } from "@svc/kit";
 import { SCHEMA, type ArtifactsDatabase } from "./schema.js";
 
 export type Db = Kysely<ArtifactsDatabase>;
+/** The rows one statement answered, as pg parsed them. */
+export type Rows = Record<string, unknown>[];
 
 const { escapeIdentifier, escapeLiteral } = pg;
 
@@ -17,6 +20,11 @@ export interface LockedOptions<T> {
   lastStatement?: (result: T) => string | undefined;
   /** Advisory lock keys (lockKey()) taken after the path's: a package's. */
   moreLocks?: string[];
+  /**
+   * Statements sent with BEGIN, after the locks (look-ups a change needs, a format's rows); their
+   * rows are `fn`'s second argument, in order. Values quoted in (pg's escaping): no parameters.
+   */
+  withBegin?: string[];
   /**
    * For a write that adds to the repository: it holds the repository open, and when the
    * repository is gone or being removed nothing runs and this answers (or throws).
@@ -91,7 +99,7 @@ const COLUMNS = ["repository", "path", "size", "sha256", "content_type", "update
  * Repository configuration and per-artifact metadata (size, digest, downloads, holds) in
  * Postgres. Methods take an optional transaction so a change and its outbox row commit together.
  */
-export function metadataStoreFactory(root: Db) {
+export function metadataStoreFactory(root: Db, pool: pg.Pool) {
   const db = (tx?: Db) => (tx ?? root).withSchema(SCHEMA);
   const detailOf = async (name: string, tx?: Db): Promise<RepositoryDetail | undefined> => {
     const row = await db(tx)
@@ -116,46 +124,50 @@ export function metadataStoreFactory(root: Db) {
      * `lastStatement` goes with COMMIT: round trips saved, each of which costs both processes a
      * wake-up (docs/internals/performance.md, "Publishing").
      */
-    async lockedTransaction<T>(repository: string, path: string, fn: (tx: Db) => Promise<T>, opts: LockedOptions<T> = {}): Promise<T> {
-      return root.connection().execute(async (conn) => {
-        const pathLock = `select pg_advisory_xact_lock(${lockKey("artifact-path", repository, path)})`;
-        const more = (opts.moreLocks ?? []).map((k) => `select pg_advisory_xact_lock(${k})`);
+    async lockedTransaction<T>(repository: string, path: string, fn: (tx: Db, first: Rows[]) => Promise<T>, opts: LockedOptions<T> = {}): Promise<T> {
+      // A write that adds to the repository holds it open (shared), so its removal
+      // (closeRepository) waits for it and every later write sees it closed. The check runs
+      // after the shared lock, in a statement of its own, so its snapshot sees a removal that
+      // closed the repository meanwhile (a primary key look-up); it fails with CLOSED when the
+      // repository is gone or closing. The whole prelude is one message: the locks' keys are
+      // numbers and the name is quoted by pg.
+      // A name no repository can have (so none that could end the quoting) is no open repository.
+      if (opts.whenClosed && !isRepositoryName(repository)) return opts.whenClosed();
+      const open = `do $$ begin if not exists (select 1 from ${escapeIdentifier(SCHEMA)}.repositories where name = ${escapeLiteral(repository)} and removing_since is null) then raise exception 'repository closed' using errcode = '${CLOSED}'; end if; end $$`;
+      const first = opts.withBegin ?? [];
+      const prelude = [
+        "begin",
+        ...(opts.whenClosed ? [`select pg_advisory_xact_lock_shared(${lockKey("repository", repository)})`] : []),
+        `select pg_advisory_xact_lock(${lockKey("artifact-path", repository, path)})`,
+        ...(opts.whenClosed ? [open] : []),
+        ...(opts.moreLocks ?? []).map((k) => `select pg_advisory_xact_lock(${k})`),
+        ...first,
+      ];
+      // The raw client: a message of several statements answers each one's rows, which kysely drops.
+      const client = await pool.connect();
+      let broken: Error | undefined;
+      try {
+        let results: pg.QueryResult[];
         try {
-          if (opts.whenClosed) {
-            // A write that adds to the repository holds it open (shared), so its removal
-            // (closeRepository) waits for it and every later write sees it closed. The check
-            // runs after the shared lock, in a statement of its own, so its snapshot sees a
-            // removal that closed the repository meanwhile (a primary key look-up); it fails
-            // with CLOSED when the repository is gone or closing. The whole prelude is one
-            // message: the locks' keys are numbers and the name is quoted by pg.
-            // A name no repository can have (so none that could end the quoting) is no open repository.
-            if (!isRepositoryName(repository)) return opts.whenClosed();
-            const open = `do $$ begin if not exists (select 1 from ${escapeIdentifier(SCHEMA)}.repositories where name = ${escapeLiteral(repository)} and removing_since is null) then raise exception 'repository closed' using errcode = '${CLOSED}'; end if; end $$`;
-            const began = await sql
-              .raw(["begin", `select pg_advisory_xact_lock_shared(${lockKey("repository", repository)})`, pathLock, open, ...more].join("; "))
-              .execute(conn)
-              .then(
-                () => true,
-                (err: { code?: string }) => {
-                  if (err.code !== CLOSED) throw err;
-                  return false;
-                },
-              );
-            if (!began) {
-              await sql.raw("rollback").execute(conn);
-              return opts.whenClosed();
-            }
-          } else await sql.raw(["begin", pathLock, ...more].join("; ")).execute(conn);
-          const result = await fn(conn);
-          // The last statements (the artifact row, the outbox row) travel with COMMIT; if one fails, Postgres skips the COMMIT.
-          const last = opts.lastStatement?.(result);
-          await sql.raw(last ? `${last}; commit` : "commit").execute(conn);
-          return result;
+          const r = (await client.query(prelude.join("; "))) as pg.QueryResult | pg.QueryResult[];
+          results = Array.isArray(r) ? r : [r];
         } catch (err) {
-          await sql.raw("rollback").execute(conn).catch(() => {});
-          throw err;
+          if ((err as { code?: string }).code !== CLOSED || !opts.whenClosed) throw err;
+          await client.query("rollback");
+          return opts.whenClosed();
         }
-      });
+        const result = await fn(kyselyOn(root, client), results.slice(results.length - first.length).map((r) => r.rows));
+        // The last statements (the artifact row, the outbox row) travel with COMMIT; if one fails, Postgres skips the COMMIT.
+        const last = opts.lastStatement?.(result);
+        await client.query(last ? `${last}; commit` : "commit");
+        return result;
+      } catch (err) {
+        await client.query("rollback").catch((e: Error) => (broken = e));
+        throw err;
+      } finally {
+        // A connection that cannot even roll back is dropped, not handed to the next caller.
+        client.release(broken);
+      }
     },
 
     /** Holds a repository open for a write that adds to it (as lockedTransaction's whenClosed, without a path); false: write nothing. */
@@ -213,6 +225,13 @@ export function metadataStoreFactory(root: Db) {
         .executeTakeFirst();
       return Number(r.numUpdatedRows) > 0;
     },
+
+    /** find() as one statement with its values quoted in, for lockedTransaction's withBegin; its row goes to recordOf. */
+    findStatement(repository: string, path: string): string {
+      return `select ${COLUMNS.join(", ")} from ${escapeIdentifier(SCHEMA)}.artifacts where repository = ${escapeLiteral(repository)} and path = ${escapeLiteral(path)}`;
+    },
+    /** The record of a row findStatement answered. */
+    recordOf: (rows: Rows): ArtifactRecord | undefined => (rows[0] ? toRecord(rows[0] as Row) : undefined),
 
     async find(repository: string, path: string, tx?: Db): Promise<ArtifactRecord | undefined> {
       const row = await db(tx).selectFrom("artifacts").select(COLUMNS).where("repository", "=", repository).where("path", "=", path).executeTakeFirst();

@@ -1,6 +1,9 @@
 import { sql } from "kysely";
+import pg from "pg";
 import { lockKey, type Db } from "./metadata-store.js";
 import { SCHEMA } from "./schema.js";
+
+const { escapeIdentifier, escapeLiteral } = pg;
 
 export interface NpmPackageRow {
   distTags: Record<string, string>;
@@ -92,27 +95,25 @@ export function npmStoreFactory(root: Db) {
     /**
      * A publish's rows, in the caller's transaction (which holds the package's lock): the
      * package (created, or its dist-tags merged with `tags` and a `latest` if it had none), then
-     * the version, unless it exists or was unpublished (then the caller rolls back).
+     * the version, unless it exists or was unpublished (then it answers no row and the caller
+     * rolls back). One statement with its values quoted in (pg's escaping), sent with the
+     * publish's BEGIN and locks (metadata-store.ts lockedTransaction's withBegin).
      */
-    async addVersion(tx: Db, v: { repository: string; name: string; version: string; manifest: object; tarball: string; tags: Record<string, string> }): Promise<"added" | "exists" | "unpublished"> {
-      const latest = sql`jsonb_build_object('latest', ${v.version}::text)`;
-      const tags = sql`${JSON.stringify(v.tags)}::jsonb`;
+    addVersionStatement(v: { repository: string; name: string; version: string; manifest: object; tarball: string; tags: Record<string, string> }): string {
+      const [repository, name, version] = [escapeLiteral(v.repository), escapeLiteral(v.name), escapeLiteral(v.version)];
+      const latest = `jsonb_build_object('latest', ${version}::text)`;
+      const tags = `${escapeLiteral(JSON.stringify(v.tags))}::jsonb`;
+      const schema = escapeIdentifier(SCHEMA);
       // One statement: the package row first (the version's foreign key sees it at the end of
       // the statement), then the version, which the statement's "from pkg" orders after it.
-      const r = await sql<{ version: string }>`
-        with pkg as (
-          insert into ${sql.table(`${SCHEMA}.npm_packages`)} as p (repository, name, dist_tags)
-          values (${v.repository}, ${v.name}, ${latest} || ${tags})
-          on conflict (repository, name) do update set dist_tags = ${latest} || p.dist_tags || ${tags}, rev = p.rev + 1, modified_at = now()
-          returning 1
-        )
-        insert into ${sql.table(`${SCHEMA}.npm_versions`)} (repository, name, version, manifest, tarball)
-        select ${v.repository}, ${v.name}, ${v.version}, ${JSON.stringify(v.manifest)}::jsonb, ${v.tarball} from pkg
-        where not exists (select 1 from ${sql.table(`${SCHEMA}.npm_unpublished`)} where repository = ${v.repository} and name = ${v.name} and version = ${v.version})
-        on conflict (repository, name, version) do nothing
-        returning version`.execute(tx);
-      if (r.rows.length > 0) return "added";
-      return (await wasUnpublished(v.repository, v.name, v.version, tx)) ? "unpublished" : "exists";
+      return (
+        `with pkg as (insert into ${schema}.npm_packages as p (repository, name, dist_tags) values (${repository}, ${name}, ${latest} || ${tags}) ` +
+        `on conflict (repository, name) do update set dist_tags = ${latest} || p.dist_tags || ${tags}, rev = p.rev + 1, modified_at = now() returning 1) ` +
+        `insert into ${schema}.npm_versions (repository, name, version, manifest, tarball) ` +
+        `select ${repository}, ${name}, ${version}, ${escapeLiteral(JSON.stringify(v.manifest))}::jsonb, ${escapeLiteral(v.tarball)} from pkg ` +
+        `where not exists (select 1 from ${schema}.npm_unpublished where repository = ${repository} and name = ${name} and version = ${version}) ` +
+        "on conflict (repository, name, version) do nothing returning version"
+      );
     },
 
     /** A repository's package names in byte order, one page after `after`. */

@@ -18,7 +18,7 @@ import { exportStoreFactory } from "./store/export-store.js";
 import { npmHandler } from "./routes/npm-routes.js";
 import { npmStoreFactory } from "./store/npm-store.js";
 import { mavenCoordinates } from "./domain/maven-layout.js";
-import { mavenFileRemoval, mavenRepositoryFactory } from "./domain/maven-repository.js";
+import { mavenFileIndexing, mavenFileRemoval, mavenRepositoryFactory } from "./domain/maven-repository.js";
 import { mavenHandler } from "./routes/maven-routes.js";
 import { mavenStoreFactory } from "./store/maven-store.js";
 import { pypiCoordinates } from "./domain/pypi-index.js";
@@ -54,7 +54,10 @@ await bootService({
     const mavenStore = mavenStoreFactory(db);
     const removingOf: Record<string, NonNullable<ArtifactServiceDeps["removing"]>> = { npm: npmTarballRemoval(npmStore), maven: mavenFileRemoval({ store: mavenStore, metadata }) };
     const removing: ArtifactServiceDeps["removing"] = async (tx, a) => removingOf[repositories.formatOf(a.repository) ?? ""]?.(tx, a);
-    const artifacts = artifactServiceFactory({ files, metadata, outbox, deliver: relay.deliver, tenant: config.tenant, coordinates, removing });
+    // And a file the walker indexes (a deploy's that crashed before its commit) gets the rows its deploy would have.
+    const indexingOf: Record<string, NonNullable<ArtifactServiceDeps["indexing"]>> = { maven: mavenFileIndexing({ store: mavenStore }) };
+    const indexing: ArtifactServiceDeps["indexing"] = async (tx, a, at) => indexingOf[repositories.formatOf(a.repository) ?? ""]?.(tx, a, at);
+    const artifacts = artifactServiceFactory({ files, metadata, outbox, deliver: relay.deliver, tenant: config.tenant, coordinates, removing, indexing });
     const npm = npmHandler({ npm: npmRegistryFactory({ store: npmStore, metadata, artifacts, readOnly: config.readOnly }), store: npmStore, artifacts, publicUrl: config.uiPublicUrl });
     const maven = mavenRepositoryFactory({ store: mavenStore, artifacts, metadata, files, readOnly: config.readOnly });
     const publisherOf = (repository: string) => (repositories.formatOf(repository) === "maven" ? maven.deploy : undefined);

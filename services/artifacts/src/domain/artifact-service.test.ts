@@ -23,6 +23,8 @@ async function setup(readOnly = false) {
   const rows = new Map<string, ArtifactRecord>();
   const outbox: ArtifactEvent[] = [];
   const delivered: ArtifactEvent[] = [];
+  /** What the format's indexing step was called with (and the row it saw). */
+  const indexed: { path: string; at: number; had: string | undefined }[] = [];
   let failCommit = false;
   let closed = false;
   const k = (r: string, p: string) => `${r}/${p}`;
@@ -87,8 +89,9 @@ async function setup(readOnly = false) {
     outbox: { addStatement: (e) => `E:${JSON.stringify(e)}` },
     deliver: async (e) => void delivered.push(e),
     tenant: "acme",
+    indexing: async (_tx, a, at) => void indexed.push({ path: a.path, at: at.getTime(), had: rows.get(k(a.repository, a.path))?.sha256 }),
   });
-  return { root, files, rows, outbox, delivered, svc, failCommit: (v: boolean) => (failCommit = v), close: () => (closed = true) };
+  return { root, files, rows, outbox, delivered, indexed, svc, failCommit: (v: boolean) => (failCommit = v), close: () => (closed = true) };
 }
 
 /** The events delivered once the answer is on its way (delivery starts on the next turn of the loop). */
@@ -232,7 +235,12 @@ describe("artifact changes and their events", () => {
     expect(await t.svc.index(addr("i.txt"), id, sha("index me"))).toBe("corrected");
     expect(t.rows.get("libs/i.txt")).toMatchObject({ size: 8, sha256: sha("index me") });
     expect(await t.svc.index(addr("nothing.txt"), id, sha("x"))).toBe("missing");
-    expect((await sent(t))).toHaveLength(0);
+    // The format's rows go in with a row created or corrected (dated by the file), never otherwise.
+    expect(t.indexed).toEqual([
+      { path: "i.txt", at: id.mtimeMs, had: undefined },
+      { path: "i.txt", at: id.mtimeMs, had: sha("index me") },
+    ]);
+    expect(await sent(t)).toHaveLength(0);
   });
 
   it("forget drops metadata only when the file is really gone, and reports the removal", async () => {

@@ -21,6 +21,12 @@ export interface ArtifactServiceDeps {
    * repair, a forced repository removal), no index of the format goes on listing it.
    */
   removing?: (tx: Db, a: Address) => Promise<void>;
+  /**
+   * The converse: a package format's rows about a file the walker indexes (one a publish that
+   * crashed before its commit left), in the transaction that records its artifact row; `at` is
+   * the file's modification time, the row's publish time.
+   */
+  indexing?: (tx: Db, a: Address, at: Date) => Promise<void>;
 }
 
 export interface Address {
@@ -237,11 +243,13 @@ export function artifactServiceFactory(deps: ArtifactServiceDeps) {
         if (file.ino !== observed.ino || file.size !== observed.size || file.mtimeMs !== observed.mtimeMs) return { event: undefined, result: "changed" };
         const row = await metadata.find(a.repository, a.path, tx);
         if (!row) {
+          await deps.indexing?.(tx, a, new Date(file.mtimeMs));
           const last = metadata.recordStatement({ repository: a.repository, path: a.path, size: file.size, sha256, contentType: null, at: new Date(file.mtimeMs) });
           return { event: undefined, last, result: "created" };
         }
         if (row.size === file.size && row.sha256 === sha256) return { event: undefined, result: "unchanged" };
         await metadata.correctArtifact({ repository: a.repository, path: a.path, size: file.size, sha256 }, tx);
+        await deps.indexing?.(tx, a, new Date(file.mtimeMs));
         return { event: undefined, result: "corrected" };
       }, { closed: () => "missing" });
     },

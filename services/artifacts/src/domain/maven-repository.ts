@@ -40,6 +40,34 @@ const digestsOfText = (text: string): Digests => {
 
 const keyOf = (repository: string, f: Pick<MavenFile, "groupId" | "artifactId">): ArtifactKey => ({ repository, groupId: f.groupId, artifactId: f.artifactId });
 
+type RowsStore = Pick<MavenStore, "lockArtifact" | "recordVersion" | "recordSnapshot">;
+
+/**
+ * The rows a file of a version adds, in the transaction that records the file, under its path's
+ * lock then the artifact's (the removal's order): its version in the artifact's
+ * maven-metadata.xml and, for a timestamped snapshot file, its build in the version's.
+ */
+async function recordFileRows(store: RowsStore, tx: Db, repository: string, f: MavenFile, at: Date): Promise<void> {
+  const k = keyOf(repository, f);
+  await store.lockArtifact(tx, k);
+  await store.recordVersion(tx, k, f.version, at);
+  if (f.snapshot) await store.recordSnapshot(tx, k, f.version, { classifier: f.classifier, extension: f.extension, ...f.snapshot }, at);
+}
+
+/**
+ * The artifact service's `indexing` step for a maven repository: when the walker's backfill or
+ * repair indexes a file (one a deploy that crashed before its commit left in the store), the
+ * rows that deploy would have recorded commit with its artifact row, dated by the file's
+ * modification time (so a version found late is listed where it was deployed, not as the
+ * latest). Checksum files and maven-metadata.xml documents are not files of a version.
+ */
+export function mavenFileIndexing(deps: { store: RowsStore }) {
+  return async (tx: Db, a: Address, at: Date): Promise<void> => {
+    const f = parseMavenPath(a.segments);
+    if (f.kind === "file") await recordFileRows(deps.store, tx, a.repository, f, at);
+  };
+}
+
 /**
  * The artifact service's `removing` step for a maven repository, in the transaction that forgets
  * a file's row and under its path's lock (then the artifact's, the order a deploy takes them
@@ -130,15 +158,8 @@ export function mavenRepositoryFactory(deps: MavenRepositoryDeps) {
       const source = body.pipe(h.stream);
       body.once("error", (err) => h.stream.destroy(err));
       const preconditions = guarded ? { ...checks.preconditions, ifNoneMatch: "*" as const } : checks.preconditions;
-      const k = keyOf(a.repository, f);
-      // The version and build rows commit with the file, under its path's lock then the
-      // artifact's (the removal's order): a removal of this path can never leave them behind.
-      const rows = async (tx: Db) => {
-        await store.lockArtifact(tx, k);
-        const at = new Date();
-        await store.recordVersion(tx, k, f.version, at);
-        if (f.snapshot) await store.recordSnapshot(tx, k, f.version, { classifier: f.classifier, extension: f.extension, ...f.snapshot }, at);
-      };
+      // The version and build rows commit with the file: a removal of this path can never leave them behind.
+      const rows = (tx: Db) => recordFileRows(store, tx, a.repository, f, new Date());
       const published = await deps.artifacts.publish(a, source, contentType, actor, { ...checks, ...(preconditions ? { preconditions } : {}) }, { run: rows }).catch((err: unknown) => {
         if (guarded && err instanceof ServiceError && err.code === "precondition_failed" && checks.preconditions?.ifNoneMatch === undefined) {
           throw conflict(`${f.file} of release ${f.groupId}:${f.artifactId}:${f.version} is deployed already: a release is deployed once (a repository may allow redeploys, see releaseRedeploy)`);

@@ -52,11 +52,16 @@ export function mavenStoreFactory(root: Db) {
       return rows.map((r) => ({ classifier: r.classifier, extension: r.extension, value: r.value, timestamp: r.timestamp, buildNumber: r.build_number, updated: r.updated_at }));
     },
 
+    /**
+     * `at` is when the file arrived: a deploy's now, or a backfilled file's modification time,
+     * which may be earlier than what the row holds (so a row's first deploy only moves earlier
+     * and its last update only later).
+     */
     async recordVersion(tx: Db, k: ArtifactKey, version: string, at: Date): Promise<void> {
       await db(tx)
         .insertInto("maven_versions")
         .values({ repository: k.repository, group_id: k.groupId, artifact_id: k.artifactId, version, deployed_at: at, updated_at: at })
-        .onConflict((oc) => oc.columns(["repository", "group_id", "artifact_id", "version"]).doUpdateSet({ updated_at: at }))
+        .onConflict((oc) => oc.columns(["repository", "group_id", "artifact_id", "version"]).doUpdateSet({ deployed_at: sql`least(maven_versions.deployed_at, excluded.deployed_at)`, updated_at: sql`greatest(maven_versions.updated_at, excluded.updated_at)` }))
         .execute();
     },
 
@@ -64,7 +69,7 @@ export function mavenStoreFactory(root: Db) {
       await db(tx)
         .insertInto("maven_snapshots")
         .values({ repository: k.repository, group_id: k.groupId, artifact_id: k.artifactId, version, classifier: s.classifier, extension: s.extension, value: s.value, timestamp: s.timestamp, build_number: s.buildNumber, updated_at: at })
-        .onConflict((oc) => oc.columns(["repository", "group_id", "artifact_id", "version", "classifier", "extension", "value"]).doUpdateSet({ updated_at: at }))
+        .onConflict((oc) => oc.columns(["repository", "group_id", "artifact_id", "version", "classifier", "extension", "value"]).doUpdateSet({ updated_at: sql`greatest(maven_snapshots.updated_at, excluded.updated_at)` }))
         .execute();
     },
 

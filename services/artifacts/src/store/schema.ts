@@ -100,7 +100,8 @@ export interface MavenVersionTable {
   group_id: string;
   artifact_id: string;
   version: string;
-  deployed_at: ColumnType<Date, Date | undefined, never>;
+  // Updated only to an earlier time: a file the walker backfills may predate the first deploy recorded.
+  deployed_at: ColumnType<Date, Date | undefined, Date>;
   updated_at: ColumnType<Date, Date | undefined, Date>;
 }
 

@@ -8,7 +8,7 @@ import { freePort } from "@svc/devstack";
 import type { ServiceName } from "@svc/devstack/service-runner";
 import { summariseProfile } from "./cpuprofile.js";
 import { startBenchSuite } from "./bench-suite.js";
-import { coldInstall, concurrentDocument, INSTALL_ACCEPT, publishMany, rateRound, type Burst, type NpmTarget, type RateRound } from "./npm-measure.js";
+import { coldInstall, concurrentDocument, INSTALL_ACCEPT, publishInTurns, publishMany, rateRound, type Burst, type NpmTarget, type RateRound } from "./npm-measure.js";
 import { closeNpmAgent, publishDoc } from "./npm-packages.js";
 import { apiClient, closeScaleAgent } from "./scale-client.js";
 import { dataDir, log, NPM_SIZES, npmDir, PROFILE, profileDir, repoRoot, ROUNDS, suiteDir, toolsDir } from "./options.js";
@@ -69,9 +69,11 @@ export async function runNpm(): Promise<void> {
       log(`npm: ${t.label}: publishing ${NPM_SIZES.versions} versions of ${MEDIUM} and ${NPM_SIZES.bigVersions} of ${BIG} (set-up)`);
       const medium = (await publishMany(t, NPM_SIZES.versions, inFlight, (r, i) => publishDoc(r, MEDIUM, `1.${i}.0`))).seconds;
       const big = (await publishMany(t, NPM_SIZES.bigVersions, inFlight, (r, i) => publishDoc(r, BIG, `1.${i}.0`, { big: true }))).seconds;
-      log(`npm: ${t.label}: publishing ${NPM_SIZES.packages} packages one after another`);
-      const one = await publishMany(t, NPM_SIZES.packages, 1, (r, i) => publishDoc(r, dep(i), "1.0.0"));
-      figures.set(t.label, { publishSeconds: one.seconds, publishCpuMs: one.cpuMs, rates: {}, bursts: {}, installs: [], setup: { medium, big } });
+      figures.set(t.label, { publishSeconds: NaN, publishCpuMs: NaN, rates: {}, bursts: {}, installs: [], setup: { medium, big } });
+    }
+    log(`npm: publishing ${NPM_SIZES.packages} packages one after another to each, taking turns`);
+    for (const [label, one] of await publishInTurns(targets, NPM_SIZES.packages, (r, i) => publishDoc(r, dep(i), "1.0.0"))) {
+      Object.assign(figures.get(label)!, { publishSeconds: one.seconds, publishCpuMs: one.cpuMs });
     }
 
     if (PROFILE) {
@@ -140,7 +142,7 @@ function printNpm(a: TargetFigures, b: TargetFigures, profileFile: string | unde
     rows.push([`  ${NPM_SIZES.burst} at once: p50`, ms(x.p50), ms(y.p50), ratio(x.p50, y.p50), ""]);
     rows.push([`  ${NPM_SIZES.burst} at once: p99 / max`, `${ms(x.p99)} / ${ms(x.max)}`, `${ms(y.p99)} / ${ms(y.max)}`, ratio(x.p99, y.p99), "no head-of-line wait"]);
   }
-  rows.push([`${NPM_SIZES.packages} publishes, one after another`, sec(a.publishSeconds), sec(b.publishSeconds), ratio(a.publishSeconds, b.publishSeconds), "well under x1"]);
+  rows.push([`${NPM_SIZES.packages} publishes, one after another (in turns)`, sec(a.publishSeconds), sec(b.publishSeconds), ratio(a.publishSeconds, b.publishSeconds), "well under x1"]);
   rows.push([`  server CPU per publish`, ms(a.publishCpuMs), ms(b.publishCpuMs), ratio(a.publishCpuMs, b.publishCpuMs), ""]);
   rows.push([`cold npm install, ${NPM_SIZES.packages} packages`, a.installs.map(sec).join(", "), b.installs.map(sec).join(", "), ratio(avg(a.installs), avg(b.installs)), "under x1"]);
   rows.push([`set-up: ${NPM_SIZES.versions} + ${NPM_SIZES.bigVersions} versions`, `${sec(a.setup.medium)} + ${sec(a.setup.big)} (4 at once)`, `${sec(b.setup.medium)} + ${sec(b.setup.big)} (1 at once)`, "", ""]);

@@ -87,6 +87,25 @@ export async function publishMany(t: NpmTarget, count: number, concurrency: numb
   return { seconds: (performance.now() - t0) / 1000, cpuMs: (serverCpu(t) - cpu0) / count };
 }
 
+/**
+ * Publishes `count` documents one after another to each target, the targets taking turns
+ * publish by publish, so a slow spell of the machine lands on all of them alike; per target,
+ * the seconds its publishes took (each timed alone) and its server CPU per publish (ms).
+ */
+export async function publishInTurns(targets: NpmTarget[], count: number, doc: (registry: string, i: number) => ReturnType<typeof publishDoc>): Promise<Map<string, { seconds: number; cpuMs: number }>> {
+  const spent = new Map(targets.map((t) => [t.label, 0]));
+  const cpu0 = new Map(targets.map((t) => [t.label, serverCpu(t)]));
+  for (let i = 0; i < count; i++) {
+    for (const t of i % 2 === 0 ? targets : [...targets].reverse()) {
+      const d = doc(t.registry, i);
+      const t0 = performance.now();
+      await publish(t.registry, t.token, d);
+      spent.set(t.label, spent.get(t.label)! + performance.now() - t0);
+    }
+  }
+  return new Map(targets.map((t) => [t.label, { seconds: spent.get(t.label)! / 1000, cpuMs: (serverCpu(t) - cpu0.get(t.label)!) / count }]));
+}
+
 function run(cmd: string, args: string[], cwd: string, env: Record<string, string>): Promise<{ code: number; output: string }> {
   return new Promise((done) => {
     const child = spawn(cmd, args, { cwd, env, stdio: ["ignore", "pipe", "pipe"] });

@@ -248,6 +248,27 @@ describe("a burst of requests at once", () => {
   });
 });
 
+describe("requests one after another", () => {
+  let s: Suite;
+  beforeAll(async () => {
+    s = await startSuite({ env: { SVC_RATE_LIMIT: "10" } });
+  });
+  afterAll(() => s?.stop());
+
+  it("lets no more than the bucket through, though they go without waiting for Redis while it has room", async () => {
+    const started = Date.now();
+    const statuses: number[] = [];
+    for (let i = 0; i < 16; i++) statuses.push((await s.call("GET", "/repository/default/none", { key: s.bootstrapKey })).status);
+    // One refill every 6 s: a slow run may rightly get one more through for each 6 s it took.
+    const refills = Math.floor((Date.now() - started) / 6000);
+    const through = statuses.filter((st) => st === 404).length;
+    expect(through).toBeGreaterThanOrEqual(10);
+    expect(through, `${refills} refill(s) in the time the run took`).toBeLessThanOrEqual(10 + refills);
+    expect(statuses.slice(0, 10).every((st) => st === 404)).toBe(true);
+    expect(statuses.filter((st) => st === 429)).toHaveLength(16 - through);
+  });
+});
+
 describe("a deployment without a rate limit", () => {
   let s: Suite;
   beforeAll(async () => {

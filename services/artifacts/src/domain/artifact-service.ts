@@ -112,17 +112,19 @@ export function artifactServiceFactory(deps: ArtifactServiceDeps) {
    */
   const change = async <T extends ArtifactEvent | undefined, R>(
     a: Address,
-    fn: (tx: Db, first: Rows[]) => Promise<{ event: T; result: R; last?: string }>,
+    fn: (tx: Db, first: Rows[]) => Promise<{ event: T; result: R; last?: string; durable?: Promise<unknown> }>,
     opts: { closed?: () => R; locks?: string[]; withBegin?: string[] } = {},
   ): Promise<R> => {
     const { closed } = opts;
-    const { event, result } = await metadata.lockedTransaction<{ event: T | undefined; result: R; last?: string }>(a.repository, a.path, fn, {
+    const { event, result, durable } = await metadata.lockedTransaction<{ event: T | undefined; result: R; last?: string; durable?: Promise<unknown> }>(a.repository, a.path, fn, {
       // fn's own last write, then the event's outbox row, sent with COMMIT.
       lastStatement: (out) => [out.last, out.event ? outbox.addStatement(out.event) : undefined].filter((x) => x !== undefined).join("; ") || undefined,
       moreLocks: opts.locks,
       withBegin: opts.withBegin,
       ...(closed ? { whenClosed: () => ({ event: undefined, result: closed() }) } : {}),
     });
+    // A file's folder entry is flushed while the commit travels; the change is answered once both are on disk.
+    await durable;
     // Committed, so the outbox holds it: the answer does not wait for NATS to take the event
     // (the relay sends it again if this attempt fails), nor for the work of sending it, which
     // starts once the answer is on its way.
@@ -166,7 +168,7 @@ export function artifactServiceFactory(deps: ArtifactServiceDeps) {
             // A package format's own rows (an npm version) commit with the file, or neither does.
             await alongside?.run(tx, { size: s.size, sha256: s.sha256 }, formatRows);
             const previous = metadata.recordOf(found);
-            const { created, identity } = await files.place(s, a.repository, a.segments, (file) => {
+            const { created, identity, flushed } = await files.place(s, a.repository, a.segments, (file) => {
               if (checks.preconditions) checkPreconditions(checks.preconditions, { file, sha256: previous?.sha256 });
             });
             // The content replaced no longer links to its blob from here.
@@ -174,7 +176,7 @@ export function artifactServiceFactory(deps: ArtifactServiceDeps) {
             const at = new Date();
             const last = metadata.recordStatement({ repository: a.repository, path: a.path, size: s.size, sha256: s.sha256, contentType, at });
             const event: ArtifactPublished = { ...base(a, s.size, s.sha256, actor, at), kind: "artifact.published", replaced: !created };
-            return { event, last, result: { size: s.size, sha256: s.sha256, created, etag: etagOf(identity) } };
+            return { event, last, durable: flushed, result: { size: s.size, sha256: s.sha256, created, etag: etagOf(identity) } };
           },
           {
             locks: alongside?.locks,

@@ -43,6 +43,14 @@ export interface FileIdentity {
   httpMtimeMs?: number;
 }
 
+/** A file renamed into place. */
+export interface Placed {
+  created: boolean;
+  identity: FileIdentity;
+  /** Resolves once the folder entry is on disk: await it before saying the file is stored. */
+  flushed: Promise<void>;
+}
+
 export interface WriteResult {
   size: number;
   sha256: string;
@@ -142,12 +150,13 @@ export function fileStoreFactory(opts: FileStoreOptions) {
   };
 
   /**
-   * Renames a staged upload into place (linked to its blob) and flushes the folder entry; the
-   * identity answered is the placed file's. `check` sees the file the path holds before (or
+   * Renames a staged upload into place (linked to its blob) and starts flushing the folder
+   * entry (`flushed`: the rename is durable once it resolves); the identity answered is the
+   * placed file's. `check` sees the file the path holds before (or
    * nothing) and may refuse by throwing, which places nothing. The look-ups before the rename
    * run side by side: each is a round trip to the thread pool.
    */
-  const place = async (staged: Staged, repository: string, segments: string[], check?: (before: FileIdentity | undefined) => void): Promise<{ created: boolean; identity: FileIdentity }> => {
+  const place = async (staged: Staged, repository: string, segments: string[], check?: (before: FileIdentity | undefined) => void): Promise<Placed> => {
     if (opts.readOnly) throw forbidden(READ_ONLY);
     const target = fileOf(repository, segments);
     const parent = join(target, "..");
@@ -172,6 +181,9 @@ export function fileStoreFactory(opts: FileStoreOptions) {
     ]);
     const [before, blobbed, dir] = looked;
     const source = blobbed.status === "fulfilled" ? blobbed.value.source : staged.tmp;
+    // The folder flushed: the one opened beside the look-ups, or (a walk tidied it away
+    // meanwhile and it was made again) the one the entry is in now, by name.
+    let opened = dir.status === "fulfilled" ? dir.value : undefined;
     try {
       if (before.status === "rejected") throw before.reason;
       if (blobbed.status === "rejected") throw blobbed.reason;
@@ -184,13 +196,8 @@ export function fileStoreFactory(opts: FileStoreOptions) {
         if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw err;
         await makeParent();
         await rename(source, target);
-        // The folder flushed is the one the entry is in now.
-        await syncDir(parent);
-        return { created: before.value === undefined, identity: blobbed.value.identity };
+        opened = undefined;
       }
-      // Opened beside the look-ups; a folder a walk tidied away meanwhile is flushed by name.
-      await (dir.status === "fulfilled" ? dir.value.sync() : syncDir(parent));
-      return { created: before.value === undefined, identity: blobbed.value.identity };
     } catch (err) {
       if (source !== staged.tmp) await rm(source, { force: true }).catch(() => {});
       if (blobbed.status === "fulfilled" && source === staged.tmp) {
@@ -198,10 +205,19 @@ export function fileStoreFactory(opts: FileStoreOptions) {
         await rm(staged.tmp, { force: true }).catch(() => {});
         await releaseBlob(staged.sha256).catch(() => {});
       }
-      throw err;
-    } finally {
       if (dir.status === "fulfilled") void dir.value.close().catch(() => {});
+      throw err;
     }
+    const flushed = (async () => {
+      try {
+        await (opened ? opened.sync() : syncDir(parent));
+      } finally {
+        if (dir.status === "fulfilled") await dir.value.close().catch(() => {});
+      }
+    })();
+    // Awaited by the caller, who may send its commit meanwhile; never unhandled before that.
+    flushed.catch(() => {});
+    return { created: before.value === undefined, identity: blobbed.value.identity, flushed };
   };
 
   const discard = async (staged: Staged): Promise<void> => {
@@ -239,7 +255,8 @@ export function fileStoreFactory(opts: FileStoreOptions) {
     async write(repository: string, segments: string[], source: Readable): Promise<WriteResult> {
       const staged = await stage(source);
       try {
-        const { created } = await place(staged, repository, segments);
+        const { created, flushed } = await place(staged, repository, segments);
+        await flushed;
         return { size: staged.size, sha256: staged.sha256, created };
       } catch (err) {
         await discard(staged);

@@ -58,7 +58,7 @@ web:
 max_body_size: 100mb
 server:
   keepAliveTimeout: 60
-log: { type: stdout, format: json, level: error }
+log: { type: stdout, format: json, level: http }
 `;
 }
 

@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { mkdtempSync, readdirSync, rmSync, writeFileSync, existsSync } from "node:fs";
+import { mkdtempSync, readdirSync, rmSync, existsSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Readable } from "node:stream";
@@ -279,10 +279,29 @@ describe("file store", () => {
     try {
       const files = fileStoreFactory({ root, readOnly: false });
       await files.init(["libs"]);
-      const staged = await files.stage(Readable.from([Buffer.from("x")]));
-      writeFileSync(join(root, "probe"), "");
-      expect(await files.place(staged, "libs", ["deep", "er", "x.txt"])).toMatchObject({ created: true });
+      const prepared = await files.prepare(await files.stage(Readable.from([Buffer.from("x")])));
+      await files.place(prepared, "libs", ["deep", "er", "y.txt"]).then((p) => p.flushed);
+      // A walk tidies the folder away while the next write of it is on its way.
+      rmSync(join(root, "repositories/libs/deep"), { recursive: true });
+      const placed = await files.place(await files.prepare(await files.stage(Buffer.from("x"))), "libs", ["deep", "er", "x.txt"]);
+      await placed.flushed;
+      expect(placed.created).toBe(true);
       expect(await files.hash("libs", ["deep", "er", "x.txt"])).toEqual({ size: 1, sha256: sha("x") });
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
+  });
+
+  it("a write linked to its blob and then dropped leaves no blob or upload behind", async () => {
+    const root = mkdtempSync(join(tmpdir(), "file-store-"));
+    try {
+      const files = fileStoreFactory({ root, readOnly: false });
+      await files.init(["libs"]);
+      const prepared = await files.prepare(await files.stage(Buffer.from("dropped")));
+      await files.discard(prepared);
+      expect(readdirSync(join(root, "repositories/libs"))).toEqual([]);
+      expect(readdirSync(join(root, "tmp"))).toEqual([]);
+      expect(readdirSync(join(root, "blobs"), { recursive: true }).filter((f) => String(f).split("/").length === 3)).toEqual([]);
     } finally {
       rmSync(root, { recursive: true, force: true });
     }

@@ -1,13 +1,13 @@
 import type { Readable } from "node:stream";
 import { forbidden, notFound, type PackageCoordinates, type Actor, type ArtifactEvent, type ArtifactFinding, type ArtifactHeld, type ArtifactPublished, type ArtifactReleased, type ArtifactRemoved, type Principal } from "@svc/contracts";
 import { newEventId } from "@svc/kit";
-import type { FileIdentity, FileStore, Staged } from "../store/file-store.js";
+import type { FileIdentity, FileStore, Prepared, Staged } from "../store/file-store.js";
 import type { Db, MetadataStore, Rows } from "../store/metadata-store.js";
 import type { OutboxStore } from "../store/outbox-store.js";
 import { checkPreconditions, digestCheck, etagOf, type DeclaredDigests, type Preconditions } from "./upload-checks.js";
 
 export interface ArtifactServiceDeps {
-  files: Pick<FileStore, "readOnly" | "stage" | "place" | "discard" | "remove" | "identity" | "hash" | "releaseBlob">;
+  files: Pick<FileStore, "readOnly" | "stage" | "prepare" | "place" | "discard" | "remove" | "identity" | "hash" | "releaseBlob">;
   metadata: Pick<MetadataStore, "lockedTransaction" | "find" | "findStatement" | "recordOf" | "recordStatement" | "correctArtifact" | "forgetArtifact" | "setHold">;
   outbox: Pick<OutboxStore, "addStatement">;
   /** Publishes a committed event (not awaited by the caller; a failure leaves it to the outbox relay). */
@@ -147,28 +147,34 @@ export function artifactServiceFactory(deps: ArtifactServiceDeps) {
      */
     async publish(a: Address, source: Readable | Buffer, contentType: string | null, actor: Actor, checks: PublishChecks = {}, alongside?: Alongside): Promise<Published> {
       const digests = digestCheck(checks.digests ?? {});
-      let staged: Staged | undefined;
-      const staging = files.stage(source, digests.through).then((s) => {
-        staged = s;
+      let written: Staged | Prepared | undefined;
+      // Staged, checked against the declared digests and linked to its blob: none of it needs
+      // the path's lock (files.prepare). A body in memory is made ready while the first message
+      // takes the locks; a stream before (an upload may take minutes, and no lock or connection
+      // waits on it).
+      const ready = (async () => {
+        const s = await files.stage(source, digests.through);
+        written = s;
         digests.verify(s.sha256);
-        return s;
-      });
-      // A body in memory is staged while the first message takes the locks; a stream is staged
-      // before (an upload may take minutes, and no lock or connection waits on it).
-      if (Buffer.isBuffer(source)) staging.catch(() => {});
-      else await staging.catch(async (err: unknown) => {
-        if (staged) await files.discard(staged);
-        throw err;
-      });
+        written = await files.prepare(s);
+        return written;
+      })();
+      if (Buffer.isBuffer(source)) ready.catch(() => {});
+      else
+        await ready.catch(async (err: unknown) => {
+          if (written) await files.discard(written);
+          throw err;
+        });
       try {
         return await change(
           a,
           async (tx, [found = [], ...formatRows]) => {
-            const s = await staging;
+            const p = await ready;
+            const s = p.staged;
             // A package format's own rows (an npm version) commit with the file, or neither does.
             await alongside?.run(tx, { size: s.size, sha256: s.sha256 }, formatRows);
             const previous = metadata.recordOf(found);
-            const { created, identity, flushed } = await files.place(s, a.repository, a.segments, (file) => {
+            const { created, identity, flushed } = await files.place(p, a.repository, a.segments, (file) => {
               if (checks.preconditions) checkPreconditions(checks.preconditions, { file, sha256: previous?.sha256 });
             });
             // The content replaced no longer links to its blob from here.
@@ -188,8 +194,9 @@ export function artifactServiceFactory(deps: ArtifactServiceDeps) {
           },
         );
       } catch (err) {
-        await staging.catch(() => {});
-        if (staged) await files.discard(staged);
+        // Whatever was staged or made ready and not placed goes (nothing once it is placed).
+        await ready.catch(() => {});
+        if (written) await files.discard(written);
         throw err;
       }
     },

@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import { createWriteStream, type Stats } from "node:fs";
-import { link, mkdir, open, readdir, rename, rm, rmdir, stat, unlink, utimes, type FileHandle } from "node:fs/promises";
+import { link, mkdir, open, readdir, rename, rm, rmdir, stat, unlink, utimes } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { Readable, type Transform } from "node:stream";
 import { pipeline } from "node:stream/promises";
@@ -41,6 +41,17 @@ export interface FileIdentity {
   mtimeMs: number;
   /** The modification time as HTTP sees it (Date of the stat: rounded, not cut), for the ETag a GET answers. */
   httpMtimeMs?: number;
+}
+
+/** A staged upload linked to its blob, ready to rename into place (file-store.ts prepare). */
+export interface Prepared {
+  staged: Staged;
+  /** The file renamed into place: the staged upload, or a new link to the blob of its content. */
+  source: string;
+  identity: FileIdentity;
+  /** Whether the staged upload became its content's blob (not when that blob existed, or links are not to be had). */
+  blobbed: boolean;
+  placed: boolean;
 }
 
 /** A file renamed into place. */
@@ -108,15 +119,15 @@ export function fileStoreFactory(opts: FileStoreOptions) {
    * link to the blob already stored (the upload is dropped). Without hard links (a filesystem
    * that has none), the staged upload alone.
    */
-  const intoBlob = async (staged: Staged): Promise<{ source: string; identity: FileIdentity }> => {
+  const intoBlob = async (staged: Staged): Promise<{ source: string; identity: FileIdentity; blobbed: boolean }> => {
     const blob = layout.blobOf(staged.sha256);
-    const ours = { source: staged.tmp, identity: staged.identity };
+    const ours = { source: staged.tmp, identity: staged.identity, blobbed: false };
     for (let attempt = 0; attempt < 5; attempt++) {
       try {
         // Not flushed: the content's durability is the path's (renamed into place and flushed
         // below). A blob link a crash loses only costs a second copy of that content later.
         await link(staged.tmp, blob);
-        return ours;
+        return { ...ours, blobbed: true };
       } catch (err) {
         const code = (err as NodeJS.ErrnoException).code;
         if (code === "ENOENT") {
@@ -137,7 +148,7 @@ export function fileStoreFactory(opts: FileStoreOptions) {
       const now = new Date();
       await utimes(other, now, now);
       const [st] = await Promise.all([stat(other), rm(staged.tmp, { force: true })]);
-      return { source: other, identity: identityOf(st) };
+      return { source: other, identity: identityOf(st), blobbed: false };
     }
     return ours;
   };
@@ -149,14 +160,52 @@ export function fileStoreFactory(opts: FileStoreOptions) {
     if (st?.isFile() && st.nlink === 1) await unlink(blob).catch(() => {});
   };
 
+  /** Makes a path's folder (and those above it); the first folder made, or undefined when it was there. */
+  const makeParent = async (parent: string): Promise<string | undefined> => {
+    try {
+      return await mkdir(parent, { recursive: true });
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      if (code === "ENOTDIR" || code === "EEXIST") throw conflict("a parent of this path is a file, not a folder");
+      throw err;
+    }
+  };
+
   /**
-   * Renames a staged upload into place (linked to its blob) and starts flushing the folder
-   * entry (`flushed`: the rename is durable once it resolves); the identity answered is the
-   * placed file's. `check` sees the file the path holds before (or
-   * nothing) and may refuse by throwing, which places nothing. The look-ups before the rename
-   * run side by side: each is a round trip to the thread pool.
+   * Drops an upload that will not be placed: its staged file, the blob only it made, the link
+   * to a blob it took instead. Nothing once it is placed (the file is the path's then).
    */
-  const place = async (staged: Staged, repository: string, segments: string[], check?: (before: FileIdentity | undefined) => void): Promise<Placed> => {
+  const discard = async (w: Staged | Prepared): Promise<void> => {
+    if (!("staged" in w)) {
+      await rm(w.tmp, { force: true }).catch(() => {});
+      return;
+    }
+    if (w.placed) return;
+    if (w.source !== w.staged.tmp) await rm(w.source, { force: true }).catch(() => {});
+    // The staged file first, so a blob it made has only its own link left and goes too.
+    await rm(w.staged.tmp, { force: true }).catch(() => {});
+    if (w.blobbed) await releaseBlob(w.staged.sha256).catch(() => {});
+  };
+
+  /**
+   * What a write can do before it takes the path's lock: link the staged upload to the blob of
+   * its content (or link that blob instead). Content is stored by digest, so it needs no lock
+   * and shows nowhere; `discard` undoes it. Nothing is made in the repository's folder before
+   * the lock, which the repository's removal holds back.
+   */
+  const prepare = async (staged: Staged): Promise<Prepared> => {
+    if (opts.readOnly) throw forbidden(READ_ONLY);
+    return { staged, ...(await intoBlob(staged)), placed: false };
+  };
+
+  /**
+   * Renames a prepared write into place (run under the path's lock) and starts flushing the
+   * folder entry (`flushed`: the rename is durable once it resolves); the identity answered is
+   * the placed file's. `check` sees the file the path holds before (or nothing) and may refuse
+   * by throwing, which places nothing (the caller discards the write). The look-up and the
+   * folder's opening run side by side: each is a round trip to the thread pool.
+   */
+  const place = async (p: Prepared, repository: string, segments: string[], check?: (before: FileIdentity | undefined) => void): Promise<Placed> => {
     if (opts.readOnly) throw forbidden(READ_ONLY);
     const target = fileOf(repository, segments);
     const parent = join(target, "..");
@@ -170,44 +219,35 @@ export function fileStoreFactory(opts: FileStoreOptions) {
       }
     };
     await makeParent();
-    const looked = await Promise.allSettled([
+    const [before, dir] = await Promise.allSettled([
       stat(target).catch((err: NodeJS.ErrnoException) => {
         if (err.code === "ENOENT") return undefined;
         if (err.code === "ENOTDIR") throw conflict("a parent of this path is a file, not a folder");
         throw err;
       }),
-      intoBlob(staged),
       open(parent, "r"),
     ]);
-    const [before, blobbed, dir] = looked;
-    const source = blobbed.status === "fulfilled" ? blobbed.value.source : staged.tmp;
-    // The folder flushed: the one opened beside the look-ups, or (a walk tidied it away
+    // The folder flushed: the one opened beside the look-up, or (a walk tidied it away
     // meanwhile and it was made again) the one the entry is in now, by name.
     let opened = dir.status === "fulfilled" ? dir.value : undefined;
     try {
       if (before.status === "rejected") throw before.reason;
-      if (blobbed.status === "rejected") throw blobbed.reason;
       if (before.value?.isDirectory()) throw conflict("this path is a folder of other artifacts");
       check?.(before.value?.isFile() ? identityOf(before.value) : undefined);
       try {
-        await rename(source, target);
+        await rename(p.source, target);
       } catch (err) {
         // A walk may have tidied away an empty parent folder between mkdir and rename.
         if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw err;
         await makeParent();
-        await rename(source, target);
+        await rename(p.source, target);
         opened = undefined;
       }
     } catch (err) {
-      if (source !== staged.tmp) await rm(source, { force: true }).catch(() => {});
-      if (blobbed.status === "fulfilled" && source === staged.tmp) {
-        // A blob only this upload made goes with it: the staged file first, so the blob's link count is its own.
-        await rm(staged.tmp, { force: true }).catch(() => {});
-        await releaseBlob(staged.sha256).catch(() => {});
-      }
       if (dir.status === "fulfilled") void dir.value.close().catch(() => {});
       throw err;
     }
+    p.placed = true;
     const flushed = (async () => {
       try {
         await (opened ? opened.sync() : syncDir(parent));
@@ -217,11 +257,7 @@ export function fileStoreFactory(opts: FileStoreOptions) {
     })();
     // Awaited by the caller, who may send its commit meanwhile; never unhandled before that.
     flushed.catch(() => {});
-    return { created: before.value === undefined, identity: blobbed.value.identity, flushed };
-  };
-
-  const discard = async (staged: Staged): Promise<void> => {
-    await rm(staged.tmp, { force: true }).catch(() => {});
+    return { created: before.value === undefined, identity: p.identity, flushed };
   };
 
   return {
@@ -229,6 +265,7 @@ export function fileStoreFactory(opts: FileStoreOptions) {
     repoDir,
     fileOf,
     stage,
+    prepare,
     place,
     discard,
     releaseBlob,
@@ -254,12 +291,14 @@ export function fileStoreFactory(opts: FileStoreOptions) {
     /** stage + place in one call (no metadata, no event). */
     async write(repository: string, segments: string[], source: Readable): Promise<WriteResult> {
       const staged = await stage(source);
+      let prepared: Prepared | undefined;
       try {
-        const { created, flushed } = await place(staged, repository, segments);
+        prepared = await prepare(staged);
+        const { created, flushed } = await place(prepared, repository, segments);
         await flushed;
         return { size: staged.size, sha256: staged.sha256, created };
       } catch (err) {
-        await discard(staged);
+        await discard(prepared ?? staged);
         throw err;
       }
     },

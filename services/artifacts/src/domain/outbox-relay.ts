@@ -16,9 +16,9 @@ export interface OutboxRelayDeps {
 }
 
 /**
- * Delivers the artifacts outbox's events through kit's shared outbox relay: at once after the
- * change committed (awaited by the request), and again from a background sweep for anything
- * left unsent. Rows an earlier version kept after sending are dropped at the first sweep.
+ * Delivers the artifacts outbox's events through kit's shared outbox relay: as soon as the
+ * change has committed and its answer is on its way (the request does not wait for NATS), and
+ * again from a background sweep for anything left unsent. Rows an earlier version kept after sending are dropped at the first sweep.
  */
 export function outboxRelayFactory(deps: OutboxRelayDeps) {
   const relay = outboxRelay<ArtifactEvent>({

@@ -80,4 +80,33 @@ describe("npm package documents after each change", () => {
     expect(await at("one.example:8080")).toBe("http://one.example:8080/repository/npm/cached-hosts/-/cached-hosts-1.0.0.tgz");
     expect(await at("two.example:8080")).toBe("http://two.example:8080/repository/npm/cached-hosts/-/cached-hosts-1.0.0.tgz");
   });
+
+  it("a client's copy is revalidated by its ETag: 304 while the package is unchanged, the new document once it changes", async () => {
+    await publish("cached-tags", "1.0.0");
+    const get = (accept: string, headers: Record<string, string> = {}, method = "GET") => s.call(method, "/repository/npm/cached-tags", { key, headers: { accept, ...headers } });
+    const first = await get("application/json");
+    expect(first.status).toBe(200);
+    const etag = first.headers.get("etag")!;
+    expect(etag).toMatch(/^W\/".+"$/);
+    expect(first.headers.get("vary")).toMatch(/accept/i);
+    // No Last-Modified: a cache would guess a freshness lifetime from it and stop asking.
+    expect(first.headers.get("last-modified")).toBeNull();
+    const abbreviatedTag = (await get(ABBREVIATED)).headers.get("etag");
+    expect(abbreviatedTag).not.toBe(etag);
+
+    for (const [method, ifNoneMatch] of [["GET", etag], ["GET", `"other", ${etag.slice(2)}`], ["HEAD", etag]] as const) {
+      const again = await get("application/json", { "if-none-match": ifNoneMatch }, method);
+      expect(again.status).toBe(304);
+      expect(again.headers.get("etag")).toBe(etag);
+      expect(await again.text()).toBe("");
+    }
+    // The abbreviated document is not the full one: the full one's tag does not confirm it.
+    expect((await get(ABBREVIATED, { "if-none-match": etag })).status).toBe(200);
+
+    await publish("cached-tags", "1.1.0");
+    const changed = await get("application/json", { "if-none-match": etag });
+    expect(changed.status).toBe(200);
+    expect(changed.headers.get("etag")).not.toBe(etag);
+    expect(Object.keys(((await changed.json()) as Doc).versions)).toEqual(["1.0.0", "1.1.0"]);
+  });
 });

@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { ensureClients, run, scratchEnv, type Clients, type Run } from "./npm-clients.js";
@@ -106,6 +106,19 @@ describe("npm repositories with the real clients", () => {
     writeFileSync(join(c.project, "yarn.lock"), "");
     expectOk(await run(process.execPath, [clients.yarn4, "install"], { cwd: c.project, env: { ...c.env, YARN_ENABLE_IMMUTABLE_INSTALLS: "false" } }));
     installed(c.project);
+  });
+
+  it("npm installs again from its cache: the registry confirms its copies of the documents (304) instead of sending them again", async () => {
+    const c = consumer(reader);
+    const where = { cwd: c.project, env: c.env };
+    // No lock file: with one npm would not read the documents at all.
+    expectOk(await npm(["install", "--no-package-lock"], where));
+    rmSync(join(c.project, "node_modules"), { recursive: true, force: true });
+    const again = await npm(["install", "--no-package-lock", "--loglevel=http"], where);
+    expectOk(again);
+    installed(c.project);
+    for (const name of ["left-pad-e2e", "@acme%2futil"]) expect(again.output).toMatch(new RegExp(`GET 200 \\S+/${name} \\d+ms \\(cache revalidated\\)`, "i"));
+    expect(again.output).not.toMatch(/cache updated/);
   });
 
   it("npm whoami names the key, and npm view shows what was published", async () => {

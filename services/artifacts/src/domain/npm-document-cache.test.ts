@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import type { NpmPackageRow, NpmVersionRow } from "../store/npm-store.js";
-import { npmDocumentCacheFactory } from "./npm-document-cache.js";
+import { npmDocumentCacheFactory, type NpmDocument } from "./npm-document-cache.js";
 
 /** One Postgres shared by every replica: package rows with their revision, and version rows. */
 function sharedStore() {
@@ -21,7 +21,7 @@ function sharedStore() {
   return { db, publish, store };
 }
 
-const parse = (b: Buffer | undefined) => JSON.parse(b!.toString("utf8")) as { versions: Record<string, { dist: { tarball: string } }>; "dist-tags": Record<string, string> };
+const parse = (d: NpmDocument | undefined) => JSON.parse(d!.body!.toString("utf8")) as { versions: Record<string, { dist: { tarball: string } }>; "dist-tags": Record<string, string> };
 
 describe("npm document cache", () => {
   it("serves the document built once until the package's revision changes, on every replica", async () => {
@@ -67,9 +67,36 @@ describe("npm document cache", () => {
     const c = npmDocumentCacheFactory({ store, maxBytes: 600 });
     const bodies = await Promise.all(Array.from({ length: 20 }, () => c.get("full", "npm", "p", "http://h/r")));
     expect(db.versionReads).toBe(1);
-    expect(new Set(bodies).size).toBe(1);
+    expect(new Set(bodies.map((d) => d!.body)).size).toBe(1);
     for (let i = 0; i < 10; i++) await c.get("full", "npm", "p", `http://host-${i}/r`);
     expect(c.stats().bytes).toBeLessThanOrEqual(600);
     expect(c.stats().documents).toBeGreaterThan(0);
+  });
+
+  it("tags each document by revision, kind and address, and answers a current tag without building the document", async () => {
+    const { db, publish, store } = sharedStore();
+    const a = npmDocumentCacheFactory({ store });
+    publish("1.0.0");
+    const full = await a.get("full", "npm", "p", "http://h/r");
+    expect(full!.etag).toMatch(/^W\/"[\w-]+"$/);
+    expect((await a.get("full", "npm", "p", "http://h/r"))!.etag).toBe(full!.etag);
+    expect((await a.get("abbreviated", "npm", "p", "http://h/r"))!.etag).not.toBe(full!.etag);
+    expect((await a.get("full", "npm", "p", "http://other/r"))!.etag).not.toBe(full!.etag);
+
+    // Another replica that never built it: the tag is answered from the package row alone.
+    const b = npmDocumentCacheFactory({ store });
+    const reads = db.versionReads;
+    const opaque = full!.etag.slice(2);
+    for (const tags of [[opaque], ['"other"', opaque], "*" as const]) {
+      expect(await b.get("full", "npm", "p", "http://h/r", tags)).toEqual({ etag: full!.etag, body: undefined });
+    }
+    expect(db.versionReads).toBe(reads);
+    expect((await b.get("full", "npm", "p", "http://h/r", ['"other"']))!.body).toBeDefined();
+
+    // A change makes the old tag stale: the new document comes whole, under a new tag.
+    publish("1.1.0");
+    const after = await b.get("full", "npm", "p", "http://h/r", [opaque]);
+    expect(after!.etag).not.toBe(full!.etag);
+    expect(Object.keys(parse(after).versions)).toEqual(["1.0.0", "1.1.0"]);
   });
 });

@@ -1,7 +1,35 @@
+import { createHash } from "node:crypto";
 import type { NpmPackageRow, NpmStore } from "../store/npm-store.js";
 import { abbreviated, packument } from "./npm-documents.js";
+import type { Preconditions } from "./upload-checks.js";
 
 export type NpmDocumentKind = "full" | "abbreviated";
+
+/**
+ * Part of every document's entity tag: raise it when the documents' shape changes (a field
+ * added or dropped), so a client's copy served by an older release is not confirmed as current.
+ */
+const DOCUMENT_FORMAT = 1;
+
+export interface NpmDocument {
+  /** A weak entity tag naming the package's revision, the kind of document and its address. */
+  etag: string;
+  /** The serialised document; undefined when the caller's copy is current (its If-None-Match names `etag`). */
+  body: Buffer | undefined;
+}
+
+/**
+ * Weak: two documents built under one revision may differ (see `build`). It names what the
+ * document is built from, so a revalidation is answered without building the document.
+ */
+function documentTag(kind: NpmDocumentKind, stamp: string, base: string): string {
+  const hash = createHash("sha256").update(`${DOCUMENT_FORMAT}\n${kind}\n${stamp}\n${base}`).digest("base64url").slice(0, 27);
+  return `W/"${hash}"`;
+}
+
+/** If-None-Match, compared weakly (RFC 9110 13.1.2): `*`, or any tag equal to ours without the weak marker. */
+const current = (ifNoneMatch: Preconditions["ifNoneMatch"], etag: string) =>
+  ifNoneMatch === "*" || (ifNoneMatch !== undefined && ifNoneMatch.includes(etag.slice(2)));
 
 export interface NpmDocumentCacheDeps {
   store: Pick<NpmStore, "findPackage" | "versions">;
@@ -58,18 +86,23 @@ export function npmDocumentCacheFactory(deps: NpmDocumentCacheDeps) {
   };
 
   return {
-    /** The serialised document of a package, with its tarball URLs under `base`; undefined when there is no such package. */
-    async get(kind: NpmDocumentKind, repository: string, name: string, base: string): Promise<Buffer | undefined> {
+    /**
+     * The serialised document of a package, with its tarball URLs under `base`, and its entity
+     * tag; without the body when `ifNoneMatch` names that tag. Undefined when there is no such package.
+     */
+    async get(kind: NpmDocumentKind, repository: string, name: string, base: string, ifNoneMatch?: Preconditions["ifNoneMatch"]): Promise<NpmDocument | undefined> {
       const pkg = await store.findPackage(repository, name);
       if (!pkg) return undefined;
       // A package removed and published again starts over at the first revision: its creation time tells them apart.
       const stamp = `${pkg.rev}:${pkg.created.getTime()}:${pkg.modified.getTime()}`;
+      const etag = documentTag(kind, stamp, base);
+      if (current(ifNoneMatch, etag)) return { etag, body: undefined };
       const key = `${kind}\n${repository}\n${name}\n${base}`;
       const hit = entries.get(key);
       if (hit && hit.stamp === stamp) {
         entries.delete(key);
         entries.set(key, hit);
-        return hit.body;
+        return { etag, body: hit.body };
       }
       const flight = `${key}\n${stamp}`;
       let pending = building.get(flight);
@@ -78,7 +111,7 @@ export function npmDocumentCacheFactory(deps: NpmDocumentCacheDeps) {
         building.set(flight, pending);
         pending.then((body) => keep(key, { stamp, body })).catch(() => {});
       }
-      return pending;
+      return { etag, body: await pending };
     },
 
     /** What is kept, for tests and metrics. */

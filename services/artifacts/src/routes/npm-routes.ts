@@ -5,6 +5,7 @@ import { actorOf, type ArtifactService } from "../domain/artifact-service.js";
 import { npmDocumentCacheFactory } from "../domain/npm-document-cache.js";
 import { ABBREVIATED_TYPE, packageAt, servedVersion, wantsAbbreviated } from "../domain/npm-documents.js";
 import type { NpmRegistry } from "../domain/npm-registry.js";
+import { parsePreconditions } from "../domain/upload-checks.js";
 import type { NpmStore } from "../store/npm-store.js";
 
 export interface NpmRoutesDeps {
@@ -67,11 +68,20 @@ export function npmHandler(deps: NpmRoutesDeps): NpmHandler {
 
   const documents = npmDocumentCacheFactory({ store });
 
+  /**
+   * A package's document, with an ETag: npm keeps it in its cache and asks again with
+   * If-None-Match, and an unchanged package is answered 304 without its document (without
+   * building it, when it is not kept). No Last-Modified: from it a cache would guess a freshness
+   * lifetime and go on using an old document without asking. Vary: the document depends on Accept.
+   */
   const document = async (req: FastifyRequest, reply: FastifyReply, repository: string, name: string) => {
     const small = wantsAbbreviated(req.headers.accept);
-    const body = await documents.get(small ? "abbreviated" : "full", repository, name, baseUrl(req, repository, deps.publicUrl));
-    if (!body) throw notFound(`no package ${name} in repository ${repository}`);
-    return reply.type(small ? ABBREVIATED_TYPE : "application/json").send(body);
+    const ifNoneMatch = parsePreconditions(req.headers).ifNoneMatch;
+    const doc = await documents.get(small ? "abbreviated" : "full", repository, name, baseUrl(req, repository, deps.publicUrl), ifNoneMatch);
+    if (!doc) throw notFound(`no package ${name} in repository ${repository}`);
+    reply.header("etag", doc.etag).header("vary", "Accept");
+    if (!doc.body) return reply.code(304).send();
+    return reply.type(small ? ABBREVIATED_TYPE : "application/json").send(doc.body);
   };
 
   /** GET /<name>/<version or dist-tag>: one version's manifest, without building the package's document. */

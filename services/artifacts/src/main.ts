@@ -50,7 +50,7 @@ await bootService({
     const coordinatesOf: Record<string, (path: string) => ReturnType<typeof npmCoordinates>> = { npm: npmCoordinates, maven: mavenCoordinates, pypi: pypiCoordinates };
     const coordinates = (repository: string, path: string) => coordinatesOf[repositories.formatOf(repository) ?? ""]?.(path);
     // A format's rows about a file go with it, whatever removes it (PyPI's follow by a cascade: store/pypi-store.ts).
-    const npmStore = npmStoreFactory(db);
+    const npmStore = npmStoreFactory(db, pool);
     const mavenStore = mavenStoreFactory(db);
     const removingOf: Record<string, NonNullable<ArtifactServiceDeps["removing"]>> = { npm: npmTarballRemoval(npmStore), maven: mavenFileRemoval({ store: mavenStore, metadata }) };
     const removing: ArtifactServiceDeps["removing"] = async (tx, a) => removingOf[repositories.formatOf(a.repository) ?? ""]?.(tx, a);

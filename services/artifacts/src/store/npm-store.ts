@@ -4,6 +4,7 @@ import { lockKey, type Db } from "./metadata-store.js";
 import { SCHEMA } from "./schema.js";
 
 const { escapeIdentifier, escapeLiteral } = pg;
+const FIND_PACKAGE = `select dist_tags, rev, created_at, modified_at from ${escapeIdentifier(SCHEMA)}.npm_packages where repository = $1 and name = $2`;
 
 export interface NpmPackageRow {
   distTags: Record<string, string>;
@@ -25,7 +26,7 @@ export interface NpmVersionRow {
  * that holds the package's lock first (lockPackage), so two publishes of one package, or a
  * publish and a dist-tag change, happen one after the other on every replica.
  */
-export function npmStoreFactory(root: Db) {
+export function npmStoreFactory(root: Db, pool: pg.Pool) {
   const db = (tx?: Db) => (tx ?? root).withSchema(SCHEMA);
   const packageLock = (repository: string, name: string) => lockKey("npm-package", repository, name);
   const wasUnpublished = async (repository: string, name: string, version: string, tx?: Db): Promise<boolean> => {
@@ -45,6 +46,13 @@ export function npmStoreFactory(root: Db) {
     packageLock,
 
     async findPackage(repository: string, name: string, tx?: Db): Promise<NpmPackageRow | undefined> {
+      if (!tx) {
+        // Every document read asks for this row (npm-document-cache.ts): a statement prepared
+        // once per connection, built once here, not per read.
+        const r = await pool.query<{ dist_tags: Record<string, string>; rev: number; created_at: Date; modified_at: Date }>({ name: "npm-find-package", text: FIND_PACKAGE, values: [repository, name] });
+        const row = r.rows[0];
+        return row ? { distTags: row.dist_tags, rev: row.rev, created: row.created_at, modified: row.modified_at } : undefined;
+      }
       const r = await db(tx)
         .selectFrom("npm_packages")
         .select(["dist_tags", "rev", "created_at", "modified_at"])

@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { createWriteStream, type Stats } from "node:fs";
+import { constants, createWriteStream, type Stats } from "node:fs";
 import { link, mkdir, open, readdir, rename, rm, rmdir, stat, unlink, utimes } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { Readable, type Transform } from "node:stream";
@@ -29,8 +29,6 @@ export interface Staged {
   tmp: string;
   size: number;
   sha256: string;
-  /** The staged file's inode and times, which a rename into place keeps. */
-  identity: FileIdentity;
 }
 
 /** One version of a file on disk: a write renames a new inode into place. */
@@ -79,6 +77,9 @@ async function syncDir(dir: string): Promise<void> {
   }
 }
 
+/** A new file, written durably: O_DSYNC where the system has it (else the writer flushes it). */
+const WRITE_DURABLY = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | (constants.O_DSYNC ?? 0);
+
 const identityOf = (st: Stats): FileIdentity => ({ ino: st.ino, size: st.size, mtimeMs: Math.floor(st.mtimeMs), httpMtimeMs: st.mtime.getTime() });
 
 export function fileStoreFactory(opts: FileStoreOptions) {
@@ -95,19 +96,21 @@ export function fileStoreFactory(opts: FileStoreOptions) {
     const tmp = layout.newTmpFile();
     try {
       if (Buffer.isBuffer(source) && through.length === 0) {
-        const fh = await open(tmp, "wx", 0o644);
+        // Opened for synchronous data writes where the system has them: a write returns once its
+        // bytes are on disk, so no fsync of its own is waited for.
+        const fh = await open(tmp, WRITE_DURABLY, 0o644);
         try {
-          await fh.writeFile(source);
-          await fh.sync();
-          const st = await fh.stat();
-          return { tmp, size: source.length, sha256: createHash("sha256").update(source).digest("hex"), identity: identityOf(st) };
+          for (let at = 0; at < source.length; ) at += (await fh.write(source, at, source.length - at, at)).bytesWritten;
+          if (!constants.O_DSYNC) await fh.sync();
         } finally {
-          await fh.close();
+          // Its path is what the rest uses; nothing waits for the descriptor to go.
+          void fh.close().catch(() => {});
         }
+        return { tmp, size: source.length, sha256: createHash("sha256").update(source).digest("hex") };
       }
       const meter = digestingStream();
       await pipeline([Buffer.isBuffer(source) ? Readable.from([source]) : source, ...through, meter.stream, createWriteStream(tmp, { flags: "wx", mode: 0o644, flush: true })]);
-      return { tmp, ...meter.digest(), identity: identityOf(await stat(tmp)) };
+      return { tmp, ...meter.digest() };
     } catch (err) {
       await rm(tmp, { force: true }).catch(() => {});
       throw err;
@@ -119,9 +122,9 @@ export function fileStoreFactory(opts: FileStoreOptions) {
    * link to the blob already stored (the upload is dropped). Without hard links (a filesystem
    * that has none), the staged upload alone.
    */
-  const intoBlob = async (staged: Staged): Promise<{ source: string; identity: FileIdentity; blobbed: boolean }> => {
+  const intoBlob = async (staged: Staged): Promise<{ source: string; identity?: FileIdentity; blobbed: boolean }> => {
     const blob = layout.blobOf(staged.sha256);
-    const ours = { source: staged.tmp, identity: staged.identity, blobbed: false };
+    const ours = { source: staged.tmp, blobbed: false };
     for (let attempt = 0; attempt < 5; attempt++) {
       try {
         // Not flushed: the content's durability is the path's (renamed into place and flushed
@@ -195,7 +198,12 @@ export function fileStoreFactory(opts: FileStoreOptions) {
    */
   const prepare = async (staged: Staged): Promise<Prepared> => {
     if (opts.readOnly) throw forbidden(READ_ONLY);
-    return { staged, ...(await intoBlob(staged)), placed: false };
+    // The staged file's inode and times (a rename keeps them) are read beside the link.
+    // (When the blob existed, the staged file goes and the blob's new link is read instead.)
+    const [st, blobbed] = await Promise.all([stat(staged.tmp).catch((err: unknown) => err as Error), intoBlob(staged)]);
+    if (blobbed.identity) return { staged, source: blobbed.source, identity: blobbed.identity, blobbed: blobbed.blobbed, placed: false };
+    if (st instanceof Error) throw st;
+    return { staged, source: blobbed.source, identity: identityOf(st), blobbed: blobbed.blobbed, placed: false };
   };
 
   /**

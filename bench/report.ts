@@ -45,7 +45,7 @@ export function printReport({ small, large, nginxBin, profileFile }: BenchFigure
   console.log("");
   console.log(`Gateway benchmark — node ${process.version}, ${cpus().length} cores (${cpuModel})`);
   console.log(`Client, gateway, artifacts service (and nginx) share these cores.${PROFILE ? " The gateway's small-file runs were made under --cpu-prof." : ""}`);
-  console.log(`Gateway rate limit: ${RATE_LIMIT === 0 ? "off (--rate-limit=0)" : `${RATE_LIMIT} requests/minute per tenant (on, never reached: every request is still decided in Redis)`}.`);
+  console.log(`Gateway rate limit: ${RATE_LIMIT === 0 ? "off (--rate-limit=0)" : `${RATE_LIMIT} requests/minute per tenant (on, never reached: every request is still charged in Redis, most without waiting for it)`}.`);
   console.log(`Goals: gateway >= ${GOAL_SMALL * 100}% of direct on 1 KiB GETs (req/s), >= ${GOAL_LARGE * 100}% on 256 MiB GETs (MB/s).`);
   if (!nginxBin) console.log(NGINX ? "nginx: not installed (apt-get install -y nginx), its rows are left out." : "nginx: skipped (--no-nginx).");
   if (small.length) printSmall(small);

@@ -159,13 +159,10 @@ export function artifactServiceFactory(deps: ArtifactServiceDeps) {
         written = await files.prepare(s);
         return written;
       })();
+      // Awaited in the transaction when in memory; never unhandled before that.
       if (Buffer.isBuffer(source)) ready.catch(() => {});
-      else
-        await ready.catch(async (err: unknown) => {
-          if (written) await files.discard(written);
-          throw err;
-        });
       try {
+        if (!Buffer.isBuffer(source)) await ready;
         return await change(
           a,
           async (tx, [found = [], ...formatRows]) => {

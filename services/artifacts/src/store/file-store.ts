@@ -163,17 +163,6 @@ export function fileStoreFactory(opts: FileStoreOptions) {
     if (st?.isFile() && st.nlink === 1) await unlink(blob).catch(() => {});
   };
 
-  /** Makes a path's folder (and those above it); the first folder made, or undefined when it was there. */
-  const makeParent = async (parent: string): Promise<string | undefined> => {
-    try {
-      return await mkdir(parent, { recursive: true });
-    } catch (err) {
-      const code = (err as NodeJS.ErrnoException).code;
-      if (code === "ENOTDIR" || code === "EEXIST") throw conflict("a parent of this path is a file, not a folder");
-      throw err;
-    }
-  };
-
   /**
    * Drops an upload that will not be placed: its staged file, the blob only it made, the link
    * to a blob it took instead. Nothing once it is placed (the file is the path's then).
@@ -200,10 +189,9 @@ export function fileStoreFactory(opts: FileStoreOptions) {
     if (opts.readOnly) throw forbidden(READ_ONLY);
     // The staged file's inode and times (a rename keeps them) are read beside the link.
     // (When the blob existed, the staged file goes and the blob's new link is read instead.)
-    const [st, blobbed] = await Promise.all([stat(staged.tmp).catch((err: unknown) => err as Error), intoBlob(staged)]);
-    if (blobbed.identity) return { staged, source: blobbed.source, identity: blobbed.identity, blobbed: blobbed.blobbed, placed: false };
-    if (st instanceof Error) throw st;
-    return { staged, source: blobbed.source, identity: identityOf(st), blobbed: blobbed.blobbed, placed: false };
+    const [st, { source, identity, blobbed }] = await Promise.all([stat(staged.tmp).catch((err: unknown) => err as Error), intoBlob(staged)]);
+    if (!identity && st instanceof Error) throw st;
+    return { staged, source, identity: identity ?? identityOf(st as Stats), blobbed, placed: false };
   };
 
   /**

@@ -4,6 +4,7 @@ import { lockKey, type Db } from "./metadata-store.js";
 import { SCHEMA } from "./schema.js";
 
 const { escapeIdentifier, escapeLiteral } = pg;
+const packageOf = (r: { dist_tags: Record<string, string>; rev: number; created_at: Date; modified_at: Date }): NpmPackageRow => ({ distTags: r.dist_tags, rev: r.rev, created: r.created_at, modified: r.modified_at });
 const FIND_PACKAGE = `select dist_tags, rev, created_at, modified_at from ${escapeIdentifier(SCHEMA)}.npm_packages where repository = $1 and name = $2`;
 
 export interface NpmPackageRow {
@@ -50,8 +51,7 @@ export function npmStoreFactory(root: Db, pool: pg.Pool) {
         // Every document read asks for this row (npm-document-cache.ts): a statement prepared
         // once per connection, built once here, not per read.
         const r = await pool.query<{ dist_tags: Record<string, string>; rev: number; created_at: Date; modified_at: Date }>({ name: "npm-find-package", text: FIND_PACKAGE, values: [repository, name] });
-        const row = r.rows[0];
-        return row ? { distTags: row.dist_tags, rev: row.rev, created: row.created_at, modified: row.modified_at } : undefined;
+        return r.rows[0] && packageOf(r.rows[0]);
       }
       const r = await db(tx)
         .selectFrom("npm_packages")
@@ -59,7 +59,7 @@ export function npmStoreFactory(root: Db, pool: pg.Pool) {
         .where("repository", "=", repository)
         .where("name", "=", name)
         .executeTakeFirst();
-      return r ? { distTags: r.dist_tags, rev: r.rev, created: r.created_at, modified: r.modified_at } : undefined;
+      return r && packageOf(r);
     },
 
     async versions(repository: string, name: string, tx?: Db): Promise<NpmVersionRow[]> {

@@ -19,10 +19,10 @@ import type { Logger } from "pino";
  * answer says how many cells the bucket has left, and while that (less what this gateway let
  * through since) is above a margin of a tenth of a second's refill and under a second old, a
  * request goes through at once and is charged in the bucket's next call like any other, made
- * within CHARGE_EVERY_MS (so requests in a row share calls too). For one
- * gateway this never lets through more than the bucket holds (refills only add to it); other
- * gateways' takings meanwhile are what the margin is for. Near an empty bucket every request
- * waits for its verdict again. Requests in a row then pay no round trip to Redis.
+ * within CHARGE_EVERY_MS (so requests in a row share calls too). For one gateway this never
+ * lets through more than the bucket holds (refills only add to it); other gateways' takings
+ * meanwhile are what the margin is for. Near an empty bucket every request waits for its
+ * verdict again. Requests in a row then pay no round trip to Redis.
  *
  * Redis being down is a value, not an exception: the request is let through (fail open), a
  * warning is logged once per outage, and the outage is counted and reported. Until the first

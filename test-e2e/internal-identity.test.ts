@@ -45,6 +45,33 @@ describe("a captured signed request sent again, straight to an upstream", () => 
     expect((await fetch(`${s.urls.artifacts}${path}`, { method: "PUT", headers, body: "something else entirely" })).status).toBe(401);
     expect((await s.call("GET", path, { key: s.bootstrapKey })).status).toBe(404);
   });
+
+  it("stores nothing from a signed npm publish or maven-metadata.xml sent with another body", async () => {
+    for (const [name, format] of [["replay-npm", "npm"], ["replay-maven", "maven"]]) {
+      expect((await s.call("POST", "/api/repositories", { key: s.bootstrapKey, body: { name, format } })).status).toBe(201);
+    }
+    const put = (path: string, signed: string, sent: string) =>
+      fetch(`${s.urls.artifacts}${path}`, { method: "PUT", headers: identityHeaders(s.internalSecret, "PUT", path, admin(), Date.now(), { body: signed, headers: json }), body: sent });
+    const publish = (version: string) =>
+      JSON.stringify({
+        name: "replayed",
+        versions: { [version]: { name: "replayed", version } },
+        "dist-tags": { latest: version },
+        _attachments: { [`replayed-${version}.tgz`]: { content_type: "application/octet-stream", data: Buffer.from(`tarball ${version}`).toString("base64") } },
+      });
+    // The same signature with its own body is published: the refusal below is the body's.
+    expect((await put("/repository/replay-npm/replayed", publish("1.0.0"), publish("1.0.0"))).status).toBe(201);
+    expect((await put("/repository/replay-npm/replayed", publish("1.0.1"), publish("6.6.6"))).status).toBe(401);
+    const doc = await s.call("GET", "/repository/replay-npm/replayed", { key: s.bootstrapKey });
+    expect(Object.keys(((await doc.json()) as { versions: object }).versions)).toEqual(["1.0.0"]);
+
+    const plugins = (prefix: string) => `<?xml version="1.0"?><metadata><plugins><plugin><name>${prefix}</name><prefix>${prefix}</prefix><artifactId>${prefix}-maven-plugin</artifactId></plugin></plugins></metadata>`;
+    const metadata = "/repository/replay-maven/com/example/maven-metadata.xml";
+    expect((await put(metadata, plugins("signed"), plugins("forged"))).status).toBe(401);
+    expect((await s.call("GET", metadata, { key: s.bootstrapKey })).status).toBe(404);
+    expect((await put(metadata, plugins("signed"), plugins("signed"))).status).toBe(201);
+    expect(await (await s.call("GET", metadata, { key: s.bootstrapKey })).text()).toContain("<prefix>signed</prefix>");
+  });
 });
 
 describe("rotating the internal secret (svc.internal-secret-previous)", () => {

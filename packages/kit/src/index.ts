@@ -5,6 +5,7 @@ export * from "./logger.js";
 export * from "./errors.js";
 export * from "./dependency-failure.js";
 export * from "./request-body.js";
+export * from "./read-whole.js";
 export * from "./identity.js";
 export * from "./db.js";
 export * from "./messaging.js";

@@ -10,6 +10,7 @@ import { parseMavenPath } from "../domain/maven-layout.js";
 import type { MavenRepository } from "../domain/maven-repository.js";
 import type { FileStore } from "../store/file-store.js";
 import type { MetadataStore } from "../store/metadata-store.js";
+import { readBody } from "./request-body.js";
 
 /** A format's handler answers; `undefined` leaves the request to the raw file routes (as npm-routes.ts). */
 export type MavenHandler = (req: FastifyRequest, reply: FastifyReply, a: ArtifactAddress) => Promise<unknown> | undefined;
@@ -25,14 +26,7 @@ const MAX_CHECKSUM_BYTES = 4096;
 const MAX_METADATA_BYTES = 1024 * 1024;
 
 async function readText(req: FastifyRequest, max: number, what: string): Promise<string> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req.raw as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > max) throw new ServiceError("payload_too_large", `${what} may be at most ${max} bytes`);
-    chunks.push(chunk);
-  }
-  return Buffer.concat(chunks).toString("utf8");
+  return (await readBody(req, max, () => new ServiceError("payload_too_large", `${what} may be at most ${max} bytes`))).toString("utf8");
 }
 
 const READS = "GET, HEAD";

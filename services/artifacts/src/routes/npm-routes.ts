@@ -7,6 +7,7 @@ import { ABBREVIATED_TYPE, packageAt, servedVersion, wantsAbbreviated } from "..
 import type { NpmRegistry } from "../domain/npm-registry.js";
 import { parsePreconditions } from "../domain/upload-checks.js";
 import type { NpmStore } from "../store/npm-store.js";
+import { readBody } from "./request-body.js";
 
 export interface NpmRoutesDeps {
   npm: NpmRegistry;
@@ -26,15 +27,9 @@ const MAX_PUBLISH_BYTES = 256 * 1024 * 1024;
 export type NpmHandler = (req: FastifyRequest, reply: FastifyReply, a: ArtifactAddress) => Promise<unknown> | undefined;
 
 async function readJson(req: FastifyRequest): Promise<unknown> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req.raw as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > MAX_PUBLISH_BYTES) throw new ServiceError("payload_too_large", `an npm document may be at most ${MAX_PUBLISH_BYTES / 1048576} MiB`);
-    chunks.push(chunk);
-  }
+  const body = await readBody(req, MAX_PUBLISH_BYTES, () => new ServiceError("payload_too_large", `an npm document may be at most ${MAX_PUBLISH_BYTES / 1048576} MiB`));
   try {
-    return JSON.parse(Buffer.concat(chunks).toString("utf8"));
+    return JSON.parse(body.toString("utf8"));
   } catch {
     throw invalid("body", "the body is not valid JSON");
   }

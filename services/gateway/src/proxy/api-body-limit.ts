@@ -1,8 +1,7 @@
 import { Readable } from "node:stream";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { problem } from "@svc/contracts";
-import { bodyDigest, sendProblem } from "@svc/kit";
-import { readWhole } from "./read-whole.js";
+import { bodyDigest, readWhole, sendProblem } from "@svc/kit";
 import { ROUTES } from "./route-table.js";
 
 const DIGESTS = new WeakMap<FastifyRequest, string>();

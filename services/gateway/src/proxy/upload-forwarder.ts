@@ -3,10 +3,9 @@ import https from "node:https";
 import { Readable, pipeline } from "node:stream";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { IDENTITY_BODY_TRAILER } from "@svc/contracts";
-import { BODY_IN_TRAILER, bodyDigest, declaredContentType, hasRequestBody, sha256Through } from "@svc/kit";
+import { BODY_IN_TRAILER, bodyDigest, declaredContentType, hasRequestBody, readWhole, sha256Through } from "@svc/kit";
 import { upstreamPath } from "./download-forwarder.js";
 import { NOT_FORWARDED, type StampIdentity } from "./identity-stamp.js";
-import { readWhole } from "./read-whole.js";
 
 /** Request headers that describe the client's connection or body framing, not the request: ours are our own. */
 const NOT_SENT = new Set([...NOT_FORWARDED, "connection", "host", "content-length", "transfer-encoding"]);

@@ -13,7 +13,7 @@ import {
   type NatsConnection,
 } from "nats";
 import { ARTIFACT_EVENT_KINDS, EVENT_VERSION, eventParsers, streamFor, type ArtifactEvent, type ArtifactEventKind } from "@svc/contracts";
-import { natsConnectOptions } from "@svc/kit";
+import { NATS_CLIENT_OPTIONS, natsConnectOptions } from "@svc/kit";
 
 /** The durable consumer every notifier of a tenant shares: each event goes to one of them. */
 export const DURABLE = "notifier";
@@ -127,7 +127,7 @@ export function startEventConsumer(deps: ConsumerDeps) {
     while (!stopped) {
       try {
         if (!nc || nc.isClosed()) {
-          nc = await connect({ ...natsConnectOptions(deps.url), name: "notifier-events", reconnect: true, maxReconnectAttempts: -1, reconnectTimeWait: 500, timeout: 2000 });
+          nc = await connect({ ...natsConnectOptions(deps.url), ...NATS_CLIENT_OPTIONS, name: "notifier-events", reconnect: true, maxReconnectAttempts: -1, reconnectTimeWait: 500, timeout: 2000 });
         }
         const jsm = await nc.jetstreamManager();
         await ensureStream(jsm);

@@ -55,12 +55,13 @@ const ACCESS_MARK_WITHIN = 160;
 /**
  * The last `capacity` entries, with increasing sequence numbers, for `/api/logs`. Access lines
  * (one per request at the gateway) keep a ring of their own, so a busy hour of traffic never
- * pushes start-up warnings and administrative changes out of memory; they are kept as the text
- * pino wrote and parsed only when asked for, so a request costs no parse here.
+ * pushes start-up warnings and administrative changes out of memory. Every line is kept as the
+ * text pino wrote and parsed only when asked for, so a line logged costs no parse here (a
+ * line that is not JSON is left out then).
  */
 export class LogRing {
-  private readonly entries: LogEntry[] = [];
-  private readonly access: { seq: number; line: string }[] = [];
+  private readonly others: Line[] = [];
+  private readonly access: Line[] = [];
   private next = 1;
   constructor(
     private readonly capacity = 1000,
@@ -69,31 +70,32 @@ export class LogRing {
 
   push(line: string): void {
     const mark = line.indexOf(ACCESS_MARK);
-    if (mark >= 0 && mark < ACCESS_MARK_WITHIN) {
-      this.access.push({ seq: this.next++, line });
-      if (this.access.length > this.accessCapacity) this.access.shift();
-      return;
-    }
-    const entry = toEntry(line, this.next);
-    if (!entry) return;
-    this.next++;
-    this.entries.push(entry);
-    if (this.entries.length > this.capacity) this.entries.shift();
+    const isAccess = mark >= 0 && mark < ACCESS_MARK_WITHIN;
+    const ring = isAccess ? this.access : this.others;
+    ring.push({ seq: this.next++, line });
+    if (ring.length > (isAccess ? this.accessCapacity : this.capacity)) ring.shift();
   }
 
   /** Entries after `after` (a sequence number), oldest first; `category` picks access lines only, or everything else. */
   list(after = 0, category?: "access" | "other"): LogEntry[] {
-    const others = category === "access" ? [] : this.entries.filter((e) => e.seq > after);
-    if (category === "other") return others;
-    const access: LogEntry[] = [];
-    for (const a of this.access) {
-      if (a.seq <= after) continue;
-      const e = toEntry(a.line, a.seq);
-      if (e) access.push(e);
-    }
+    const others = category === "access" ? [] : parsed(this.others, after);
+    const access = category === "other" ? [] : parsed(this.access, after);
     if (!others.length) return access;
+    if (!access.length) return others;
     return [...others, ...access].sort((x, y) => x.seq - y.seq);
   }
+}
+
+type Line = { seq: number; line: string };
+
+function parsed(lines: Line[], after: number): LogEntry[] {
+  const out: LogEntry[] = [];
+  for (const l of lines) {
+    if (l.seq <= after) continue;
+    const e = toEntry(l.line, l.seq);
+    if (e) out.push(e);
+  }
+  return out;
 }
 
 function toEntry(line: string, seq: number): LogEntry | undefined {

@@ -198,8 +198,7 @@ export function fileStoreFactory(opts: FileStoreOptions) {
    * Renames a prepared write into place (run under the path's lock) and starts flushing the
    * folder entry (`flushed`: the rename is durable once it resolves); the identity answered is
    * the placed file's. `check` sees the file the path holds before (or nothing) and may refuse
-   * by throwing, which places nothing (the caller discards the write). The look-up and the
-   * folder's opening run side by side: each is a round trip to the thread pool.
+   * by throwing, which places nothing (the caller discards the write).
    */
   const place = async (p: Prepared, repository: string, segments: string[], check?: (before: FileIdentity | undefined) => void): Promise<Placed> => {
     if (opts.readOnly) throw forbidden(READ_ONLY);
@@ -214,41 +213,42 @@ export function fileStoreFactory(opts: FileStoreOptions) {
         throw err;
       }
     };
-    await makeParent();
-    const [before, dir] = await Promise.allSettled([
+    // The folder made and the path looked up side by side, then the rename and the folder's
+    // opening (for its flush): each is a round trip to the thread pool.
+    const [made, before] = await Promise.allSettled([
+      makeParent(),
       stat(target).catch((err: NodeJS.ErrnoException) => {
         if (err.code === "ENOENT") return undefined;
         if (err.code === "ENOTDIR") throw conflict("a parent of this path is a file, not a folder");
         throw err;
       }),
-      open(parent, "r"),
     ]);
-    // The folder flushed: the one opened beside the look-up, or (a walk tidied it away
-    // meanwhile and it was made again) the one the entry is in now, by name.
+    if (made.status === "rejected") throw made.reason;
+    if (before.status === "rejected") throw before.reason;
+    if (before.value?.isDirectory()) throw conflict("this path is a folder of other artifacts");
+    check?.(before.value?.isFile() ? identityOf(before.value) : undefined);
+    const [renamed, dir] = await Promise.allSettled([rename(p.source, target), open(parent, "r")]);
+    // The folder flushed: the one opened beside the rename, or (a walk tidied it away meanwhile
+    // and it was made again) the one the entry is in now, by name.
     let opened = dir.status === "fulfilled" ? dir.value : undefined;
-    try {
-      if (before.status === "rejected") throw before.reason;
-      if (before.value?.isDirectory()) throw conflict("this path is a folder of other artifacts");
-      check?.(before.value?.isFile() ? identityOf(before.value) : undefined);
+    if (renamed.status === "rejected") {
       try {
-        await rename(p.source, target);
-      } catch (err) {
         // A walk may have tidied away an empty parent folder between mkdir and rename.
-        if ((err as NodeJS.ErrnoException).code !== "ENOENT") throw err;
+        if ((renamed.reason as NodeJS.ErrnoException).code !== "ENOENT") throw renamed.reason;
         await makeParent();
         await rename(p.source, target);
+      } finally {
+        void opened?.close().catch(() => {});
         opened = undefined;
       }
-    } catch (err) {
-      if (dir.status === "fulfilled") void dir.value.close().catch(() => {});
-      throw err;
     }
     p.placed = true;
     const flushed = (async () => {
+      if (!opened) return syncDir(parent);
       try {
-        await (opened ? opened.sync() : syncDir(parent));
+        await opened.sync();
       } finally {
-        if (dir.status === "fulfilled") await dir.value.close().catch(() => {});
+        await opened.close().catch(() => {});
       }
     })();
     // Awaited by the caller, who may send its commit meanwhile; never unhandled before that.

@@ -12,7 +12,7 @@ const NOT_SENT = new Set([...NOT_FORWARDED, "connection", "host", "content-lengt
 /** Answer headers about the upstream connection, not the answer. */
 const NOT_ANSWERED = new Set(["connection", "keep-alive", "transfer-encoding", "proxy-connection", "te", "trailer", "upgrade"]);
 
-/** Bodies up to this size with a declared length are read whole and signed up front. */
+/** Bodies up to this size with a declared length are read whole: a request's signed up front, an answer's sent in one write. */
 const SMALL_BODY = 64 * 1024;
 
 /** Waiting for the upstream, in either direction, before the exchange is given up (undici's default for the other transports). */
@@ -52,7 +52,7 @@ export function uploadForwarder(upstream: URL, stamp: StampIdentity, failed: For
       const up = send({ hostname: upstream.hostname, port: upstream.port || (secure ? 443 : 80), method: request.method, path, headers, agent });
       up.setTimeout(IDLE_MS, () => up.destroy(new Error(`the upstream sent nothing for ${IDLE_MS} ms`)));
       up.once("error", (err) => failed(reply, err));
-      up.once("response", (res: IncomingMessage) => answer(reply, res));
+      up.once("response", (res: IncomingMessage) => answer(reply, res, failed));
       reply.raw.once("close", () => {
         if (!reply.raw.writableFinished) up.destroy();
       });
@@ -95,20 +95,33 @@ export function uploadForwarder(upstream: URL, stamp: StampIdentity, failed: For
   return { forward, close: () => agent.destroy() };
 }
 
-function answer(reply: FastifyReply, res: IncomingMessage): void {
+function answer(reply: FastifyReply, res: IncomingMessage, failed: ForwardFailed): void {
   if (reply.sent || reply.raw.headersSent) {
     res.resume();
     return;
   }
-  const headers: Record<string, string | string[]> = {};
-  for (const name in res.headers) if (!NOT_ANSWERED.has(name)) headers[name] = res.headers[name]!;
-  reply.code(res.statusCode ?? 502).headers(headers);
   const status = res.statusCode ?? 0;
+  const respond = (body?: Readable | Buffer) => {
+    const headers: Record<string, string | string[]> = {};
+    for (const name in res.headers) if (!NOT_ANSWERED.has(name)) headers[name] = res.headers[name]!;
+    reply.code(res.statusCode ?? 502).headers(headers);
+    reply.send(body);
+  };
   if (status === 204 || status === 304 || reply.request.method === "HEAD") {
     // No body goes to the client; the upstream's (empty) one is read so the connection is free again.
     res.resume();
-    reply.send();
-    return;
+    return respond();
   }
-  reply.send(res);
+  const length = Number(res.headers["content-length"]);
+  if (!Number.isSafeInteger(length) || length > SMALL_BODY) return respond(res);
+  // A small answer of a declared length (what a write answers) goes to the client whole, its
+  // headers and body in one write, rather than piped through as it arrives.
+  readWhole(res, length).then(
+    (whole) => {
+      if (reply.sent || reply.raw.headersSent) return;
+      if (!whole) return failed(reply, new Error(`the upstream answer ran past its Content-Length of ${length}`));
+      respond(whole);
+    },
+    (err: unknown) => failed(reply, err),
+  );
 }

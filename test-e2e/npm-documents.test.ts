@@ -1,5 +1,7 @@
 import { createHash } from "node:crypto";
-import { gzipSync } from "node:zlib";
+import { mkdirSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { gunzipSync, gzipSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startSuite, type Suite } from "./suite.js";
 
@@ -48,6 +50,21 @@ describe("npm package documents after each change", () => {
     for (const d of await both("cached-doc")) expect(d["dist-tags"]).toEqual({ latest: "1.1.0", beta: "1.0.0" });
     const byTag = await s.call("GET", "/repository/npm/cached-doc/beta", { key });
     expect(await byTag.json()).toMatchObject({ version: "1.0.0", dist: { tarball: expect.stringMatching(/\/repository\/npm\/cached-doc\/-\/cached-doc-1\.0\.0\.tgz$/) } });
+  });
+
+  it("a publish cut short after its tarball landed (a crash before its commit) can be sent again: the version lands and is listed", async () => {
+    // What a crash between the tarball's rename into place and the commit leaves: the file, no version.
+    const dir = join(s.storeRoot, "repositories", "npm", "cut-short", "-");
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(join(dir, "cut-short-1.0.0.tgz"), "what the crash left");
+    await publish("cut-short", "1.0.0");
+    for (const d of await both("cut-short")) expect(Object.keys(d.versions)).toEqual(["1.0.0"]);
+    const tarball = await s.call("GET", "/repository/npm/cut-short/-/cut-short-1.0.0.tgz", { key });
+    expect(gunzipSync(Buffer.from(await tarball.arrayBuffer())).toString()).toBe("cut-short@1.0.0");
+    // Once published, the version is immutable as ever.
+    const tgz = gzipSync(Buffer.from("something else"));
+    const again = { name: "cut-short", versions: { "1.0.0": { name: "cut-short", version: "1.0.0" } }, _attachments: { "cut-short-1.0.0.tgz": { data: tgz.toString("base64"), length: tgz.length } } };
+    expect((await s.call("PUT", "/repository/npm/cut-short", { key, body: again })).status).toBe(409);
   });
 
   it("a deprecation shows in the next read; an unpublished package is gone, and published again shows only its new version", async () => {

@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from "node:crypto";
-import { mkdirSync, mkdtempSync, readFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { basename, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { keyId } from "@svc/keys";
@@ -161,6 +161,21 @@ describe("pypi repositories with twine and pip", () => {
     const got = await s.call("GET", "/repository/pypi/packages/big-pkg/1.0/big_pkg-1.0-py3-none-any.whl", { headers: basic(reader) });
     expect(got.status).toBe(200);
     expect(createHash("sha256").update(Buffer.from(await got.arrayBuffer())).digest("hex")).toBe(createHash("sha256").update(content).digest("hex"));
+  });
+
+  it("an upload cut short after its file landed (a crash before its commit) can be sent again: the file lands and is listed", async () => {
+    const content = Buffer.from("cut_short wheel");
+    const filename = "cut_short-1.0-py3-none-any.whl";
+    // What a crash between the file's rename into place and the commit leaves: the file, no index row.
+    const dir = join(s.storeRoot, "repositories", "pypi", "packages", "cut-short", "1.0");
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(join(dir, filename), "what the crash left");
+    const form = wheelForm("cut_short", "1.0", content);
+    const r = await s.call("POST", "/repository/pypi/", { headers: { ...basic(deployer), "content-type": form.contentType }, body: form.body });
+    expect(r.status, await r.text()).toBe(200);
+    const got = await s.call("GET", `/repository/pypi/packages/cut-short/1.0/${filename}`, { headers: basic(reader) });
+    expect(Buffer.from(await got.arrayBuffer()).toString()).toBe("cut_short wheel");
+    expect(await (await s.call("GET", "/repository/pypi/simple/cut-short/", { headers: basic(reader) })).text()).toContain(`${filename}#sha256=${createHash("sha256").update(content).digest("hex")}`);
   });
 
   it("every digest the form declares is checked against the bytes: a wrong blake2_256_digest or md5_digest is refused with 400 and stores nothing", async () => {

@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { ServiceError, conflict, forbidden, invalid, notFound, type Actor } from "@svc/contracts";
+import { conflict, forbidden, invalid, notFound, type Actor } from "@svc/contracts";
 import type { MetadataStore } from "../store/metadata-store.js";
 import type { NpmStore, NpmVersionRow } from "../store/npm-store.js";
 import type { Db } from "../store/metadata-store.js";
@@ -113,19 +113,17 @@ export function npmRegistryFactory(deps: NpmRegistryDeps) {
       const { dist: _dist, ...rest } = manifest;
       const stored = { ...rest, name, version, _id: `${name}@${version}`, dist: { ...obj(_dist), tarball: undefined } };
       const tags = Object.fromEntries(Object.entries(obj(body["dist-tags"])).filter(([t, v]) => TAG.test(t) && v === version)) as Record<string, string>;
-      // The tarball and the version's rows commit in one transaction: a publish is all there or not at all.
-      await deps.artifacts
-        .publish(addressOf(repository, path), tgz, "application/octet-stream", actor, { preconditions: { ifNoneMatch: "*" } }, {
-          locks: [store.packageLock(repository, name)],
-          withBegin: [store.addVersionStatement({ repository, name, version, manifest: stored, tarball: path, tags })],
-          run: async (tx, _staged, [added = []]) => {
-            if (added.length > 0) return;
-            throw (await store.wasUnpublished(repository, name, version, tx)) ? unpublished(name, version) : published();
-          },
-        })
-        .catch((err: unknown) => {
-          throw err instanceof ServiceError && err.code === "precondition_failed" ? published() : err;
-        });
+      // The tarball and the version's rows commit in one transaction: a publish is all there or
+      // not at all. The version's row says whether it is published, not the tarball's file: a
+      // file without its row is what a publish cut short by a crash left, and is replaced.
+      await deps.artifacts.publish(addressOf(repository, path), tgz, "application/octet-stream", actor, {}, {
+        locks: [store.packageLock(repository, name)],
+        withBegin: [store.addVersionStatement({ repository, name, version, manifest: stored, tarball: path, tags })],
+        run: async (tx, _staged, [added = []]) => {
+          if (added.length > 0) return;
+          throw (await store.wasUnpublished(repository, name, version, tx)) ? unpublished(name, version) : published();
+        },
+      });
     },
 
     /**

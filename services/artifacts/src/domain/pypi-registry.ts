@@ -114,9 +114,11 @@ export function pypiRegistryFactory(deps: PypiRegistryDeps) {
       // The index row commits with the file (and goes with it: store/pypi-store.ts), so the
       // index lists exactly the files stored. Another upload of this name (under another version
       // field, so another path) may win the race past the look-up above: its row decides here.
+      // The row, not the file: a file without its row is what an upload cut short by a crash
+      // left, and is replaced.
       let already: string | undefined;
       const stored = await deps.artifacts
-        .publish(address, file, "application/octet-stream", actor, { preconditions: { ifNoneMatch: "*" }, digests: checked.digests }, {
+        .publish(address, file, "application/octet-stream", actor, { digests: checked.digests }, {
           run: async (tx, staged) => {
             const row = { filename, project, displayName: checked.name, version, path, sha256: staged.sha256, size: staged.size, requiresPython: checked.requiresPython, yanked: checked.yanked ?? null };
             if (await store.insertFile(tx, repository, { ...row, ...(checked.uploaded ? { uploaded: checked.uploaded } : {}) })) return;
@@ -126,7 +128,7 @@ export function pypiRegistryFactory(deps: PypiRegistryDeps) {
         })
         .catch((err: unknown) => {
           if (already !== undefined) return undefined;
-          throw err instanceof ServiceError && err.code === "precondition_failed" ? new ServiceError("invalid_input", FILE_EXISTS) : err;
+          throw err;
         });
       return stored ? done(stored.sha256, true) : done(already!, false);
     },

@@ -11,6 +11,7 @@ import type { FileStore } from "../store/file-store.js";
 import type { MavenHandler } from "./maven-routes.js";
 import type { NpmHandler } from "./npm-routes.js";
 import type { PypiHandler } from "./pypi-routes.js";
+import { readSmallFile } from "./small-file.js";
 
 export interface RawRoutesDeps {
   files: FileStore;
@@ -94,6 +95,13 @@ export function rawRoutes(app: FastifyInstance, deps: RawRoutesDeps): void {
       const a = address(req);
       const own = formatted(req, reply, a);
       if (own) return own;
+      if (req.method === "GET") {
+        const small = readSmallFile(deps.files.fileOf(a.repository, a.segments), req.headers);
+        if (small) {
+          deps.downloads.record(a.repository, a.path);
+          return reply.code(200).headers(small.headers).send(small.body);
+        }
+      }
       const encoded = a.segments.map(encodeURIComponent).join("/");
       const r = await send(req.raw, encoded, {
         root: deps.files.repoDir(a.repository),

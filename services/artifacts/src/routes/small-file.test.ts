@@ -1,3 +1,4 @@
+import { execFileSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import type { IncomingMessage } from "node:http";
 import { tmpdir } from "node:os";
@@ -29,6 +30,9 @@ describe("readSmallFile", () => {
     mkdirSync(join(root, "folder"), { recursive: true });
     expect(readSmallFile(join(root, "folder"), {})).toBeUndefined();
     expect(readSmallFile(join(root, "missing.bin"), {})).toBeUndefined();
+    // A FIFO nobody writes to would block a plain open: this one is turned away at once.
+    execFileSync("mkfifo", [join(root, "fifo")]);
+    expect(readSmallFile(join(root, "fifo"), {})).toBeUndefined();
     const large = join(root, "large.bin");
     writeFileSync(large, Buffer.alloc(SMALL_FILE_BYTES + 1));
     expect(readSmallFile(large, {})).toBeUndefined();

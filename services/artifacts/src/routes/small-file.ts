@@ -1,4 +1,4 @@
-import { closeSync, fstatSync, openSync, readSync } from "node:fs";
+import { closeSync, constants, fstatSync, openSync, readSync } from "node:fs";
 import type { IncomingHttpHeaders } from "node:http";
 import { isUtf8MimeType, mime } from "@fastify/send";
 import { etagOf } from "../domain/upload-checks.js";
@@ -27,7 +27,8 @@ export function readSmallFile(file: string, headers: IncomingHttpHeaders): Small
   if (NEEDS_SEND.some((h) => headers[h] !== undefined)) return undefined;
   let fd: number;
   try {
-    fd = openSync(file, "r");
+    // Non-blocking: what is not a regular file (a FIFO put there by hand) never holds the loop; fstat turns it away.
+    fd = openSync(file, constants.O_RDONLY | constants.O_NONBLOCK);
   } catch {
     return undefined;
   }

@@ -17,7 +17,8 @@ const flag = (name: string) => process.argv.includes(`--${name}`);
 if (flag("help")) {
   console.log(`usage: npm run bench -- [--profile] [--connections=50] [--duration=8] [--rounds=2] [--warmup=3] [--large-runs=5] [--rate-limit=999999999|0] [--no-nginx] [--no-large] [--no-small]
        npm run bench -- --scale [--keys=1000] [--files=2000] [--members=1000] [--growth=10] [--concurrency=8]
-       npm run bench -- --npm [--versions=500] [--big-versions=2000] [--packages=200] [--burst=20] [--installs=2] [--connections=50] [--duration=8] [--rounds=2] [--warmup=3] [--profile]`);
+       npm run bench -- --npm [--versions=500] [--big-versions=2000] [--packages=200] [--burst=20] [--installs=2] [--connections=50] [--duration=8] [--rounds=2] [--warmup=3] [--profile]
+       npm run bench -- --against=<another checkout> [--packages=200]`);
   process.exit(0);
 }
 
@@ -54,6 +55,9 @@ export const SCALE_SIZES = (() => {
 })();
 /** Requests in flight at once while minting, uploading and adding members (an upload cap per key is 16 by default). */
 export const SCALE_CONCURRENCY = Math.min(Math.floor(option("concurrency", 8)), 16);
+
+// --against=<checkout>: this checkout's services beside another checkout's (bench/against.ts).
+export const AGAINST = process.argv.find((a) => a.startsWith("--against="))?.slice("--against=".length) || undefined;
 
 // --npm: the npm repository side by side with Verdaccio (bench/npm-bench.ts).
 export const NPM = flag("npm");

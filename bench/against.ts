@@ -1,0 +1,80 @@
+// `npm run bench -- --against=<checkout>`: this checkout's services and another checkout's (an
+// earlier commit in a git worktree, its packages installed) side by side on this machine, each
+// with its own Postgres, Redis, NATS and npm repository, taking turns: sequential npm publishes
+// in runs of 10, then sequential GETs of their tarballs and documents in runs of 50. A change's
+// effect of a few per cent shows here, where two runs of the whole bench an hour apart differ
+// by more than that on a shared VM. Figures are printed, never asserted. See bench/README.md.
+import { mkdirSync, rmSync } from "node:fs";
+import { join, resolve } from "node:path";
+import type { RunningServices } from "@svc/devstack/service-runner";
+import { startBenchSuite } from "./bench-suite.js";
+import { INSTALL_ACCEPT } from "./npm-measure.js";
+import { closeNpmAgent, publish, publishDoc, timedGet } from "./npm-packages.js";
+import { cpuMs } from "./procstat.js";
+import { apiClient, closeScaleAgent } from "./scale-client.js";
+import { AGAINST, dataDir, log, NPM_SIZES, suiteDir } from "./options.js";
+
+const SERVICES = ["gateway", "artifacts", "notifier"] as const;
+
+interface Target {
+  label: string;
+  s: RunningServices;
+  registry: string;
+  key: string;
+}
+
+export async function runAgainst(): Promise<void> {
+  const other = resolve(AGAINST!);
+  const count = NPM_SIZES.packages;
+  const cleanups: Array<() => Promise<unknown>> = [];
+  try {
+    // The other checkout's own bench code starts its own services, under its own .data/bench.
+    const { startBenchSuite: startOther } = (await import(join(other, "bench", "bench-suite.ts"))) as typeof import("./bench-suite.js");
+    mkdirSync(dataDir, { recursive: true });
+    for (const d of [suiteDir, join(other, ".data", "bench", "suite")]) rmSync(d, { recursive: true, force: true });
+    const env = { SVC_REPOSITORY_SCOPE_FROM_PATH: "true" };
+    const suites = [
+      { label: `other (${other})`, s: (await startOther(cleanups, {}, env)).suite },
+      { label: "this checkout", s: (await startBenchSuite(cleanups, {}, env)).suite },
+    ];
+    const targets: Target[] = [];
+    for (const { label, s } of suites) {
+      const api = apiClient(s.gatewayUrl, s.bootstrapKey);
+      await api("POST", "/api/repositories", { name: "npm", format: "npm" });
+      const minted = (await api<{ id: string; key: string }>("POST", "/api/credentials", { label: "bench-npm" })).json;
+      await api("POST", `/api/credentials/${minted.id}/grants`, { scope: "npm", tokens: ["deploy"] });
+      const registry = `${s.gatewayUrl}/repository/npm/`;
+      for (let i = 0; i < 50; i++) await publish(registry, minted.key, publishDoc(registry, `warm-${i}`, "1.0.0"));
+      targets.push({ label, s, registry, key: minted.key });
+    }
+    const cpu = (t: Target) => SERVICES.map((n) => cpuMs(t.s.pid(n) ?? 0));
+    const inTurns = async (what: string, run: number, step: (t: Target, i: number) => Promise<void>) => {
+      log(`${what}: ${count} one after another on each, in turns of ${run}`);
+      const ms = targets.map(() => 0);
+      const before = targets.map(cpu);
+      for (let from = 0, turn = 0; from < count; from += run, turn++) {
+        for (const k of turn % 2 === 0 ? [0, 1] : [1, 0]) {
+          const t0 = performance.now();
+          for (let i = from; i < Math.min(from + run, count); i++) await step(targets[k]!, i);
+          ms[k]! += performance.now() - t0;
+        }
+      }
+      const rows = targets.map((t, k) => {
+        const used = cpu(t).map((c, j) => (c - before[k]![j]!) / count);
+        return `  ${t.label.padEnd(Math.max(...targets.map((x) => x.label.length)))}  ${(ms[k]! / count).toFixed(2)} ms each; CPU each: ${SERVICES.map((n, j) => `${n} ${(used[j]! * 1000).toFixed(0)} µs`).join(", ")}`;
+      });
+      console.log(`\n${what}\n${rows.join("\n")}\n  this / other: x${(ms[1]! / ms[0]!).toFixed(3)}`);
+    };
+    const get = async (url: string, key: string, accept: string) => {
+      const r = await timedGet(url, { authorization: `Bearer ${key}`, accept });
+      if (r.status !== 200) throw new Error(`GET ${url} answered ${r.status}`);
+    };
+    await inTurns("npm publishes", 10, (t, i) => publish(t.registry, t.key, publishDoc(t.registry, `dep-${i}`, "1.0.0")));
+    await inTurns("tarball GETs", 50, (t, i) => get(`${t.registry}dep-${i}/-/dep-${i}-1.0.0.tgz`, t.key, "*/*"));
+    await inTurns("document GETs (abbreviated)", 50, (t, i) => get(`${t.registry}dep-${i}`, t.key, INSTALL_ACCEPT));
+  } finally {
+    for (const c of cleanups.reverse()) await c().catch((err) => log(`cleanup: ${(err as Error).message}`));
+    await closeNpmAgent().catch(() => {});
+    await closeScaleAgent().catch(() => {});
+  }
+}

@@ -8,10 +8,10 @@ import { mkdirSync, rmSync } from "node:fs";
 import { join, resolve } from "node:path";
 import type { RunningServices } from "@svc/devstack/service-runner";
 import { startBenchSuite } from "./bench-suite.js";
-import { INSTALL_ACCEPT } from "./npm-measure.js";
+import { INSTALL_ACCEPT, NPM_SUITE_ENV, npmRepository } from "./npm-measure.js";
 import { closeNpmAgent, publish, publishDoc, timedGet } from "./npm-packages.js";
 import { cpuMs } from "./procstat.js";
-import { apiClient, closeScaleAgent } from "./scale-client.js";
+import { closeScaleAgent } from "./scale-client.js";
 import { AGAINST, dataDir, log, NPM_SIZES, suiteDir } from "./options.js";
 
 const SERVICES = ["gateway", "artifacts", "notifier"] as const;
@@ -32,20 +32,15 @@ export async function runAgainst(): Promise<void> {
     const { startBenchSuite: startOther } = (await import(join(other, "bench", "bench-suite.ts"))) as typeof import("./bench-suite.js");
     mkdirSync(dataDir, { recursive: true });
     for (const d of [suiteDir, join(other, ".data", "bench", "suite")]) rmSync(d, { recursive: true, force: true });
-    const env = { SVC_REPOSITORY_SCOPE_FROM_PATH: "true" };
     const suites = [
-      { label: `other (${other})`, s: (await startOther(cleanups, {}, env)).suite },
-      { label: "this checkout", s: (await startBenchSuite(cleanups, {}, env)).suite },
+      { label: `other (${other})`, s: (await startOther(cleanups, {}, NPM_SUITE_ENV)).suite },
+      { label: "this checkout", s: (await startBenchSuite(cleanups, {}, NPM_SUITE_ENV)).suite },
     ];
     const targets: Target[] = [];
     for (const { label, s } of suites) {
-      const api = apiClient(s.gatewayUrl, s.bootstrapKey);
-      await api("POST", "/api/repositories", { name: "npm", format: "npm" });
-      const minted = (await api<{ id: string; key: string }>("POST", "/api/credentials", { label: "bench-npm" })).json;
-      await api("POST", `/api/credentials/${minted.id}/grants`, { scope: "npm", tokens: ["deploy"] });
-      const registry = `${s.gatewayUrl}/repository/npm/`;
-      for (let i = 0; i < 50; i++) await publish(registry, minted.key, publishDoc(registry, `warm-${i}`, "1.0.0"));
-      targets.push({ label, s, registry, key: minted.key });
+      const { registry, key } = await npmRepository(s);
+      for (let i = 0; i < 50; i++) await publish(registry, key, publishDoc(registry, `warm-${i}`, "1.0.0"));
+      targets.push({ label, s, registry, key });
     }
     const cpu = (t: Target) => SERVICES.map((n) => cpuMs(t.s.pid(n) ?? 0));
     const inTurns = async (what: string, run: number, step: (t: Target, i: number) => Promise<void>) => {

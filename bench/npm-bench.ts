@@ -8,9 +8,9 @@ import { freePort } from "@svc/devstack";
 import type { ServiceName } from "@svc/devstack/service-runner";
 import { summariseProfile } from "./cpuprofile.js";
 import { startBenchSuite } from "./bench-suite.js";
-import { coldInstall, concurrentDocument, INSTALL_ACCEPT, publishInTurns, publishMany, rateRound, type Burst, type NpmTarget, type RateRound } from "./npm-measure.js";
+import { coldInstall, concurrentDocument, INSTALL_ACCEPT, NPM_SUITE_ENV, npmRepository, publishInTurns, publishMany, rateRound, type Burst, type NpmTarget, type RateRound } from "./npm-measure.js";
 import { closeNpmAgent, publishDoc } from "./npm-packages.js";
-import { apiClient, closeScaleAgent } from "./scale-client.js";
+import { closeScaleAgent } from "./scale-client.js";
 import { dataDir, log, NPM_SIZES, npmDir, PROFILE, profileDir, repoRoot, ROUNDS, suiteDir, toolsDir } from "./options.js";
 import { ensureVerdaccio, startVerdaccio, VERDACCIO_VERSION } from "./verdaccio.js";
 
@@ -45,20 +45,15 @@ export async function runNpm(): Promise<void> {
     for (const d of [suiteDir, npmDir, profileDir]) rmSync(d, { recursive: true, force: true });
     mkdirSync(dataDir, { recursive: true });
     const verdaccioBin = ensureVerdaccio(toolsDir);
-    // npm cannot send Service-Repository-Name: the key is granted the npm repository only, as
-    // docs/integration/npm.md advises, with the setting that authorises by the path.
-    const s = (await startBenchSuite(cleanups, nodeArgs, { SVC_REPOSITORY_SCOPE_FROM_PATH: "true" })).suite;
-    const api = apiClient(s.gatewayUrl, s.bootstrapKey);
-    await api("POST", "/api/repositories", { name: "npm", format: "npm" });
-    const minted = (await api<{ id: string; key: string }>("POST", "/api/credentials", { label: "bench-npm" })).json;
-    await api("POST", `/api/credentials/${minted.id}/grants`, { scope: "npm", tokens: ["deploy"] });
+    const s = (await startBenchSuite(cleanups, nodeArgs, NPM_SUITE_ENV)).suite;
+    const npm = await npmRepository(s);
 
     log(`starting verdaccio ${VERDACCIO_VERSION} (JWT tokens)`);
     const v = await startVerdaccio(verdaccioBin, join(npmDir, "verdaccio"), await freePort());
     cleanups.push(() => v.stop());
 
     const targets: NpmTarget[] = [
-      { label: "suite", registry: `${s.gatewayUrl}/repository/npm/`, token: minted.key, pids: () => [s.pid("gateway") ?? 0, s.pid("artifacts") ?? 0] },
+      { label: "suite", registry: npm.registry, token: npm.key, pids: () => [s.pid("gateway") ?? 0, s.pid("artifacts") ?? 0] },
       { label: "verdaccio", registry: v.registry, token: v.token, pids: () => [v.pid] },
     ];
     const figures = new Map<string, TargetFigures>();

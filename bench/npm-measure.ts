@@ -5,10 +5,11 @@ import { spawn } from "node:child_process";
 import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import autocannon from "autocannon";
+import type { RunningServices } from "@svc/devstack/service-runner";
 import { publish, publishDoc, timedGet } from "./npm-packages.js";
 import { CONNECTIONS, DURATION, log, WARMUP } from "./options.js";
 import { cpuMs } from "./procstat.js";
-import { quantile } from "./scale-client.js";
+import { apiClient, quantile } from "./scale-client.js";
 
 /** One registry under test: its URL (trailing slash), a token as npm sends it, its processes. */
 export interface NpmTarget {
@@ -20,6 +21,21 @@ export interface NpmTarget {
 
 /** What npm sends when it installs (the abbreviated document, when the registry has one). */
 export const INSTALL_ACCEPT = "application/vnd.npm.install-v1+json; q=1.0, application/json; q=0.8, */*";
+/**
+ * npm cannot send Service-Repository-Name: its key is granted the npm repository only, as
+ * docs/integration/npm.md advises, with the setting that authorises by the path.
+ */
+export const NPM_SUITE_ENV = { SVC_REPOSITORY_SCOPE_FROM_PATH: "true" };
+
+/** A repository `npm` on a suite and a key granted `deploy` on it alone; its registry URL and the key. */
+export async function npmRepository(s: RunningServices): Promise<{ registry: string; key: string }> {
+  const api = apiClient(s.gatewayUrl, s.bootstrapKey);
+  await api("POST", "/api/repositories", { name: "npm", format: "npm" });
+  const minted = (await api<{ id: string; key: string }>("POST", "/api/credentials", { label: "bench-npm" })).json;
+  await api("POST", `/api/credentials/${minted.id}/grants`, { scope: "npm", tokens: ["deploy"] });
+  return { registry: `${s.gatewayUrl}/repository/npm/`, key: minted.key };
+}
+
 const auth = (t: NpmTarget) => ({ authorization: `Bearer ${t.token}` });
 const serverCpu = (t: NpmTarget) => t.pids().reduce((a, pid) => a + cpuMs(pid), 0);
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { LogRing } from "./logger.js";
+import { LazyChildLogger, LogRing, createLogger } from "./logger.js";
 
 const line = (msg: string, extra = "") => `{"level":30,"time":"2026-01-01T00:00:00.000Z","service":"gateway"${extra},"msg":"${msg}"}`;
 const accessLine = (n: number) => line("access", `,"category":"access","method":"GET","path":"/p/${n}","status":200`);
@@ -25,5 +25,44 @@ describe("the log ring", () => {
     ring.push(accessLine(2));
     expect(ring.list().map((e) => e.seq)).toEqual([1, 2, 3, 4]);
     expect(ring.list(2).map((e) => e.msg)).toEqual(["b", "access"]);
+  });
+});
+
+describe("a request's logger", () => {
+  it("writes lines with the request id, through a child made once, on first use", async () => {
+    const { Writable } = await import("node:stream");
+    const { createBaseApp } = await import("./service.js");
+    const lines: string[] = [];
+    const sink = new Writable({ write: (chunk: Buffer, _enc, done) => (lines.push(chunk.toString()), done()) });
+    const { log } = createLogger("gateway", "info", sink);
+    const app = createBaseApp({ log });
+    // Lines are written once per turn of the event loop.
+    const written = async () => (await new Promise((r) => setTimeout(r, 10)), lines.join("").split("\n").filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>));
+    app.get("/quiet", async () => ({ ok: true }));
+    app.get("/says", async (request) => {
+      request.log.info({ n: 1 }, "first");
+      request.log.warn("second");
+      return { level: request.log.level };
+    });
+    const quiet = await app.inject({ url: "/quiet" });
+    expect(quiet.statusCode).toBe(200);
+    expect(await written()).toEqual([]);
+    const says = await app.inject({ url: "/says" });
+    expect(says.json()).toEqual({ level: "info" });
+    const [first, second, ...more] = await written();
+    expect(more).toEqual([]);
+    expect(first).toMatchObject({ level: 30, msg: "first", n: 1, service: "gateway", reqId: expect.any(String) });
+    expect(second).toMatchObject({ level: 40, msg: "second", service: "gateway", reqId: first!.reqId });
+    await app.close();
+  });
+
+  it("makes no child until a line is written", () => {
+    let made = 0;
+    const parent = { child: () => (made++, { info: () => {}, level: "info" }) };
+    const log = new LazyChildLogger(parent, { reqId: "req-1" }, {});
+    expect(made).toBe(0);
+    log.info("x");
+    log.info("y");
+    expect(made).toBe(1);
   });
 });

@@ -8,6 +8,7 @@ import { BODY_IN_TRAILER, ReplayGuard, identityVerifier } from "./identity.js";
 import { checkedBody, type BodyBinding } from "./identity-body.js";
 import { declaredContentType, hasRequestBody } from "./request-body.js";
 import { instrumentHttp, type ServiceMetrics } from "./metrics.js";
+import { LazyChildLogger } from "./logger.js";
 import { describeApi } from "./openapi.js";
 import { problemSchema } from "./paging.js";
 
@@ -66,6 +67,7 @@ export function createBaseApp(opts: BaseAppOptions): ServiceApp {
     loggerInstance: opts.log,
     // Per-request log lines cost throughput on the hot path; failures are logged by the error handler.
     logController: new LogController({ disableRequestLogging: true }),
+    childLoggerFactory: (logger, bindings, options) => new LazyChildLogger(logger, bindings, options) as unknown as FastifyBaseLogger,
     return503OnClosing: true,
     bodyLimit: 1024 * 1024,
     // Refusals fastify answers before any hook (a bad URL, the parser's 400/408/431): in the

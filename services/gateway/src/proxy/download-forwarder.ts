@@ -38,9 +38,8 @@ function downloadRequestHead(request: FastifyRequest, path: string, host: string
 }
 
 /**
- * Answers a GET from the download pool: the upstream's status and headers, then its body in
- * buffers the pool lends and takes back once written to the client. `unframed` sends the
- * request again the general way when the pool cannot delimit the answer.
+ * Answers a GET from the download pool (answerFromPool). `unframed` sends the request again
+ * the general way when the pool cannot delimit the answer.
  */
 export function forwardDownload(
   pool: DownloadPool,
@@ -51,9 +50,16 @@ export function forwardDownload(
   stamp: StampIdentity,
   unframed: () => void,
 ): void {
-  const path = upstreamPath(request, dest);
+  answerFromPool(pool, request, reply, downloadRequestHead(request, upstreamPath(request, dest), host, stamp), undefined, unframed);
+}
+
+/**
+ * Sends a request through a pool and answers the client with what comes back: the upstream's
+ * status and headers, then its body in buffers the pool lends and takes back once written.
+ */
+export function answerFromPool(pool: DownloadPool, request: FastifyRequest, reply: FastifyReply, requestHead: string, body: Buffer | undefined, unframed: () => void): void {
   const res = reply.raw;
-  const cancel = pool.request(downloadRequestHead(request, path, host, stamp), {
+  const cancel = pool.request(requestHead, {
     head: ({ status, headers }) => {
       try {
         // An upstream refusal's reason phrase (see app.ts) back in the status line.
@@ -79,7 +85,7 @@ export function forwardDownload(
       if (headSent) res.destroy(err);
       else sendUnexpected(request, reply, err);
     },
-  });
+  }, body);
   // The client went away before the whole answer was written: drop the upstream connection.
   res.once("close", () => {
     if (!res.writableFinished) cancel();

@@ -43,7 +43,7 @@ function pool(port: number, options: Partial<DownloadPoolOptions> = {}): Downloa
 const head = (path: string) => `GET ${path} HTTP/1.1\r\nhost: upstream\r\n\r\n`;
 
 /** One GET; `hold` keeps each lent buffer this many ms before releasing it (a slow client). */
-function get(p: DownloadPool, path: string, hold = 0): { done: Promise<Outcome>; cancel: () => void } {
+function get(p: DownloadPool, path: string, hold = 0, request: { head: string; body?: Buffer } = { head: head(path) }): { done: Promise<Outcome>; cancel: () => void } {
   const parts: Buffer[] = [];
   let lent = 0;
   const out: Outcome = { body: Buffer.alloc(0), ended: false, unframed: false, maxLent: 0 };
@@ -53,7 +53,7 @@ function get(p: DownloadPool, path: string, hold = 0): { done: Promise<Outcome>;
       out.body = Buffer.concat(parts);
       resolve(out);
     };
-    cancel = p.request(head(path), {
+    cancel = p.request(request.head, {
       head: (h) => (out.head = h),
       data: (chunk, release) => {
         // Copied: the pool reuses the buffer once released.
@@ -79,10 +79,13 @@ function get(p: DownloadPool, path: string, hold = 0): { done: Promise<Outcome>;
         out.headSent = headSent;
         finish();
       },
-    });
+    }, request.body);
   });
   return { done, cancel };
 }
+
+/** A PUT of `body` (a write whose body is in memory, as upload-forwarder.ts sends it). */
+const put = (p: DownloadPool, path: string, body: Buffer) => get(p, path, 0, { head: `PUT ${path} HTTP/1.1\r\nhost: upstream\r\ncontent-length: ${body.length}\r\n\r\n`, body });
 
 const sha = (b: Buffer) => createHash("sha256").update(b).digest("hex");
 
@@ -230,6 +233,48 @@ describe("DownloadPool", () => {
     expect(second.error).toBeUndefined();
     expect(second.body.toString()).toBe("ok");
     expect(connections()).toBe(2);
+  });
+
+  it("sends a request's body after its head and reads the answer, on a kept-alive connection", async () => {
+    const received: string[] = [];
+    const { port } = await listen(
+      createHttpServer((req, res) => {
+        const parts: Buffer[] = [];
+        req.on("data", (c: Buffer) => parts.push(c));
+        req.on("end", () => {
+          const got = Buffer.concat(parts);
+          received.push(`${req.method} ${req.url} ${sha(got)}`);
+          const answer = JSON.stringify({ bytes: got.length });
+          res.writeHead(201, { "content-type": "application/json", "content-length": String(Buffer.byteLength(answer)) });
+          res.end(answer);
+        });
+      }),
+    );
+    const p = pool(port);
+    const bodies = [randomBytes(60_000), Buffer.from('{"name":"x"}')];
+    for (const [i, body] of bodies.entries()) {
+      const out = await put(p, `/w/${i}`, body).done;
+      expect(out.error).toBeUndefined();
+      expect(out.head?.status).toBe(201);
+      expect(JSON.parse(out.body.toString())).toEqual({ bytes: body.length });
+    }
+    expect(received).toEqual(bodies.map((b, i) => `PUT /w/${i} ${sha(b)}`));
+  });
+
+  it("never sends a request with a body twice, even when a kept-alive connection turns out closed", async () => {
+    let requests = 0;
+    const { port, connections } = await rawServer((_request, socket, index) => {
+      requests++;
+      if (index === 0 && requests > 1) return socket.destroy();
+      socket.write("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok");
+    });
+    const p = pool(port);
+    expect((await get(p, "/1").done).body.toString()).toBe("ok");
+    const out = await put(p, "/2", Buffer.from("body")).done;
+    expect(out.error).toBeInstanceOf(Error);
+    expect(out.headSent).toBe(false);
+    expect(requests).toBe(2);
+    expect(connections()).toBe(1);
   });
 
   it("fails a request whose fresh connection closes unanswered, without sending it again", async () => {

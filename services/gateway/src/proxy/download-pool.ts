@@ -2,7 +2,9 @@ import { connect, type Socket } from "node:net";
 
 /**
  * Keep-alive HTTP/1.1 connections to one upstream for GET requests whose answers are mostly
- * file bodies (artifact downloads), read the cheapest way Node has.
+ * file bodies (artifact downloads), read the cheapest way Node has. A separate pool carries
+ * writes whose body is already in memory (upload-forwarder.ts: an npm publish, a POM): head
+ * and body go out in one write, and the answer comes back the same way.
  *
  * Why not undici, which carries every other request: a body that passes through an HTTP client
  * library arrives in a fresh 64 KiB buffer per socket read, is copied at least once more by the
@@ -87,6 +89,8 @@ class Call {
   constructor(
     readonly requestHead: string,
     readonly exchange: Exchange,
+    /** A request body, sent after the head: such a request is never sent twice. */
+    readonly body: Buffer | undefined,
   ) {}
 }
 
@@ -122,7 +126,14 @@ class Connection {
     call.connection = this;
     this.head = null;
     this.inBody = false;
+    if (!call.body) {
+      this.socket.write(call.requestHead, "latin1");
+      return;
+    }
+    this.socket.cork();
     this.socket.write(call.requestHead, "latin1");
+    this.socket.write(call.body);
+    this.socket.uncork();
   }
 
   destroy(): void {
@@ -249,8 +260,9 @@ class Connection {
     this.pool.closed(this);
     if (!call || call.cancelled) return;
     call.connection = null;
-    // A kept-alive connection the upstream closed just as it was reused: send it once more.
-    if (this.used && !call.answered && !call.retried) {
+    // A kept-alive connection the upstream closed just as it was reused: send it once more (a
+    // GET; a write may have been done, so it fails as through any other client).
+    if (this.used && !call.answered && !call.retried && !call.body) {
       call.retried = true;
       this.pool.dispatch(call, true);
       return;
@@ -272,11 +284,12 @@ export class DownloadPool {
 
   /**
    * Sends one request. `requestHead` is the whole head (request line, headers, blank line) in
-   * latin1. Returns a function that abandons the request (the client went away); the connection
-   * it was on is closed, since the rest of its answer would have to be read first.
+   * latin1, `body` what follows it (the head declares its length). Returns a function that
+   * abandons the request (the client went away); the connection it was on is closed, since the
+   * rest of its answer would have to be read first.
    */
-  request(requestHead: string, exchange: Exchange): () => void {
-    const call = new Call(requestHead, exchange);
+  request(requestHead: string, exchange: Exchange, body?: Buffer): () => void {
+    const call = new Call(requestHead, exchange, body);
     this.dispatch(call, false);
     return () => {
       if (call.cancelled) return;

@@ -4,7 +4,8 @@ import { Readable, pipeline } from "node:stream";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { IDENTITY_BODY_TRAILER } from "@svc/contracts";
 import { BODY_IN_TRAILER, bodyDigest, declaredContentType, hasRequestBody, readWhole, sha256Through } from "@svc/kit";
-import { upstreamPath } from "./download-forwarder.js";
+import { answerFromPool, upstreamPath } from "./download-forwarder.js";
+import { DownloadPool } from "./download-pool.js";
 import { NOT_FORWARDED, type StampIdentity } from "./identity-stamp.js";
 
 /** Request headers that describe the client's connection or body framing, not the request: ours are our own. */
@@ -28,11 +29,17 @@ export type ForwardFailed = (reply: FastifyReply, error: unknown) => void;
  * the trailer does not match. One keep-alive agent per upstream, with no cap on connections
  * (body-guard.ts bounds uploads per caller and cuts stalled ones); idle connections are dropped
  * after 60 s, before the upstream's 65.
+ *
+ * A small body of a declared length is read whole and signed up front instead; to a plain http
+ * upstream it goes through a pool of its own (download-pool.ts), head and body in one write,
+ * which costs the gateway less than Node's http client per request.
  */
 export function uploadForwarder(upstream: URL, stamp: StampIdentity, failed: ForwardFailed) {
   const secure = upstream.protocol === "https:";
   const agent = secure ? new https.Agent({ keepAlive: true, timeout: 60_000 }) : new http.Agent({ keepAlive: true, timeout: 60_000 });
   const send = secure ? https.request : http.request;
+  // As many connections as there are writes under way, as with the agent.
+  const small = secure ? undefined : new DownloadPool({ host: upstream.hostname, port: Number(upstream.port || 80), connections: Number.POSITIVE_INFINITY, timeoutMs: 60_000, keepBuffers: 4 });
 
   const forward = (request: FastifyRequest, reply: FastifyReply, dest: string): FastifyReply => {
     const path = upstreamPath(request, dest);
@@ -75,7 +82,11 @@ export function uploadForwarder(upstream: URL, stamp: StampIdentity, failed: For
           // Node's parser ends a body at its Content-Length: never longer than declared.
           if (!whole) return failed(reply, new Error(`the request body ran past its Content-Length of ${declared}`));
           headers["content-length"] = String(whole.length);
-          open(bodyDigest(whole)).up.end(whole);
+          if (!small) return open(bodyDigest(whole)).up.end(whole);
+          stamp(headers as Record<string, unknown>, request.method, path, request.forwardedPrincipal, bodyDigest(whole));
+          // Every write answers with a length; one that does not cannot be sent again.
+          const unframed = () => failed(reply, new Error("the upstream answered a write without a Content-Length"));
+          answerFromPool(small, request, reply, requestHead(request.method, path, headers), whole, unframed);
         },
         (err: unknown) => failed(reply, err),
       );
@@ -92,7 +103,25 @@ export function uploadForwarder(upstream: URL, stamp: StampIdentity, failed: For
     return reply;
   };
 
-  return { forward, close: () => agent.destroy() };
+  return {
+    forward,
+    close: () => {
+      small?.close();
+      agent.destroy();
+    },
+  };
+}
+
+/** A request head in latin1, as Node's http client would write it: the headers as given, in order. */
+function requestHead(method: string, path: string, headers: OutgoingHttpHeaders): string {
+  let head = `${method} ${path} HTTP/1.1\r\n`;
+  for (const name in headers) {
+    const value = headers[name];
+    if (value === undefined) continue;
+    if (Array.isArray(value)) for (const v of value) head += `${name}: ${v}\r\n`;
+    else head += `${name}: ${value}\r\n`;
+  }
+  return `${head}\r\n`;
 }
 
 function answer(reply: FastifyReply, res: IncomingMessage, failed: ForwardFailed): void {

@@ -127,11 +127,14 @@ export async function startServices(opts: ServicesOptions): Promise<RunningServi
   };
 
   const lines: LogLine[] = [];
+  const MAX_LINES = 200_000;
   const waiters = new Set<{ pattern: RegExp; service?: ServiceName; resolve: (l: string) => void }>();
   const children = new Map<ServiceName, ServiceProcess>();
 
   const record = (service: ServiceName, line: string) => {
     lines.push({ service, line });
+    // A long run (a bench logs an access line per request) keeps its newest lines only.
+    if (lines.length > MAX_LINES) lines.splice(0, lines.length - MAX_LINES * 0.9);
     if (echo) process.stderr.write(`${service.padEnd(9)}| ${line}\n`);
     for (const w of waiters) {
       if ((!w.service || w.service === service) && w.pattern.test(line)) {

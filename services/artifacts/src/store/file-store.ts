@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import { constants, createWriteStream, type Stats } from "node:fs";
-import { type FileHandle, link, mkdir, open, readdir, rename, rm, rmdir, stat, unlink, utimes } from "node:fs/promises";
+import { link, mkdir, open, readdir, rename, rm, rmdir, stat, unlink, utimes } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { Readable, type Transform } from "node:stream";
 import { pipeline } from "node:stream/promises";
@@ -24,17 +24,11 @@ export interface FileStoreOptions {
   readOnly: boolean;
 }
 
-/** An upload written to tmp/, not yet visible: flushed, or its data still to flush (`unflushed`). */
+/** An upload written to tmp/ and flushed, not yet visible. */
 export interface Staged {
   tmp: string;
   size: number;
   sha256: string;
-  /**
-   * The open file of a body written in one call and not yet flushed: `place` flushes it beside
-   * the folder entry, once the file is renamed into place (one journal commit where the
-   * filesystem has one for both), and closes it; `discard` closes it.
-   */
-  unflushed?: FileHandle;
 }
 
 /** One version of a file on disk: a write renames a new inode into place. */
@@ -83,8 +77,8 @@ async function syncDir(dir: string): Promise<void> {
   }
 }
 
-/** A new file, flushed later (Staged.unflushed). */
-const WRITE_NEW = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL;
+/** A new file, written durably: O_DSYNC where the system has it (else the writer flushes it). */
+const WRITE_DURABLY = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | (constants.O_DSYNC ?? 0);
 
 const identityOf = (st: Stats): FileIdentity => ({ ino: st.ino, size: st.size, mtimeMs: Math.floor(st.mtimeMs), httpMtimeMs: st.mtime.getTime() });
 
@@ -102,15 +96,17 @@ export function fileStoreFactory(opts: FileStoreOptions) {
     const tmp = layout.newTmpFile();
     try {
       if (Buffer.isBuffer(source) && through.length === 0) {
-        // Kept open and flushed once it is in place, beside its folder entry (place).
-        const fh = await open(tmp, WRITE_NEW, 0o644);
+        // Opened for synchronous data writes where the system has them: a write returns once its
+        // bytes are on disk, so no fsync of its own is waited for.
+        const fh = await open(tmp, WRITE_DURABLY, 0o644);
         try {
           for (let at = 0; at < source.length; ) at += (await fh.write(source, at, source.length - at, at)).bytesWritten;
-        } catch (err) {
+          if (!constants.O_DSYNC) await fh.sync();
+        } finally {
+          // Its path is what the rest uses; nothing waits for the descriptor to go.
           void fh.close().catch(() => {});
-          throw err;
         }
-        return { tmp, size: source.length, sha256: createHash("sha256").update(source).digest("hex"), unflushed: fh };
+        return { tmp, size: source.length, sha256: createHash("sha256").update(source).digest("hex") };
       }
       const meter = digestingStream();
       await pipeline([Buffer.isBuffer(source) ? Readable.from([source]) : source, ...through, meter.stream, createWriteStream(tmp, { flags: "wx", mode: 0o644, flush: true })]);
@@ -172,11 +168,6 @@ export function fileStoreFactory(opts: FileStoreOptions) {
    * to a blob it took instead. Nothing once it is placed (the file is the path's then).
    */
   const discard = async (w: Staged | Prepared): Promise<void> => {
-    const staged = "staged" in w ? w.staged : w;
-    if (staged.unflushed && !("staged" in w && w.placed)) {
-      void staged.unflushed.close().catch(() => {});
-      staged.unflushed = undefined;
-    }
     if (!("staged" in w)) {
       await rm(w.tmp, { force: true }).catch(() => {});
       return;
@@ -199,11 +190,6 @@ export function fileStoreFactory(opts: FileStoreOptions) {
     // The staged file's inode and times (a rename keeps them) are read beside the link.
     // (When the blob existed, the staged file goes and the blob's new link is read instead.)
     const [st, { source, identity, blobbed }] = await Promise.all([stat(staged.tmp).catch((err: unknown) => err as Error), intoBlob(staged)]);
-    if (source !== staged.tmp && staged.unflushed) {
-      // The blob stored before is placed instead (its content is on disk): the upload is gone.
-      void staged.unflushed.close().catch(() => {});
-      staged.unflushed = undefined;
-    }
     if (!identity && st instanceof Error) throw st;
     return { staged, source, identity: identity ?? identityOf(st as Stats), blobbed, placed: false };
   };
@@ -257,27 +243,14 @@ export function fileStoreFactory(opts: FileStoreOptions) {
       }
     }
     p.placed = true;
-    const file = p.staged.unflushed;
-    p.staged.unflushed = undefined;
-    // The file's data and its folder entry flushed side by side: where the filesystem journals
-    // both (ext4, xfs), the two wait for one commit.
-    const flushFile = async () => {
-      if (!file) return;
-      try {
-        await file.sync();
-      } finally {
-        await file.close().catch(() => {});
-      }
-    };
-    const flushDir = async () => {
+    const flushed = (async () => {
       if (!opened) return syncDir(parent);
       try {
         await opened.sync();
       } finally {
         await opened.close().catch(() => {});
       }
-    };
-    const flushed = Promise.all([flushFile(), flushDir()]).then(() => {});
+    })();
     // Awaited by the caller, who may send its commit meanwhile; never unhandled before that.
     flushed.catch(() => {});
     return { created: before.value === undefined, identity: p.identity, flushed };

@@ -311,6 +311,19 @@ describe("DownloadPool", () => {
     expect(out.error?.message).toMatch(/sent nothing for 150 ms/);
   });
 
+  it("waits longer for an answer than it keeps a connection idle, when told to", async () => {
+    const { port } = await rawServer((request, socket) => {
+      const wait = request.startsWith("PUT /slow") ? 300 : 900;
+      setTimeout(() => socket.write("HTTP/1.1 201 Created\r\nContent-Length: 2\r\n\r\nok"), wait);
+    });
+    const p = pool(port, { timeoutMs: 100, answerTimeoutMs: 500 });
+    const slow = await put(p, "/slow", Buffer.from("x")).done;
+    expect(slow.error).toBeUndefined();
+    expect(slow.head?.status).toBe(201);
+    const tooSlow = await put(p, "/too-slow", Buffer.from("x")).done;
+    expect(tooSlow.error?.message).toMatch(/sent nothing for 500 ms/);
+  });
+
   it("refuses a malformed answer", async () => {
     const { port } = await rawServer((_request, socket) => socket.write("HTTP/1.1 200 OK\r\nContent-Length: 2\r\nBad Header\r\n\r\nok"));
     const out = await get(pool(port), "/x").done;

@@ -62,6 +62,8 @@ export interface DownloadPoolOptions {
    * connection, not per request: re-arming a socket timer costs on every request.
    */
   timeoutMs: number;
+  /** How long a request may wait for its answer in silence; default `timeoutMs` (a write may take longer than an idle connection may be kept). */
+  answerTimeoutMs?: number;
   /** Free read buffers kept for reuse. */
   keepBuffers?: number;
 }
@@ -106,6 +108,8 @@ class Connection {
   private inBody = false;
   private reusable = true;
   private gone = false;
+  /** Time the current request has waited for the first byte of its answer, in whole timeouts. */
+  private silentMs = 0;
 
   constructor(private readonly pool: DownloadPool) {
     this.armed = pool.shelf.take();
@@ -118,11 +122,20 @@ class Connection {
     this.socket.setTimeout(pool.options.timeoutMs);
     this.socket.on("error", (err) => this.lost(err));
     this.socket.on("close", () => this.lost(new Error("the upstream closed the connection")));
-    this.socket.on("timeout", () => this.socket.destroy(this.call ? new Error(`the upstream sent nothing for ${pool.options.timeoutMs} ms`) : undefined));
+    this.socket.on("timeout", () => {
+      const { timeoutMs, answerTimeoutMs = timeoutMs } = pool.options;
+      if (this.call && !this.call.answered && (this.silentMs += timeoutMs) < answerTimeoutMs) {
+        // Still within the time an answer may take: wait on (the timer is not re-armed by itself).
+        this.socket.setTimeout(Math.min(timeoutMs, answerTimeoutMs - this.silentMs));
+        return;
+      }
+      this.socket.destroy(this.call ? new Error(`the upstream sent nothing for ${this.call.answered ? timeoutMs : answerTimeoutMs} ms`) : undefined);
+    });
   }
 
   run(call: Call): void {
     this.call = call;
+    this.silentMs = 0;
     call.connection = this;
     this.head = null;
     this.inBody = false;

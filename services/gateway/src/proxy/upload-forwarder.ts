@@ -39,7 +39,7 @@ export function uploadForwarder(upstream: URL, stamp: StampIdentity, failed: For
   const agent = secure ? new https.Agent({ keepAlive: true, timeout: 60_000 }) : new http.Agent({ keepAlive: true, timeout: 60_000 });
   const send = secure ? https.request : http.request;
   // As many connections as there are writes under way, as with the agent.
-  const small = secure ? undefined : new DownloadPool({ host: upstream.hostname, port: Number(upstream.port || 80), connections: Number.POSITIVE_INFINITY, timeoutMs: 60_000, keepBuffers: 4 });
+  const small = secure ? undefined : new DownloadPool({ host: upstream.hostname, port: Number(upstream.port || 80), connections: Number.POSITIVE_INFINITY, timeoutMs: 60_000, answerTimeoutMs: IDLE_MS, keepBuffers: 4 });
 
   const forward = (request: FastifyRequest, reply: FastifyReply, dest: string): FastifyReply => {
     const path = upstreamPath(request, dest);

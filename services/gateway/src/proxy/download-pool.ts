@@ -19,7 +19,7 @@ import { connect, type Socket } from "node:net";
  * and the connection is dropped, so the caller can send the request again by the general path.
  */
 
-/** Size of each read buffer. */
+/** Size of each read buffer, unless the pool is told otherwise. */
 const CHUNK = 256 * 1024;
 /** Body buffers one exchange may have lent out before its connection stops reading. */
 const LENT_PER_EXCHANGE = 3;
@@ -66,14 +66,19 @@ export interface DownloadPoolOptions {
   answerTimeoutMs?: number;
   /** Free read buffers kept for reuse. */
   keepBuffers?: number;
+  /** Size of each read buffer (each open connection holds one); default 256 KiB, for file bodies. */
+  bufferBytes?: number;
 }
 
 /** Read buffers, taken back once the bytes in them are written to the client. */
 class BufferShelf {
   private readonly free: Buffer[] = [];
-  constructor(private readonly keep: number) {}
+  constructor(
+    private readonly keep: number,
+    private readonly size: number,
+  ) {}
   take(): Buffer {
-    return this.free.pop() ?? Buffer.allocUnsafeSlow(CHUNK);
+    return this.free.pop() ?? Buffer.allocUnsafeSlow(this.size);
   }
   give(buffer: Buffer): void {
     if (this.free.length < this.keep) this.free.push(buffer);
@@ -292,7 +297,7 @@ export class DownloadPool {
   private shut = false;
 
   constructor(readonly options: DownloadPoolOptions) {
-    this.shelf = new BufferShelf(options.keepBuffers ?? 32);
+    this.shelf = new BufferShelf(options.keepBuffers ?? 32, options.bufferBytes ?? CHUNK);
   }
 
   /**

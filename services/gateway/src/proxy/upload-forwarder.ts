@@ -38,8 +38,11 @@ export function uploadForwarder(upstream: URL, stamp: StampIdentity, failed: For
   const secure = upstream.protocol === "https:";
   const agent = secure ? new https.Agent({ keepAlive: true, timeout: 60_000 }) : new http.Agent({ keepAlive: true, timeout: 60_000 });
   const send = secure ? https.request : http.request;
-  // As many connections as there are writes under way, as with the agent.
-  const small = secure ? undefined : new DownloadPool({ host: upstream.hostname, port: Number(upstream.port || 80), connections: Number.POSITIVE_INFINITY, timeoutMs: 60_000, answerTimeoutMs: IDLE_MS, keepBuffers: 4 });
+  // As many connections as there are writes under way, as with the agent; their answers are
+  // small, so each connection's read buffer is too.
+  const small = secure
+    ? undefined
+    : new DownloadPool({ host: upstream.hostname, port: Number(upstream.port || 80), connections: Number.POSITIVE_INFINITY, timeoutMs: 60_000, answerTimeoutMs: IDLE_MS, keepBuffers: 16, bufferBytes: 16 * 1024 });
 
   const forward = (request: FastifyRequest, reply: FastifyReply, dest: string): FastifyReply => {
     const path = upstreamPath(request, dest);

@@ -169,6 +169,14 @@ describe("DownloadPool", () => {
     expect(connections).toHaveLength(1);
   });
 
+  it("reads a long answer whole into small read buffers too", async () => {
+    const { port } = await fileServer();
+    const out = await get(pool(port, { bufferBytes: 1024 }), "/file").done;
+    expect(out.error).toBeUndefined();
+    expect(out.ended).toBe(true);
+    expect(sha(out.body)).toBe(sha(file));
+  });
+
   it("stops reading while three buffers are out with a slow client, and loses nothing", async () => {
     const { port } = await fileServer();
     const out = await get(pool(port), "/file", 15).done;

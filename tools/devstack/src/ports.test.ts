@@ -8,18 +8,37 @@ import { releasePort, reservePort } from "./ports.js";
 const RESERVATIONS = join(tmpdir(), "svc-port-reservations");
 const here = import.meta.dirname;
 
-/** Another process reserving `n` ports at the same time as this one; its ports and process id, once it has exited. */
-function reserveElsewhere(n: number): Promise<{ ports: number[]; pid: number }> {
+/**
+ * Another process reserving `n` ports at the same time as this one. It holds them until
+ * `exit()`: a port given back may rightly be handed out again, so only ports held at the same
+ * time must all differ.
+ */
+function reserveElsewhere(n: number): Promise<{ ports: number[]; pid: number; exit: () => Promise<void> }> {
   const code = `import { reservePort } from ${JSON.stringify(join(here, "ports.ts"))};
 const ports = [];
 for (let i = 0; i < ${n}; i++) ports.push(await reservePort());
-console.log(JSON.stringify({ ports, pid: process.pid }));`;
+console.log(JSON.stringify({ ports, pid: process.pid }));
+process.stdin.on("end", () => process.exit(0));
+process.stdin.resume();`;
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ["--import", "tsx", "--input-type=module", "-e", code], { stdio: ["ignore", "pipe", "inherit"] });
+    const child = spawn(process.execPath, ["--import", "tsx", "--input-type=module", "-e", code], { stdio: ["pipe", "pipe", "inherit"] });
+    const exited = new Promise<number | null>((r) => child.on("exit", (status) => r(status)));
     let out = "";
-    child.stdout.on("data", (d) => (out += d));
+    child.stdout.on("data", (d) => {
+      out += d;
+      if (!out.includes("\n")) return;
+      const held = JSON.parse(out) as { ports: number[]; pid: number };
+      resolve({
+        ...held,
+        exit: async () => {
+          child.stdin.end();
+          const status = await exited;
+          if (status !== 0) throw new Error(`exited with ${status}`);
+        },
+      });
+    });
     child.on("error", reject);
-    child.on("exit", (status) => (status === 0 ? resolve(JSON.parse(out) as { ports: number[]; pid: number }) : reject(new Error(`exited with ${status}`))));
+    void exited.then((status) => reject(new Error(`exited with ${status} before reserving`)));
   });
 }
 
@@ -32,7 +51,9 @@ describe("reservePort", () => {
     const [ea, eb] = await others;
     const [a, b] = [ea!.ports, eb!.ports];
     const all = [...ours, ...a, ...b];
+    // All 120 held at once.
     expect(new Set(all).size).toBe(120);
+    await Promise.all([ea!.exit(), eb!.exit()]);
     for (const port of all) {
       expect(port).toBeGreaterThanOrEqual(20_000);
       expect(port).toBeLessThan(floor!);

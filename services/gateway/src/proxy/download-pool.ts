@@ -62,7 +62,10 @@ export interface DownloadPoolOptions {
    * connection, not per request: re-arming a socket timer costs on every request.
    */
   timeoutMs: number;
-  /** How long a request may wait for its answer in silence; default `timeoutMs` (a write may take longer than an idle connection may be kept). */
+  /**
+   * How long a request may wait for its answer in silence, rounded up to whole `timeoutMs`;
+   * default `timeoutMs` (a write may take longer than an idle connection may be kept).
+   */
   answerTimeoutMs?: number;
   /** Free read buffers kept for reuse. */
   keepBuffers?: number;
@@ -130,8 +133,9 @@ class Connection {
     this.socket.on("timeout", () => {
       const { timeoutMs, answerTimeoutMs = timeoutMs } = pool.options;
       if (this.call && !this.call.answered && (this.silentMs += timeoutMs) < answerTimeoutMs) {
-        // Still within the time an answer may take: wait on (the timer is not re-armed by itself).
-        this.socket.setTimeout(Math.min(timeoutMs, answerTimeoutMs - this.silentMs));
+        // Still within the time an answer may take (counted in whole timeouts): wait on. The
+        // timer is not re-armed by itself.
+        this.socket.setTimeout(timeoutMs);
         return;
       }
       this.socket.destroy(this.call ? new Error(`the upstream sent nothing for ${this.call.answered ? timeoutMs : answerTimeoutMs} ms`) : undefined);

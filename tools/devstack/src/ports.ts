@@ -1,5 +1,5 @@
 import { randomInt } from "node:crypto";
-import { chmodSync, existsSync, linkSync, mkdirSync, readFileSync, unlinkSync, writeFileSync } from "node:fs";
+import { chmodSync, closeSync, existsSync, linkSync, mkdirSync, openSync, readFileSync, rmSync, unlinkSync, writeFileSync } from "node:fs";
 import { connect, createServer, type Socket } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -34,40 +34,55 @@ function ephemeralFloor(): number {
   return 32_768;
 }
 
+const holderOf = (file: string): number => {
+  try {
+    return Number(readFileSync(file, "utf8"));
+  } catch {
+    return NaN; // removed meanwhile
+  }
+};
+
 /** Creates the reservation file for `port`; false when a living process holds it. */
 function reserve(port: number): boolean {
   const file = join(RESERVATIONS, String(port));
-  for (let attempt = 0; attempt < 2; attempt++) {
-    // Written whole under a private name, then linked into place (link fails if the name
-    // exists): another run never sees a reservation without its process id. (Created empty and
-    // then written, a reader in between took it for a crashed run's and took the port too.)
-    const draft = join(RESERVATIONS, `.${port}.${process.pid}`);
-    writeFileSync(draft, String(process.pid), { mode: 0o644 });
+  // Written whole under a private name, then linked into place (link fails if the name
+  // exists): another run never sees a reservation without its process id. (Created empty and
+  // then written, a reader in between took it for a crashed run's and took the port too.)
+  const draft = join(RESERVATIONS, `.${port}.${process.pid}`);
+  writeFileSync(draft, String(process.pid), { mode: 0o644 });
+  try {
+    if (link(draft, file, port)) return true;
+    const holder = holderOf(file);
+    if (holder === process.pid || (Number.isInteger(holder) && holder > 0 && pidAlive(holder))) return false;
+    // Left by a process that is gone. Taken over by one run at a time: two that both saw the
+    // dead holder and removed the file in turn could each remove the other's new reservation.
+    const takeover = `${file}.takeover`;
     try {
-      linkSync(draft, file);
-      mine.add(port);
-      return true;
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== "EEXIST") throw err;
-      let holder = NaN;
-      try {
-        holder = Number(readFileSync(file, "utf8"));
-      } catch {
-        // removed meanwhile: try again
-      }
-      if (holder === process.pid) return false;
-      if (Number.isInteger(holder) && holder > 0 && pidAlive(holder)) return false;
-      // Left by a process that is gone.
-      try {
-        unlinkSync(file);
-      } catch {
-        // someone else took it over first
-      }
-    } finally {
-      unlinkSync(draft);
+      closeSync(openSync(takeover, "wx", 0o644));
+    } catch {
+      return false; // another run is taking it over (or one died doing so): pick another port
     }
+    try {
+      if (holderOf(file) === holder) rmSync(file, { force: true });
+      return link(draft, file, port);
+    } finally {
+      unlinkSync(takeover);
+    }
+  } finally {
+    unlinkSync(draft);
   }
-  return false;
+}
+
+/** Links the draft as the reservation of `port`; false when the name exists. */
+function link(draft: string, file: string, port: number): boolean {
+  try {
+    linkSync(draft, file);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === "EEXIST") return false;
+    throw err;
+  }
+  mine.add(port);
+  return true;
 }
 
 /** True when nothing listens on host:port (we can bind it). */

@@ -1,11 +1,14 @@
 // `npm run bench -- --against=<checkout>`: this checkout's services and another checkout's (an
 // earlier commit in a git worktree, its packages installed) side by side on this machine, each
 // with its own Postgres, Redis, NATS and npm repository, taking turns: sequential npm publishes
-// in runs of 10, then sequential GETs of their tarballs and documents in runs of 50. A change's
+// in runs of 10, then sequential GETs of their tarballs and documents in runs of 50, then the
+// documents again paced as `npm install` fetches them (one at a time, npm's own work between
+// them, about 8 ms here: each process in the chain is woken from idle per request). A change's
 // effect of a few per cent shows here, where two runs of the whole bench an hour apart differ
 // by more than that on a shared VM. Figures are printed, never asserted. See bench/README.md.
 import { mkdirSync, rmSync } from "node:fs";
 import { join, resolve } from "node:path";
+import type { Infra } from "@svc/devstack";
 import type { RunningServices } from "@svc/devstack/service-runner";
 import { startBenchSuite } from "./bench-suite.js";
 import { INSTALL_ACCEPT, NPM_SUITE_ENV, npmRepository } from "./npm-measure.js";
@@ -15,10 +18,16 @@ import { closeScaleAgent } from "./scale-client.js";
 import { AGAINST, dataDir, log, NPM_SIZES, suiteDir } from "./options.js";
 
 const SERVICES = ["gateway", "artifacts", "notifier"] as const;
+const SERVERS = ["postgres", "redis"] as const;
+/** What `npm install` does between one document and the next here (9-11 ms a document in all; see docs/internals/performance.md). */
+const NPM_PACE_MS = 8;
+/** npm 11's Accept when it installs: the full document (it asks for the abbreviated one only with fullMetadata off). */
+const FULL_ACCEPT = "application/json";
 
 interface Target {
   label: string;
   s: RunningServices;
+  infra: Infra;
   registry: string;
   key: string;
 }
@@ -33,40 +42,47 @@ export async function runAgainst(): Promise<void> {
     mkdirSync(dataDir, { recursive: true });
     for (const d of [suiteDir, join(other, ".data", "bench", "suite")]) rmSync(d, { recursive: true, force: true });
     const suites = [
-      { label: `other (${other})`, s: (await startOther(cleanups, {}, NPM_SUITE_ENV)).suite },
-      { label: "this checkout", s: (await startBenchSuite(cleanups, {}, NPM_SUITE_ENV)).suite },
+      { label: `other (${other})`, ...(await startOther(cleanups, {}, NPM_SUITE_ENV)) },
+      { label: "this checkout", ...(await startBenchSuite(cleanups, {}, NPM_SUITE_ENV)) },
     ];
     const targets: Target[] = [];
-    for (const { label, s } of suites) {
+    for (const { label, suite: s, infra } of suites) {
       const { registry, key } = await npmRepository(s);
       for (let i = 0; i < 50; i++) await publish(registry, key, publishDoc(registry, `warm-${i}`, "1.0.0"));
-      targets.push({ label, s, registry, key });
+      targets.push({ label, s, infra, registry, key });
     }
-    const cpu = (t: Target) => SERVICES.map((n) => cpuMs(t.s.pid(n) ?? 0));
-    const inTurns = async (what: string, run: number, step: (t: Target, i: number) => Promise<void>) => {
+    const cpu = (t: Target) => [...SERVICES.map((n) => cpuMs(t.s.pid(n) ?? 0)), ...SERVERS.map((n) => cpuMs(t.infra.pids()[n] ?? 0))];
+    /** `step` may answer the milliseconds to count (a paced GET's, without its pause); else its whole time counts. */
+    const inTurns = async (what: string, run: number, step: (t: Target, i: number) => Promise<number | void>) => {
       log(`${what}: ${count} one after another on each, in turns of ${run}`);
       const ms = targets.map(() => 0);
       const before = targets.map(cpu);
       for (let from = 0, turn = 0; from < count; from += run, turn++) {
         for (const k of turn % 2 === 0 ? [0, 1] : [1, 0]) {
-          const t0 = performance.now();
-          for (let i = from; i < Math.min(from + run, count); i++) await step(targets[k]!, i);
-          ms[k]! += performance.now() - t0;
+          for (let i = from; i < Math.min(from + run, count); i++) {
+            const t0 = performance.now();
+            const counted = await step(targets[k]!, i);
+            ms[k]! += typeof counted === "number" ? counted : performance.now() - t0;
+          }
         }
       }
       const rows = targets.map((t, k) => {
         const used = cpu(t).map((c, j) => (c - before[k]![j]!) / count);
-        return `  ${t.label.padEnd(Math.max(...targets.map((x) => x.label.length)))}  ${(ms[k]! / count).toFixed(2)} ms each; CPU each: ${SERVICES.map((n, j) => `${n} ${(used[j]! * 1000).toFixed(0)} µs`).join(", ")}`;
+        return `  ${t.label.padEnd(Math.max(...targets.map((x) => x.label.length)))}  ${(ms[k]! / count).toFixed(2)} ms each; CPU each: ${[...SERVICES, ...SERVERS].map((n, j) => `${n} ${(used[j]! * 1000).toFixed(0)} µs`).join(", ")}`;
       });
       console.log(`\n${what}\n${rows.join("\n")}\n  this / other: x${(ms[1]! / ms[0]!).toFixed(3)}`);
     };
-    const get = async (url: string, key: string, accept: string) => {
+    /** The time of the GET alone (a paced step's pause is not counted). */
+    const get = async (url: string, key: string, accept: string, pauseMs = 0) => {
       const r = await timedGet(url, { authorization: `Bearer ${key}`, accept });
       if (r.status !== 200) throw new Error(`GET ${url} answered ${r.status}`);
+      if (pauseMs > 0) await new Promise((done) => setTimeout(done, pauseMs));
+      return r.ms;
     };
     await inTurns("npm publishes", 10, (t, i) => publish(t.registry, t.key, publishDoc(t.registry, `dep-${i}`, "1.0.0")));
-    await inTurns("tarball GETs", 50, (t, i) => get(`${t.registry}dep-${i}/-/dep-${i}-1.0.0.tgz`, t.key, "*/*"));
-    await inTurns("document GETs (abbreviated)", 50, (t, i) => get(`${t.registry}dep-${i}`, t.key, INSTALL_ACCEPT));
+    await inTurns("tarball GETs", 50, async (t, i) => void (await get(`${t.registry}dep-${i}/-/dep-${i}-1.0.0.tgz`, t.key, "*/*")));
+    await inTurns("document GETs (abbreviated)", 50, async (t, i) => void (await get(`${t.registry}dep-${i}`, t.key, INSTALL_ACCEPT)));
+    await inTurns(`document GETs (full) paced as npm install: ${NPM_PACE_MS} ms after each`, 50, (t, i) => get(`${t.registry}dep-${i}`, t.key, FULL_ACCEPT, NPM_PACE_MS));
   } finally {
     for (const c of cleanups.reverse()) await c().catch((err) => log(`cleanup: ${(err as Error).message}`));
     await closeNpmAgent().catch(() => {});

@@ -6,13 +6,21 @@ import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { startSuite, type Suite } from "./suite.js";
 
-/** A relay that forwards bytes both ways, or holds them while stalled (nothing is lost). */
+/** A script call as the gateway sends it (RESP: a bulk string naming the command). */
+const SCRIPT_CALL = /\$7\r\nevalsha\r\n|\$4\r\neval\r\n/gi;
+
+/**
+ * A relay that forwards bytes both ways, or holds them while stalled (nothing is lost), and
+ * counts the script calls sent towards Redis.
+ */
 function stallableRelay(target: URL) {
   let stalled = false;
+  let scriptCalls = 0;
   const held: (() => void)[] = [];
   const sockets = new Set<Socket>();
-  const forward = (from: Socket, to: Socket) =>
+  const forward = (from: Socket, to: Socket, toRedis: boolean) =>
     from.on("data", (d: Buffer) => {
+      if (toRedis) scriptCalls += d.toString("latin1").match(SCRIPT_CALL)?.length ?? 0;
       if (stalled) held.push(() => to.write(d));
       else to.write(d);
     });
@@ -26,10 +34,11 @@ function stallableRelay(target: URL) {
         upstream.destroy();
       });
     }
-    forward(client, upstream);
-    forward(upstream, client);
+    forward(client, upstream, true);
+    forward(upstream, client, false);
   });
   return {
+    scriptCalls: () => scriptCalls,
     listen: () => new Promise<number>((r) => server.listen(0, "127.0.0.1", () => r((server.address() as AddressInfo).port))),
     stall: () => (stalled = true),
     flow: () => {
@@ -87,5 +96,26 @@ describe("Redis health", () => {
     await untilReady(200, 20_000);
     const detail = (await (await s.call("GET", "/health/ready", { key: s.bootstrapKey })).json()) as { checks: Record<string, { status: string }> };
     expect(detail.checks.redis).toEqual({ status: "up" });
+  });
+
+  it("charges requests one after another together: about one Redis call per tenth of a second while the bucket has room", async () => {
+    await untilReady(200, 30_000);
+    // The first request learns what the bucket holds; the next ones go through at once.
+    expect((await s.call("GET", "/api/capabilities", { key: s.bootstrapKey })).status).toBe(200);
+    const before = relay.scriptCalls();
+    const t0 = Date.now();
+    // As npm fetches its documents: one at a time, a few milliseconds of its own work between them.
+    for (let i = 0; i < 40; i++) {
+      expect((await s.call("GET", "/api/capabilities", { key: s.bootstrapKey })).status).toBe(200);
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    const elapsed = Date.now() - t0;
+    // Let the last charge go out, then count: every request was charged, in few calls.
+    await new Promise((r) => setTimeout(r, 300));
+    const calls = relay.scriptCalls() - before;
+    expect(calls).toBeGreaterThanOrEqual(1);
+    // A call at most every 100 ms, and one more whenever what the gateway knew was a second old
+    // (a call every 20 ms, as before, is about twice the requests' count over two).
+    expect(calls).toBeLessThanOrEqual(Math.floor(elapsed / 100) + Math.floor(elapsed / 1000) + 2);
   });
 });

@@ -19,10 +19,13 @@ import type { Logger } from "pino";
  * answer says how many cells the bucket has left, and while that (less what this gateway let
  * through since) is above a margin of a tenth of a second's refill and under a second old, a
  * request goes through at once and is charged in the bucket's next call like any other, made
- * within CHARGE_EVERY_MS (so requests in a row share calls too). For one gateway this never
- * lets through more than the bucket holds (refills only add to it); other gateways' takings
- * meanwhile are what the margin is for. Near an empty bucket every request waits for its
- * verdict again. Requests in a row then pay no round trip to Redis.
+ * within CHARGE_EVERY_MS (so requests in a row share calls too), or within CHARGE_ROOMY_MS
+ * while the bucket holds more than ROOMY margins (a second's refill): a client sending one
+ * request every few milliseconds, as npm fetches its documents, then costs one call per tenth
+ * of a second instead of one per second request (each call wakes the gateway twice and Redis
+ * once). For one gateway this never lets through more than the bucket holds (refills only add
+ * to it); other gateways' takings meanwhile are what the margin is for. Near an empty bucket
+ * every request waits for its verdict again. Requests in a row then pay no round trip to Redis.
  *
  * Redis being down is a value, not an exception: the request is let through (fail open), a
  * warning is logged once per outage, and the outage is counted and reported. Until the first
@@ -95,11 +98,20 @@ const marginOf = (perMinute: number) => Math.max(1, Math.ceil(perMinute / 600));
 const admitted = () => {};
 /** How long the charges of requests already let through may wait to go to Redis together. */
 const CHARGE_EVERY_MS = 20;
+/**
+ * The same while the bucket is known to hold more than ROOMY margins: with a second's refill in
+ * hand, a tenth of a second of charges in one call cannot empty it unless the deployment takes
+ * ten times its ceiling's rate meanwhile.
+ */
+const CHARGE_ROOMY_MS = 100;
+const ROOMY = 10;
 
 /** The requests waiting for one bucket's next script call. */
 interface Waiting {
   perMinute: number;
   callbacks: ((v: Verdict) => void)[];
+  /** Whether a request waits for its verdict among them (else they are charges only, which may wait for the charges timer). */
+  awaited: boolean;
 }
 
 export function rateLimiterFactory(opts: RateLimiterOptions) {
@@ -153,8 +165,9 @@ export function rateLimiterFactory(opts: RateLimiterOptions) {
 
   const waiting = new Map<string, Waiting>();
   let flushScheduled = false;
-  /** A flush put off while only the charges of requests already let through wait for it. */
+  /** A flush put off while only the charges of requests already let through wait for it, and when it is due. */
   let chargesTimer: NodeJS.Timeout | undefined;
+  let chargesDue = 0;
 
   /** Hands each waiting request its verdict; one caller's mistake does not strand the others. */
   const answer = (w: Waiting, verdictOf: (i: number) => Verdict) => {
@@ -195,9 +208,21 @@ export function rateLimiterFactory(opts: RateLimiterOptions) {
     void decide(bucket, w).then(() => {
       inFlight.delete(bucket);
       const next = waiting.get(bucket);
-      if (next) send(bucket, next);
+      // A request waiting for its verdict goes at once; charges alone wait for their timer
+      // (or a short one, when theirs fired while this call was under way).
+      if (next?.awaited) send(bucket, next);
+      else if (next) scheduleCharges(CHARGE_EVERY_MS);
     });
   };
+
+  /** Makes sure the charges waiting go to Redis within `wait` ms. */
+  function scheduleCharges(wait: number): void {
+    const due = Date.now() + wait;
+    if (flushScheduled || (chargesTimer && chargesDue <= due)) return;
+    if (chargesTimer) clearTimeout(chargesTimer);
+    chargesTimer = setTimeout(flush, wait).unref();
+    chargesDue = due;
+  }
 
   function flush(): void {
     flushScheduled = false;
@@ -232,13 +257,16 @@ export function rateLimiterFactory(opts: RateLimiterOptions) {
       }
       const charge = through ? admitted : then;
       const w = waiting.get(bucket);
-      if (w) w.callbacks.push(charge);
-      else waiting.set(bucket, { perMinute, callbacks: [charge] });
+      if (w) {
+        w.callbacks.push(charge);
+        w.awaited ||= !through;
+      } else waiting.set(bucket, { perMinute, callbacks: [charge], awaited: !through });
       // After the requests that arrived in this turn of the event loop have been read.
       if (through) {
-        // Nobody waits for a charge: it goes with the next call, at most CHARGE_EVERY_MS later,
-        // so requests one after another cost a call every few milliseconds, not one each.
-        if (!flushScheduled && !chargesTimer) chargesTimer = setTimeout(flush, CHARGE_EVERY_MS).unref();
+        // Nobody waits for a charge: it goes with the next call, at most CHARGE_EVERY_MS later
+        // (CHARGE_ROOMY_MS with plenty of room), so requests one after another cost a call every
+        // few milliseconds, not one each. A bucket running low brings a later charge forward.
+        scheduleCharges(k.left > ROOMY * marginOf(perMinute) ? CHARGE_ROOMY_MS : CHARGE_EVERY_MS);
       } else if (!flushScheduled) {
         flushScheduled = true;
         setImmediate(flush);

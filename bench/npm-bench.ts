@@ -8,7 +8,7 @@ import { freePort } from "@svc/devstack";
 import type { ServiceName } from "@svc/devstack/service-runner";
 import { summariseProfile } from "./cpuprofile.js";
 import { startBenchSuite } from "./bench-suite.js";
-import { coldInstall, concurrentDocument, INSTALL_ACCEPT, NPM_SUITE_ENV, npmRepository, publishInTurns, publishMany, rateRound, type Burst, type NpmTarget, type RateRound } from "./npm-measure.js";
+import { coldInstall, concurrentDocument, INSTALL_ACCEPT, memoryRegistry, NPM_SUITE_ENV, npmRepository, pairedRatio, publishInTurns, publishMany, rateRound, type Burst, type NpmTarget, type RateRound } from "./npm-measure.js";
 import { closeNpmAgent, publishDoc } from "./npm-packages.js";
 import { closeScaleAgent } from "./scale-client.js";
 import { dataDir, log, NPM_SIZES, npmDir, PROFILE, profileDir, repoRoot, ROUNDS, suiteDir, toolsDir } from "./options.js";
@@ -99,11 +99,23 @@ export async function runNpm(): Promise<void> {
       await s.startService("artifacts");
     }
 
-    const deps = Object.fromEntries(Array.from({ length: NPM_SIZES.packages }, (_, i) => [dep(i), "^1.0.0"]));
+    const names = Array.from({ length: NPM_SIZES.packages }, (_, i) => dep(i));
+    const deps = Object.fromEntries(names.map((n) => [n, "^1.0.0"]));
+    log("npm: copying the packages into a registry answering from memory (the floor of an install)");
+    const memory = await memoryRegistry(targets[0]!, names, await freePort());
+    cleanups.push(() => memory.close());
+    const floor: number[] = [];
+    // Each round installs from the suite and Verdaccio one right after the other (in turns, so
+    // neither always goes first), the floor before or after them.
     for (let i = 0; i < NPM_SIZES.installs; i++) {
-      for (const t of i % 2 === 0 ? targets : [...targets].reverse()) figures.get(t.label)!.installs.push(await coldInstall(t, join(npmDir, `install-${t.label}`), deps));
+      const pair = i % 2 === 0 ? targets : [...targets].reverse();
+      for (const t of i % 4 < 2 ? [memory, ...pair] : [...pair, memory]) {
+        const seconds = await coldInstall(t, join(npmDir, `install-${t.label}`), deps);
+        if (t === memory) floor.push(seconds);
+        else figures.get(t.label)!.installs.push(seconds);
+      }
     }
-    printNpm(figures.get("suite")!, figures.get("verdaccio")!, profileFile);
+    printNpm(figures.get("suite")!, figures.get("verdaccio")!, floor, profileFile);
   } finally {
     for (const c of cleanups.reverse()) await c().catch((err) => log(`cleanup: ${(err as Error).message}`));
     await closeNpmAgent().catch(() => {});
@@ -118,7 +130,7 @@ const n0 = (x: number) => (Number.isFinite(x) ? Math.round(x).toLocaleString("en
 const ms = (x: number) => (x < 10 ? `${x.toFixed(1)} ms` : `${Math.round(x)} ms`);
 const sec = (x: number) => `${x.toFixed(1)} s`;
 
-function printNpm(a: TargetFigures, b: TargetFigures, profileFile: string | undefined): void {
+function printNpm(a: TargetFigures, b: TargetFigures, floor: number[], profileFile: string | undefined): void {
   type Row = [label: string, suite: string, verdaccio: string, ratio: string, goal: string];
   const ratio = (x: number, y: number) => (y > 0 && Number.isFinite(x) ? `x${(x / y).toFixed(2)}` : "-");
   const rows: Row[] = [];
@@ -139,7 +151,14 @@ function printNpm(a: TargetFigures, b: TargetFigures, profileFile: string | unde
   }
   rows.push([`${NPM_SIZES.packages} publishes, one after another (in turns)`, sec(a.publishSeconds), sec(b.publishSeconds), ratio(a.publishSeconds, b.publishSeconds), "well under x1"]);
   rows.push([`  server CPU per publish`, ms(a.publishCpuMs), ms(b.publishCpuMs), ratio(a.publishCpuMs, b.publishCpuMs), ""]);
-  rows.push([`cold npm install, ${NPM_SIZES.packages} packages`, a.installs.map(sec).join(", "), b.installs.map(sec).join(", "), ratio(avg(a.installs), avg(b.installs)), "under x1"]);
+  rows.push([`cold npm install, ${NPM_SIZES.packages} packages (mean)`, sec(avg(a.installs)), sec(avg(b.installs)), ratio(avg(a.installs), avg(b.installs)), "under x1"]);
+  rows.push([`  each, in rounds`, a.installs.map(sec).join(", "), b.installs.map(sec).join(", "), "", ""]);
+  const paired = pairedRatio(a.installs, b.installs);
+  if (paired) {
+    const verdict = paired.high < 1 ? "faster" : paired.low > 1 ? "slower" : "not told apart";
+    rows.push([`  ratio of each round's pair, 95 % interval`, "", "", `x${paired.ratio.toFixed(2)} (x${paired.low.toFixed(2)}-x${paired.high.toFixed(2)})`, verdict]);
+  }
+  rows.push([`  a registry answering from memory (floor)`, `${sec(avg(floor))}: ${floor.map(sec).join(", ")}`, "", ratio(avg(floor), avg(b.installs)), ""]);
   rows.push([`set-up: ${NPM_SIZES.versions} + ${NPM_SIZES.bigVersions} versions`, `${sec(a.setup.medium)} + ${sec(a.setup.big)} (4 at once)`, `${sec(b.setup.medium)} + ${sec(b.setup.big)} (1 at once)`, "", ""]);
 
   const head: Row = ["", "suite (gateway, key)", `verdaccio ${VERDACCIO_VERSION} (JWT)`, "suite/verdaccio", "goal"];

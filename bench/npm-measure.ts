@@ -2,9 +2,11 @@
 // rates (autocannon), one large document under concurrent requests, publishes one after another,
 // and a cold `npm install` with the machine's npm.
 import { spawn } from "node:child_process";
+import { createServer } from "node:http";
 import { mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import autocannon from "autocannon";
+import { request } from "undici";
 import type { RunningServices } from "@svc/devstack/service-runner";
 import { publish, publishDoc, timedGet } from "./npm-packages.js";
 import { CONNECTIONS, DURATION, log, WARMUP } from "./options.js";
@@ -163,4 +165,58 @@ export async function coldInstall(t: NpmTarget, dir: string, deps: Record<string
   if (r.code !== 0) throw new Error(`npm install from ${t.label} failed (${r.code}):\n${r.output}`);
   rmSync(dir, { recursive: true, force: true });
   return seconds;
+}
+
+/**
+ * A registry answering from memory in a few lines: the documents and tarballs of `names` copied
+ * from `source` (tarball URLs pointed at itself), served by a bare Node server in this process,
+ * which is idle while npm installs. An install from it is what npm takes with a registry that
+ * costs almost nothing: the floor under any registry's install on this machine.
+ */
+export async function memoryRegistry(source: NpmTarget, names: string[], port: number): Promise<NpmTarget & { close: () => Promise<void> }> {
+  const registry = `http://127.0.0.1:${port}/`;
+  const files = new Map<string, { type: string; body: Buffer }>();
+  const headers = { authorization: `Bearer ${source.token}` };
+  for (const name of names) {
+    const doc = JSON.parse((await fetchBytes(source.registry + name, { ...headers, accept: "application/json" })).toString("utf8")) as { versions: Record<string, { dist: { tarball: string } }> };
+    for (const v of Object.values(doc.versions)) {
+      const path = new URL(v.dist.tarball).pathname.slice(new URL(source.registry).pathname.length - 1);
+      files.set(path, { type: "application/octet-stream", body: await fetchBytes(v.dist.tarball, headers) });
+      v.dist.tarball = registry.slice(0, -1) + path;
+    }
+    files.set(`/${name}`, { type: "application/json", body: Buffer.from(JSON.stringify(doc)) });
+  }
+  const server = createServer((req, res) => {
+    const f = files.get(req.url ?? "");
+    if (!f) res.writeHead(404, { "content-type": "application/json" }).end('{"error":"not found"}');
+    else res.writeHead(200, { "content-type": f.type, "content-length": f.body.length }).end(f.body);
+  });
+  await new Promise<void>((done) => server.listen(port, "127.0.0.1", done));
+  return { label: "memory", registry, token: "none", pids: () => [], close: () => new Promise((done) => server.close(() => done())) };
+}
+
+async function fetchBytes(url: string, headers: Record<string, string>): Promise<Buffer> {
+  const res = await request(url, { headers });
+  const body = Buffer.from(await res.body.arrayBuffer());
+  if (res.statusCode !== 200) throw new Error(`GET ${url} answered ${res.statusCode}`);
+  return body;
+}
+
+/** Two-sided 95 % quantiles of Student's t for 1 to 30 degrees of freedom (beyond: 1.96). */
+const T975 = [12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228, 2.201, 2.179, 2.16, 2.145, 2.131, 2.12, 2.11, 2.101, 2.093, 2.086, 2.08, 2.074, 2.069, 2.064, 2.06, 2.056, 2.052, 2.048, 2.045, 2.042];
+
+/**
+ * The ratio a/b of paired measurements (a[i] and b[i] taken one after the other): the geometric
+ * mean of the per-pair ratios and its 95 % confidence interval (Student's t on their logarithms).
+ * Pairs share the machine's slow and fast spells, which move a single install by more than the
+ * difference sought. Undefined with fewer than two pairs.
+ */
+export function pairedRatio(a: number[], b: number[]): { ratio: number; low: number; high: number } | undefined {
+  const logs = a.map((x, i) => Math.log(x / b[i]!)).filter(Number.isFinite);
+  const n = logs.length;
+  if (n < 2) return undefined;
+  const mean = logs.reduce((s, x) => s + x, 0) / n;
+  const sd = Math.sqrt(logs.reduce((s, x) => s + (x - mean) ** 2, 0) / (n - 1));
+  const half = (T975[n - 2] ?? 1.96) * (sd / Math.sqrt(n));
+  return { ratio: Math.exp(mean), low: Math.exp(mean - half), high: Math.exp(mean + half) };
 }

@@ -17,7 +17,7 @@ const flag = (name: string) => process.argv.includes(`--${name}`);
 if (flag("help")) {
   console.log(`usage: npm run bench -- [--profile] [--connections=50] [--duration=8] [--rounds=2] [--warmup=3] [--large-runs=5] [--rate-limit=999999999|0] [--no-nginx] [--no-large] [--no-small]
        npm run bench -- --scale [--keys=1000] [--files=2000] [--members=1000] [--growth=10] [--concurrency=8]
-       npm run bench -- --npm [--versions=500] [--big-versions=2000] [--packages=200] [--burst=20] [--installs=4] [--connections=50] [--duration=8] [--rounds=2] [--warmup=3] [--profile]
+       npm run bench -- --npm [--versions=500] [--big-versions=2000] [--packages=200] [--burst=20] [--installs=8] [--connections=50] [--duration=8] [--rounds=2] [--warmup=3] [--profile]
        npm run bench -- --against=<another checkout> [--packages=200]`);
   process.exit(0);
 }
@@ -69,7 +69,7 @@ export const NPM_SIZES = {
   /** Packages published one after another, then installed together. */
   packages: Math.floor(option("packages", 200)),
   burst: Math.floor(option("burst", 20)),
-  installs: Math.floor(option("installs", 4)),
+  installs: Math.floor(option("installs", 8)),
 };
 
 export const SMALL_SIZE = 1024;

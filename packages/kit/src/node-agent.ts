@@ -149,7 +149,7 @@ export function startNodeAgent(opts: {
   const digest = settingsDigest(opts.settings);
 
   for (const listened of listenedControlSubjects(opts.settings)) {
-    bus.respond(listened.metrics, async () => ({ node: metrics.node, service: metrics.service, metrics: await metrics.registry.getMetricsAsJSON() }));
+    bus.respond(listened.metrics, async () => ({ node: metrics.node, service: metrics.service, metrics: await metrics.snapshot() }));
     bus.respond(listened.logs, (raw) => answerLogs(ring, metrics.node, metrics.service, (raw ?? {}) as LogQuery));
     bus.respond(listened.settings, () => answerSettings(opts.settings, metrics.node, metrics.service));
     // Looked up when asked: the agent starts before the service has built its app.

@@ -72,7 +72,7 @@ export function operationsRoutes(app: ServiceApp, deps: OperationsDeps): void {
   // Served to the gateway's /metrics (which requires manage:read over * of the operator tenant).
   app.get("/metrics", { schema: { response: { 200: Type.String({ description: "Prometheus text exposition format" }), ...errorResponses() } } }, async (_req, reply) => {
     const others = await deps.peers.gatherMetrics();
-    const perProcess = [await deps.metrics.registry.getMetricsAsJSON(), ...others.map((r) => r.metrics)];
+    const perProcess = [await deps.metrics.snapshot(), ...others.map((r) => r.metrics)];
     reply.type("text/plain; version=0.0.4; charset=utf-8");
     return aggregateMetrics(perProcess as unknown[][]);
   });

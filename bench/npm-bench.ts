@@ -144,7 +144,7 @@ function printNpm(a: TargetFigures, b: TargetFigures, floor: number[], profileFi
   }
   for (const w of BURSTS) {
     const [x, y] = [a.bursts[w.what]!, b.bursts[w.what]!];
-    rows.push([`${NPM_SIZES.bigVersions} versions, ${w.what} (${(x.bytes / 1e6).toFixed(1)} / ${(y.bytes / 1e6).toFixed(1)} MB)`, "", "", "", ""]);
+    rows.push([`${NPM_SIZES.bigVersions} versions, ${w.what} (${(x.bytes / 1e6).toFixed(1)} / ${(y.bytes / 1e6).toFixed(1)} MB on the wire)`, "", "", "", ""]);
     rows.push(["  alone (median of 5)", ms(x.alone), ms(y.alone), ratio(x.alone, y.alone), ""]);
     rows.push([`  ${NPM_SIZES.burst} at once: p50`, ms(x.p50), ms(y.p50), ratio(x.p50, y.p50), ""]);
     rows.push([`  ${NPM_SIZES.burst} at once: p99 / max`, `${ms(x.p99)} / ${ms(x.max)}`, `${ms(y.p99)} / ${ms(y.max)}`, ratio(x.p99, y.p99), "no head-of-line wait"]);

@@ -24,6 +24,13 @@ export interface NpmTarget {
 /** What npm sends when it installs (the abbreviated document, when the registry has one). */
 export const INSTALL_ACCEPT = "application/vnd.npm.install-v1+json; q=1.0, application/json; q=0.8, */*";
 /**
+ * What npm, pnpm and yarn send in Accept-Encoding (npm's fetch: `gzip,deflate`). Every GET of the
+ * rates and bursts sends it to both registries, so each answers as it would answer npm: the
+ * suite a large document gzipped once per change, Verdaccio compressing it per request. The
+ * figures are to the last byte on the wire, without the client's inflate (the same for both).
+ */
+export const NPM_ACCEPT_ENCODING = "gzip,deflate";
+/**
  * npm cannot send Service-Repository-Name: its key is granted the npm repository only, as
  * docs/integration/npm.md advises, with the setting that authorises by the path.
  */
@@ -52,7 +59,7 @@ export interface RateRound {
 
 /** One measured autocannon run of GETs of `path` (a warm-up first when `warm`). */
 export async function rateRound(t: NpmTarget, what: string, path: string, accept: string | undefined, warm: boolean): Promise<RateRound> {
-  const headers = { ...auth(t), ...(accept ? { accept } : {}) };
+  const headers = { ...auth(t), "accept-encoding": NPM_ACCEPT_ENCODING, ...(accept ? { accept } : {}) };
   const url = t.registry + path;
   if (warm) await autocannon({ url, connections: CONNECTIONS, duration: WARMUP, headers });
   log(`npm: ${what}: ${t.label}, ${DURATION} s, ${CONNECTIONS} connections`);
@@ -73,7 +80,7 @@ export interface Burst {
 
 /** `bursts` times, `concurrency` GETs of one document started together; latency of each. */
 export async function concurrentDocument(t: NpmTarget, path: string, accept: string | undefined, concurrency: number, bursts: number): Promise<Burst> {
-  const headers = { ...auth(t), ...(accept ? { accept } : {}) };
+  const headers = { ...auth(t), "accept-encoding": NPM_ACCEPT_ENCODING, ...(accept ? { accept } : {}) };
   const url = t.registry + path;
   const first = await timedGet(url, headers);
   if (first.status !== 200) throw new Error(`GET ${url} answered ${first.status}`);

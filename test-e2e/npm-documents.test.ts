@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
 import { mkdirSync, writeFileSync } from "node:fs";
+import { request, type IncomingHttpHeaders } from "node:http";
 import { join } from "node:path";
 import { gunzipSync, gzipSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -125,5 +126,58 @@ describe("npm package documents after each change", () => {
     expect(changed.status).toBe(200);
     expect(changed.headers.get("etag")).not.toBe(etag);
     expect(Object.keys(((await changed.json()) as Doc).versions)).toEqual(["1.0.0", "1.1.0"]);
+  });
+
+  /** A request as a client sends it, the answer's bytes as they came (fetch would inflate them). */
+  const wire = (method: string, path: string, headers: Record<string, string>) =>
+    new Promise<{ status: number; headers: IncomingHttpHeaders; body: Buffer }>((resolve, reject) => {
+      const u = new URL(s.gatewayUrl);
+      const req = request({ host: u.hostname, port: u.port, method, path, headers: { "service-repository-key": key, ...headers } }, (res) => {
+        const chunks: Buffer[] = [];
+        res.on("data", (d: Buffer) => chunks.push(d));
+        res.on("end", () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }));
+      });
+      req.on("error", reject);
+      req.end();
+    });
+
+  it("a large document goes gzipped to a client that takes gzip, the same document as sent plain; a small one and a plain client get JSON", async () => {
+    for (let i = 0; i < 80; i++) await publish("many-versions", `1.${i}.0`);
+    for (const accept of ["application/json", ABBREVIATED]) {
+      const plain = await wire("GET", "/repository/npm/many-versions", { accept, "accept-encoding": "identity" });
+      expect(plain.status).toBe(200);
+      expect(plain.headers["content-encoding"]).toBeUndefined();
+      const doc = JSON.parse(plain.body.toString("utf8")) as Doc;
+      expect(Object.keys(doc.versions)).toHaveLength(80);
+
+      // As npm asks: gzip, deflate.
+      const zipped = await wire("GET", "/repository/npm/many-versions", { accept, "accept-encoding": "gzip, deflate" });
+      expect(zipped.status).toBe(200);
+      expect(zipped.headers["content-encoding"]).toBe("gzip");
+      expect(zipped.headers.vary).toMatch(/accept-encoding/i);
+      expect(zipped.headers.etag).toBe(plain.headers.etag);
+      expect(zipped.body.length).toBeLessThan(plain.body.length / 4);
+      expect(Number(zipped.headers["content-length"])).toBe(zipped.body.length);
+      expect(JSON.parse(gunzipSync(zipped.body).toString("utf8"))).toEqual(doc);
+
+      const head = await wire("HEAD", "/repository/npm/many-versions", { accept, "accept-encoding": "gzip" });
+      expect(head.headers["content-encoding"]).toBe("gzip");
+      expect(Number(head.headers["content-length"])).toBe(zipped.body.length);
+      expect(head.body.length).toBe(0);
+      // The client's cached copy is confirmed whichever encoding it came in.
+      expect((await wire("GET", "/repository/npm/many-versions", { accept, "accept-encoding": "gzip", "if-none-match": zipped.headers.etag! })).status).toBe(304);
+    }
+    // A client that does not take gzip, or takes it not at all (q=0), gets the JSON as it is.
+    for (const encoding of [undefined, "br", "gzip;q=0, identity"]) {
+      const r = await wire("GET", "/repository/npm/many-versions", encoding ? { "accept-encoding": encoding } : {});
+      expect(r.headers["content-encoding"]).toBeUndefined();
+      expect(Object.keys((JSON.parse(r.body.toString("utf8")) as Doc).versions)).toHaveLength(80);
+    }
+    // A small document is not worth compressing.
+    await publish("few-versions", "1.0.0");
+    const small = await wire("GET", "/repository/npm/few-versions", { "accept-encoding": "gzip, deflate" });
+    expect(small.status).toBe(200);
+    expect(small.headers["content-encoding"]).toBeUndefined();
+    expect((JSON.parse(small.body.toString("utf8")) as Doc)["dist-tags"]).toEqual({ latest: "1.0.0" });
   });
 });

@@ -1,5 +1,8 @@
+import { createHash } from "node:crypto";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { request } from "node:http";
 import { join } from "node:path";
+import { gzipSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { ensureClients, run, scratchEnv, type Clients, type Run } from "./npm-clients.js";
 import { startSuite, type Suite } from "./suite.js";
@@ -72,6 +75,21 @@ describe("npm repositories with the real clients", () => {
     expect(lock.packages["node_modules/@acme/util"]!.resolved).toBe(`${registry}@acme/util/-/util-1.0.0.tgz`);
   });
 
+  type Scratch = ReturnType<typeof scratch>;
+  // --ignore-workspace: the scratch folder lies inside this repository's own pnpm workspace.
+  const pnpmInstall = (c: Scratch) => run(clients.pnpm, ["install", "--ignore-workspace", "--store-dir", join(c.dir, "pnpm-store")], { cwd: c.project, env: c.env });
+  const yarn1Install = (c: Scratch) => run(clients.yarn1, ["install", "--non-interactive", "--registry", registry], { cwd: c.project, env: c.env });
+  /** yarn 4 reads its registry and key from the project's .yarnrc.yml. */
+  const yarn4Install = (c: Scratch, key: string) => {
+    const host = new URL(registry).hostname;
+    writeFileSync(
+      join(c.project, ".yarnrc.yml"),
+      [`npmRegistryServer: "${registry}"`, `npmAuthToken: "${key}"`, "npmAlwaysAuth: true", `unsafeHttpWhitelist: ["${host}"]`, "nodeLinker: node-modules", "enableTelemetry: false"].join("\n") + "\n",
+    );
+    writeFileSync(join(c.project, "yarn.lock"), "");
+    return run(process.execPath, [clients.yarn4, "install"], { cwd: c.project, env: { ...c.env, YARN_ENABLE_IMMUTABLE_INSTALLS: "false" } });
+  };
+
   /** A clean consumer project depending on the two packages published above. */
   const consumer = (key: string) => {
     const c = scratch(key);
@@ -85,26 +103,19 @@ describe("npm repositories with the real clients", () => {
 
   it("pnpm installs them in a clean project", async () => {
     const c = consumer(reader);
-    // --ignore-workspace: the scratch folder lies inside this repository's own pnpm workspace.
-    expectOk(await run(clients.pnpm, ["install", "--ignore-workspace", "--store-dir", join(c.dir, "pnpm-store")], { cwd: c.project, env: c.env }));
+    expectOk(await pnpmInstall(c));
     installed(c.project);
   });
 
   it("yarn 1 installs them in a clean project", async () => {
     const c = consumer(reader);
-    expectOk(await run(clients.yarn1, ["install", "--non-interactive", "--registry", registry], { cwd: c.project, env: c.env }));
+    expectOk(await yarn1Install(c));
     installed(c.project);
   });
 
   it("yarn 4 installs them in a clean project", async () => {
     const c = consumer(reader);
-    const host = new URL(registry).hostname;
-    writeFileSync(
-      join(c.project, ".yarnrc.yml"),
-      [`npmRegistryServer: "${registry}"`, `npmAuthToken: "${reader}"`, "npmAlwaysAuth: true", `unsafeHttpWhitelist: ["${host}"]`, "nodeLinker: node-modules", "enableTelemetry: false"].join("\n") + "\n",
-    );
-    writeFileSync(join(c.project, "yarn.lock"), "");
-    expectOk(await run(process.execPath, [clients.yarn4, "install"], { cwd: c.project, env: { ...c.env, YARN_ENABLE_IMMUTABLE_INSTALLS: "false" } }));
+    expectOk(await yarn4Install(c, reader));
     installed(c.project);
   });
 
@@ -181,6 +192,48 @@ describe("npm repositories with the real clients", () => {
     expect(readOnly.code).not.toBe(0);
     expect(readOnly.output).toMatch(/403[\s\S]*this key does not hold repository:write on npm/);
     expect((await s.call("GET", "/repository/npm/read-only-e2e", { key: reader })).status).toBe(404);
+  });
+
+  it("a package of many versions: its document comes gzipped, and npm, pnpm, yarn 1 and yarn 4 install from it", async () => {
+    // 80 earlier versions, published straight (their tarballs are never installed), then a real one.
+    for (let i = 0; i < 80; i++) {
+      const version = `0.${i}.0`;
+      const tgz = gzipSync(Buffer.from(`many-e2e@${version}`));
+      const manifest = { name: "many-e2e", version, dist: { shasum: createHash("sha1").update(tgz).digest("hex") } };
+      const body = { name: "many-e2e", "dist-tags": { latest: version }, versions: { [version]: manifest }, _attachments: { [`many-e2e-${version}.tgz`]: { data: tgz.toString("base64"), length: tgz.length } } };
+      const res = await s.call("PUT", "/repository/npm/many-e2e", { key: deployer, body });
+      expect(res.status, await res.text()).toBe(201);
+    }
+    expectOk(await publish(pkg("many-e2e", "1.0.0"), deployer));
+    // The abbreviated document as npm asks for it: gzipped.
+    const encoding = await new Promise<string | undefined>((resolve, reject) => {
+      const u = new URL(registry);
+      const req = request(
+        { host: u.hostname, port: u.port, path: `${u.pathname}many-e2e`, headers: { authorization: `Bearer ${reader}`, accept: "application/vnd.npm.install-v1+json; q=1.0, application/json; q=0.8, */*", "accept-encoding": "gzip,deflate" } },
+        (res) => {
+          res.resume();
+          res.on("end", () => resolve(res.statusCode === 200 ? res.headers["content-encoding"] : `status ${res.statusCode}`));
+        },
+      );
+      req.on("error", reject);
+      req.end();
+    });
+    expect(encoding).toBe("gzip");
+
+    const project = (key: string) => {
+      const c = scratch(key);
+      writeFileSync(join(c.project, "package.json"), JSON.stringify({ name: "consumer", version: "1.0.0", private: true, dependencies: { "many-e2e": "^1.0.0" } }));
+      return c;
+    };
+    const got = (c: { project: string }) => expect(readFileSync(join(c.project, "node_modules", "many-e2e", "index.js"), "utf8")).toContain("many-e2e@1.0.0");
+    const viaNpm = project(reader);
+    expectOk(await npm(["install"], { cwd: viaNpm.project, env: viaNpm.env }));
+    got(viaNpm);
+    for (const install of [pnpmInstall, yarn1Install, (c: Scratch) => yarn4Install(c, reader)]) {
+      const c = project(reader);
+      expectOk(await install(c));
+      got(c);
+    }
   });
 
   it("two publishes of different versions of one package at the same moment both land", async () => {

@@ -1,6 +1,7 @@
+import { gunzipSync } from "node:zlib";
 import { describe, expect, it } from "vitest";
 import type { NpmPackageRow, NpmVersionRow } from "../store/npm-store.js";
-import { npmDocumentCacheFactory, type NpmDocument } from "./npm-document-cache.js";
+import { COMPRESS_FROM_BYTES, npmDocumentCacheFactory, type NpmDocument } from "./npm-document-cache.js";
 
 /** One Postgres shared by every replica: package rows with their revision, and version rows. */
 function sharedStore() {
@@ -98,5 +99,37 @@ describe("npm document cache", () => {
     const after = await b.get("full", "npm", "p", "http://h/r", [opaque]);
     expect(after!.etag).not.toBe(full!.etag);
     expect(Object.keys(parse(after).versions)).toEqual(["1.0.0", "1.1.0"]);
+  });
+
+  it("a large document goes gzipped to a client that accepts it, compressed once per revision; a small one plain", async () => {
+    const { db, publish, store } = sharedStore();
+    const c = npmDocumentCacheFactory({ store });
+    publish("1.0.0");
+    const small = await c.get("full", "npm", "p", "http://h/r", undefined, true);
+    expect(small!.encoding).toBeUndefined();
+    expect(small!.body!.length).toBeLessThan(COMPRESS_FROM_BYTES);
+    expect(Object.keys(parse(small).versions)).toEqual(["1.0.0"]);
+
+    for (let i = 1; i <= 200; i++) publish(`1.${i}.0`);
+    const plain = await c.get("full", "npm", "p", "http://h/r");
+    expect(plain!.encoding).toBeUndefined();
+    expect(plain!.body!.length).toBeGreaterThanOrEqual(COMPRESS_FROM_BYTES);
+    const zipped = await Promise.all(Array.from({ length: 10 }, () => c.get("full", "npm", "p", "http://h/r", undefined, true)));
+    for (const z of zipped) {
+      expect(z!.encoding).toBe("gzip");
+      expect(z!.etag).toBe(plain!.etag);
+      expect(gunzipSync(z!.body!).equals(plain!.body!)).toBe(true);
+    }
+    // One compression for the reads made together, kept for the next ones.
+    expect(new Set(zipped.map((z) => z!.body)).size).toBe(1);
+    expect((await c.get("full", "npm", "p", "http://h/r", undefined, true))!.body).toBe(zipped[0]!.body);
+    expect(c.stats().bytes).toBe(plain!.body!.length + zipped[0]!.body!.length);
+
+    // A change: the next read, plain or gzipped, is the new document.
+    publish("2.0.0");
+    const after = await c.get("full", "npm", "p", "http://h/r", undefined, true);
+    expect(after!.encoding).toBe("gzip");
+    expect(Object.keys(JSON.parse(gunzipSync(after!.body!).toString("utf8")).versions)).toContain("2.0.0");
+    expect(db.versionReads).toBe(3);
   });
 });

@@ -1,4 +1,6 @@
 import { createHash } from "node:crypto";
+import { promisify } from "node:util";
+import { gzip as gzipCallback } from "node:zlib";
 import type { NpmPackageRow, NpmStore } from "../store/npm-store.js";
 import { abbreviated, packument } from "./npm-documents.js";
 import type { Preconditions } from "./upload-checks.js";
@@ -11,11 +13,25 @@ export type NpmDocumentKind = "full" | "abbreviated";
  */
 const DOCUMENT_FORMAT = 1;
 
+const gzip = promisify(gzipCallback);
+
+/**
+ * Documents smaller than this are served as they are: compressing a few packets' worth saves
+ * the client nothing it would notice and costs it an inflate per document.
+ */
+export const COMPRESS_FROM_BYTES = 8 * 1024;
+
 export interface NpmDocument {
-  /** A weak entity tag naming the package's revision, the kind of document and its address. */
+  /**
+   * A weak entity tag naming the package's revision, the kind of document and its address. The
+   * same for the gzip-encoded and the plain body (RFC 9110 8.8.1: a weak tag may name
+   * representations that differ only in their encoding, as nginx's do).
+   */
   etag: string;
   /** The serialised document; undefined when the caller's copy is current (its If-None-Match names `etag`). */
   body: Buffer | undefined;
+  /** "gzip" when `body` is the document compressed (asked for, and worth it); undefined for the plain JSON. */
+  encoding?: "gzip";
 }
 
 /**
@@ -40,6 +56,8 @@ export interface NpmDocumentCacheDeps {
 interface Entry {
   stamp: string;
   body: Buffer;
+  /** The body gzip-compressed, made on the first read that accepts it and kept beside it. */
+  gzipped?: Buffer;
 }
 
 /**
@@ -49,6 +67,11 @@ interface Entry {
  * package row, whose revision is raised in the same transaction as every change, so a document
  * is served only while it matches that revision: a change made through any replica is seen by
  * every replica on its next read. Concurrent reads that miss share one build.
+ *
+ * A client that accepts gzip (npm, pnpm and yarn all do) gets a large document compressed, once
+ * per change as well: a 2,000-version document of about 5 MB is a few hundred KB gzipped, so
+ * twenty clients fetching it at once move a twentieth of the bytes through the gateway and the
+ * network, and none compresses it again. Concurrent reads share one compression too.
  */
 export function npmDocumentCacheFactory(deps: NpmDocumentCacheDeps) {
   const { store } = deps;
@@ -56,24 +79,54 @@ export function npmDocumentCacheFactory(deps: NpmDocumentCacheDeps) {
   // Insertion order is recency: a hit moves its entry to the end, eviction takes the front.
   const entries = new Map<string, Entry>();
   const building = new Map<string, Promise<Buffer>>();
+  const compressing = new Map<string, Promise<Buffer>>();
   let bytes = 0;
+
+  const sizeOf = (e: Entry) => e.body.length + (e.gzipped?.length ?? 0);
 
   const drop = (key: string) => {
     const e = entries.get(key);
     if (!e) return;
     entries.delete(key);
-    bytes -= e.body.length;
+    bytes -= sizeOf(e);
+  };
+
+  const evict = () => {
+    for (const oldest of entries.keys()) {
+      if (bytes <= maxBytes) break;
+      drop(oldest);
+    }
   };
 
   const keep = (key: string, entry: Entry) => {
     drop(key);
     if (entry.body.length > maxBytes) return;
     entries.set(key, entry);
-    bytes += entry.body.length;
-    for (const oldest of entries.keys()) {
-      if (bytes <= maxBytes) break;
-      drop(oldest);
+    bytes += sizeOf(entry);
+    evict();
+  };
+
+  /** Keeps the compressed body beside the plain one, if the entry is still the one it was made from. */
+  const keepGzipped = (key: string, stamp: string, gzipped: Buffer) => {
+    const e = entries.get(key);
+    if (!e || e.stamp !== stamp || e.gzipped) return;
+    e.gzipped = gzipped;
+    bytes += gzipped.length;
+    evict();
+  };
+
+  /** The body compressed: kept, or made once for all the reads that ask meanwhile. */
+  const compressed = (key: string, stamp: string, body: Buffer): Promise<Buffer> => {
+    const kept = entries.get(key);
+    if (kept?.stamp === stamp && kept.gzipped) return Promise.resolve(kept.gzipped);
+    const flight = `${key}\n${stamp}`;
+    let pending = compressing.get(flight);
+    if (!pending) {
+      pending = gzip(body).finally(() => compressing.delete(flight));
+      compressing.set(flight, pending);
+      pending.then((z) => keepGzipped(key, stamp, z)).catch(() => {});
     }
+    return pending;
   };
 
   // The version rows are read after the package row: a change committed in between lands in a
@@ -89,8 +142,16 @@ export function npmDocumentCacheFactory(deps: NpmDocumentCacheDeps) {
     /**
      * The serialised document of a package, with its tarball URLs under `base`, and its entity
      * tag; without the body when `ifNoneMatch` names that tag. Undefined when there is no such package.
+     * With `acceptsGzip`, a document of COMPRESS_FROM_BYTES or more comes gzip-compressed.
      */
-    async get(kind: NpmDocumentKind, repository: string, name: string, base: string, ifNoneMatch?: Preconditions["ifNoneMatch"]): Promise<NpmDocument | undefined> {
+    async get(
+      kind: NpmDocumentKind,
+      repository: string,
+      name: string,
+      base: string,
+      ifNoneMatch?: Preconditions["ifNoneMatch"],
+      acceptsGzip = false,
+    ): Promise<NpmDocument | undefined> {
       const pkg = await store.findPackage(repository, name);
       if (!pkg) return undefined;
       // A package removed and published again starts over at the first revision: its creation time tells them apart.
@@ -99,19 +160,23 @@ export function npmDocumentCacheFactory(deps: NpmDocumentCacheDeps) {
       if (current(ifNoneMatch, etag)) return { etag, body: undefined };
       const key = `${kind}\n${repository}\n${name}\n${base}`;
       const hit = entries.get(key);
+      let body: Buffer;
       if (hit && hit.stamp === stamp) {
         entries.delete(key);
         entries.set(key, hit);
-        return { etag, body: hit.body };
+        body = hit.body;
+      } else {
+        const flight = `${key}\n${stamp}`;
+        let pending = building.get(flight);
+        if (!pending) {
+          pending = build(kind, repository, name, pkg, base).finally(() => building.delete(flight));
+          building.set(flight, pending);
+          pending.then((b) => keep(key, { stamp, body: b })).catch(() => {});
+        }
+        body = await pending;
       }
-      const flight = `${key}\n${stamp}`;
-      let pending = building.get(flight);
-      if (!pending) {
-        pending = build(kind, repository, name, pkg, base).finally(() => building.delete(flight));
-        building.set(flight, pending);
-        pending.then((body) => keep(key, { stamp, body })).catch(() => {});
-      }
-      return { etag, body: await pending };
+      if (!acceptsGzip || body.length < COMPRESS_FROM_BYTES) return { etag, body };
+      return { etag, body: await compressed(key, stamp, body), encoding: "gzip" };
     },
 
     /** What is kept, for tests and metrics. */

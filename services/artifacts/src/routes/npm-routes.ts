@@ -1,3 +1,4 @@
+import { negotiate } from "@fastify/accept-negotiator";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { ServiceError, conflict, invalid, notFound } from "@svc/contracts";
 import type { ArtifactAddress } from "@svc/grants";
@@ -67,15 +68,20 @@ export function npmHandler(deps: NpmRoutesDeps): NpmHandler {
    * A package's document, with an ETag: npm keeps it in its cache and asks again with
    * If-None-Match, and an unchanged package is answered 304 without its document (without
    * building it, when it is not kept). No Last-Modified: from it a cache would guess a freshness
-   * lifetime and go on using an old document without asking. Vary: the document depends on Accept.
+   * lifetime and go on using an old document without asking. Vary: the document depends on
+   * Accept, and its encoding on Accept-Encoding (a large one is sent gzipped to a client that
+   * takes gzip, as npm, pnpm and yarn do).
    */
   const document = async (req: FastifyRequest, reply: FastifyReply, repository: string, name: string) => {
     const small = wantsAbbreviated(req.headers.accept);
     const ifNoneMatch = parsePreconditions(req.headers).ifNoneMatch;
-    const doc = await documents.get(small ? "abbreviated" : "full", repository, name, baseUrl(req, repository, deps.publicUrl), ifNoneMatch);
+    const acceptEncoding = req.headers["accept-encoding"];
+    const acceptsGzip = acceptEncoding !== undefined && negotiate(acceptEncoding, ["gzip", "identity"]) === "gzip";
+    const doc = await documents.get(small ? "abbreviated" : "full", repository, name, baseUrl(req, repository, deps.publicUrl), ifNoneMatch, acceptsGzip);
     if (!doc) throw notFound(`no package ${name} in repository ${repository}`);
-    reply.header("etag", doc.etag).header("vary", "Accept");
+    reply.header("etag", doc.etag).header("vary", "Accept, Accept-Encoding");
     if (!doc.body) return reply.code(304).send();
+    if (doc.encoding) reply.header("content-encoding", doc.encoding);
     return reply.type(small ? ABBREVIATED_TYPE : "application/json").send(doc.body);
   };
 

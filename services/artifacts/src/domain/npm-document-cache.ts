@@ -70,7 +70,7 @@ interface Entry {
  *
  * A client that accepts gzip (npm, pnpm and yarn all do) gets a large document compressed, once
  * per change as well: a 2,000-version document of about 5 MB is a few hundred KB gzipped, so
- * twenty clients fetching it at once move a twentieth of the bytes through the gateway and the
+ * twenty clients fetching it at once move a tenth of the bytes through the gateway and the
  * network, and none compresses it again. Concurrent reads share one compression too.
  */
 export function npmDocumentCacheFactory(deps: NpmDocumentCacheDeps) {

@@ -19,6 +19,7 @@ export interface ServiceMetrics {
  * (mean NaN, min 9.2e9 s, max 0). The plain `..._lag_seconds` is measured afresh each time.
  */
 const LAG_WINDOW = /^svc_process_nodejs_eventloop_lag_(min|max|mean|stddev|p50|p90|p99)_seconds$/;
+const LAG_MEAN = "svc_process_nodejs_eventloop_lag_mean_seconds";
 
 /**
  * The registry's meters, with the event-loop delay of the last window that had samples when
@@ -29,7 +30,7 @@ export function snapshotOf(registry: Registry): ServiceMetrics["snapshot"] {
   const lastLag = new Map<string, MetricValue<string>[]>();
   return async () => {
     const metrics = await registry.getMetricsAsJSON();
-    const mean = metrics.find((x) => LAG_WINDOW.test(x.name) && x.name.endsWith("_mean_seconds"));
+    const mean = metrics.find((x) => x.name === LAG_MEAN);
     const empty = mean !== undefined && mean.values.some((v) => !Number.isFinite(v.value));
     return metrics.flatMap((metric) => {
       if (!LAG_WINDOW.test(metric.name)) return [metric];

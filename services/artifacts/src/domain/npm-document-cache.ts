@@ -115,16 +115,13 @@ export function npmDocumentCacheFactory(deps: NpmDocumentCacheDeps) {
     evict();
   };
 
-  /** The body compressed: kept, or made once for all the reads that ask meanwhile. */
-  const compressed = (key: string, stamp: string, body: Buffer): Promise<Buffer> => {
-    const kept = entries.get(key);
-    if (kept?.stamp === stamp && kept.gzipped) return Promise.resolve(kept.gzipped);
-    const flight = `${key}\n${stamp}`;
-    let pending = compressing.get(flight);
+  /** One `make()` per flight at a time: the reads arriving meanwhile share it, and `done` keeps what it made. */
+  const shared = (flights: Map<string, Promise<Buffer>>, flight: string, make: () => Promise<Buffer>, done: (made: Buffer) => void): Promise<Buffer> => {
+    let pending = flights.get(flight);
     if (!pending) {
-      pending = gzip(body).finally(() => compressing.delete(flight));
-      compressing.set(flight, pending);
-      pending.then((z) => keepGzipped(key, stamp, z)).catch(() => {});
+      pending = make().finally(() => flights.delete(flight));
+      flights.set(flight, pending);
+      pending.then(done).catch(() => {});
     }
     return pending;
   };
@@ -160,23 +157,16 @@ export function npmDocumentCacheFactory(deps: NpmDocumentCacheDeps) {
       if (current(ifNoneMatch, etag)) return { etag, body: undefined };
       const key = `${kind}\n${repository}\n${name}\n${base}`;
       const hit = entries.get(key);
-      let body: Buffer;
-      if (hit && hit.stamp === stamp) {
+      const kept = hit?.stamp === stamp ? hit : undefined;
+      if (kept) {
         entries.delete(key);
-        entries.set(key, hit);
-        body = hit.body;
-      } else {
-        const flight = `${key}\n${stamp}`;
-        let pending = building.get(flight);
-        if (!pending) {
-          pending = build(kind, repository, name, pkg, base).finally(() => building.delete(flight));
-          building.set(flight, pending);
-          pending.then((b) => keep(key, { stamp, body: b })).catch(() => {});
-        }
-        body = await pending;
+        entries.set(key, kept);
       }
+      const flight = `${key}\n${stamp}`;
+      const body = kept?.body ?? (await shared(building, flight, () => build(kind, repository, name, pkg, base), (b) => keep(key, { stamp, body: b })));
       if (!acceptsGzip || body.length < COMPRESS_FROM_BYTES) return { etag, body };
-      return { etag, body: await compressed(key, stamp, body), encoding: "gzip" };
+      const gzipped = kept?.gzipped ?? (await shared(compressing, flight, () => gzip(body), (z) => keepGzipped(key, stamp, z)));
+      return { etag, body: gzipped, encoding: "gzip" };
     },
 
     /** What is kept, for tests and metrics. */

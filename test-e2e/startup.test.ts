@@ -6,7 +6,8 @@ import { inject } from "vitest";
 import { keyId, makeKey, parseKey } from "@svc/keys";
 import pg from "pg";
 import { freePort } from "@svc/devstack";
-import { runToExit } from "@svc/devstack/service-runner";
+import { spawnService } from "@svc/devstack/service-process";
+import { cleanEnv, runToExit } from "@svc/devstack/service-runner";
 import { startSuite, type Suite } from "./suite.js";
 
 const repoRoot = join(dirname(fileURLToPath(import.meta.url)), "..");
@@ -115,6 +116,25 @@ describe("start-up refusals", () => {
     const arg = await runToExit("gateway", env(), ["-Dsvc.read-only=perhaps"]);
     expect(arg.code).not.toBe(0);
     expect(arg.output).toMatch(/svc\.read-only \(from -Dsvc\.read-only\)/);
+  });
+
+  it("refuses a misspelt -D setting naming the one it most likely meant, and warns of a misspelt SVC_ variable", async () => {
+    const typo = await runToExit("gateway", env(), ["-Dsvc.repository-scope-from-pth=true"]);
+    expect(typo.code).not.toBe(0);
+    expect(typo.output).toContain("svc.repository-scope-from-pth (-D argument): unknown setting; did you mean svc.repository-scope-from-path?");
+    // The environment is shared with other programs: a warning at start, and the service runs.
+    let output = "";
+    const proc = spawnService({ name: "gateway", env: { ...cleanEnv(), ...env(), SVC_REPOSITORY_SCOPE_FROM_PTH: "true" }, onLine: (line) => (output += `${line}\n`) });
+    try {
+      const deadline = Date.now() + 30_000;
+      while (!/"msg":"gateway ready"/.test(output) && !proc.exited && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+      expect(output).toMatch(/"msg":"gateway ready"/);
+      const warning = output.split("\n").find((l) => l.includes("SVC_REPOSITORY_SCOPE_FROM_PTH"));
+      expect(warning).toContain("did you mean SVC_REPOSITORY_SCOPE_FROM_PATH (svc.repository-scope-from-path)?");
+      expect(JSON.parse(warning ?? "{}")).toMatchObject({ level: 40 });
+    } finally {
+      await proc.stop("SIGTERM", 10_000);
+    }
   });
 });
 

@@ -7,7 +7,7 @@ import { createLogger, type LogRing } from "./logger.js";
 import { createBus, type Bus } from "./messaging.js";
 import { createMetrics, type ServiceMetrics } from "./metrics.js";
 import { startNodeAgent, type NodeAgentSettings } from "./node-agent.js";
-import type { Settings } from "./settings.js";
+import { unknownEnvironmentSettings, type Settings } from "./settings.js";
 
 /**
  * One way to start a service, so each `main.ts` holds only the service's own wiring:
@@ -118,6 +118,8 @@ export async function bootService(spec: EitherSpec): Promise<void> {
     refuseStart(spec.name, err);
   }
   const { log, ring } = createLogger(spec.name, config.logLevel);
+  // A misspelt SVC_ variable would otherwise be ignored without a word (-D and file typos refuse).
+  for (const line of unknownEnvironmentSettings(process.env)) log.warn(line);
   const metrics = createMetrics(spec.name);
 
   let database: DatabaseContext<unknown> | undefined;

@@ -135,7 +135,9 @@ export function validationProblem(fe: Pick<FastifyError, "validation" | "validat
   if (typeof params?.missingProperty === "string") {
     return problem("invalid_input", `${where} lacks the required field "${within(params.missingProperty)}"`, { field: within(params.missingProperty) });
   }
-  const message = first?.message ?? "is invalid";
+  // Ajv's "must be equal to one of the allowed values" leaves the caller guessing: name them.
+  const allowed = Array.isArray(params?.allowedValues) ? params.allowedValues : undefined;
+  const message = allowed ? `must be one of ${allowed.map(String).join(", ")}` : (first?.message ?? "is invalid");
   return problem("invalid_input", at ? `${at} ${message}` : `${where} ${message}`, { field: at || context });
 }
 

@@ -15,6 +15,7 @@ describe("the input guard and validation messages", () => {
     additionalProperties: false,
     properties: {
       label: { type: "string" },
+      format: { type: "string", enum: ["raw", "npm", "maven", "pypi"] },
       grants: { type: "array", items: { type: "object", additionalProperties: false, properties: { scope: { type: "string" } } } },
     },
   };
@@ -63,7 +64,9 @@ describe("the input guard and validation messages", () => {
     expect(unknown).toMatchObject({ field: "grants[0].extra", detail: 'unknown field "grants[0].extra"' });
     const missing = problem(await post(JSON.stringify({ grants: [] })));
     expect(missing).toMatchObject({ field: "label", detail: 'the body lacks the required field "label"' });
-    for (const p of [wrongType, nested, unknown, missing]) expect(p.detail).not.toMatch(/body\//);
+    const notAllowed = problem(await post(JSON.stringify({ label: "a", format: "docker", grants: [] })));
+    expect(notAllowed).toMatchObject({ status: 400, field: "format", detail: "format must be one of raw, npm, maven, pypi" });
+    for (const p of [wrongType, nested, unknown, missing, notAllowed]) expect(p.detail).not.toMatch(/body\//);
   });
 
   it("refuses an empty JSON body and a null one, naming the body", async () => {

@@ -1,7 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { makeKey } from "@svc/keys";
 import { natsServers } from "./messaging.js";
-import { SettingsError, envName, loadSettings, parseProperties } from "./settings.js";
+import { closestName } from "./closest-name.js";
+import { SettingsError, envName, loadSettings, parseProperties, unknownEnvironmentSettings } from "./settings.js";
 
 const load = (env: Record<string, string> = {}, argv: string[] = [], files: Record<string, string> = {}) =>
   loadSettings({ env, argv, readFile: (p) => { const f = files[p]; if (f === undefined) throw Object.assign(new Error("nope"), { code: "ENOENT" }); return f; } });
@@ -73,6 +74,35 @@ describe("settings", () => {
 
   it("refuses unknown svc. settings in -D arguments and properties files", () => {
     expect(() => load({}, ["-Dsvc.cahce.ttl=5"])).toThrow(/svc\.cahce\.ttl \(-D argument\): unknown setting/);
+  });
+
+  it("names the setting a misspelt -D argument or properties-file key most likely meant", () => {
+    expect(() => load({}, ["-Dsvc.repository-scope-from-pth=true"])).toThrow(
+      "svc.repository-scope-from-pth (-D argument): unknown setting; did you mean svc.repository-scope-from-path?",
+    );
+    // A slip in the prefix is a -D setting of ours too.
+    expect(() => load({}, ["-Dsvx.read-only=true"])).toThrow("svx.read-only (-D argument): unknown setting; did you mean svc.read-only?");
+    expect(() => load({ SVC_CONFIG_FILE: "/etc/svc.properties" }, [], { "/etc/svc.properties": "svc.shutdown-gracee=5s\nother.tool=1\n" })).toThrow(
+      /svc\.shutdown-gracee \(properties file \/etc\/svc\.properties\): unknown setting; did you mean svc\.shutdown-grace\?/,
+    );
+    // Nothing near enough: no guess.
+    expect(() => load({}, ["-Dsvc.something-else-entirely=1"])).toThrow(/svc\.something-else-entirely \(-D argument\): unknown setting$/m);
+  });
+
+  it("lists SVC_ environment variables that are no setting, with the closest one, without refusing", () => {
+    const env = { SVC_REPOSITORY_SCOPE_FROM_PTH: "true", SVC_TENANT: "acme", SVC_URL: "http://x", SVC_DATA_DIR: "/d", PATH: "/bin", SVC_QWERTYUIOP_ASDF: "1" };
+    expect(load(env).repositoryScopeFromPath).toBe(false);
+    expect(unknownEnvironmentSettings(env)).toEqual([
+      "environment variable SVC_QWERTYUIOP_ASDF is not a setting and is ignored",
+      "environment variable SVC_REPOSITORY_SCOPE_FROM_PTH is not a setting and is ignored; did you mean SVC_REPOSITORY_SCOPE_FROM_PATH (svc.repository-scope-from-path)?",
+    ]);
+    expect(unknownEnvironmentSettings({ SVC_TENANT: "a", SVC_KEY: "k", SVC_TEST_VERBOSE: "1" })).toEqual([]);
+  });
+
+  it("suggests only a name near enough to be a slip", () => {
+    expect(closestName("svc.read-onyl", ["svc.read-only", "svc.port"])).toBe("svc.read-only");
+    expect(closestName("svc.tennant", ["svc.tenant", "svc.port"])).toBe("svc.tenant");
+    expect(closestName("svc.colour", ["svc.tenant", "svc.port"])).toBeUndefined();
   });
 
   it("refuses a * entry in svc.ui.admins and anything that is not a person id", () => {

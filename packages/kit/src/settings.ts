@@ -4,6 +4,7 @@ import { isPersonId, isRepositoryName, parseAnonymousRights, PERSON_ID_RULE, typ
 import { REPOSITORY_FORMATS, type RepositoryFormat } from "@svc/contracts";
 import { parseAddressList } from "./addresses.js";
 import { parseSettingDuration, parseIsoDuration, durationMs } from "./duration.js";
+import { closestName } from "./closest-name.js";
 import { describeInForce, type SettingInForce, type SettingOrigin } from "./settings-in-force.js";
 
 // Over ~400 lines on purpose: the catalog below is one table, read top to bottom by the settings
@@ -358,8 +359,9 @@ export function loadSettings(opts: LoadOptions = {}): Settings {
       problems.push(`svc.config-file: cannot read "${configFile}": ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
     }
   }
-  for (const [k, where] of [...[...props.keys()].map((k) => [k, "-D argument"] as const), ...[...file.keys()].map((k) => [k, `properties file ${configFile}`] as const)]) {
-    if (k.startsWith("svc.") && !known.has(k)) problems.push(`${k} (${where}): unknown setting`);
+  // Every -D argument is ours (a misspelt prefix too); a properties file may hold other keys.
+  for (const [k, where] of [...[...props.keys()].map((k) => [k, "-D argument"] as const), ...[...file.keys()].filter((k) => k.startsWith("svc.")).map((k) => [k, `properties file ${configFile}`] as const)]) {
+    if (!known.has(k)) problems.push(`${k} (${where}): unknown setting${didYouMean(closestName(k, known))}`);
   }
 
   const out: Record<string, unknown> = {};
@@ -409,6 +411,43 @@ export function loadSettings(opts: LoadOptions = {}): Settings {
   }
   if (problems.length > 0) throw new SettingsError(problems);
   return { ...s, sources, inForce: describeInForce(SETTINGS, s, origins) } as Settings;
+}
+
+const didYouMean = (name: string | undefined) => (name === undefined ? "" : `; did you mean ${name}?`);
+
+/**
+ * `SVC_*` variables that are not settings but are read by the tools around the services: the
+ * `svc` command (SVC_URL, SVC_KEY, SVC_KEY_FILE, SVC_DEBUG), `npm start` (SVC_DATA_DIR and the
+ * local servers' ports) and `npm test` (SVC_TEST_*). A service started from such a shell sees them.
+ */
+export const OTHER_SVC_VARIABLES: readonly string[] = [
+  "SVC_URL",
+  "SVC_KEY",
+  "SVC_KEY_FILE",
+  "SVC_DEBUG",
+  "SVC_DATA_DIR",
+  "SVC_PG_PORT",
+  "SVC_REDIS_PORT",
+  "SVC_NATS_PORT",
+  "SVC_TEST_KEEP_DATA",
+  "SVC_TEST_VERBOSE",
+];
+
+/**
+ * `SVC_*` environment variables that name no setting (a misspelt one is otherwise ignored without
+ * a word), each as a line for a start-up warning with the closest setting. A warning rather than
+ * a refusal: the environment is shared with other programs. Settings themselves are validated by
+ * loadSettings.
+ */
+export function unknownEnvironmentSettings(env: NodeJS.ProcessEnv = process.env): string[] {
+  const byEnv = new Map(Object.values(SETTINGS).map((d) => [envName(d.name), d.name] as const));
+  const out: string[] = [];
+  for (const name of Object.keys(env).sort()) {
+    if (!name.startsWith("SVC_") || byEnv.has(name) || OTHER_SVC_VARIABLES.includes(name)) continue;
+    const near = closestName(name, byEnv.keys());
+    out.push(`environment variable ${name} is not a setting and is ignored${near === undefined ? "" : `; did you mean ${near} (${byEnv.get(near)})?`}`);
+  }
+  return out;
 }
 
 /** Whether a host name or address is this machine's loopback (`localhost`, `127.x.y.z`, `::1`). */

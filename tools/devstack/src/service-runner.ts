@@ -79,7 +79,7 @@ export interface Replica {
 }
 
 /** A copy of this process's environment without the developer's own SVC_ variables: they must not leak into tests. */
-function cleanEnv(): NodeJS.ProcessEnv {
+export function cleanEnv(): NodeJS.ProcessEnv {
   const base: NodeJS.ProcessEnv = {};
   for (const [k, v] of Object.entries(process.env)) if (!k.startsWith("SVC_")) base[k] = v;
   return base;

@@ -8,6 +8,11 @@
 // answers. A service that exits while the suite runs is restarted with a back-off; only a crash
 // loop stops the suite (service-supervisor.ts). Ctrl-C or SIGTERM stops the services (SIGTERM,
 // SIGKILL after svc.shutdown-grace and 5 s), then the servers; a second Ctrl-C kills everything.
+// The servers are supervised too: one that dies is started again on its own port, kept reserved
+// (tools/devstack). Should the suite itself be killed (SIGKILL), a reaper process it started
+// (tools/devstack/src/reaper.ts) stops the services and the servers it left. `npm start` runs it
+// with `node --import tsx`, not the `tsx` command: tsx relays a Ctrl-C and kills its child with
+// SIGKILL when the child has not acknowledged it within about 60 ms, which a busy machine misses.
 //
 // Environment: SVC_DATA_DIR (default <repo>/.data/local), SVC_PG_PORT / SVC_REDIS_PORT /
 // SVC_NATS_PORT (fixed; unset: 55432 / 56379 / 54222 when free, else a free port),
@@ -23,6 +28,7 @@ import { acquireLock, releaseLock } from "@svc/devstack/data-folder-lock";
 import { bootstrapKeyBanner, localBootstrapChoice, localInternalSecret } from "@svc/devstack/local-secrets";
 import { portIsFree } from "@svc/devstack/ports";
 import { pidAlive, sleep } from "@svc/devstack/process";
+import { processReaper } from "@svc/devstack/reaper";
 import { repoRoot, spawnService } from "@svc/devstack/service-process";
 import { superviseService, type SupervisedService } from "@svc/devstack/service-supervisor";
 import { createSuiteOutput } from "@svc/devstack/suite-output";
@@ -199,7 +205,14 @@ function startService(def: ServiceDef, env: NodeJS.ProcessEnv): SupervisedServic
       }),
     onSpawn: (proc) => {
       saveServicePids();
-      void proc.exit.then(saveServicePids);
+      // Should the suite die without stopping it (SIGKILL), the reaper does, as shutdown() would.
+      const key = `service ${def.name}`;
+      const reaper = processReaper();
+      if (proc.pid !== undefined) reaper.watch(key, { pid: proc.pid, group: true, stage: 0, steps: [["SIGTERM", stopWaitMs], ["SIGKILL", 0]] });
+      void proc.exit.then(() => {
+        reaper.forget(key);
+        saveServicePids();
+      });
     },
     // Not during start-up: a service that cannot start says why at once instead of looping.
     mayRestart: () => ready && !stopping,
@@ -264,7 +277,7 @@ function shutdown(code: number): Promise<void> {
 
 function onSignal(sig: NodeJS.Signals): void {
   const now = Date.now();
-  // The same Ctrl-C can arrive twice (terminal and a relaying parent such as tsx): ignore echoes.
+  // The same Ctrl-C can arrive twice (terminal and a relaying parent such as npm): ignore echoes.
   if (now - lastSignalAt < 500) return;
   lastSignalAt = now;
   if (!stopping) {
@@ -325,6 +338,13 @@ async function main(): Promise<void> {
     env: infraEnv,
     log: (l) => say(l.replace(/^\[infra\] /, ""), "infra"),
     detached: true,
+    // A server that dies is started again on its port, as a service is; a crash loop stops the suite.
+    supervise: true,
+    onGiveUp: (name) => {
+      if (stopping) return;
+      warn(`${name} is in a crash loop; stopping the suite`);
+      void shutdown(1);
+    },
   });
   infra = await infraStarting;
   if (stopping) return;

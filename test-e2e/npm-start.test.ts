@@ -25,7 +25,8 @@ function startLocalSuite(dataDir: string, port: number, args: string[] = []): Lo
   mkdirSync(dataDir, { recursive: true });
   const env: NodeJS.ProcessEnv = {};
   for (const [k, v] of Object.entries(process.env)) if (!k.startsWith("SVC_")) env[k] = v;
-  const proc = spawn("npm", ["start", "--", ...args], { cwd: repoRoot, env: { ...env, SVC_DATA_DIR: dataDir, SVC_PORT: String(port) }, stdio: ["ignore", "pipe", "pipe"] });
+  // Its own process group, as in a terminal: a Ctrl-C there is SIGINT to the whole group.
+  const proc = spawn("npm", ["start", "--", ...args], { cwd: repoRoot, env: { ...env, SVC_DATA_DIR: dataDir, SVC_PORT: String(port) }, stdio: ["ignore", "pipe", "pipe"], detached: true });
   const lines: string[] = [];
   for (const s of [proc.stdout, proc.stderr]) {
     let rest = "";
@@ -162,7 +163,21 @@ describe("npm start", () => {
     expect(a.proc.exitCode).toBeNull();
   });
 
-  it("kill -INT of npm start stops every process within svc.shutdown-grace; --no-bootstrap-key leaves no bootstrap key on the next boot", async () => {
+  it("a local server killed with SIGKILL is started again on its port, and the gateway works again", async () => {
+    const key = readFileSync(join(a.dataDir, "bootstrap-key"), "utf8").trim();
+    const port = /redis ready on 127\.0\.0\.1:(\d+)/.exec(await a.waitFor(/redis ready on/))?.[1];
+    const before = Number(readFileSync(join(a.dataDir, "redis.pid"), "utf8"));
+    const from = a.lines.length;
+    process.kill(before, "SIGKILL");
+    await a.waitFor(new RegExp(`redis on 127\\.0\\.0\\.1:${port} exited unexpectedly with signal SIGKILL; starting it again on the same port`), 30_000, from);
+    await a.waitFor(new RegExp(`redis started again on 127\\.0\\.0\\.1:${port}`), 60_000, from);
+    expect(Number(readFileSync(join(a.dataDir, "redis.pid"), "utf8"))).not.toBe(before);
+    await waitUntil("gateway ready again", async () => (await status(`${a.gateway}/health/ready`)) === 200, 60_000);
+    expect(await status(`${a.gateway}/api/capabilities`, key)).toBe(200);
+    expect(a.proc.exitCode).toBeNull();
+  });
+
+  it("Ctrl-C (SIGINT to npm start's process group) stops every process within svc.shutdown-grace; --no-bootstrap-key leaves no bootstrap key on the next boot", async () => {
     const bootstrap = readFileSync(join(a.dataDir, "bootstrap-key"), "utf8").trim();
     const call = (method: string, path: string, key: string, body?: unknown) =>
       fetch(`${a.gateway}${path}`, { method, headers: { "service-repository-key": key, ...(body ? { "content-type": "application/json" } : {}) }, body: body ? JSON.stringify(body) : undefined });
@@ -177,7 +192,7 @@ describe("npm start", () => {
     const pids = [...descendants(a.proc.pid!), Number(readFileSync(join(pgData, "postmaster.pid"), "utf8").split("\n")[0])];
     expect(pids.length).toBeGreaterThan(8);
     const killedAt = Date.now();
-    process.kill(a.proc.pid!, "SIGINT");
+    process.kill(-a.proc.pid!, "SIGINT");
     await waitUntil("every process of the suite gone", () => pids.every((p) => !alive(p)), 25_000);
     expect(Date.now() - killedAt).toBeLessThan(25_000);
     expect(await a.exited).toBe(0);
@@ -204,5 +219,21 @@ describe("npm start", () => {
     }
     await a.waitFor(/auth is in a crash loop; stopping the suite/, 30_000);
     expect(await a.exited).not.toBe(0);
+  });
+
+  it("a suite killed with SIGKILL leaves no service and no server behind (its reaper stops them)", async () => {
+    const c = startLocalSuite(join(root, "c"), await freePort());
+    suites.push(c);
+    await c.waitFor(/suite ready/);
+    const pgData = /\(data ([^)]+)\)/.exec(await c.waitFor(/postgres ready on/))?.[1] ?? "";
+    const postmaster = Number(readFileSync(join(pgData, "postmaster.pid"), "utf8").split("\n")[0]);
+    // npm, then the node process running scripts/suite.ts, then the services and servers.
+    const suitePid = descendants(c.proc.pid!).find((p) => readFileSync(`/proc/${p}/cmdline`, "utf8").includes("scripts/suite.ts"));
+    expect(suitePid).toBeDefined();
+    const pids = [...descendants(suitePid!), postmaster];
+    expect(pids.length).toBeGreaterThan(8);
+    process.kill(suitePid!, "SIGKILL");
+    await waitUntil("every process of the suite gone", () => pids.every((p) => !alive(p)), 60_000);
+    c.proc.kill("SIGKILL");
   });
 });

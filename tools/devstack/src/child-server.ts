@@ -4,6 +4,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { chmodSync, closeSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { openLog, pidAlive, procCmdline, procCwd, readPidFile, samePath, sleep, tailOf } from "./process.js";
+import type { StopStep } from "./reaper.js";
 
 /** What differs between the servers run this way. */
 export interface ServerSpec {
@@ -30,7 +31,12 @@ export interface ChildState {
   password: string;
   child: ChildProcess | undefined;
   exited: Promise<void> | undefined;
+  /** Called when a running server (past start-up) exits without childStop asking it to. */
+  onUnexpectedExit?: (how: string) => void;
 }
+
+/** How the reaper (reaper.ts) stops a server of ours whose parent died: as childStop does. */
+export const CHILD_STOP_STEPS: StopStep[] = [["SIGTERM", 10_000], ["SIGKILL", 0]];
 
 
 /** Kills a server of ours left over from a crashed earlier run (same data folder). */
@@ -76,12 +82,16 @@ export async function childStart(st: ChildState, detached: boolean, timeoutMs: n
     closeSync(fd);
   }
   let exitInfo: string | undefined;
+  let started = false;
   st.child = child;
   st.exited = new Promise<void>((r) => {
     child.once("exit", (code, signal) => {
       exitInfo = signal ? `signal ${signal}` : `exit code ${code}`;
+      // Not asked to stop (childStop clears st.child first): a death to report.
+      const unexpected = started && st.child === child;
       if (st.child === child) st.child = undefined;
       r();
+      if (unexpected) st.onUnexpectedExit?.(exitInfo);
     });
   });
   child.once("error", (err) => {
@@ -103,7 +113,10 @@ export async function childStart(st: ChildState, detached: boolean, timeoutMs: n
       throw new Error(`${st.name} exited during start-up (${exitInfo}) on 127.0.0.1:${st.port}. Tail of ${st.logFile}:\n${tailOf(st.logFile)}`);
     }
     const ok = await st.spec.ready(st.port, newLog, st.password);
-    if (ok && exitInfo === undefined) return;
+    if (ok && exitInfo === undefined) {
+      started = true;
+      return;
+    }
     if (Date.now() > deadline) {
       await childStop(st);
       throw new Error(`${st.name} was not ready on 127.0.0.1:${st.port} after ${Math.round(timeoutMs / 1000)} s. Tail of ${st.logFile}:\n${tailOf(st.logFile)}`);
@@ -115,6 +128,7 @@ export async function childStart(st: ChildState, detached: boolean, timeoutMs: n
 export async function childStop(st: ChildState): Promise<void> {
   const child = st.child;
   if (!child || !st.exited) return;
+  st.child = undefined; // asked to: not an unexpected exit
   try {
     child.kill("SIGTERM");
   } catch {

@@ -5,12 +5,15 @@
 import { mkdirSync, rmSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { ensureSome, isRoot, type ServerName } from "./binaries.js";
-import { childStart, childStop, killStale, type ChildState } from "./child-server.js";
+import { CHILD_STOP_STEPS, childStart, childStop, killStale, type ChildState } from "./child-server.js";
 import { acquireLock } from "./data-folder-lock.js";
 import { registerCleanup, unregisterCleanup } from "./exit-cleanup.js";
 import { localSecret } from "./local-secrets.js";
 import { NATS_USER, natsServer } from "./nats-server.js";
-import { portIsFree, reservePort } from "./ports.js";
+import { portIsFree, releasePort, reservePort, reserveThisPort } from "./ports.js";
+import { pidAlive, sleep } from "./process.js";
+import { processReaper, type StopStep } from "./reaper.js";
+import { restartBackoff, type RestartPolicy } from "./service-supervisor.js";
 import {
   pgPrepare,
   pgStart,
@@ -53,7 +56,25 @@ export interface InfraOptions {
   detached?: boolean;
   /** Readiness timeout per server in milliseconds (default 30000). */
   readyTimeoutMs?: number;
+  /**
+   * Keep the servers running, as `npm start` keeps its services: one that dies (not stopped
+   * through stop() or stopServer()) is started again at once on the same port and data, then
+   * with a back-off (SERVER_RESTART_POLICY); `onGiveUp` hears of a crash loop. Default false (the
+   * tests that stop a server to see degraded behaviour want it to stay down).
+   */
+  supervise?: boolean;
+  onGiveUp?: (name: ServerName, why: string) => void;
 }
+
+/**
+ * Servers are restarted sooner than services (a service's first restart waits 1 s): their port
+ * stays reserved for this run meanwhile, but a program outside this project could still take it.
+ */
+export const SERVER_RESTART_POLICY: RestartPolicy = { initialDelayMs: 100, maxDelayMs: 10_000, resetAfterMs: 60_000, crashLoopLimit: 6 };
+/** How the reaper stops our postmaster when this process dies: fast shutdown, immediate, kill. */
+const POSTGRES_STOP_STEPS: StopStep[] = [["SIGINT", 20_000], ["SIGQUIT", 5_000], ["SIGKILL", 0]];
+/** How often a supervised postmaster (pg_ctl's daemon, not our child) is looked at. */
+const POSTGRES_CHECK_MS = 500;
 
 /**
  * Our servers accept only clients that know their password: generated on first use and kept in
@@ -119,6 +140,10 @@ export async function startInfra(opts: InfraOptions): Promise<Infra> {
 
   mkdirSync(join(dataDir, "logs"), { recursive: true });
   const lockFile = need.length > 0 ? acquireLock(dataDir) : undefined;
+  // Whatever this process dies of (SIGKILL included), its servers are stopped after it.
+  const reaper = need.length > 0 ? processReaper(join(dataDir, "logs", "reaper.log")) : undefined;
+  const reaperKey = (name: ServerName) => `${name} of ${dataDir}`;
+  const reserved = new Set<number>();
 
   let pgState: PgState | undefined;
   const children: Partial<Record<"redis" | "nats", ChildState>> = {};
@@ -143,21 +168,105 @@ export async function startInfra(opts: InfraOptions): Promise<Infra> {
   registerCleanup(cleanupSync);
   const removeHandlers = () => unregisterCleanup(cleanupSync);
 
+  /** Servers stopped on purpose (stop(), stopServer()): not restarted. */
+  const held = new Set<ServerName>();
   const stopAll = async () => {
+    for (const n of ["postgres", "redis", "nats"] as const) held.add(n);
     await Promise.all(Object.values(children).map((st) => (st ? childStop(st) : undefined)));
     if (pgState) await pgStop(pgState, "fast").catch((err) => log(`[infra] postgres stop: ${(err as Error).message}`));
+    for (const n of ["postgres", "redis", "nats"] as const) reaper?.forget(reaperKey(n));
+    await reaper?.idle();
+    for (const port of reserved) releasePort(port);
     if (lockFile) rmSync(lockFile, { force: true });
     removeHandlers();
     stopped = true;
   };
+  const watchPostgres = (st: PgState) => {
+    const pid = postmasterPid(st);
+    if (pid !== undefined) reaper?.watch(reaperKey("postgres"), { pid, stage: 1, steps: POSTGRES_STOP_STEPS });
+  };
+  const watchChild = (st: ChildState) => {
+    if (st.child?.pid !== undefined) reaper?.watch(reaperKey(st.name), { pid: st.child.pid, group: opts.detached ?? false, stage: 1, steps: CHILD_STOP_STEPS });
+  };
+  const startPostgres = async (st: PgState) => {
+    await pgStart(st, timeoutMs);
+    watchPostgres(st);
+  };
+  const startChild = async (st: ChildState) => {
+    await childStart(st, opts.detached ?? false, timeoutMs);
+    watchChild(st);
+  };
+
+  // Supervision: a server that died is started again on its own port (kept reserved).
+  const backoffs = new Map<ServerName, ReturnType<typeof restartBackoff>>();
+  const startedAt = new Map<ServerName, number>();
+  const restarting = new Set<ServerName>();
+  const died = (name: ServerName, how: string) => {
+    if (!opts.supervise || held.has(name) || restarting.has(name)) return;
+    restarting.add(name);
+    void (async () => {
+      let why = how;
+      for (;;) {
+        const backoff = backoffs.get(name) ?? restartBackoff(SERVER_RESTART_POLICY);
+        backoffs.set(name, backoff);
+        const decision = backoff.onExit(Date.now() - (startedAt.get(name) ?? 0));
+        const port = name === "postgres" ? pgState?.port : children[name]?.port;
+        if (!decision.restart) {
+          log(`[infra] ${name} on 127.0.0.1:${port} exited with ${why}: ${decision.crashes} times in a row soon after its start; giving up`);
+          opts.onGiveUp?.(name, why);
+          break;
+        }
+        log(`[infra] ${name} on 127.0.0.1:${port} exited unexpectedly with ${why}; starting it again on the same port in ${decision.delayMs / 1000} s`);
+        await sleep(decision.delayMs);
+        if (held.has(name)) break;
+        startedAt.set(name, Date.now());
+        try {
+          if (name === "postgres") {
+            if (pgState) await startPostgres(pgState);
+          } else {
+            const st = children[name];
+            if (st) await startChild(st);
+          }
+          log(`[infra] ${name} started again on 127.0.0.1:${port}`);
+          break;
+        } catch (err) {
+          why = (err as Error).message.split("\n")[0] ?? "an error";
+        }
+      }
+      restarting.delete(name);
+    })();
+  };
+  let pgTimer: NodeJS.Timeout | undefined;
+  if (opts.supervise) {
+    // pg_ctl runs the postmaster as a daemon of its own: looked at rather than waited for.
+    pgTimer = setInterval(() => {
+      if (!pgState?.running || held.has("postgres") || restarting.has("postgres")) return;
+      const pid = postmasterPid(pgState);
+      if (pid !== undefined && pidAlive(pid)) return;
+      pgState.running = false;
+      died("postgres", "its postmaster gone");
+    }, POSTGRES_CHECK_MS);
+    pgTimer.unref();
+  }
 
   try {
     const bins = need.length > 0 ? await ensureSome(need, log) : {};
     // A reserved port is never handed out twice while it is held (ports.ts).
     const pickPort = async (name: ServerName | undefined): Promise<{ port: number; fixed: boolean }> => {
       const fixed = name && opts.ports?.[name];
-      if (fixed !== undefined) return { port: fixed, fixed: true };
-      return { port: (name && opts.preferredPorts?.[name]) || (await freePort()), fixed: false };
+      if (fixed !== undefined) {
+        // Reserved too when it can be (another run holding it would find it in use anyway).
+        if (reserveThisPort(fixed)) reserved.add(fixed);
+        return { port: fixed, fixed: true };
+      }
+      const preferred = name && opts.preferredPorts?.[name];
+      if (preferred && reserveThisPort(preferred)) {
+        reserved.add(preferred);
+        return { port: preferred, fixed: false };
+      }
+      const port = await freePort();
+      reserved.add(port);
+      return { port, fixed: false };
     };
     /** True when the port is free; a picked port taken meanwhile gives false (pick again). */
     const portReady = async (name: ServerName, port: number, fixed: boolean, attempt: number): Promise<boolean> => {
@@ -198,7 +307,8 @@ export async function startInfra(opts: InfraOptions): Promise<Infra> {
           continue;
         }
         try {
-          await pgStart(st, timeoutMs);
+          await startPostgres(st);
+          startedAt.set("postgres", Date.now());
           break;
         } catch (err) {
           if (fixed || attempt >= 2 || !inUse(err)) throw err;
@@ -228,6 +338,7 @@ export async function startInfra(opts: InfraOptions): Promise<Infra> {
         password: localSecret(dataDir, `${name}-password`).value,
         child: undefined,
         exited: undefined,
+        onUnexpectedExit: (how) => died(name, how),
       };
       children[name] = st;
       await killStale(st, log);
@@ -237,7 +348,8 @@ export async function startInfra(opts: InfraOptions): Promise<Infra> {
           continue;
         }
         try {
-          await childStart(st, opts.detached ?? false, timeoutMs);
+          await startChild(st);
+          startedAt.set(name, Date.now());
           break;
         } catch (err) {
           if (fixed || attempt >= 2 || !inUse(err)) throw err;
@@ -286,11 +398,14 @@ export async function startInfra(opts: InfraOptions): Promise<Infra> {
       return out;
     },
     stop() {
+      clearInterval(pgTimer);
       stopping ??= stopAll();
       return stopping;
     },
     async stopServer(name) {
       requireManaged(name);
+      held.add(name);
+      reaper?.forget(reaperKey(name));
       if (name === "postgres") {
         if (pgState) await pgStop(pgState, "fast");
         return;
@@ -302,15 +417,17 @@ export async function startInfra(opts: InfraOptions): Promise<Infra> {
     async startServer(name) {
       requireManaged(name);
       if (name === "postgres") {
+        held.delete(name);
         if (pgState && !pgState.running) {
-          await pgStart(pgState, timeoutMs);
+          await startPostgres(pgState);
           log(`[infra] postgres started again on 127.0.0.1:${pgState.port}`);
         }
         return;
       }
       const st = children[name];
+      held.delete(name);
       if (st && !st.child) {
-        await childStart(st, opts.detached ?? false, timeoutMs);
+        await startChild(st);
         log(`[infra] ${name} started again on 127.0.0.1:${st.port}`);
       }
     },

@@ -1,10 +1,12 @@
 import { describe, it, expect, beforeAll, afterAll } from "vitest";
+import { spawn } from "node:child_process";
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { connect } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pg from "pg";
-import { createDatabase, startInfra, type Infra } from "./index.js";
+import { createDatabase, freePort, releasePort, startInfra, type Infra } from "./index.js";
+import { repoRoot } from "./service-process.js";
 
 /** Sends `payload` (if any) on a raw socket and resolves with the first line the server answers. */
 function firstLine(port: number, payload?: string, timeoutMs = 2000): Promise<string> {
@@ -227,4 +229,128 @@ describe("operator-provided servers", () => {
       rmSync(dir, { recursive: true, force: true });
     }
   });
+});
+
+async function waitUntil(what: string, check: () => boolean | Promise<boolean>, timeoutMs = 60_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error(`not within ${timeoutMs / 1000} s: ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+describe("supervised servers (as npm start runs them)", () => {
+  let dir: string;
+  let infra: Infra;
+  let preferredRedis: number;
+  const lines: string[] = [];
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), "svc-infra-test-"));
+    // A usual port (as 56379 is npm start's), free and not reserved by anyone.
+    preferredRedis = await freePort();
+    releasePort(preferredRedis);
+    infra = await startInfra({ dataDir: dir, log: (l) => lines.push(l), env: {}, detached: true, supervise: true, preferredPorts: { redis: preferredRedis } });
+    infraRef = infra;
+  }, 90_000);
+
+  afterAll(async () => {
+    await infra?.stop();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it("keeps a usual port reserved for this run, so that no other run of the project picks it", () => {
+    expect(infra.ports.redis).toBe(preferredRedis);
+    expect(readFileSync(join(tmpdir(), "svc-port-reservations", String(preferredRedis)), "utf8")).toBe(String(process.pid));
+  });
+
+  it("starts a redis killed with SIGKILL again on the same port, where it answers", async () => {
+    const before = infra.pids().redis!;
+    process.kill(before, "SIGKILL");
+    await waitUntil("redis running again", () => infra.pids().redis !== undefined && infra.pids().redis !== before);
+    expect(await redisPing(preferredRedis)).toBe("+PONG");
+    expect(lines.join("\n")).toMatch(new RegExp(`redis on 127\\.0\\.0\\.1:${preferredRedis} exited unexpectedly with signal SIGKILL; starting it again on the same port`));
+    expect(readFileSync(join(tmpdir(), "svc-port-reservations", String(preferredRedis)), "utf8")).toBe(String(process.pid));
+  });
+
+  it("starts a postgres whose postmaster was killed with SIGKILL again on the same port", async () => {
+    const before = infra.pids().postgres!;
+    process.kill(before, "SIGKILL");
+    const query = async () => {
+      const client = new pg.Client({ connectionString: infra.databaseUrl });
+      client.on("error", () => {});
+      try {
+        await client.connect();
+        return (await client.query<{ one: number }>("select 1 as one")).rows[0]?.one === 1;
+      } catch {
+        return false;
+      } finally {
+        await client.end().catch(() => {});
+      }
+    };
+    await waitUntil("postgres answering again", async () => infra.pids().postgres !== undefined && infra.pids().postgres !== before && (await query()), 90_000);
+    expect(lines.join("\n")).toMatch(/postgres on 127\.0\.0\.1:\d+ exited unexpectedly/);
+  }, 120_000);
+
+  it("does not start a server stopped on purpose", async () => {
+    await infra.stopServer("nats");
+    await new Promise((r) => setTimeout(r, 1000));
+    expect(infra.pids().nats).toBeUndefined();
+    await infra.startServer("nats");
+    expect(infra.pids().nats).toBeDefined();
+  });
+});
+
+describe("the servers end with the process that started them", () => {
+  let dir: string;
+  beforeAll(() => {
+    dir = mkdtempSync(join(tmpdir(), "svc-infra-test-"));
+  });
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  /** The stand-in for npm start under the `tsx` command (whose signal relay kills a slow child), in its own process group. */
+  async function startHolder(): Promise<{ pid: number; servers: number[]; exited: Promise<void> }> {
+    const child = spawn(join(repoRoot, "node_modules", ".bin", "tsx"), [join(repoRoot, "tools", "devstack", "src", "infra-holder.fixture.ts"), dir], {
+      cwd: repoRoot,
+      detached: true,
+      stdio: ["ignore", "pipe", "inherit"],
+    });
+    const exited = new Promise<void>((r) => child.once("exit", () => r()));
+    const line = await new Promise<string>((resolve, reject) => {
+      let buf = "";
+      child.stdout.on("data", (d: Buffer) => {
+        buf += d.toString("utf8");
+        if (buf.includes("\n")) resolve(buf.split("\n")[0]!);
+      });
+      void exited.then(() => reject(new Error(`the holder exited before its servers were ready: ${buf}`)));
+    });
+    const servers = Object.values(JSON.parse(line) as Record<string, number>);
+    expect(servers).toHaveLength(3);
+    return { pid: child.pid!, servers, exited };
+  }
+
+  it("Ctrl-C (SIGINT to the process group) stops every server, every time", async () => {
+    for (let run = 1; run <= 3; run++) {
+      const holder = await startHolder();
+      process.kill(-holder.pid, "SIGINT");
+      await holder.exited;
+      await waitUntil(`run ${run}: servers ${holder.servers.join(", ")} gone`, () => holder.servers.every((p) => !pidAlive(p)), 60_000);
+    }
+  }, 300_000);
+
+  it("SIGKILL of that process: the reaper stops its servers", async () => {
+    const holder = await startHolder();
+    const inner = readdirSync("/proc").filter((e) => /^\d+$/.test(e)).map(Number).filter((p) => {
+      try {
+        const cmd = readFileSync(`/proc/${p}/cmdline`, "utf8");
+        return cmd.includes("infra-holder.fixture.ts") && cmd.includes(dir) && p !== holder.pid;
+      } catch {
+        return false;
+      }
+    });
+    // tsx and the node process running the fixture under it, both killed at once.
+    for (const p of [holder.pid, ...inner]) process.kill(p, "SIGKILL");
+    await holder.exited;
+    await waitUntil(`servers ${holder.servers.join(", ")} gone`, () => holder.servers.every((p) => !pidAlive(p)), 60_000);
+  }, 120_000);
 });

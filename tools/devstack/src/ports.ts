@@ -95,8 +95,8 @@ export function portIsFree(port: number, host = "127.0.0.1"): Promise<boolean> {
   });
 }
 
-/** A port on 127.0.0.1 that nothing listens on and no other run of this project will pick. */
-export async function reservePort(): Promise<number> {
+/** The shared folder exists and this process gives its reservations back when it exits. */
+function prepareReservations(): void {
   if (!existsSync(RESERVATIONS)) {
     mkdirSync(RESERVATIONS, { recursive: true });
     // Shared by every user's runs, like /tmp itself (the umask would narrow mkdir's mode).
@@ -112,6 +112,11 @@ export async function reservePort(): Promise<number> {
       for (const port of mine) releasePort(port);
     });
   }
+}
+
+/** A port on 127.0.0.1 that nothing listens on and no other run of this project will pick. */
+export async function reservePort(): Promise<number> {
+  prepareReservations();
   const ceiling = ephemeralFloor();
   if (ceiling - LOWEST < 1000) throw new Error(`too few ports below the ephemeral range (${ceiling}) to pick from`);
   for (let attempt = 0; attempt < 500; attempt++) {
@@ -122,6 +127,17 @@ export async function reservePort(): Promise<number> {
     releasePort(port);
   }
   throw new Error("could not find a free port to reserve");
+}
+
+/**
+ * Reserves this very port (a usual or fixed one) so that no other run of this project picks it
+ * while our server on it runs or restarts; false when a living process of another run holds it.
+ * Already ours: true.
+ */
+export function reserveThisPort(port: number): boolean {
+  if (mine.has(port)) return true;
+  prepareReservations();
+  return reserve(port);
 }
 
 /** Gives a reserved port back (its process has stopped for good). */

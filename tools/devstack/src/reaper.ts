@@ -1,0 +1,169 @@
+// A watchdog that outlives the process that started it: whatever that process still had running
+// when it died (killed with SIGKILL, or by a parent such as tsx that does not wait for a Ctrl-C to
+// be handled) is stopped by its process id.
+//
+// The reaper is a small process of its own (own process group: a Ctrl-C in the terminal never
+// reaches it) reading its standard input, a pipe whose other end only the starting process holds.
+// That process tells it, one JSON line each, what to stop and how ("watch") and what it stopped
+// itself ("forget"). When the pipe closes, whatever the reason the starting process ended, the
+// reaper stops what is still on its list, stage by stage (the services, then the servers they
+// use), each by its own sequence of signals, and exits. A process id is signalled only while it
+// still names the process that was watched (its start time in /proc is the same).
+import { spawn, type ChildProcess } from "node:child_process";
+import { closeSync, openSync, readFileSync } from "node:fs";
+import { createInterface } from "node:readline";
+import { fileURLToPath } from "node:url";
+
+/** One signal, then how long to wait for the process to end before the next step. */
+export type StopStep = [signal: NodeJS.Signals, waitMs: number];
+
+export interface Watched {
+  pid: number;
+  /** Signal the process group `-pid` (a detached child and everything it started). */
+  group?: boolean;
+  /** Lower stages are stopped first, each wholly before the next (services 0, servers 1). */
+  stage: number;
+  steps: StopStep[];
+}
+
+interface WatchMessage extends Watched {
+  op: "watch";
+  key: string;
+  /** The process's start time (/proc/<pid>/stat field 22): a reused pid is left alone. */
+  start: string | undefined;
+}
+
+type Message = WatchMessage | { op: "forget"; key: string };
+
+/** Field 22 of /proc/<pid>/stat (the start time in clock ticks since boot); undefined when gone. */
+export function processStart(pid: number): string | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19];
+  } catch {
+    return undefined;
+  }
+}
+
+export interface Reaper {
+  /** Puts (or replaces) `key` on the list: stopped if this process dies before forget(key). */
+  watch(key: string, w: Watched): void;
+  forget(key: string): void;
+  /** With nothing left to watch, lets the reaper go (resolves once it has exited); the next watch starts another. */
+  idle(): Promise<void>;
+}
+
+let shared: { child: ChildProcess; reaper: Reaper } | undefined;
+
+/**
+ * This process's reaper, started on first use (`logFile` receives its few lines). Without /proc
+ * (not Linux) or when it cannot be started, watching does nothing: the usual stop paths remain.
+ */
+export function processReaper(logFile?: string): Reaper {
+  if (shared && shared.child.exitCode === null && shared.child.signalCode === null) return shared.reaper;
+  const fd = logFile ? openSync(logFile, "a", 0o644) : "ignore";
+  let child: ChildProcess;
+  try {
+    child = spawn(process.execPath, ["--import", "tsx", fileURLToPath(import.meta.url), String(process.pid)], {
+      cwd: fileURLToPath(new URL("../../..", import.meta.url)),
+      detached: true,
+      stdio: ["pipe", fd, fd],
+    });
+  } finally {
+    if (typeof fd === "number") closeSync(fd);
+  }
+  child.on("error", () => {});
+  child.stdin?.on("error", () => {});
+  // Neither keeps this process alive: the reaper is there for when this process is gone.
+  child.unref();
+  (child.stdin as unknown as { unref?: () => void } | null)?.unref?.();
+  const send = (m: Message) => {
+    if (child.stdin?.writable) child.stdin.write(`${JSON.stringify(m)}\n`);
+  };
+  const keys = new Set<string>();
+  const exited = new Promise<void>((r) => child.once("exit", () => r()));
+  const reaper: Reaper = {
+    watch: (key, w) => {
+      keys.add(key);
+      send({ op: "watch", key, start: processStart(w.pid), ...w });
+    },
+    forget: (key) => {
+      if (keys.delete(key)) send({ op: "forget", key });
+    },
+    async idle() {
+      if (keys.size > 0) return;
+      if (shared?.child === child) shared = undefined;
+      child.stdin?.end();
+      await exited;
+    },
+  };
+  shared = { child, reaper };
+  return reaper;
+}
+
+// ---------------------------------------------------------------------------------------------
+// the reaper process itself
+
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+function alive(w: WatchMessage): boolean {
+  const start = processStart(w.pid);
+  if (start === undefined || (w.start !== undefined && start !== w.start)) return false;
+  // A zombie has ended: only its parent's wait is missing.
+  try {
+    return !/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${w.pid}/stat`, "utf8"));
+  } catch {
+    return false;
+  }
+}
+
+async function stopOne(w: WatchMessage, say: (line: string) => void): Promise<void> {
+  for (const [signal, waitMs] of w.steps) {
+    if (!alive(w)) return;
+    say(`${w.key}: ${signal} to ${w.group ? "process group " : "pid "}${w.pid}`);
+    try {
+      process.kill(w.group ? -w.pid : w.pid, signal);
+    } catch {
+      try {
+        process.kill(w.pid, signal);
+      } catch {
+        return; // gone
+      }
+    }
+    const deadline = Date.now() + waitMs;
+    while (alive(w) && Date.now() < deadline) await sleep(50);
+  }
+}
+
+async function reaperMain(parentPid: string): Promise<void> {
+  const say = (line: string) => process.stdout.write(`${new Date().toISOString()} reaper of ${parentPid}: ${line}\n`);
+  // Only the starting process's end (its pipe closing) or an explicit SIGTERM makes it act.
+  process.on("SIGINT", () => {});
+  process.on("SIGHUP", () => {});
+  const watched = new Map<string, WatchMessage>();
+  let reaping: Promise<void> | undefined;
+  const reap = () =>
+    (reaping ??= (async () => {
+      const left = [...watched.values()];
+      if (left.length > 0) say(`the process is gone; stopping ${left.map((w) => w.key).join(", ")}`);
+      for (const stage of [...new Set(left.map((w) => w.stage))].sort((a, b) => a - b)) {
+        await Promise.all(left.filter((w) => w.stage === stage).map((w) => stopOne(w, say)));
+      }
+      process.exit(0);
+    })());
+  process.on("SIGTERM", () => void reap());
+  const lines = createInterface({ input: process.stdin, crlfDelay: Infinity });
+  lines.on("line", (line) => {
+    let m: Message;
+    try {
+      m = JSON.parse(line) as Message;
+    } catch {
+      return;
+    }
+    if (m.op === "watch") watched.set(m.key, m);
+    else if (m.op === "forget") watched.delete(m.key);
+  });
+  lines.on("close", () => void reap());
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) void reaperMain(process.argv[2] ?? "?");

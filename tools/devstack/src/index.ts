@@ -11,7 +11,7 @@ import { registerCleanup, unregisterCleanup } from "./exit-cleanup.js";
 import { localSecret } from "./local-secrets.js";
 import { NATS_USER, natsServer } from "./nats-server.js";
 import { portIsFree, releasePort, reservePort, reserveThisPort } from "./ports.js";
-import { pidAlive, sleep } from "./process.js";
+import { pidRunning, sleep } from "./process.js";
 import { processReaper, type StopStep } from "./reaper.js";
 import { restartBackoff, type RestartPolicy } from "./service-supervisor.js";
 import {
@@ -242,7 +242,7 @@ export async function startInfra(opts: InfraOptions): Promise<Infra> {
     pgTimer = setInterval(() => {
       if (!pgState?.running || held.has("postgres") || restarting.has("postgres")) return;
       const pid = postmasterPid(pgState);
-      if (pid !== undefined && pidAlive(pid)) return;
+      if (pid !== undefined && pidRunning(pid)) return;
       pgState.running = false;
       died("postgres", "its postmaster gone");
     }, POSTGRES_CHECK_MS);

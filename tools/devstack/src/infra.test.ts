@@ -267,7 +267,8 @@ describe("supervised servers (as npm start runs them)", () => {
   it("starts a redis killed with SIGKILL again on the same port, where it answers", async () => {
     const before = infra.pids().redis!;
     process.kill(before, "SIGKILL");
-    await waitUntil("redis running again", () => infra.pids().redis !== undefined && infra.pids().redis !== before);
+    await waitUntil("redis started again", () => lines.some((l) => l.includes(`redis started again on 127.0.0.1:${preferredRedis}`)));
+    expect(infra.pids().redis).not.toBe(before);
     expect(await redisPing(preferredRedis)).toBe("+PONG");
     expect(lines.join("\n")).toMatch(new RegExp(`redis on 127\\.0\\.0\\.1:${preferredRedis} exited unexpectedly with signal SIGKILL; starting it again on the same port`));
     expect(readFileSync(join(tmpdir(), "svc-port-reservations", String(preferredRedis)), "utf8")).toBe(String(process.pid));

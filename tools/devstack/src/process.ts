@@ -14,6 +14,16 @@ export function pidAlive(pid: number): boolean {
   }
 }
 
+/** Whether a process with this id runs: alive and not a zombie (ended, its parent has not waited for it yet; an init that never does keeps it so). */
+export function pidRunning(pid: number): boolean {
+  if (!pidAlive(pid)) return false;
+  try {
+    return !/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, "utf8"));
+  } catch {
+    return false;
+  }
+}
+
 /**
  * Sends `signal` to a child and resolves with its exit code once it has exited; a child still
  * running after `graceMs` is killed. A child that already exited resolves at once.

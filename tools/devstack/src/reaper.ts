@@ -13,6 +13,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { closeSync, openSync, readFileSync } from "node:fs";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
+import { pidRunning } from "./process.js";
 
 /** One signal, then how long to wait for the process to end before the next step. */
 export type StopStep = [signal: NodeJS.Signals, waitMs: number];
@@ -108,13 +109,7 @@ const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
 function alive(w: WatchMessage): boolean {
   const start = processStart(w.pid);
-  if (start === undefined || (w.start !== undefined && start !== w.start)) return false;
-  // A zombie has ended: only its parent's wait is missing.
-  try {
-    return !/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${w.pid}/stat`, "utf8"));
-  } catch {
-    return false;
-  }
+  return start !== undefined && (w.start === undefined || start === w.start) && pidRunning(w.pid);
 }
 
 async function stopOne(w: WatchMessage, say: (line: string) => void): Promise<void> {

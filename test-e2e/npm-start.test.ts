@@ -235,5 +235,5 @@ describe("npm start", () => {
     process.kill(suitePid!, "SIGKILL");
     await waitUntil("every process of the suite gone", () => pids.every((p) => !alive(p)), 60_000);
     c.proc.kill("SIGKILL");
-  });
+  }, 300_000);
 });

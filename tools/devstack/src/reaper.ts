@@ -95,6 +95,9 @@ export function processReaper(logFile?: string): Reaper {
       if (keys.size > 0) return;
       if (shared?.child === child) shared = undefined;
       child.stdin?.end();
+      // Waited for, so held: unreferenced, this process could end here of an empty event loop
+      // (with exit code 0, whatever its caller meant to exit with).
+      child.ref();
       await exited;
     },
   };

@@ -17,7 +17,7 @@ describe("npm: bounded publishes and what is kept of them", () => {
   const NPM = { "user-agent": "npm/11.0.0 node/v20.20.0 linux x64 workspaces/false", "content-type": "application/json" };
 
   beforeAll(async () => {
-    s = await startSuite({ env: { SVC_REPOSITORY: "npm", SVC_REPOSITORY_FORMAT: "npm" } });
+    s = await startSuite({ env: { SVC_REPOSITORY: "npm", SVC_REPOSITORY_FORMAT: "npm", SVC_REPOSITORY_SCOPE_FROM_PATH: "true" } });
     key = (await s.mint({ label: "publisher", grants: [{ scope: "npm", tokens: ["deploy"] }] })).key;
   }, 300_000);
   afterAll(async () => {

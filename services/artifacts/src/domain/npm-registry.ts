@@ -39,7 +39,7 @@ function checkDigests(manifest: Doc, tarball: TarballDigests, sha256: string): v
   if (typeof dist.integrity !== "string") return;
   const ours: Record<string, string> = { sha512: tarball.sha512, sha256: Buffer.from(sha256, "hex").toString("base64"), sha1: Buffer.from(tarball.sha1, "hex").toString("base64") };
   // Each digest the string names of an algorithm computed here (sha384, rarely sent, is not: the
-  // manifest stored names ours, which clients check what they download against).
+  // manifest stored names the SHA-512, which clients check what they download against).
   for (const entry of dist.integrity.split(/\s+/)) {
     const at = entry.indexOf("-");
     const algo = entry.slice(0, at);
@@ -55,7 +55,7 @@ const DIST_FIELDS = ["fileCount", "unpackedSize", "signatures", "npm-signature",
 /**
  * A version's manifest as stored: the fields clients read (the reader kept only those), its
  * readme cut as npmjs cuts it (the document's own when the version has none, as yarn sends it),
- * and its digests as computed here.
+ * and the digests it declared, as computed here.
  */
 function storedManifest(name: string, version: string, manifest: Doc, readme: unknown, tarball: TarballDigests): Doc {
   const { dist, readme: own, ...rest } = manifest;
@@ -68,7 +68,9 @@ function storedManifest(name: string, version: string, manifest: Doc, readme: un
     version,
     _id: `${name}@${version}`,
     ...(text !== undefined ? { readme: text.slice(0, README_CHARS) } : {}),
-    dist: { ...kept, shasum: tarball.sha1, integrity: `sha512-${tarball.sha512}` },
+    // The digests the client declared (checked), as computed here: an integrity string naming an
+    // algorithm not computed (sha384) is not passed on unchecked.
+    dist: { ...kept, ...(obj(dist).shasum !== undefined ? { shasum: tarball.sha1 } : {}), ...(obj(dist).integrity !== undefined ? { integrity: `sha512-${tarball.sha512}` } : {}) },
   };
 }
 

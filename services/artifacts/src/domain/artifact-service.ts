@@ -171,7 +171,7 @@ export function artifactServiceFactory(deps: ArtifactServiceDeps) {
       if (Buffer.isBuffer(source) && !late) ready.catch(() => {});
       try {
         if (!Buffer.isBuffer(source) || late) await ready;
-        const to = late ? await a((await ready).staged) : { address: a, alongside };
+        const to = late ? await ready.then(({ staged: { size, sha256 } }) => a({ size, sha256 })) : { address: a, alongside };
         return await change(
           to.address,
           async (tx, [found = [], ...formatRows]) => {

@@ -98,6 +98,10 @@ describe("npm: bounded publishes and what is kept of them", () => {
     expect(await res.json()).toEqual({ error: expect.stringMatching(/^dist\.(shasum|integrity) does not match the tarball sent: nothing was published/) });
     expect((await s.call("GET", "/repository/npm/mismatch-e2e", { key })).status).toBe(404);
     expect((await s.call("GET", "/repository/npm/mismatch-e2e/-/mismatch-e2e-1.0.0.tgz", { key })).status).toBe(404);
+    body._attachments["mismatch-e2e-1.0.0.tgz"]!.data = "";
+    const empty = await put("mismatch-e2e", body);
+    expect(empty.status).toBe(400);
+    expect(await empty.json()).toEqual({ error: "the tarball in _attachments has no base64 data" });
   });
 
   it("a readme over the 1 MiB field limit is refused with 413 in npm's error format, and nothing is stored", async () => {

@@ -318,6 +318,7 @@ export function readNpmDocument(body: Readable, opts: ReadOptions = {}): Promise
       over = true;
       body.off("data", onData);
       body.off("end", onEnd);
+      // Still listening for errors (fail() is idempotent): one after this is not unhandled.
       tarball?.content.destroy(err as Error);
       body.resume();
       reject(err);
@@ -347,7 +348,8 @@ export function readNpmDocument(body: Readable, opts: ReadOptions = {}): Promise
     };
     body.on("data", onData);
     body.once("end", onEnd);
-    body.once("error", fail);
+    // Not once: the signature's check may fail the body after an earlier failure was answered.
+    body.on("error", fail);
   });
 }
 

@@ -132,6 +132,7 @@ export function npmRegistryFactory(deps: NpmRegistryDeps) {
     await deps.artifacts.publish(
       async (staged) => {
         const { document: body, tarball: digests } = await document();
+        if (!digests || digests.size === 0) throw invalid("_attachments", "the tarball in _attachments has no base64 data");
         if (body.name !== undefined && body.name !== name) throw invalid("name", `the document names package ${String(body.name)} but was sent to ${name}`);
         if (Object.keys(obj(body._attachments)).length !== 1) throw invalid("_attachments", "a publish carries exactly one tarball in _attachments");
         const entries = Object.entries(obj(body.versions));
@@ -140,10 +141,10 @@ export function npmRegistryFactory(deps: NpmRegistryDeps) {
         if (!SEMVER.test(version)) throw invalid("version", `${version} is not a valid semver version`);
         const manifest = obj(sent);
         if (manifest.name !== undefined && manifest.name !== name) throw invalid("name", `version ${version} names package ${String(manifest.name)}, not ${name}`);
-        checkDigests(manifest, digests!, staged.sha256);
+        checkDigests(manifest, digests, staged.sha256);
         const published = () => conflict(`cannot publish over the previously published version ${version} of ${name}: published versions are immutable`);
         const path = tarballPath(name, version);
-        const stored = storedManifest(name, version, manifest, body.readme, digests!);
+        const stored = storedManifest(name, version, manifest, body.readme, digests);
         const tags = Object.fromEntries(Object.entries(obj(body["dist-tags"])).filter(([t, v]) => isTag(t) && v === version)) as Record<string, string>;
         // The tarball and the version's rows commit in one transaction: a publish is all there or
         // not at all. The version's row says whether it is published, not the tarball's file: a

@@ -157,6 +157,20 @@ describe("artifact changes and their events", () => {
     expect(t.rows.get("libs/held.txt")?.sha256).toBe(sha("old"));
   });
 
+  it("a publish whose address is known once its body is read lands there; one whose destination fails stores nothing", async () => {
+    let seen: { size: number; sha256: string } | undefined;
+    const out = await t.svc.publish(async (staged) => ((seen = staged), { address: addr("late/p-1.0.0.tgz") }), Readable.from([Buffer.from("tar"), Buffer.from("ball")]), null, key);
+    expect(seen).toEqual({ size: 7, sha256: sha("tarball") });
+    expect(out).toMatchObject({ size: 7, sha256: sha("tarball"), created: true });
+    expect(t.rows.get("libs/late/p-1.0.0.tgz")?.sha256).toBe(sha("tarball"));
+    expect((await sent(t))[0]).toMatchObject({ kind: "artifact.published", path: "late/p-1.0.0.tgz" });
+
+    const refused = t.svc.publish(async () => Promise.reject(new Error("the document was refused")), Readable.from([Buffer.from("never stored")]), null, key);
+    await expect(refused).rejects.toThrow("the document was refused");
+    expect(readdirSync(join(t.root, "tmp"))).toEqual([]);
+    expect(readdirSync(join(t.root, "blobs"), { recursive: true }).filter((f) => String(f).endsWith(sha("never stored")))).toEqual([]);
+  });
+
   it("a body in memory is stored as a stream is, and the ETag answered is the placed file's", async () => {
     const out = await t.svc.publish(addr("mem/a.txt"), Buffer.from("in memory"), "text/plain", key);
     expect(out).toMatchObject({ size: 9, sha256: sha("in memory"), created: true });

@@ -54,6 +54,13 @@ export interface Alongside {
   run: (tx: Db, staged: { size: number; sha256: string }, rows: Rows[]) => Promise<void>;
 }
 
+/**
+ * Where a publish lands, and its format's step, when that is known only once its body has been
+ * read: an npm publish document names its version beside the tarball, and may do so after it
+ * (yarn 4 sends the tarball first). Called once the content is staged; what it throws stores nothing.
+ */
+export type LateDestination = (staged: { size: number; sha256: string }) => Promise<{ address: Address; alongside?: Alongside }>;
+
 export interface Published {
   size: number;
   sha256: string;
@@ -143,9 +150,9 @@ export function artifactServiceFactory(deps: ArtifactServiceDeps) {
      * PUT: stores the upload and publishes `artifact.published`. A declared digest that does not
      * match (400) or a failed precondition (412) stores nothing and leaves the old content.
      * `alongside` runs first in the same transaction, under the path's lock; what it throws
-     * stores nothing either.
+     * stores nothing either. `a` may be a LateDestination, asked once the content is staged.
      */
-    async publish(a: Address, source: Readable | Buffer, contentType: string | null, actor: Actor, checks: PublishChecks = {}, alongside?: Alongside): Promise<Published> {
+    async publish(a: Address | LateDestination, source: Readable | Buffer, contentType: string | null, actor: Actor, checks: PublishChecks = {}, alongside?: Alongside): Promise<Published> {
       const digests = digestCheck(checks.digests ?? {});
       let written: Staged | Prepared | undefined;
       // Staged, checked against the declared digests and linked to its blob: none of it needs
@@ -159,34 +166,36 @@ export function artifactServiceFactory(deps: ArtifactServiceDeps) {
         written = await files.prepare(s);
         return written;
       })();
+      const late = typeof a === "function";
       // Awaited in the transaction when in memory; never unhandled before that.
-      if (Buffer.isBuffer(source)) ready.catch(() => {});
+      if (Buffer.isBuffer(source) && !late) ready.catch(() => {});
       try {
-        if (!Buffer.isBuffer(source)) await ready;
+        if (!Buffer.isBuffer(source) || late) await ready;
+        const to = late ? await ready.then(({ staged: { size, sha256 } }) => a({ size, sha256 })) : { address: a, alongside };
         return await change(
-          a,
+          to.address,
           async (tx, [found = [], ...formatRows]) => {
             const p = await ready;
             const s = p.staged;
             // A package format's own rows (an npm version) commit with the file, or neither does.
-            await alongside?.run(tx, { size: s.size, sha256: s.sha256 }, formatRows);
+            await to.alongside?.run(tx, { size: s.size, sha256: s.sha256 }, formatRows);
             const previous = metadata.recordOf(found);
-            const { created, identity, flushed } = await files.place(p, a.repository, a.segments, (file) => {
+            const { created, identity, flushed } = await files.place(p, to.address.repository, to.address.segments, (file) => {
               if (checks.preconditions) checkPreconditions(checks.preconditions, { file, sha256: previous?.sha256 });
             });
             // The content replaced no longer links to its blob from here.
             if (previous && previous.sha256 !== s.sha256) await files.releaseBlob(previous.sha256);
             const at = new Date();
-            const last = metadata.recordStatement({ repository: a.repository, path: a.path, size: s.size, sha256: s.sha256, contentType, at });
-            const event: ArtifactPublished = { ...base(a, s.size, s.sha256, actor, at), kind: "artifact.published", replaced: !created };
+            const last = metadata.recordStatement({ repository: to.address.repository, path: to.address.path, size: s.size, sha256: s.sha256, contentType, at });
+            const event: ArtifactPublished = { ...base(to.address, s.size, s.sha256, actor, at), kind: "artifact.published", replaced: !created };
             return { event, last, durable: flushed, result: { size: s.size, sha256: s.sha256, created, etag: etagOf(identity) } };
           },
           {
-            locks: alongside?.locks,
-            withBegin: [metadata.findStatement(a.repository, a.path), ...(alongside?.withBegin ?? [])],
+            locks: to.alongside?.locks,
+            withBegin: [metadata.findStatement(to.address.repository, to.address.path), ...(to.alongside?.withBegin ?? [])],
             closed: () => {
               // Checked before anything lands: a removal that began meanwhile finds nothing of this upload.
-              throw notFound(`no repository named ${a.repository}`);
+              throw notFound(`no repository named ${to.address.repository}`);
             },
           },
         );

@@ -14,9 +14,9 @@ function sharedStore() {
   };
   const store = {
     findPackage: async () => db.pkg,
-    versions: async () => {
+    documentVersions: async () => {
       db.versionReads++;
-      return [...db.versions];
+      return { versions: [...db.versions], readme: undefined };
     },
   };
   return { db, publish, store };

@@ -11,7 +11,7 @@ export type NpmDocumentKind = "full" | "abbreviated";
  * Part of every document's entity tag: raise it when the documents' shape changes (a field
  * added or dropped), so a client's copy served by an older release is not confirmed as current.
  */
-const DOCUMENT_FORMAT = 1;
+const DOCUMENT_FORMAT = 2;
 
 const gzip = promisify(gzipCallback);
 
@@ -48,7 +48,7 @@ const current = (ifNoneMatch: Preconditions["ifNoneMatch"], etag: string) =>
   ifNoneMatch === "*" || (ifNoneMatch !== undefined && ifNoneMatch.includes(etag.slice(2)));
 
 export interface NpmDocumentCacheDeps {
-  store: Pick<NpmStore, "findPackage" | "versions">;
+  store: Pick<NpmStore, "findPackage" | "documentVersions">;
   /** Bytes of serialised documents kept; a document larger than this is built and not kept. */
   maxBytes?: number;
 }
@@ -130,8 +130,9 @@ export function npmDocumentCacheFactory(deps: NpmDocumentCacheDeps) {
   // document kept under the older revision, which the next read (seeing the newer one) replaces.
   // A document is never older than the revision it is kept under.
   const build = async (kind: NpmDocumentKind, repository: string, name: string, pkg: NpmPackageRow, base: string): Promise<Buffer> => {
-    const versions = await store.versions(repository, name);
-    const doc = kind === "full" ? packument(name, pkg, versions, base) : abbreviated(name, pkg, versions, base);
+    // The readme is the full document's alone (the latest version's, once for the package).
+    const { versions, readme } = await store.documentVersions(repository, name, kind === "full" ? pkg.distTags.latest : undefined);
+    const doc = kind === "full" ? packument(name, pkg, versions, base, readme) : abbreviated(name, pkg, versions, base);
     return Buffer.from(JSON.stringify(doc));
   };
 

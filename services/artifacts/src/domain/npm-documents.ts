@@ -28,6 +28,66 @@ export function npmCoordinates(path: string): PackageCoordinates | undefined {
   return { format: "npm", name: at.name, version: file.slice(prefix.length, -".tgz".length), file };
 }
 
+/**
+ * The fields of a version's manifest that are kept, those clients and `npm view` read (npm's
+ * registry API, "Version object", and what npm, pnpm and yarn read of it). Any other field a
+ * publish sends (`files`, `publishConfig`, a tool's own settings, anything bulky) is dropped as
+ * it is read; `readme` is kept, cut to README_CHARS, and served once for the package.
+ */
+export const KEPT_FIELDS: ReadonlySet<string> = new Set([
+  "name",
+  "version",
+  "description",
+  "keywords",
+  "homepage",
+  "bugs",
+  "license",
+  "licenses",
+  "author",
+  "contributors",
+  "maintainers",
+  "funding",
+  "repository",
+  "main",
+  "module",
+  "browser",
+  "types",
+  "typings",
+  "type",
+  "exports",
+  "imports",
+  "bin",
+  "man",
+  "directories",
+  "scripts",
+  "dependencies",
+  "devDependencies",
+  "peerDependencies",
+  "peerDependenciesMeta",
+  "optionalDependencies",
+  "bundleDependencies",
+  "bundledDependencies",
+  "acceptDependencies",
+  "engines",
+  "os",
+  "cpu",
+  "libc",
+  "deprecated",
+  "dist",
+  "gitHead",
+  "readme",
+  "readmeFilename",
+  "hasInstallScript",
+  "_hasShrinkwrap",
+  "_id",
+  "_npmUser",
+  "_npmVersion",
+  "_nodeVersion",
+]);
+
+/** The readme kept of a version, in characters: npmjs's cut (a document is fetched by every install). */
+export const README_CHARS = 65536;
+
 /** The fields of a version the abbreviated (install) document keeps (npm's registry API, "Abbreviated version object"). */
 const ABBREVIATED = [
   "name",
@@ -61,22 +121,27 @@ export function wantsAbbreviated(accept: string | undefined): boolean {
   return accept !== undefined && accept.includes(ABBREVIATED_TYPE);
 }
 
-/** A version's manifest as served: its dist.tarball an absolute URL under `base` (the repository's public URL). */
+/**
+ * A version's manifest as served: the fields kept but its readme (served once for the package),
+ * so a version stored before manifests were cut down is served cut down too; its dist.tarball
+ * an absolute URL under `base` (the repository's public URL).
+ */
 export function servedVersion(v: NpmVersionRow, base: string): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [field, value] of Object.entries(v.manifest)) if (field !== "readme" && KEPT_FIELDS.has(field)) out[field] = value;
   const dist = (v.manifest.dist ?? {}) as Record<string, unknown>;
-  return { ...v.manifest, dist: { ...dist, tarball: `${base}/${v.tarball}` } };
+  out.dist = { ...dist, tarball: `${base}/${v.tarball}` };
+  return out;
 }
 
-/** The full package document (packument), as `npm view` and `npm publish`'s edits read it. */
-export function packument(name: string, pkg: NpmPackageRow, versions: NpmVersionRow[], base: string): Record<string, unknown> {
+/** The full package document (packument), as `npm view` and `npm publish`'s edits read it; `readme`: its latest version's. */
+export function packument(name: string, pkg: NpmPackageRow, versions: NpmVersionRow[], base: string, readme?: string): Record<string, unknown> {
   const time: Record<string, string> = { created: pkg.created.toISOString(), modified: pkg.modified.toISOString() };
   const out: Record<string, unknown> = {};
   for (const v of versions) {
     out[v.version] = servedVersion(v, base);
     time[v.version] = v.published.toISOString();
   }
-  const latest = versions.find((v) => v.version === pkg.distTags.latest) ?? versions[versions.length - 1];
-  const readme = latest?.manifest.readme;
   return {
     _id: name,
     _rev: `${pkg.rev}-${pkg.modified.getTime().toString(16)}`,
@@ -84,7 +149,7 @@ export function packument(name: string, pkg: NpmPackageRow, versions: NpmVersion
     "dist-tags": pkg.distTags,
     versions: out,
     time,
-    ...(typeof readme === "string" ? { readme } : {}),
+    ...(readme !== undefined ? { readme: readme.slice(0, README_CHARS) } : {}),
   };
 }
 

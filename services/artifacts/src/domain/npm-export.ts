@@ -61,8 +61,9 @@ export function npmExportFactory(deps: NpmExportDeps): FormatExport {
       if (!pkg) return;
       const versions = new Set((await store.versions(job.target, name, tx)).map((v) => v.version));
       const next = { ...pkg.distTags };
-      for (const [tag, v] of Object.entries(sourceTags)) if (versions.has(v) && (brought || next[tag] === undefined)) next[tag] = v;
-      if (Object.entries(next).some(([t, v]) => pkg.distTags[t] !== v)) await store.touch(tx, job.target, name, next);
+      // Tags are names from clients: looked up among the object's own keys only.
+      for (const [tag, v] of Object.entries(sourceTags)) if (versions.has(v) && (brought || !Object.hasOwn(next, tag))) next[tag] = v;
+      if (Object.entries(next).some(([t, v]) => !Object.hasOwn(pkg.distTags, t) || pkg.distTags[t] !== v)) await store.touch(tx, job.target, name, next);
     });
   };
 

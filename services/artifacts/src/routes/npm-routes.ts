@@ -1,3 +1,4 @@
+import { Readable } from "node:stream";
 import { negotiate } from "@fastify/accept-negotiator";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { ServiceError, conflict, invalid, notFound } from "@svc/contracts";
@@ -12,23 +13,20 @@ import { readBody } from "./request-body.js";
 
 export interface NpmRoutesDeps {
   npm: NpmRegistry;
-  store: Pick<NpmStore, "findPackage" | "findVersion" | "versions">;
+  store: Pick<NpmStore, "findPackage" | "findVersion" | "versions" | "documentVersions">;
   artifacts: Pick<ArtifactService, "remove">;
   /** svc.ui.public-url: the deployment's public base URL; blank: the address the client used. */
   publicUrl: string;
 }
 
-/**
- * The largest publish document read (its tarball travels base64 inside it): npm sends the
- * whole package in one JSON body, which is read whole before it is checked.
- */
-const MAX_PUBLISH_BYTES = 256 * 1024 * 1024;
+/** The largest dist-tag body read (the version the tag points at, as a JSON string). */
+const MAX_TAG_BYTES = 4096;
 
 /** An npm handler answers; `undefined` leaves the request to the raw file routes (tarball downloads). */
 export type NpmHandler = (req: FastifyRequest, reply: FastifyReply, a: ArtifactAddress) => Promise<unknown> | undefined;
 
-async function readJson(req: FastifyRequest): Promise<unknown> {
-  const body = await readBody(req, MAX_PUBLISH_BYTES, () => new ServiceError("payload_too_large", `an npm document may be at most ${MAX_PUBLISH_BYTES / 1048576} MiB`));
+async function readTag(req: FastifyRequest): Promise<unknown> {
+  const body = await readBody(req, MAX_TAG_BYTES, () => new ServiceError("payload_too_large", `a dist-tag's body may be at most ${MAX_TAG_BYTES} bytes: the version it points at, as a JSON string`));
   try {
     return JSON.parse(body.toString("utf8"));
   } catch {
@@ -36,11 +34,11 @@ async function readJson(req: FastifyRequest): Promise<unknown> {
   }
 }
 
-const objectBody = async (req: FastifyRequest): Promise<Record<string, unknown>> => {
-  const body = await readJson(req);
-  if (typeof body !== "object" || body === null || Array.isArray(body)) throw invalid("body", "the body must be a JSON object");
-  return body as Record<string, unknown>;
-};
+/**
+ * A document's body as it arrives, read through the gateway signature's check (kit's
+ * service.ts), never `req.raw`; none reads as empty (and is refused as no JSON object).
+ */
+const streamedBody = (req: FastifyRequest): Readable => (req.body instanceof Readable ? req.body : Readable.from([]));
 
 /**
  * The repository's public address, for the absolute tarball URLs npm fetches next: the
@@ -89,7 +87,8 @@ export function npmHandler(deps: NpmRoutesDeps): NpmHandler {
   const versionDocument = async (req: FastifyRequest, reply: FastifyReply, repository: string, name: string, version: string) => {
     const pkg = await store.findPackage(repository, name);
     if (!pkg) throw notFound(`no package ${name} in repository ${repository}`);
-    const wanted = pkg.distTags[version] ?? version;
+    // A client's name is looked up in the tags' own names only (never `constructor`, `__proto__`…).
+    const wanted = Object.hasOwn(pkg.distTags, version) ? pkg.distTags[version]! : version;
     const row = await store.findVersion(repository, name, wanted);
     if (!row) throw notFound(`${name} has no version or dist-tag ${version}`);
     return reply.type("application/json").send(servedVersion(row, baseUrl(req, repository, deps.publicUrl)));
@@ -111,7 +110,7 @@ export function npmHandler(deps: NpmRoutesDeps): NpmHandler {
           if (!pkg) throw notFound(`no package ${at.name} in repository ${a.repository}`);
           return pkg.distTags;
         }
-        if (tag !== undefined && (req.method === "PUT" || req.method === "POST")) return reply.code(201).send(await npm.setTag(a.repository, at.name, tag, await readJson(req)));
+        if (tag !== undefined && (req.method === "PUT" || req.method === "POST")) return reply.code(201).send(await npm.setTag(a.repository, at.name, tag, await readTag(req)));
         if (tag !== undefined && req.method === "DELETE") return npm.removeTag(a.repository, at.name, tag);
         throw notAllowed("dist-tags");
       }
@@ -135,13 +134,10 @@ export function npmHandler(deps: NpmRoutesDeps): NpmHandler {
       if (rest.length === 0 || (rest.length === 2 && rest[0] === "-rev")) {
         if (read && rest.length === 0) return document(req, reply, a.repository, name);
         if (req.method === "PUT") {
-          const body = await objectBody(req);
-          if (rest.length === 0 && body._attachments !== undefined && Object.keys(body._attachments as object).length > 0) {
-            await npm.publish(a.repository, name, body, actor);
+          if ((await npm.put(a.repository, name, streamedBody(req), actor, { publish: rest.length === 0 })) === "published") {
             req.log.info({ repository: a.repository, package: name, principal: req.principal.id }, "npm package version published");
             return reply.code(201).send({ ok: true, id: name });
           }
-          await npm.edit(a.repository, name, body, actor);
           req.log.info({ repository: a.repository, package: name, principal: req.principal.id }, "npm package document edited");
           return { ok: true, id: name };
         }

@@ -73,6 +73,23 @@ export function npmStoreFactory(root: Db, pool: pg.Pool) {
       return rows.map((r) => ({ version: r.version, manifest: r.manifest, tarball: r.tarball, published: r.published_at }));
     },
 
+    /**
+     * The rows a package's documents are built from: each version's manifest without its readme
+     * (a package may have thousands of versions, each with a readme of up to 64 Ki characters),
+     * and the readme of `readmeOf` (the latest version) alone.
+     */
+    async documentVersions(repository: string, name: string, readmeOf: string | undefined): Promise<{ versions: NpmVersionRow[]; readme: string | undefined }> {
+      const rows = await db()
+        .selectFrom("npm_versions")
+        .select(["version", "tarball", "published_at", sql<Record<string, unknown>>`manifest - 'readme'`.as("manifest"), sql<string | null>`case when version = ${readmeOf ?? null} then manifest ->> 'readme' end`.as("readme")])
+        .where("repository", "=", repository)
+        .where("name", "=", name)
+        .orderBy("published_at")
+        .execute();
+      const readme = rows.find((r) => typeof r.readme === "string")?.readme ?? undefined;
+      return { versions: rows.map((r) => ({ version: r.version, manifest: r.manifest, tarball: r.tarball, published: r.published_at })), readme };
+    },
+
     /** One version's row, without reading the package's others (a package may have thousands). */
     async findVersion(repository: string, name: string, version: string, tx?: Db): Promise<NpmVersionRow | undefined> {
       const r = await db(tx)

@@ -27,7 +27,12 @@ const PROBLEM_READ_LIMIT = 64 * 1024;
  * a success becomes a CliError carrying the server's reason (4xx) or its failure reference (5xx).
  */
 export function apiClient(opts: ApiClientOptions) {
-  const base = opts.baseUrl.replace(/\/+$/, "");
+  // A user name and password in the address (a reverse proxy's Basic sign-in) are sent as an
+  // Authorization header, never as part of a URL: fetch refuses such URLs, and every URL the
+  // client prints must be free of them.
+  const given = new URL(opts.baseUrl);
+  const basic = given.username || given.password ? Buffer.from(`${decodeURIComponent(given.username)}:${decodeURIComponent(given.password)}`).toString("base64") : undefined;
+  const base = withoutCredentials(opts.baseUrl).replace(/\/+$/, "");
 
   const urlOf = (path: string, query?: RequestOptions["query"]): string => {
     const u = new URL(base + path);
@@ -38,6 +43,7 @@ export function apiClient(opts: ApiClientOptions) {
   async function request(method: string, path: string, o: RequestOptions = {}): Promise<Response> {
     const url = urlOf(path, o.query);
     const headers: Record<string, string> = { accept: "application/json", ...o.headers };
+    if (basic) headers.authorization = `Basic ${basic}`;
     if (opts.key) headers["service-repository-key"] = opts.key;
     let body: BodyInit | undefined;
     if (o.body instanceof ReadableStream || o.body instanceof Uint8Array || typeof o.body === "string") body = o.body as BodyInit;
@@ -52,6 +58,9 @@ export function apiClient(opts: ApiClientOptions) {
       throw unreachable(url, err);
     }
     if (res.status >= 400) throw await failureOf(method, path, res);
+    // A redirect is never followed (the key would go wherever it points) and never a success
+    // (its body is not the answer asked for): usually the address names the wrong scheme or path.
+    if (res.status >= 300) throw redirected(method, path, res);
     return res;
   }
 
@@ -84,11 +93,35 @@ export function apiClient(opts: ApiClientOptions) {
 
 export type ApiClient = ReturnType<typeof apiClient>;
 
+/** A URL as it may be printed: without a user name or password. */
+export function withoutCredentials(url: string): string {
+  try {
+    const u = new URL(url);
+    if (!u.username && !u.password) return url;
+    u.username = "";
+    u.password = "";
+    return u.toString();
+  } catch {
+    return url.replace(/\/\/[^/@]*@/, "//");
+  }
+}
+
+/** A 3xx answer: where it pointed (without credentials) and what to change. */
+export function redirected(method: string, path: string, res: Response): CliError {
+  res.body?.cancel().catch(() => {});
+  const location = res.headers.get("location");
+  const to = location ? ` to ${withoutCredentials(location)}` : "";
+  return new CliError(
+    `Refused (${res.status}) ${method} ${path.split("?")[0]}: the server answered with a redirect${to}, which the client does not follow (it would send the key there). Check the server address (--url or SVC_URL).`,
+    EXIT.refused,
+  );
+}
+
 /** Names the URL that could not be reached and why, in the words of the network layer. */
 export function unreachable(url: string, err: unknown): CliError {
   const cause = (err as { cause?: { code?: string; message?: string } }).cause;
   const why = cause?.code ?? cause?.message ?? (err as Error).message;
-  return new CliError(`Could not reach ${url} (${why}). Check the server address (--url or SVC_URL).`, EXIT.unreachable);
+  return new CliError(`Could not reach ${withoutCredentials(url)} (${withoutCredentials(String(why))}). Check the server address (--url or SVC_URL).`, EXIT.unreachable);
 }
 
 interface ProblemLike {

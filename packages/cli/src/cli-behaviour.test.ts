@@ -1,5 +1,10 @@
+import { existsSync, mkdtempSync } from "node:fs";
+import { createServer, type IncomingHttpHeaders, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { PassThrough } from "node:stream";
-import { describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { failureOf } from "./api-client.js";
 import { EXIT } from "./cli-errors.js";
 import { expiringSoon } from "./commands/credentials-command.js";
@@ -95,14 +100,14 @@ describe("where the key comes from", () => {
 });
 
 describe("the command line", () => {
-  const run = async (argv: string[]) => {
+  const run = async (argv: string[], env: Record<string, string> = {}) => {
     const stdout = new PassThrough();
     const stderr = new PassThrough();
     let out = "";
     let err = "";
     stdout.on("data", (d: Buffer) => (out += d.toString()));
     stderr.on("data", (d: Buffer) => (err += d.toString()));
-    const code = await runCli({ argv, env: {}, stdin: new PassThrough(), stdout, stderr, signal: new AbortController().signal, stopsGracefully() {} });
+    const code = await runCli({ argv, env, stdin: new PassThrough(), stdout, stderr, signal: new AbortController().signal, stopsGracefully() {} });
     return { code, out, err };
   };
 
@@ -116,5 +121,51 @@ describe("the command line", () => {
     expect(await run(["credentials", "list", "--nope"])).toMatchObject({ code: EXIT.usage, err: expect.stringMatching(/--nope/) });
     expect(await run(["credentials", "revoke", "abc"])).toMatchObject({ code: EXIT.usage, err: expect.stringMatching(/not a key id/) });
     expect(await run(["posture", "--url", "ftp://x"])).toMatchObject({ code: EXIT.usage, err: expect.stringMatching(/not an http\(s\) URL/) });
+  });
+
+  describe("against a server that redirects", () => {
+    let server: Server;
+    let url = "";
+    const seen: IncomingHttpHeaders[] = [];
+    const key = "svck_default.AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA";
+    beforeAll(async () => {
+      server = createServer((req, res) => {
+        seen.push(req.headers);
+        res.writeHead(req.url?.startsWith("/repository/") ? 302 : 301, { location: "https://other:hunter2@elsewhere.example/login" }).end();
+      });
+      await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+      url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    });
+    afterAll(() => new Promise<void>((r) => server.close(() => r())));
+
+    it("a 3xx is a refusal naming where it pointed (without credentials), with no file written and no JSON error", async () => {
+      const dir = mkdtempSync(join(tmpdir(), "svc-cli-"));
+      const out = join(dir, "app.jar");
+      const fetched = await run(["fetch", "default/com/acme/app.jar", "--output", out, "--url", url], { SVC_KEY: key });
+      expect(fetched.code).toBe(EXIT.refused);
+      expect(fetched.err).toMatch(/Refused \(302\) GET \/repository\/default\/com\/acme\/app\.jar: the server answered with a redirect to https:\/\/elsewhere\.example\/login/);
+      expect(existsSync(out)).toBe(false);
+      expect(existsSync(`${out}.part`)).toBe(false);
+      const listed = await run(["credentials", "list", "--url", url], { SVC_KEY: key });
+      expect(listed.code).toBe(EXIT.refused);
+      expect(listed.err).toMatch(/Refused \(301\) GET \/api\/credentials: the server answered with a redirect/);
+      expect(listed.err).not.toMatch(/JSON|hunter2/);
+    });
+
+    it("never prints a password given in SVC_URL, and sends it only as Basic sign-in to that server", async () => {
+      const withPassword = url.replace("http://", "http://ops:s3cret-pw@");
+      const refused = await run(["posture"], { SVC_KEY: key, SVC_URL: withPassword });
+      expect(refused.code).toBe(EXIT.refused);
+      expect(refused.err + refused.out).not.toMatch(/s3cret-pw/);
+      expect(seen.at(-1)?.authorization).toBe(`Basic ${Buffer.from("ops:s3cret-pw").toString("base64")}`);
+      const closed = `http://ops:s3cret-pw@127.0.0.1:1`;
+      const unreachable = await run(["posture"], { SVC_KEY: key, SVC_URL: closed });
+      expect(unreachable.code).toBe(EXIT.unreachable);
+      expect(unreachable.err).toMatch(/Could not reach http:\/\/127\.0\.0\.1:1\//);
+      expect(unreachable.err).not.toMatch(/s3cret-pw/);
+      const malformed = await run(["posture"], { SVC_KEY: key, SVC_URL: "http://ops:s3cret-pw@bad host/" });
+      expect(malformed.code).toBe(EXIT.usage);
+      expect(malformed.err).not.toMatch(/s3cret-pw/);
+    });
   });
 });

@@ -1,5 +1,5 @@
 import { parseArgs, type ParseArgsConfig } from "node:util";
-import { apiClient, type ApiClient } from "./api-client.js";
+import { apiClient, withoutCredentials, type ApiClient } from "./api-client.js";
 import { CliError, EXIT, usageError } from "./cli-errors.js";
 import { str, type Command, type CommandContext, type OptionSpec, type OptionValues, type Subcommand } from "./command-types.js";
 import { credentialsCommand } from "./commands/credentials-command.js";
@@ -101,7 +101,7 @@ export async function runCli(io: Io): Promise<number> {
         if (client) return client;
         const key = await resolveKey({ keyFile: str(values["key-file"]), key: str(values.key), env: io.env, stdin: io.stdin });
         const baseUrl = str(values.url) ?? io.env.SVC_URL ?? DEFAULT_URL;
-        if (!/^https?:\/\/[^/]/.test(baseUrl)) throw usageError(`The server address "${baseUrl}" is not an http(s) URL (--url or SVC_URL).`);
+        if (!/^https?:\/\/[^/]/.test(baseUrl) || !URL.canParse(baseUrl)) throw usageError(`The server address "${withoutCredentials(baseUrl)}" is not an http(s) URL (--url or SVC_URL).`);
         client = apiClient({ baseUrl, key });
         return client;
       },

@@ -17,6 +17,7 @@ export const ERROR_STATUS = {
   range_not_satisfiable: 416,
   rate_limited: 429,
   unexpected: 500,
+  bad_gateway: 502,
   unavailable: 503,
   insufficient_storage: 507,
 } as const;
@@ -51,6 +52,7 @@ const TITLES: Record<ErrorCode, string> = {
   range_not_satisfiable: "Range not satisfiable",
   rate_limited: "Too many requests",
   unexpected: "Unexpected failure",
+  bad_gateway: "Bad gateway",
   unavailable: "Service unavailable",
   insufficient_storage: "Insufficient storage",
 };

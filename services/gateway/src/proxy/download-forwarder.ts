@@ -2,6 +2,7 @@ import type { FastifyReply, FastifyRequest } from "fastify";
 import { IDENTITY_HEADERS } from "@svc/contracts";
 import { SIGNED_HEADERS, STATUS_REASON_HEADER, asReasonPhrase, sendUnexpected } from "@svc/kit";
 import type { DownloadPool } from "./download-pool.js";
+import { answerUpstreamFailure } from "./upstream-failure.js";
 import { ORIGIN_HEADERS } from "./forwarded-origin.js";
 import { NOT_FORWARDED, type StampIdentity } from "./identity-stamp.js";
 
@@ -83,7 +84,7 @@ export function answerFromPool(pool: DownloadPool, request: FastifyRequest, repl
     unframed,
     fail: (err, headSent) => {
       if (headSent) res.destroy(err);
-      else sendUnexpected(request, reply, err);
+      else answerUpstreamFailure(request, reply, err);
     },
   }, body);
   // The client went away before the whole answer was written: drop the upstream connection.

@@ -1,4 +1,5 @@
 import { connect, type Socket } from "node:net";
+import { UPSTREAM_CLOSED } from "./upstream-failure.js";
 
 /**
  * Keep-alive HTTP/1.1 connections to one upstream for GET requests whose answers are mostly
@@ -129,7 +130,7 @@ class Connection {
     });
     this.socket.setTimeout(pool.options.timeoutMs);
     this.socket.on("error", (err) => this.lost(err));
-    this.socket.on("close", () => this.lost(new Error("the upstream closed the connection")));
+    this.socket.on("close", () => this.lost(Object.assign(new Error("the upstream closed the connection"), { code: UPSTREAM_CLOSED })));
     this.socket.on("timeout", () => {
       const { timeoutMs, answerTimeoutMs = timeoutMs } = pool.options;
       if (this.call && !this.call.answered && (this.silentMs += timeoutMs) < answerTimeoutMs) {

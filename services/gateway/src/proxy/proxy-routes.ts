@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import httpProxy, { type FastifyHttpProxyOptions } from "@fastify/http-proxy";
 import replyFrom, { type FastifyReplyFromHooks } from "@fastify/reply-from";
-import { declaredContentType, sendUnexpected, senderWentAway, setContentTypeAside, type AddressMatcher } from "@svc/kit";
+import { declaredContentType, senderWentAway, setContentTypeAside, type AddressMatcher } from "@svc/kit";
 import { bodyGuardFactory } from "./body-guard.js";
 import { DownloadPool } from "./download-pool.js";
 import { forwardDownload } from "./download-forwarder.js";
@@ -9,6 +9,7 @@ import { apiBodyDigest } from "./api-body-limit.js";
 import { stampForwardedOrigin } from "./forwarded-origin.js";
 import { NOT_FORWARDED, NOT_FORWARDED_TO_CONSOLE, SigningPool, claimIdentity, identityStamp } from "./identity-stamp.js";
 import { uploadForwarder } from "./upload-forwarder.js";
+import { answerUpstreamFailure } from "./upstream-failure.js";
 import { CONSOLE_HOME, ROUTES, type Route, type Transport, type Upstreams } from "./route-table.js";
 
 type ProxyHandler = NonNullable<FastifyHttpProxyOptions["handler"]>;
@@ -42,7 +43,7 @@ export function registerProxyRoutes(app: FastifyInstance, deps: ProxyDeps, route
       reply.request.log.info({ method: reply.request.method, url: reply.request.url }, "the client went away before its request body ended");
       return;
     }
-    sendUnexpected(reply.request as FastifyRequest, reply, error);
+    answerUpstreamFailure(reply.request as FastifyRequest, reply, error);
   };
 
   const replyOptionsFor = (route: Route): FastifyReplyFromHooks => ({

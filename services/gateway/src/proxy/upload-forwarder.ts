@@ -1,6 +1,6 @@
 import http, { type IncomingMessage, type OutgoingHttpHeaders } from "node:http";
 import https from "node:https";
-import { Readable, pipeline } from "node:stream";
+import { Readable, finished, pipeline } from "node:stream";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { IDENTITY_BODY_TRAILER } from "@svc/contracts";
 import { BODY_IN_TRAILER, bodyDigest, declaredContentType, hasRequestBody, readWhole, sha256Through } from "@svc/kit";
@@ -101,8 +101,14 @@ export function uploadForwarder(upstream: URL, stamp: StampIdentity, failed: For
     // The trailer is written by up.end(), which the pipeline calls once this has flushed.
     const digest = sha256Through((sha256) => void up.addTrailers({ [IDENTITY_BODY_TRAILER]: stamp.trailer(signature, sha256) }));
     // A body that fails (the client went away, body-guard.ts cut it) destroys the upstream
-    // request: the upstream sees its body end early and stores nothing.
-    pipeline(body, digest, up, () => {});
+    // request: the upstream sees its body end early and stores nothing. An upstream that fails
+    // only unpipes the body (pipe, not pipeline, between the two), which stays open so the
+    // client can still be answered (upstream-failure.ts).
+    body.pipe(digest);
+    finished(body, (err) => {
+      if (err) digest.destroy(err);
+    });
+    pipeline(digest, up, () => {});
     return reply;
   };
 

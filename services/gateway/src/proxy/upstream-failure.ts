@@ -1,0 +1,71 @@
+import type { FastifyReply, FastifyRequest } from "fastify";
+import { problem } from "@svc/contracts";
+import { sendProblem, sendUnexpected, surfaceOf } from "@svc/kit";
+
+/** The code the download pool gives a connection its upstream closed (no system error to name it). */
+export const UPSTREAM_CLOSED = "SVC_UPSTREAM_CLOSED";
+
+/** Seconds a client is asked to wait when the service behind the gateway is gone: a supervisor restarts it in about that time. */
+const RETRY_AFTER = "5";
+
+/** How long a request body that is still arriving is read and thrown away after its answer, so the client can read that answer. */
+const LINGER_MS = 10_000;
+
+/** Nothing listens (or the address cannot be reached): the service is not running. */
+const REFUSED = new Set(["ECONNREFUSED", "EHOSTUNREACH", "ENETUNREACH", "EAI_AGAIN", "ENOTFOUND", "UND_ERR_CONNECT_TIMEOUT"]);
+/** The service was there and its connection ended before the answer: it died or restarted mid-request. */
+const LOST = new Set(["ECONNRESET", "EPIPE", "UND_ERR_SOCKET", "UND_ERR_CLOSED", "ERR_STREAM_PREMATURE_CLOSE", UPSTREAM_CLOSED]);
+
+export type UpstreamGone = "refused" | "lost";
+
+/** Whether a forwarding failure is the upstream service going away (an outage we expect), walking wrapped causes. */
+export function upstreamGone(err: unknown, depth = 0): UpstreamGone | undefined {
+  if (depth > 5 || typeof err !== "object" || err === null) return undefined;
+  const e = err as { code?: unknown; cause?: unknown; error?: unknown; errors?: unknown };
+  if (typeof e.code === "string") {
+    if (REFUSED.has(e.code)) return "refused";
+    if (LOST.has(e.code)) return "lost";
+  }
+  for (const inner of [e.cause, e.error, ...(Array.isArray(e.errors) ? e.errors : [])]) {
+    const found = upstreamGone(inner, depth + 1);
+    if (found) return found;
+  }
+  return undefined;
+}
+
+/**
+ * Answers a request whose upstream failed before answering. An upstream that went away (not
+ * running, or died mid-request) is an outage we expect: 503 or 502 with Retry-After, saying so,
+ * with no failure reference; anything else is an unexpected failure (500 with a reference).
+ * A request body still arriving is read and dropped for a while after the answer (`Connection:
+ * close`), so a client that sends its whole body before it reads (Python's requests, curl -T)
+ * gets the answer instead of a reset or a wait until some timeout.
+ */
+export function answerUpstreamFailure(request: FastifyRequest, reply: FastifyReply, err: unknown): void {
+  const midBody = !request.raw.complete && !request.raw.destroyed;
+  if (midBody) reply.header("connection", "close");
+  const gone = upstreamGone(err);
+  if (gone === undefined) sendUnexpected(request, reply, err);
+  else {
+    const code = (err as { code?: unknown }).code;
+    request.log.warn({ method: request.method, url: request.url, code, gone }, "the service behind the gateway went away before answering");
+    const p =
+      gone === "refused"
+        ? problem("unavailable", "the service that serves this request is not running: retry shortly")
+        : problem("bad_gateway", "the service that serves this request closed its connection before answering (it stopped or restarted): retry shortly");
+    sendProblem(reply, surfaceOf(request.url, request.headers.accept, request.headers["user-agent"]), p, { "retry-after": RETRY_AFTER });
+  }
+  if (midBody) drainAfterAnswer(request);
+}
+
+function drainAfterAnswer(request: FastifyRequest): void {
+  const body = request.raw;
+  const wrapper = request.body;
+  if (wrapper && typeof (wrapper as { unpipe?: unknown }).unpipe === "function") (wrapper as NodeJS.ReadableStream).unpipe();
+  body.unpipe();
+  const linger = setTimeout(() => body.destroy(), LINGER_MS);
+  linger.unref();
+  body.once("close", () => clearTimeout(linger));
+  body.on("data", () => {});
+  body.resume();
+}

@@ -13,3 +13,4 @@ export * from "./webhooks-api.js";
 export * from "./settings-api.js";
 export * from "./logs-api.js";
 export * from "./limits.js";
+export * from "./masked-url.js";

@@ -1,3 +1,4 @@
+import { maskUrl } from "@svc/contracts";
 import { Counter, Gauge, Histogram, type Registry } from "prom-client";
 
 /**
@@ -80,7 +81,7 @@ export function webhookMetricsFactory(registry: Registry, open?: () => Promise<{
 
 export type WebhookMetrics = ReturnType<typeof webhookMetricsFactory>;
 
+/** An endpoint as logs and meters name it: masked (the path and query may hold its token). */
 export function endpointLabel(url: string): string {
-  const u = new URL(url);
-  return `${u.origin}${u.pathname}`;
+  return maskUrl(url);
 }

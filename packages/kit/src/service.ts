@@ -72,7 +72,7 @@ export function createBaseApp(opts: BaseAppOptions): ServiceApp {
     bodyLimit: 1024 * 1024,
     // Every name a route takes fits (packages/contracts limits.ts); the route's schema refuses
     // one over its own limit with a 400 naming it, rather than the router with a bare 414.
-    maxParamLength: ROUTE_PARAM_MAX,
+    routerOptions: { maxParamLength: ROUTE_PARAM_MAX },
     // Refusals fastify answers before any hook (a bad URL, the parser's 400/408/431): in the
     // caller's format too.
     frameworkErrors: answerFrameworkError,

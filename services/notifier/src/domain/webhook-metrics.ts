@@ -2,8 +2,8 @@ import { maskUrl } from "@svc/contracts";
 import { Counter, Gauge, Histogram, type Registry } from "prom-client";
 
 /**
- * The notifier's meters, in the process registry. Endpoint labels are the URL without its
- * query (bounded by the settings, and a query may carry a receiver's token).
+ * The notifier's meters, in the process registry. Endpoint labels are the masked URL, scheme
+ * and host only (bounded by the settings; a path or query may carry a receiver's token).
  */
 export function webhookMetricsFactory(registry: Registry, open?: () => Promise<{ pending: number; setAside: number }>) {
   const registers = [registry];

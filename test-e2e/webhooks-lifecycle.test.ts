@@ -91,7 +91,8 @@ describe("webhook deliveries", () => {
     const ranges = ["loopback", "private", "private", "private", "cloud metadata", "link-local", "shared address space (CGNAT)", "unspecified", "multicast", "broadcast",
       "loopback", "unspecified", "unique local", "cloud metadata", "link-local", "multicast", "loopback", "cloud metadata", "private"];
     ranges.forEach((range, i) => expect(r.output).toMatch(new RegExp(`svc\\.webhook-endpoints \\(from environment SVC_WEBHOOK_ENDPOINTS\\) line ${i + 1} .* is in the ${range.replace(/[()]/g, "\\$&")} range`)));
-    expect(r.output).toMatch(/line 20 "http:\/\/hooks\.example\.com\/plain none": .*must be an https URL/);
+    // The line is quoted with its URL masked: a path may hold a receiver's token.
+    expect(r.output).toMatch(/line 20 "http:\/\/hooks\.example\.com\/… none": .*must be an https URL/);
   });
 
   it("with internal addresses not allowed, an endpoint whose name resolves to one is set aside and never sent to", async () => {
@@ -102,7 +103,7 @@ describe("webhook deliveries", () => {
     });
     const event = await put();
     const [d] = await settled(event.id, 1);
-    expect(d).toMatchObject({ endpoint: url("/all", "localhost"), state: "set-aside", attempts: 1, lastStatus: null });
+    expect(d).toMatchObject({ endpoint: url("/…", "localhost"), state: "set-aside", attempts: 1, lastStatus: null });
     expect(d!.lastError).toMatch(/^refused: localhost resolves to 127\.0\.0\.1, which is in the loopback range/);
     expect(rx.got("/all", event.id)).toHaveLength(0);
   });

@@ -12,3 +12,5 @@ export * from "./caches-api.js";
 export * from "./webhooks-api.js";
 export * from "./settings-api.js";
 export * from "./logs-api.js";
+export * from "./limits.js";
+export * from "./masked-url.js";

@@ -1,3 +1,4 @@
+import { LIMITS } from "./limits.js";
 import { Type, type Static } from "@sinclair/typebox";
 
 /**
@@ -54,7 +55,7 @@ export const artifactsPageSchema = Type.Array(Type.Partial(ArtifactMeta));
 
 export const artifactsPageQuerySchema = Type.Object(
   {
-    after: Type.Optional(Type.String({ maxLength: 1024 })),
+    after: Type.Optional(Type.String({ maxLength: LIMITS.artifactPath })),
     /** Decimal, 1 to 5000; 1000 when absent. */
     limit: Type.Optional(Type.String({ pattern: "^[0-9]{1,5}$" })),
   },
@@ -62,7 +63,7 @@ export const artifactsPageQuerySchema = Type.Object(
 );
 export type ArtifactsPageQuery = Static<typeof artifactsPageQuerySchema>;
 
-const where = { repository: Type.String({ minLength: 1, maxLength: 200 }), path: Type.String({ minLength: 1, maxLength: 1024 }) };
+const where = { repository: Type.String({ minLength: 1, maxLength: LIMITS.repositoryName }), path: Type.String({ minLength: 1, maxLength: LIMITS.artifactPath }) };
 const hex64 = () => Type.String({ pattern: "^[0-9a-f]{64}$" });
 
 /** POST /internal/artifacts/remove: removes a version only if it is still the one the walk saw. */

@@ -26,7 +26,28 @@ export interface WalkRunView {
   /** The failure reference of a failed run, to find it in the walker's log. */
   reference: string | null;
   detail: string | null;
+  /**
+   * Entries the walk could not handle and passed by (a path another service refuses, a file it
+   * could not read): how many, and the first few with why. The walk goes on past each.
+   */
+  problems: WalkProblems;
 }
+
+/** One entry a walk passed by: its repository (null for tmp/ and blobs), its path, and why. */
+export interface WalkProblem {
+  repository: string | null;
+  path: string | null;
+  detail: string;
+}
+
+export interface WalkProblems {
+  count: number;
+  /** The first ones met, at most WALK_PROBLEMS_KEPT. */
+  first: WalkProblem[];
+}
+
+/** How many of a run's problems its record keeps (the count goes on). */
+export const WALK_PROBLEMS_KEPT = 50;
 
 export interface WalkView {
   name: string;

@@ -1,4 +1,4 @@
-import { invalid } from "@svc/contracts";
+import { LIMITS, invalid } from "@svc/contracts";
 import { isRepositoryName } from "./scope.js";
 
 export interface ArtifactAddress {
@@ -80,10 +80,10 @@ export function parseArtifactTarget(rawUrl: string): ArtifactTarget {
     if (seg === "." || seg === "..") throw invalid("path", "'.' and '..' segments are not allowed in artifact paths");
     // eslint-disable-next-line no-control-regex
     if (/[\u0000-\u001f\u007f]/.test(seg)) throw invalid("path", "control characters (including NUL) are not allowed in artifact paths");
-    if (Buffer.byteLength(seg) > 255) throw invalid("path", "an artifact path segment is longer than 255 bytes");
+    if (Buffer.byteLength(seg) > LIMITS.pathSegmentBytes) throw invalid("path", `an artifact path segment is longer than ${LIMITS.pathSegmentBytes} bytes`);
     segments.push(seg);
   }
   const path = segments.join("/");
-  if (path.length > 1024) throw invalid("path", "the artifact path is longer than 1024 characters");
+  if (path.length > LIMITS.artifactPath) throw invalid("path", `the artifact path is longer than ${LIMITS.artifactPath} characters`);
   return { repository, segments, path, folder };
 }

@@ -1,3 +1,4 @@
+import { LIMITS } from "@svc/contracts";
 /**
  * A scope is a repository name or `*`, optionally narrowed to a path prefix:
  * `<repository>:<prefix>`. A prefix covers a path only at or under it on a segment
@@ -7,7 +8,7 @@
 const CONTROL = "[\\u0000-\\u001f\\u007f-\\u009f\\u202a-\\u202e\\u2066-\\u2069]";
 const CONTROL_RE = new RegExp(CONTROL);
 const shown = (s: string) => s.replace(new RegExp(CONTROL, "g"), "?");
-const REPOSITORY_RE = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
+const REPOSITORY_RE = new RegExp(`^[A-Za-z0-9][A-Za-z0-9._-]{0,${LIMITS.repositoryName - 1}}$`);
 
 export interface Scope {
   /** Repository name, or "*" for every repository. */
@@ -24,7 +25,7 @@ export type ScopeResult = { ok: true; scope: Scope; text: string } | { ok: false
 
 export function parseScope(input: string): ScopeResult {
   if (typeof input !== "string" || input.length === 0) return { ok: false, reason: "a scope is required" };
-  if (input.length > 1024) return { ok: false, reason: "scope is too long" };
+  if (input.length > LIMITS.scope) return { ok: false, reason: "scope is too long" };
   const colon = input.indexOf(":");
   const repository = colon < 0 ? input : input.slice(0, colon);
   if (repository !== "*" && !isRepositoryName(repository)) {

@@ -1,7 +1,7 @@
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyRequest, type FastifyServerOptions, type RawReplyDefaultExpression, type RawRequestDefaultExpression, type RawServerDefault } from "fastify";
 import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import type { Logger } from "pino";
-import { ServiceError, type Principal } from "@svc/contracts";
+import { ROUTE_PARAM_MAX, ServiceError, type Principal } from "@svc/contracts";
 import { answerClientError, answerFrameworkError, installErrorHandling, refuseConnect } from "./errors.js";
 import { installInputGuard } from "./input-guard.js";
 import { BODY_IN_TRAILER, ReplayGuard, identityVerifier } from "./identity.js";
@@ -70,6 +70,9 @@ export function createBaseApp(opts: BaseAppOptions): ServiceApp {
     childLoggerFactory: (logger, bindings, options) => new LazyChildLogger(logger, bindings, options) as unknown as FastifyBaseLogger,
     return503OnClosing: true,
     bodyLimit: 1024 * 1024,
+    // Every name a route takes fits (packages/contracts limits.ts); the route's schema refuses
+    // one over its own limit with a 400 naming it, rather than the router with a bare 414.
+    routerOptions: { maxParamLength: ROUTE_PARAM_MAX },
     // Refusals fastify answers before any hook (a bad URL, the parser's 400/408/431): in the
     // caller's format too.
     frameworkErrors: answerFrameworkError,

@@ -42,17 +42,17 @@ export function describeInForce(catalog: Catalog, values: Record<string, unknown
     const value = values[field];
     const origin = origins[d.name] ?? { from: "default" as const };
     const json = JSON.stringify(value ?? null);
-    if (d.secret) {
-      const digest = key === "" ? (isSet(value) ? "set" : "unset") : createHmac("sha256", key).update(`${d.name}\n${json}`).digest("hex").slice(0, 16);
-      return { name: d.name, from: origin.from, secret: true, set: isSet(value), digest };
-    }
+    // Keyed where the value holds a secret, so a digest cannot be tested against guesses.
+    const keyed = () => (key === "" ? (isSet(value) ? "set" : "unset") : createHmac("sha256", key).update(`${d.name}\n${json}`).digest("hex").slice(0, 16));
+    if (d.secret) return { name: d.name, from: origin.from, secret: true, set: isSet(value), digest: keyed() };
     return {
       name: d.name,
       from: origin.from,
       secret: false,
       set: isSet(value),
+      // A partly secret value (d.shown) arrives here already masked by the loader.
       value: origin.text ?? defaultText(d),
-      digest: createHash("sha256").update(json).digest("hex").slice(0, 16),
+      digest: d.shown ? keyed() : createHash("sha256").update(json).digest("hex").slice(0, 16),
     };
   });
 }

@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { parseKey, isTenant } from "@svc/keys";
 import { isPersonId, isRepositoryName, parseAnonymousRights, PERSON_ID_RULE, type GrantSpec } from "@svc/grants";
-import { REPOSITORY_FORMATS, type RepositoryFormat } from "@svc/contracts";
+import { REPOSITORY_FORMATS, maskUrlsIn, type RepositoryFormat } from "@svc/contracts";
 import { parseAddressList } from "./addresses.js";
 import { parseSettingDuration, parseIsoDuration, durationMs } from "./duration.js";
 import { closestName } from "./closest-name.js";
@@ -43,6 +43,11 @@ export interface SettingDoc {
   /** The default as an operator writes it, where the parsed value reads badly (milliseconds, blank). */
   defaultText?: string;
   readBy: readonly ServiceName[] | "every";
+  /**
+   * How the value is shown outside the loader (`GET /api/settings`, the console) when part of
+   * it is a secret: the webhook endpoints' URLs carry their receivers' tokens.
+   */
+  shown?: (text: string) => string;
 }
 
 export interface SettingDef<T> extends SettingDoc {
@@ -272,7 +277,8 @@ export const SETTINGS = {
     description: "`true` delivers webhooks. Off, the notifier still reads and acknowledges events but records nothing: events published meanwhile are never sent." }),
   /** One endpoint a line; the notifier validates the line syntax at start. */
   webhookEndpoints: def("svc.webhook-endpoints", str, "", { readBy: ["notifier"],
-    description: "One endpoint per line (newlines or `;`; blank lines and `#` comments skipped): `<URL> <events>`, events `none` (every event) or kinds such as `published, removed`." }),
+    description: "One endpoint per line (newlines or `;`; blank lines and `#` comments skipped): `<URL> <events>`, events `none` (every event) or kinds such as `published, removed`. A URL's path and query may hold the receiver's token (Slack, Teams, Discord), so everywhere else (the settings table, the webhooks API and page, logs, meters) it is shown as its scheme and host only: `https://hooks.slack.com/…`.",
+    shown: maskUrlsIn }),
   /** Per endpoint; the notifier validates it at start. */
   webhookSecrets: def("svc.webhook-secrets", str, "", { readBy: ["notifier"],
     description: "One line per signed endpoint: `<URL> <secret>`; `whsec_<base64>` or text, at least 16 bytes. An endpoint without a secret gets unsigned deliveries." }, true),
@@ -387,7 +393,7 @@ export function loadSettings(opts: LoadOptions = {}): Settings {
     }
     sources[d.name] = source;
     // A secret's text never leaves the loader: describeInForce reports it only as set or not.
-    origins[d.name] = raw === undefined || d.secret ? { from } : { from, text: raw.trim() };
+    origins[d.name] = raw === undefined || d.secret ? { from } : { from, text: d.shown ? d.shown(raw.trim()) : raw.trim() };
     if (raw === undefined) {
       out[field] = d.default;
       continue;

@@ -1,4 +1,4 @@
-import { invalid, type RetentionPolicy } from "@svc/contracts";
+import { invalid, type RetentionPolicy, LIMITS } from "@svc/contracts";
 import { durationMs, parseIsoDuration } from "@svc/kit";
 import { parseArtifactUrl } from "@svc/grants";
 
@@ -21,7 +21,7 @@ export const MAX_KEEP_VERSIONS = 100_000;
 export const retentionPolicySchema = {
   type: "object",
   properties: {
-    path: { type: "string", maxLength: 1024 },
+    path: { type: "string", maxLength: LIMITS.artifactPath },
     keepVersions: { type: "integer" },
     maxAge: { type: "string", maxLength: 64 },
     unusedFor: { type: "string", maxLength: 64 },

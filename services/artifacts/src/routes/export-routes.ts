@@ -2,7 +2,7 @@ import { Type } from "@sinclair/typebox";
 import { Answer, Nullable, StringEnum, errorResponses, pagingQuerySchema, readPaging, type ServiceApp } from "@svc/kit";
 import { actorOf } from "../domain/artifact-service.js";
 import type { RepositoryExport } from "../domain/repository-export.js";
-import { EXPORT_STATES, type ExportView } from "@svc/contracts";
+import { EXPORT_STATES, type ExportView, LIMITS } from "@svc/contracts";
 import type { ExportRecord } from "../store/export-store.js";
 
 const exportSchema = Answer({
@@ -21,9 +21,9 @@ const exportSchema = Answer({
   started: Type.String({ format: "date-time" }),
   ended: Nullable(Type.String({ format: "date-time" })),
 });
-const body = Type.Object({ target: Type.String({ minLength: 1, maxLength: 128, description: "the repository to copy into (same format)" }) }, { additionalProperties: false });
-const sourceParam = Type.Object({ name: Type.String({ minLength: 1, maxLength: 200 }) });
-const exportParams = Type.Object({ name: Type.String({ minLength: 1, maxLength: 200 }), id: Type.String({ minLength: 1, maxLength: 64 }) });
+const body = Type.Object({ target: Type.String({ minLength: 1, maxLength: LIMITS.repositoryName, description: "the repository to copy into (same format)" }) }, { additionalProperties: false });
+const sourceParam = Type.Object({ name: Type.String({ minLength: 1, maxLength: LIMITS.repositoryName }) });
+const exportParams = Type.Object({ name: Type.String({ minLength: 1, maxLength: LIMITS.repositoryName }), id: Type.String({ minLength: 1, maxLength: 64 }) });
 
 /** The one mapping from a record to the contract's view (the record is that view with dates and a heartbeat). */
 const view = (r: ExportRecord): ExportView => {

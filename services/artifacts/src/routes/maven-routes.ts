@@ -2,7 +2,7 @@ import { createReadStream } from "node:fs";
 import { join } from "node:path";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { Type } from "@sinclair/typebox";
-import { ServiceError, invalid, notFound } from "@svc/contracts";
+import { ServiceError, invalid, notFound, LIMITS } from "@svc/contracts";
 import type { ArtifactAddress } from "@svc/grants";
 import { Answer, errorResponses, type ServiceApp } from "@svc/kit";
 import { actorOf } from "../domain/artifact-service.js";
@@ -93,7 +93,7 @@ export function mavenHandler(deps: MavenRoutesDeps): MavenHandler {
   };
 }
 
-const nameParam = Type.Object({ name: Type.String({ minLength: 1, maxLength: 200 }) });
+const nameParam = Type.Object({ name: Type.String({ minLength: 1, maxLength: LIMITS.repositoryName }) });
 const optionsSchema = Type.Object(
   {
     releaseRedeploy: Type.Boolean({ description: "whether a release version's files may be deployed again (snapshots always may); false by default" }),

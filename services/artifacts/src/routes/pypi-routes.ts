@@ -1,7 +1,7 @@
 import { Readable } from "node:stream";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { Type } from "@sinclair/typebox";
-import { ServiceError, invalid, notFound } from "@svc/contracts";
+import { ServiceError, invalid, notFound, LIMITS } from "@svc/contracts";
 import type { ArtifactTarget } from "@svc/grants";
 import { declaredContentType, errorResponses, type ServiceApp } from "@svc/kit";
 import { actorOf } from "../domain/artifact-service.js";
@@ -99,7 +99,7 @@ export function pypiHandler(deps: PypiRoutesDeps): PypiHandler {
   };
 }
 
-const yankParams = Type.Object({ name: Type.String({ minLength: 1, maxLength: 200 }) });
+const yankParams = Type.Object({ name: Type.String({ minLength: 1, maxLength: LIMITS.repositoryName }) });
 const yankBody = Type.Object(
   {
     project: Type.String({ minLength: 1, maxLength: 200, description: "the project name, in any spelling PEP 503 normalises to it" }),

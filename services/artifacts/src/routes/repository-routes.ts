@@ -1,5 +1,5 @@
 import { Type } from "@sinclair/typebox";
-import { REPOSITORY_FORMATS, forbidden, notFound } from "@svc/contracts";
+import { REPOSITORY_FORMATS, forbidden, notFound, LIMITS } from "@svc/contracts";
 import { actorOf } from "../domain/artifact-service.js";
 import type { RepositoryAdmin } from "../domain/repository-admin.js";
 import type { RepositoryDetail } from "../store/metadata-store.js";
@@ -15,9 +15,9 @@ const repositorySchema = Answer({
   created: Type.String({ format: "date-time" }),
   retention: Type.Unsafe<unknown>(Type.Union([Type.Null(), retention])),
 });
-const nameParam = Type.Object({ name: Type.String({ minLength: 1, maxLength: 200 }) });
+const nameParam = Type.Object({ name: Type.String({ minLength: 1, maxLength: LIMITS.repositoryName }) });
 const createBody = Type.Object(
-  { name: Type.String({ minLength: 1, maxLength: 128 }), format: StringEnum(REPOSITORY_FORMATS, { description: "raw (files), npm, maven (the Maven 2 layout) or pypi (a package index)" }) },
+  { name: Type.String({ minLength: 1, maxLength: LIMITS.repositoryName }), format: StringEnum(REPOSITORY_FORMATS, { description: "raw (files), npm, maven (the Maven 2 layout) or pypi (a package index)" }) },
   { additionalProperties: false },
 );
 const detailSchema = Answer({
@@ -41,7 +41,7 @@ const fileSchema = Answer({
   held: Nullable(Type.String({ description: "why a policy holds the file; null when not held" })),
 });
 const filesQuery = Type.Object(
-  { ...pagingQuerySchema.properties, prefix: Type.Optional(Type.String({ maxLength: 1024, description: "only paths starting with this (no leading slash needed)" })) },
+  { ...pagingQuerySchema.properties, prefix: Type.Optional(Type.String({ maxLength: LIMITS.artifactPath, description: "only paths starting with this (no leading slash needed)" })) },
   { additionalProperties: false },
 );
 

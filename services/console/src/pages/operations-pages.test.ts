@@ -79,6 +79,18 @@ describe("Walks page", () => {
     expect(html).toContain("reclaim: removed 2");
   });
 
+  it("names the entries a run passed by, escaped", async () => {
+    const run = {
+      id: "r2", walk: "nightly", trigger: "manual", scheduledFor: null, started: "2030-01-01T00:00:00.000Z", ended: "2030-01-01T00:00:05.000Z", outcome: "succeeded", jobs: ["backfill"],
+      counts: {}, entries: 3, bytes: 9, node: "walker@h", reference: null, detail: null,
+      problems: { count: 2, first: [{ repository: "default", path: "a/<b>.txt", detail: "backfill: artifacts service answered 400" }] },
+    };
+    const { ctx } = context({ "GET /api/walks/nightly": { body: walk }, "GET /api/walks/nightly/runs": { body: [run] } }, { subpath: "/nightly" });
+    const html = main(await walksPage.get(ctx));
+    expect(html).toContain("Passed by 2 entries:");
+    expect(html).toContain("<code>default:a/&lt;b&gt;.txt</code> backfill: artifacts service answered 400");
+  });
+
   it("adds, edits and removes a walk with the jobs ticked, and shows a refusal as the notice", async () => {
     const { ctx, calls } = context({
       "POST /api/walks": { status: 201, body: walk },

@@ -32,6 +32,13 @@ function counts(c: RunRecord["counts"]): string {
     .join("; ");
 }
 
+/** The entries a run passed by (its problems), the first ones named. */
+function problemsOf(r: RunRecord): Html | "" {
+  const p = r.problems;
+  if (!p || p.count === 0) return "";
+  return html` <span class="problems">Passed by ${p.count} ${p.count === 1 ? "entry" : "entries"}:</span><ul>${p.first.map((e) => html`<li><code>${e.repository ?? ""}${e.path ? `:${e.path}` : ""}</code> ${e.detail}</li>`)}</ul>`;
+}
+
 function outcomeCell(r: RunRecord | null): Html | "" {
   if (!r) return html`<span>never run</span>`;
   return html`<span class="outcome outcome-${r.outcome}">${r.outcome}</span> ${timeCell(r.ended ?? r.started)}`;
@@ -141,7 +148,7 @@ ${csrfInput(ctx)}<input type="hidden" name="_action" value="remove"><input type=
 <thead><tr><th scope="col">Started</th><th scope="col">Ended</th><th scope="col">Outcome</th><th scope="col">Trigger</th><th scope="col">Jobs</th><th scope="col">Counts</th><th scope="col">Entries</th><th scope="col">Bytes</th><th scope="col">Node</th><th scope="col">Detail</th></tr></thead>
 <tbody>
 ${runs.map(
-  (r) => html`<tr id="run-${r.id}"><td>${timeCell(r.started)}</td><td>${timeCell(r.ended)}</td><td>${r.outcome}</td><td>${r.trigger}${r.scheduledFor ? html` (for ${timeCell(r.scheduledFor)})` : ""}</td><td>${r.jobs.join(", ")}</td><td>${counts(r.counts)}</td><td>${r.entries}</td><td>${r.bytes}</td><td><code>${r.node}</code></td><td>${r.detail ?? ""}${r.reference ? html` Reference: <code>${r.reference}</code>` : ""}</td></tr>`,
+  (r) => html`<tr id="run-${r.id}"><td>${timeCell(r.started)}</td><td>${timeCell(r.ended)}</td><td>${r.outcome}</td><td>${r.trigger}${r.scheduledFor ? html` (for ${timeCell(r.scheduledFor)})` : ""}</td><td>${r.jobs.join(", ")}</td><td>${counts(r.counts)}</td><td>${r.entries}</td><td>${r.bytes}</td><td><code>${r.node}</code></td><td>${r.detail ?? ""}${r.reference ? html` Reference: <code>${r.reference}</code>` : ""}${problemsOf(r)}</td></tr>`,
 )}
 </tbody>
 </table>

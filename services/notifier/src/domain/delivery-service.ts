@@ -1,4 +1,4 @@
-import { conflict, notFound, type DeliveryView, type EndpointView } from "@svc/contracts";
+import { conflict, maskUrl, notFound, type DeliveryView, type EndpointView } from "@svc/contracts";
 import type { DeliveryRow, DeliveryStore } from "../store/delivery-store.js";
 import type { DeliveryState } from "../store/schema.js";
 import type { Endpoint } from "./endpoint-settings.js";
@@ -10,7 +10,8 @@ export function toView(r: DeliveryRow): DeliveryView {
     id: String(r.id),
     event: r.event_id,
     type: r.kind,
-    endpoint: r.endpoint,
+    // The URL carries the receiver's token (Slack, Teams, Discord): only its scheme and host are shown.
+    endpoint: maskUrl(r.endpoint),
     state: r.state,
     attempts: r.attempts,
     nextAttempt: r.state === "pending" ? iso(r.next_attempt_at) : null,
@@ -56,12 +57,13 @@ export function deliveryServiceFactory(deps: {
       return this.get(id);
     },
 
+    /** In the setting's order; the cursor is a position in it, since the URLs themselves are not shown. */
     endpoints(q: { after?: string; limit: number }): { items: EndpointView[]; next?: string } {
-      const sorted = [...deps.endpoints].sort((a, b) => (a.url < b.url ? -1 : a.url > b.url ? 1 : 0));
-      const page = sorted.filter((e) => q.after === undefined || e.url > q.after).slice(0, q.limit);
-      const items = page.map((e) => ({ url: e.url, events: [...e.kinds], allEvents: e.allEvents, signed: e.key !== undefined }));
-      const last = items[items.length - 1];
-      return { items, next: last && sorted.some((e) => e.url > last.url) ? last.url : undefined };
+      const from = q.after !== undefined && /^[0-9]{1,9}$/.test(q.after) ? Number(q.after) : 0;
+      const page = deps.endpoints.slice(from, from + q.limit);
+      const items = page.map((e) => ({ url: maskUrl(e.url), events: [...e.kinds], allEvents: e.allEvents, signed: e.key !== undefined }));
+      const end = from + page.length;
+      return { items, next: page.length > 0 && end < deps.endpoints.length ? String(end) : undefined };
     },
   };
 }

@@ -45,16 +45,26 @@ describe("svc.webhook-endpoints", () => {
     const r = parseEndpoints(text, false);
     expect(r.endpoints.map((e) => e.url)).toEqual(["https://ok.example/a"]);
     expect(r.problems).toEqual([
-      expect.stringMatching(/^line 2 "http:\/\/plain.example\/b none": .*must be an https URL/),
+      expect.stringMatching(/^line 2 "http:\/\/plain.example\/… none": .*must be an https URL/),
       expect.stringMatching(/^line 3 .*follow the URL with the events it wants/),
       expect.stringMatching(/^line 4 .*unknown event "deleted" \(known: artifact.published/),
       expect.stringMatching(/^line 5 .*is not a URL/),
-      expect.stringMatching(/^line 6 .*https:\/\/ok.example\/a is already listed on line 1/),
+      expect.stringMatching(/^line 6 .*https:\/\/ok.example\/… is already listed on line 1/),
       expect.stringMatching(/^line 7 .*none means every event and cannot be combined/),
       expect.stringMatching(/^line 8 .*must not carry a user or password/),
       expect.stringMatching(/^line 9 .*must not have a #fragment/),
     ]);
     expect(r.problems.join("\n")).not.toContain("hunter2");
+  });
+
+  it("never quotes a receiver's token from a URL's path or query in a problem", () => {
+    const text = ["http://hooks.slack.com/services/T000/B000/XXXXSECRET none", "https://example.com/hook?token=SECRET published,deleted"].join("\n");
+    const r = parseEndpoints(text, false);
+    expect(r.problems).toEqual([
+      expect.stringMatching(/^line 1 "http:\/\/hooks\.slack\.com\/… none": .*must be an https URL/),
+      expect.stringMatching(/^line 2 "https:\/\/example\.com\/… published,deleted": .*unknown event "deleted"/),
+    ]);
+    expect(r.problems.join("\n")).not.toMatch(/XXXXSECRET|T000|token=SECRET/);
   });
 
   it("refuses endpoints written as internal addresses unless internal ones are allowed", () => {
@@ -109,9 +119,9 @@ describe("svc.webhook-secrets", () => {
     ].join("\n");
     const r = parseSecrets(text, endpoints);
     expect(r.problems).toEqual([
-      "line 2: a second secret for https://a.example/hook (the first is on line 1)",
+      "line 2: a second secret for https://a.example/… (the first is on line 1)",
       "line 3: https://nobody.example/ is not one of the endpoints in svc.webhook-endpoints",
-      "line 4 (https://b.example/x): the secret must be at least 16 bytes",
+      "line 4 (https://b.example/…): the secret must be at least 16 bytes",
       'line 5: expected "<endpoint URL> <secret>" (the secret may not contain spaces)',
       'line 6: expected "<endpoint URL> <secret>" (the secret may not contain spaces)',
     ]);

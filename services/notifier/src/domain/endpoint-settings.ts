@@ -1,5 +1,5 @@
 import { isIP } from "node:net";
-import { ARTIFACT_EVENT_KINDS, type ArtifactEventKind } from "@svc/contracts";
+import { ARTIFACT_EVENT_KINDS, maskUrl, maskUrlsIn, type ArtifactEventKind } from "@svc/contracts";
 import { classifyAddress, describeVerdict } from "./address-policy.js";
 import { parseSecret } from "./signature.js";
 
@@ -40,8 +40,11 @@ export function splitLines(text: string): Line[] {
     .filter((l) => l.text !== "" && !l.text.startsWith("#"));
 }
 
-/** Hides a password written in a URL before a line is quoted in a message. */
-const withoutPassword = (text: string) => text.replace(/(\/\/[^/@\s:]*:)[^@\s/]*@/g, "$1***@");
+/**
+ * A line or URL as a message quotes it: each URL masked (its path or query may hold the
+ * receiver's token, a user part a password), so start-up problems and logs never carry one.
+ */
+const shownLine = (text: string) => maskUrlsIn(text);
 
 export function parseKinds(words: string[]): { ok: true; kinds: ArtifactEventKind[]; allEvents: boolean } | { ok: false; reason: string } {
   if (words.length === 0) return { ok: false, reason: "follow the URL with the events it wants (for example artifact.published) or none for every event" };
@@ -90,10 +93,10 @@ export function parseEndpoints(text: string, allowInternal: boolean): { endpoint
   const seen = new Map<string, number>();
   for (const line of splitLines(text)) {
     const [first = "", ...rest] = line.text.split(/\s+/);
-    const where = `line ${line.n} "${withoutPassword(line.text)}"`;
+    const where = `line ${line.n} "${shownLine(line.text)}"`;
     const url = parseEndpointUrl(first, allowInternal);
     if (!url.ok) {
-      problems.push(`${where}: ${withoutPassword(first)} ${url.reason}`);
+      problems.push(`${where}: ${maskUrl(first)} ${url.reason}`);
       continue;
     }
     const kinds = parseKinds(rest.flatMap((w) => w.split(",")).filter((w) => w !== ""));
@@ -103,7 +106,7 @@ export function parseEndpoints(text: string, allowInternal: boolean): { endpoint
     }
     const earlier = seen.get(url.url);
     if (earlier !== undefined) {
-      problems.push(`${where}: ${url.url} is already listed on line ${earlier}`);
+      problems.push(`${where}: ${maskUrl(url.url)} is already listed on line ${earlier}`);
       continue;
     }
     seen.set(url.url, line.n);
@@ -131,7 +134,7 @@ export function parseSecrets(text: string, endpoints: readonly Endpoint[]): { ke
       problems.push(`line ${line.n}: does not start with an endpoint URL`);
       continue;
     }
-    const shown = withoutPassword(url);
+    const shown = maskUrl(url);
     if (!known.has(url)) {
       problems.push(`line ${line.n}: ${shown} is not one of the endpoints in svc.webhook-endpoints`);
       continue;

@@ -1,8 +1,9 @@
+import { maskUrl } from "@svc/contracts";
 import { Counter, Gauge, Histogram, type Registry } from "prom-client";
 
 /**
- * The notifier's meters, in the process registry. Endpoint labels are the URL without its
- * query (bounded by the settings, and a query may carry a receiver's token).
+ * The notifier's meters, in the process registry. Endpoint labels are the masked URL, scheme
+ * and host only (bounded by the settings; a path or query may carry a receiver's token).
  */
 export function webhookMetricsFactory(registry: Registry, open?: () => Promise<{ pending: number; setAside: number }>) {
   const registers = [registry];
@@ -80,7 +81,7 @@ export function webhookMetricsFactory(registry: Registry, open?: () => Promise<{
 
 export type WebhookMetrics = ReturnType<typeof webhookMetricsFactory>;
 
+/** An endpoint as logs and meters name it: masked (the path and query may hold its token). */
 export function endpointLabel(url: string): string {
-  const u = new URL(url);
-  return `${u.origin}${u.pathname}`;
+  return maskUrl(url);
 }

@@ -4,7 +4,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import type { Job, MetaInfo, StoreEntry } from "./job-types.js";
-import { comparePaths, mergeWithMetadata, readTree, walkStore } from "./store-walk.js";
+import { InternalCallError } from "@svc/kit";
+import { comparePaths, mergeWithMetadata, newProgress, readTree, walkStore } from "./store-walk.js";
 
 const sha = (s: string) => createHash("sha256").update(s).digest("hex");
 const meta = (path: string, content = path): MetaInfo => ({ path, size: Buffer.byteLength(content), sha256: sha(content), updated: "2026-01-01T00:00:00.000Z", lastDownloaded: null, held: false });
@@ -63,11 +64,11 @@ describe("one pass over the store", () => {
         digests.push(await e.sha256());
       },
     });
-    const progress = { entries: 0, bytes: 0 };
+    const progress = newProgress();
     const r = await walkStore({ root, repositories: [{ name: "libs", format: "raw", retention: null }], metadata: () => list([]), jobs: [job("repair"), job("backfill")], shouldStop: () => false, progress });
     expect(r).toBe("complete");
     expect(digests).toEqual([sha("content"), sha("content")]);
-    expect(progress).toEqual({ entries: 1, bytes: 7 });
+    expect(progress).toEqual({ entries: 1, bytes: 7, problems: { count: 0, first: [] } });
   });
 
   it("stops between entries when told to", async () => {
@@ -80,7 +81,7 @@ describe("one pass over the store", () => {
       metadata: () => list([]),
       jobs: [{ name: "repair", counts: {}, entry: async () => void seen++ }],
       shouldStop: () => seen >= 1,
-      progress: { entries: 0, bytes: 0 },
+      progress: newProgress(),
     });
     expect(r).toBe("stopped");
     expect(seen).toBe(1);
@@ -95,7 +96,7 @@ describe("one pass over the store", () => {
       metadata: () => list([]),
       jobs: [{ name: "reclaim", counts: {}, temp: async (t) => void temps.push(`${t.name}:${t.size}`) }],
       shouldStop: () => false,
-      progress: { entries: 0, bytes: 0 },
+      progress: newProgress(),
     });
     expect(temps).toEqual(["upload-1:7"]);
   });
@@ -127,10 +128,65 @@ describe("one pass over the store", () => {
         },
       ],
       shouldStop: () => false,
-      progress: { entries: 0, bytes: 0 },
+      progress: newProgress(),
     });
     // In digest order.
     const blobs = sha("held") < sha("orphan") ? ["blob held 2 4", "blob orphan 1 6"] : ["blob orphan 1 6", "blob held 2 4"];
     expect(seen).toEqual(["temp upload-1", ...blobs, "entry held.txt"]);
+  });
+
+  it("passes by an entry another service refuses and a repository whose metadata it refuses, records each, and walks the rest", async () => {
+    put("a.txt");
+    put("bad.txt");
+    put("c.txt");
+    const seen: string[] = [];
+    const progress = newProgress();
+    const r = await walkStore({
+      root,
+      repositories: [
+        { name: "gone", format: "raw", retention: null },
+        { name: "libs", format: "raw", retention: null },
+      ],
+      metadata: (repository) =>
+        repository === "gone"
+          ? (async function* () {
+              throw new InternalCallError("artifacts service answered 404 to GET /internal/repositories/gone/artifacts", 404);
+            })()
+          : list([]),
+      jobs: [
+        {
+          name: "backfill",
+          counts: {},
+          entry: async (e) => {
+            if (e.path === "bad.txt") throw new InternalCallError("artifacts service answered 400 to POST /internal/artifacts/index: path too long", 400);
+            seen.push(e.path);
+          },
+        },
+      ],
+      shouldStop: () => false,
+      progress,
+    });
+    expect(r).toBe("complete");
+    expect(seen).toEqual(["a.txt", "c.txt"]);
+    expect(progress.problems).toEqual({
+      count: 2,
+      first: [
+        { repository: "gone", path: null, detail: expect.stringContaining("404") },
+        { repository: "libs", path: "bad.txt", detail: expect.stringMatching(/^backfill: .*400.*path too long/) },
+      ],
+    });
+  });
+
+  it("still fails as a whole when the other service does not answer at all", async () => {
+    put("a.txt");
+    const walk = walkStore({
+      root,
+      repositories: [{ name: "libs", format: "raw", retention: null }],
+      metadata: () => list([]),
+      jobs: [{ name: "backfill", counts: {}, entry: async () => { throw new InternalCallError("artifacts service did not answer", undefined); } }],
+      shouldStop: () => false,
+      progress: newProgress(),
+    });
+    await expect(walk).rejects.toThrow("did not answer");
   });
 });

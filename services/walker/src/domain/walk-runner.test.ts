@@ -34,7 +34,7 @@ function setup(o: { leaseFree?: boolean; readOnly?: boolean; repositories?: () =
       runningRuns: async () => [...(o.elsewhere ?? []), ...[...records.values()].filter((r) => r.outcome === "running")],
       pruneRuns: async () => {},
       startRun: async (r) => {
-        const rec: RunRecord = { id: String(records.size + 1), ...r, started: new Date(), ended: null, outcome: "running", counts: {}, entries: 0, bytes: 0, reference: null, detail: null };
+        const rec: RunRecord = { id: String(records.size + 1), ...r, started: new Date(), ended: null, outcome: "running", counts: {}, entries: 0, bytes: 0, reference: null, detail: null, problems: { count: 0, first: [] } };
         records.set(rec.id, rec);
         return rec;
       },
@@ -119,7 +119,7 @@ describe("walk runner", () => {
     await first.started!.done;
     expect((await t.runner.begin("retention", ["retention"], "manual", null)).started?.run.walk).toBe("retention");
 
-    const elsewhere: RunRecord = { id: "41", walk: "retention", trigger: "schedule", scheduledFor: null, holder: "walker@b#1", jobs: ["retention"], started: new Date("2026-03-08T03:00:00Z"), ended: null, outcome: "running", counts: {}, entries: 0, bytes: 0, reference: null, detail: null };
+    const elsewhere: RunRecord = { id: "41", walk: "retention", trigger: "schedule", scheduledFor: null, holder: "walker@b#1", jobs: ["retention"], started: new Date("2026-03-08T03:00:00Z"), ended: null, outcome: "running", counts: {}, entries: 0, bytes: 0, reference: null, detail: null, problems: { count: 0, first: [] } };
     const busy = setup({ leaseFree: false, elsewhere: [elsewhere] });
     try {
       const r = await busy.runner.begin("rebuild", ["reclaim"], "manual", null);

@@ -5,7 +5,7 @@ import type { RunRecord, WalkStore } from "../store/walk-store.js";
 import type { JobName, MetaInfo, RepositoryInfo, WalkActions } from "./job-types.js";
 import { makeJobs } from "./jobs/index.js";
 import type { LeaseManager } from "./lease.js";
-import { walkStore, type WalkProgress } from "./store-walk.js";
+import { newProgress, walkStore } from "./store-walk.js";
 import type { WalkMetrics } from "./walk-metrics.js";
 
 export interface WalkSource {
@@ -74,11 +74,12 @@ export function walkRunnerFactory(deps: WalkRunnerDeps) {
   const execute = async (group: RunRecord[], lease: Lease) => {
     const names = [...new Set(group.flatMap((g) => g.jobs))] as JobName[];
     const jobs = makeJobs(names, { actions: deps.readOnly ? frozen : deps.actions, now: new Date() });
-    const progress: WalkProgress = { entries: 0, bytes: 0 };
+    const progress = newProgress();
     const snapshot = (run: RunRecord) => ({
       counts: Object.fromEntries(jobs.filter((j) => run.jobs.includes(j.name)).map((j) => [j.name, { ...j.counts }])),
       entries: progress.entries,
       bytes: progress.bytes,
+      problems: { count: progress.problems.count, first: [...progress.problems.first] },
     });
     const walks = group.map((run) => run.walk).join("+");
     for (const run of group) deps.metrics.start(run.walk);
@@ -94,7 +95,15 @@ export function walkRunnerFactory(deps: WalkRunnerDeps) {
     let reference: string | null = null;
     try {
       const repositories = await deps.source.repositories();
-      const r = await walkStore({ root: deps.root, repositories, metadata: deps.source.metadata, jobs, progress, shouldStop: () => stopping || lease.lost() });
+      const r = await walkStore({
+        root: deps.root,
+        repositories,
+        metadata: deps.source.metadata,
+        jobs,
+        progress,
+        shouldStop: () => stopping || lease.lost(),
+        onProblem: (problem, err) => deps.log.warn({ err, walk: walks, repository: problem.repository, path: problem.path }, "walk passed an entry by: it is recorded on the run"),
+      });
       if (r === "stopped") outcome = "interrupted";
     } catch (err) {
       outcome = "failed";
@@ -113,7 +122,7 @@ export function walkRunnerFactory(deps: WalkRunnerDeps) {
       } catch (err) {
         deps.log.warn({ err, walk: run.walk, run: run.id }, "could not record the end of a walk; it will show as interrupted");
       }
-      deps.log.info({ walk: run.walk, run: run.id, outcome, entries: s.entries, bytes: s.bytes, counts: s.counts, ...(group.length > 1 ? { sharedWith: walks } : {}) }, "walk ended");
+      deps.log.info({ walk: run.walk, run: run.id, outcome, entries: s.entries, bytes: s.bytes, counts: s.counts, problems: s.problems.count, ...(group.length > 1 ? { sharedWith: walks } : {}) }, "walk ended");
     }
     // Released only once every record is closed, so records of successive walks never overlap.
     await lease.release();

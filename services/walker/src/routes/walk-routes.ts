@@ -1,3 +1,4 @@
+import { LIMITS } from "@svc/contracts";
 import { Type } from "@sinclair/typebox";
 import type { WalkRunView, WalkView as WalkAnswer } from "@svc/contracts";
 import type { RunRecord } from "../store/walk-store.js";
@@ -22,6 +23,13 @@ const runSchema = Answer({
   node: Type.String(),
   reference: Nullable(Type.String()),
   detail: Nullable(Type.String()),
+  problems: Type.Object(
+    {
+      count: Type.Integer(),
+      first: Type.Array(Type.Object({ repository: Nullable(Type.String()), path: Nullable(Type.String()), detail: Type.String() })),
+    },
+    { description: "entries the walk passed by (it goes on past each): how many, and the first few with why" },
+  ),
 });
 const walkSchema = Answer({
   name: Type.String(),
@@ -31,7 +39,7 @@ const walkSchema = Answer({
   nextRun: Nullable(Type.String()),
   lastRun: Type.Union([Type.Null(), runSchema]),
 });
-const nameParam = Type.Object({ name: Type.String({ minLength: 1, maxLength: 200 }) });
+const nameParam = Type.Object({ name: Type.String({ minLength: 1, maxLength: LIMITS.walkName }) });
 const schedule = Type.String({ minLength: 1, maxLength: 200 });
 const dryRunQuery = Type.Object(
   { dryRun: Type.Optional(StringEnum(["true", "false"] as const, { description: "true: check the walk and answer it as it would be (its next run), saving nothing" })) },
@@ -55,6 +63,7 @@ const runOut = (r: RunRecord): WalkRunView => ({
   node: r.holder,
   reference: r.reference,
   detail: r.detail,
+  problems: r.problems,
 });
 const walkOut = (w: WalkView): WalkAnswer => ({ name: w.name, schedule: w.schedule, enabled: w.enabled, jobs: w.jobs, nextRun: w.nextRun?.toISOString() ?? null, lastRun: w.lastRun ? runOut(w.lastRun) : null });
 
@@ -78,7 +87,7 @@ export function walkRoutes(app: ServiceApp, svc: WalkService): void {
     {
       schema: {
         body: Type.Object(
-          { name: Type.String({ minLength: 1, maxLength: 200 }), schedule, enabled: Type.Optional(Type.Boolean()), jobs },
+          { name: Type.String({ minLength: 1, maxLength: LIMITS.walkName }), schedule, enabled: Type.Optional(Type.Boolean()), jobs },
           { additionalProperties: false },
         ),
         querystring: dryRunQuery,

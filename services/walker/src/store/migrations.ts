@@ -61,4 +61,13 @@ export const migrations: Record<string, Migration> = {
       await db.schema.withSchema(SCHEMA).alterTable("runs").addColumn("detail", "text").execute();
     },
   },
+  "0003_run_problems": {
+    async up(db: Kysely<unknown>) {
+      await db.schema
+        .withSchema(SCHEMA)
+        .alterTable("runs")
+        .addColumn("problems", "jsonb", (c) => c.notNull().defaultTo(sql`'{"count":0,"first":[]}'::jsonb`))
+        .execute();
+    },
+  },
 };

@@ -1,4 +1,5 @@
 import type { ColumnType, Generated } from "kysely";
+import type { WalkProblems } from "@svc/contracts";
 
 export const SCHEMA = "walker";
 
@@ -39,6 +40,8 @@ export interface RunTable {
   error_reference: string | null;
   /** Why a run did not go over the store (a skipped instant names the walk that held it). */
   detail: ColumnType<string | null, string | null | undefined, string | null>;
+  /** Entries the run passed by (`WalkProblems`). */
+  problems: ColumnType<WalkProblems, string | undefined, string>;
 }
 
 /** One row (`STORE_LEASE`) while some process walks the store; an expired row belongs to a dead holder. */

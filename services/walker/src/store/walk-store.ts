@@ -1,4 +1,5 @@
 import { sql, type Kysely } from "kysely";
+import type { WalkProblems } from "@svc/contracts";
 import { SCHEMA, STORE_LEASE, type Outcome, type WalkerDatabase } from "./schema.js";
 
 export interface Walk {
@@ -23,6 +24,7 @@ export interface RunRecord {
   bytes: number;
   reference: string | null;
   detail: string | null;
+  problems: WalkProblems;
 }
 
 type RunRow = {
@@ -40,6 +42,7 @@ type RunRow = {
   bytes: string;
   error_reference: string | null;
   detail: string | null;
+  problems: WalkProblems;
 };
 
 const toRun = (r: RunRow): RunRecord => ({
@@ -57,9 +60,10 @@ const toRun = (r: RunRow): RunRecord => ({
   bytes: Number(r.bytes),
   reference: r.error_reference,
   detail: r.detail,
+  problems: r.problems,
 });
 
-const RUN_COLUMNS = ["id", "walk", "trigger", "scheduled_for", "holder", "jobs", "started_at", "ended_at", "outcome", "counts", "entries", "bytes", "error_reference", "detail"] as const;
+const RUN_COLUMNS = ["id", "walk", "trigger", "scheduled_for", "holder", "jobs", "started_at", "ended_at", "outcome", "counts", "entries", "bytes", "error_reference", "detail", "problems"] as const;
 const WALK_COLUMNS = ["name", "schedule", "enabled", "jobs"] as const;
 
 /** Walk definitions, run records and leases (schema `walker`). Times come from the database clock. */
@@ -148,13 +152,13 @@ export function walkStoreFactory(root: Kysely<WalkerDatabase>) {
         .execute();
       return rows.map(toRun);
     },
-    async progress(id: string, p: { counts: Record<string, Record<string, number>>; entries: number; bytes: number }): Promise<void> {
-      await db().updateTable("runs").set({ counts: JSON.stringify(p.counts), entries: p.entries, bytes: p.bytes }).where("id", "=", id).where("outcome", "=", "running").execute();
+    async progress(id: string, p: { counts: Record<string, Record<string, number>>; entries: number; bytes: number; problems: WalkProblems }): Promise<void> {
+      await db().updateTable("runs").set({ counts: JSON.stringify(p.counts), entries: p.entries, bytes: p.bytes, problems: JSON.stringify(p.problems) }).where("id", "=", id).where("outcome", "=", "running").execute();
     },
-    async finishRun(id: string, p: { outcome: Outcome; counts: Record<string, Record<string, number>>; entries: number; bytes: number; reference: string | null }): Promise<RunRecord | undefined> {
+    async finishRun(id: string, p: { outcome: Outcome; counts: Record<string, Record<string, number>>; entries: number; bytes: number; problems: WalkProblems; reference: string | null }): Promise<RunRecord | undefined> {
       const row = await db()
         .updateTable("runs")
-        .set({ outcome: p.outcome, counts: JSON.stringify(p.counts), entries: p.entries, bytes: p.bytes, error_reference: p.reference, ended_at: sql<Date>`now()` })
+        .set({ outcome: p.outcome, counts: JSON.stringify(p.counts), entries: p.entries, bytes: p.bytes, problems: JSON.stringify(p.problems), error_reference: p.reference, ended_at: sql<Date>`now()` })
         .where("id", "=", id)
         .returning(RUN_COLUMNS)
         .executeTakeFirst();

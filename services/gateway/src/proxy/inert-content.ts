@@ -18,14 +18,17 @@ export const INERT_CSP = "sandbox; default-src 'none'";
 
 const OURS = new Set(["content-security-policy", "x-content-type-options", "content-disposition"]);
 
-/** Types a browser shows as text or an image, or saves: never a document that runs anything. */
+/**
+ * Types a browser shows as text or an image, or saves: never a document that runs anything.
+ * Not `application/octet-stream`: the artifacts service answers a file of an unknown extension
+ * with it or with no type at all (HEAD, a large file); both are saved, the same for every request.
+ */
 const INERT_TYPES = new Set([
   "text/plain",
   "text/csv",
   "text/css",
   "text/markdown",
   "application/json",
-  "application/octet-stream",
   "application/java-archive",
   "application/x-java-archive",
   "application/zip",

@@ -296,6 +296,8 @@ export const SETTINGS = {
     description: "A request body (an upload, an API write) that sends nothing for this long is cut: the gateway answers 408 and drops it, and the stored artifact keeps its old content. The artifacts service applies it too, a little later (up to 5 s), as a backstop. `0` waits for ever." }),
   uploadConcurrency: def("svc.upload-concurrency", count, 16, { readBy: ["gateway"],
     description: "Most artifact uploads (`/repository/` bodies) one caller (a key; keyless callers by client address) may be sending through one gateway at once; the next is refused with 429 and `Retry-After`. Administration bodies are not counted. `0` removes the cap." }),
+  artifactsSeparateOrigin: def("svc.artifacts.separate-origin", bool, false, { readBy: ["gateway"],
+    description: "`true` when browsers reach `/repository/` on a host name of its own, not the console's (docs/install/reverse-proxy.md): an artifact a browser would render or run (HTML, SVG, XML, JavaScript, PDF) is then no longer sent as `Content-Disposition: attachment`. Every artifact answer keeps `Content-Security-Policy: sandbox; default-src 'none'` and `X-Content-Type-Options: nosniff` either way." }),
   configFile: def("svc.config-file", str, "", { readBy: "every",
     description: "A Java-style properties file read after `-D` arguments and the environment; an unknown `svc.` name in it refuses start-up." }),
 } as const;
@@ -491,6 +493,7 @@ export const DEPLOYMENT_SETTINGS = [
   "webhookEndpoints",
   "webhookAttempts",
   "webhookAllowInternal",
+  "artifactsSeparateOrigin",
 ] as const satisfies readonly (keyof Defs)[];
 
 export function settingName(field: keyof Defs): string {

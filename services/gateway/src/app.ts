@@ -38,6 +38,8 @@ export interface GatewayDeps {
   /** svc.upload-idle-timeout (default 30 s) and svc.upload-concurrency (default 16). */
   uploadIdleTimeoutMs?: number;
   uploadConcurrency?: number;
+  /** svc.artifacts.separate-origin: artifacts are not forced to be saved (they stay sandboxed). */
+  artifactsSeparateOrigin?: boolean;
 }
 
 /** The upstream services' body limit (createBaseApp): the gateway refuses a larger API body itself. */

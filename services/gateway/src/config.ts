@@ -28,6 +28,7 @@ export type GatewayConfig = Pick<
   | "shutdownGraceMs"
   | "uploadIdleTimeoutMs"
   | "uploadConcurrency"
+  | "artifactsSeparateOrigin"
 > &
   NodeAgentSettings;
 

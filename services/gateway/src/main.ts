@@ -71,6 +71,7 @@ await bootService({
       upstreams,
       uploadIdleTimeoutMs: config.uploadIdleTimeoutMs,
       uploadConcurrency: config.uploadConcurrency,
+      artifactsSeparateOrigin: config.artifactsSeparateOrigin,
       limiter,
       metrics,
       gatewayMetrics,

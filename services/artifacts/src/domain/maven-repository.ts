@@ -9,6 +9,7 @@ import type { ArtifactKey, Digests, MavenStore } from "../store/maven-store.js";
 import type { Db, MetadataStore } from "../store/metadata-store.js";
 import { READ_ONLY, type Address, type ArtifactService, type PublishChecks, type Published } from "./artifact-service.js";
 import { HEX_LENGTH, groupPath, isSnapshot, parseMavenPath, type ChecksumAlgorithm, type MavenFile } from "./maven-layout.js";
+import { pluginGroupProblem } from "./maven-group-metadata.js";
 import { artifactMetadata, snapshotMetadata } from "./maven-metadata.js";
 
 export interface MavenRepositoryDeps {
@@ -186,12 +187,15 @@ export function mavenRepositoryFactory(deps: MavenRepositoryDeps) {
 
     /**
      * A client's `maven-metadata.xml`: the server writes the artifact and snapshot documents
-     * itself, so those are not kept; a group's plugin list (what a plugin deploy sends) is kept as a file.
+     * itself, so those are not kept; a group's plugin list (what a plugin deploy sends) is kept as a
+     * file, and only when it is exactly that (maven-group-metadata.ts): its bytes are served back.
      */
     async metadata(a: Address, dir: string[], text: string, actor: Actor): Promise<"kept" | "ignored"> {
       writable();
       if ((await metadataAt(a.repository, dir)) !== undefined) return "ignored";
-      if (/<plugins\s*>/.test(text) && !/<versioning\s*>/.test(text)) {
+      if (/<plugins[\s>]/.test(text)) {
+        const problem = pluginGroupProblem(text);
+        if (problem !== undefined) throw invalid("body", `${a.path} is refused: a group's maven-metadata.xml is its plugin list (<metadata><plugins><plugin> with <name>, <prefix>, <artifactId>) and nothing else, but ${problem}`);
         await deps.artifacts.publish(a, Buffer.from(text, "utf8"), "application/xml", actor);
         return "kept";
       }

@@ -2,6 +2,7 @@ import type { FastifyReply, FastifyRequest } from "fastify";
 import { IDENTITY_HEADERS } from "@svc/contracts";
 import { SIGNED_HEADERS, STATUS_REASON_HEADER, asReasonPhrase, sendUnexpected } from "@svc/kit";
 import type { DownloadPool } from "./download-pool.js";
+import type { InertContent } from "./inert-content.js";
 import { answerUpstreamFailure } from "./upstream-failure.js";
 import { ORIGIN_HEADERS } from "./forwarded-origin.js";
 import { NOT_FORWARDED, type StampIdentity } from "./identity-stamp.js";
@@ -40,7 +41,7 @@ function downloadRequestHead(request: FastifyRequest, path: string, host: string
 
 /**
  * Answers a GET from the download pool (answerFromPool). `unframed` sends the request again
- * the general way when the pool cannot delimit the answer.
+ * the general way when the pool cannot delimit the answer; `inert` makes the answer inert (an artifact).
  */
 export function forwardDownload(
   pool: DownloadPool,
@@ -50,18 +51,30 @@ export function forwardDownload(
   host: string,
   stamp: StampIdentity,
   unframed: () => void,
+  inert: InertContent | undefined,
 ): void {
-  answerFromPool(pool, request, reply, downloadRequestHead(request, upstreamPath(request, dest), host, stamp), undefined, unframed);
+  answerFromPool(pool, request, reply, downloadRequestHead(request, upstreamPath(request, dest), host, stamp), undefined, unframed, inert);
 }
 
 /**
  * Sends a request through a pool and answers the client with what comes back: the upstream's
- * status and headers, then its body in buffers the pool lends and takes back once written.
+ * status and headers (made inert by `inert`), then its body in buffers the pool lends and takes
+ * back once written. Fastify's onSend hooks do not see this answer: whatever they would add is
+ * added here.
  */
-export function answerFromPool(pool: DownloadPool, request: FastifyRequest, reply: FastifyReply, requestHead: string, body: Buffer | undefined, unframed: () => void): void {
+export function answerFromPool(
+  pool: DownloadPool,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  requestHead: string,
+  body: Buffer | undefined,
+  unframed: () => void,
+  inert: InertContent | undefined,
+): void {
   const res = reply.raw;
   const cancel = pool.request(requestHead, {
-    head: ({ status, headers }) => {
+    head: ({ status, headers: upstream }) => {
+      const headers = inert ? inert.headers(request.url, upstream) : upstream;
       try {
         // An upstream refusal's reason phrase (see app.ts) back in the status line.
         const at = headers.findIndex((h, i) => i % 2 === 0 && h.toLowerCase() === STATUS_REASON_HEADER);

@@ -5,6 +5,7 @@ import { declaredContentType, senderWentAway, setContentTypeAside, type AddressM
 import { bodyGuardFactory } from "./body-guard.js";
 import { DownloadPool } from "./download-pool.js";
 import { forwardDownload } from "./download-forwarder.js";
+import { inertContentFactory } from "./inert-content.js";
 import { apiBodyDigest } from "./api-body-limit.js";
 import { stampForwardedOrigin } from "./forwarded-origin.js";
 import { NOT_FORWARDED, NOT_FORWARDED_TO_CONSOLE, SigningPool, claimIdentity, identityStamp } from "./identity-stamp.js";
@@ -24,6 +25,8 @@ export interface ProxyDeps {
   /** Most request bodies one caller may be sending at once (svc.upload-concurrency); 0: no cap. */
   uploadConcurrency?: number;
   trustedProxies: AddressMatcher;
+  /** Artifacts are served from an origin of their own (svc.artifacts.separate-origin): nothing is forced to be saved. */
+  artifactsSeparateOrigin?: boolean;
 }
 
 /**
@@ -33,6 +36,7 @@ export interface ProxyDeps {
 export function registerProxyRoutes(app: FastifyInstance, deps: ProxyDeps, routes: readonly Route[] = ROUTES): void {
   const stamp = identityStamp(deps.internalSecret);
   const connections = deps.connections ?? 64;
+  const inert = inertContentFactory({ separateOrigin: deps.artifactsSeparateOrigin ?? false });
   const bodies = bodyGuardFactory({ idleMs: deps.uploadIdleTimeoutMs ?? 30_000, perCaller: deps.uploadConcurrency ?? 16, trustedProxies: deps.trustedProxies });
 
   const failed = (reply: FastifyReply, error: unknown) => {
@@ -75,7 +79,7 @@ export function registerProxyRoutes(app: FastifyInstance, deps: ProxyDeps, route
 
   // The download pool reads plain http only; an https upstream is served by the undici pool.
   const downloadPools = new Map<string, DownloadPool>();
-  const downloadHandlerFor = (upstream: URL): ProxyHandler | undefined => {
+  const downloadHandlerFor = (upstream: URL, route: Route): ProxyHandler | undefined => {
     if (upstream.protocol !== "http:") return undefined;
     let downloads = downloadPools.get(upstream.origin);
     if (!downloads) {
@@ -84,23 +88,25 @@ export function registerProxyRoutes(app: FastifyInstance, deps: ProxyDeps, route
     }
     const pool = downloads;
     const host = upstream.host;
+    const made = route.inert ? inert : undefined;
     return (request, reply, dest, options) => {
       // Anything the download pool cannot read (a body not delimited by Content-Length) is
       // sent again the general way: a GET may be repeated.
       const general = () => reply.from(dest, options);
       if (request.method !== "GET") return general();
-      forwardDownload(pool, request, reply, dest, host, stamp, general);
+      forwardDownload(pool, request, reply, dest, host, stamp, general, made);
       return reply;
     };
   };
 
   // Uploads stream their body with its digest in a trailer, which undici cannot send.
   const uploadForwarders = new Map<string, ReturnType<typeof uploadForwarder>>();
-  const uploadHandlerFor = (upstream: URL): ProxyHandler => {
-    let uploads = uploadForwarders.get(upstream.origin);
+  const uploadHandlerFor = (upstream: URL, route: Route): ProxyHandler => {
+    const name = `${route.inert ? "inert " : ""}${upstream.origin}`;
+    let uploads = uploadForwarders.get(name);
     if (!uploads) {
-      uploads = uploadForwarder(upstream, stamp, failed);
-      uploadForwarders.set(upstream.origin, uploads);
+      uploads = uploadForwarder(upstream, stamp, failed, route.inert ? inert : undefined);
+      uploadForwarders.set(name, uploads);
     }
     const forward = uploads.forward;
     return (request, reply, dest) => forward(request, reply, dest);
@@ -124,6 +130,9 @@ export function registerProxyRoutes(app: FastifyInstance, deps: ProxyDeps, route
       // An artifact body is opaque bytes whatever Content-Type it declares (even one fastify
       // cannot parse); the header goes upstream as sent.
       if (route.transport === "uploads") scope.addHook("onRequest", (request, _reply, done) => (setContentTypeAside(request), done()));
+      // Every answer fastify sends here (the undici path, a refusal, a failure); the download
+      // pool's answers are made inert where they are written (download-forwarder.ts).
+      if (route.inert) scope.addHook("onSend", inert.onSend);
       await scope.register(httpProxy, {
         upstream,
         prefix: route.prefix,
@@ -133,7 +142,7 @@ export function registerProxyRoutes(app: FastifyInstance, deps: ProxyDeps, route
         httpMethods: route.methods ? [...route.methods] : undefined,
         // Per-request log lines cost throughput (as in createBaseApp); failures are still logged.
         disableRequestLogging: true,
-        handler: route.transport === "downloads" ? downloadHandlerFor(url) : route.transport === "uploads" ? uploadHandlerFor(url) : undefined,
+        handler: route.transport === "downloads" ? downloadHandlerFor(url, route) : route.transport === "uploads" ? uploadHandlerFor(url, route) : undefined,
       });
     });
   }

@@ -29,6 +29,8 @@ export interface Route {
   methods?: readonly string[];
   /** Forward the client's Cookie header (the console's session cookie); every other row drops it. */
   cookie?: true;
+  /** Its answers are uploaded content, served inert whatever their status (inert-content.ts). */
+  inert?: true;
 }
 
 /**
@@ -38,8 +40,8 @@ export interface Route {
  * any of this, by the admission (domain/admission.ts).
  */
 export const ROUTES: readonly Route[] = [
-  { prefix: "/repository", upstream: "artifacts", transport: "downloads", methods: ["GET", "HEAD"] },
-  { prefix: "/repository", upstream: "artifacts", transport: "uploads", methods: ["PUT", "DELETE", "POST", "PATCH", "OPTIONS"] },
+  { prefix: "/repository", upstream: "artifacts", transport: "downloads", methods: ["GET", "HEAD"], inert: true },
+  { prefix: "/repository", upstream: "artifacts", transport: "uploads", methods: ["PUT", "DELETE", "POST", "PATCH", "OPTIONS"], inert: true },
   { prefix: "/api/repositories", upstream: "artifacts", transport: "api" },
   { prefix: "/api/credentials", upstream: "auth", transport: "api" },
   { prefix: "/api/me", upstream: "auth", transport: "api" },

@@ -6,6 +6,7 @@ import { IDENTITY_BODY_TRAILER } from "@svc/contracts";
 import { BODY_IN_TRAILER, bodyDigest, declaredContentType, hasRequestBody, readWhole, sha256Through } from "@svc/kit";
 import { answerFromPool, upstreamPath } from "./download-forwarder.js";
 import { DownloadPool } from "./download-pool.js";
+import type { InertContent } from "./inert-content.js";
 import { NOT_FORWARDED, type StampIdentity } from "./identity-stamp.js";
 
 /** Request headers that describe the client's connection or body framing, not the request: ours are our own. */
@@ -34,7 +35,7 @@ export type ForwardFailed = (reply: FastifyReply, error: unknown) => void;
  * upstream it goes through a pool of its own (download-pool.ts), head and body in one write,
  * which costs the gateway less than Node's http client per request.
  */
-export function uploadForwarder(upstream: URL, stamp: StampIdentity, failed: ForwardFailed) {
+export function uploadForwarder(upstream: URL, stamp: StampIdentity, failed: ForwardFailed, inert: InertContent | undefined) {
   const secure = upstream.protocol === "https:";
   const agent = secure ? new https.Agent({ keepAlive: true, timeout: 60_000 }) : new http.Agent({ keepAlive: true, timeout: 60_000 });
   const send = secure ? https.request : http.request;
@@ -89,7 +90,7 @@ export function uploadForwarder(upstream: URL, stamp: StampIdentity, failed: For
           stamp(headers as Record<string, unknown>, request.method, path, request.forwardedPrincipal, bodyDigest(whole));
           // Every write answers with a length; one that does not cannot be sent again.
           const unframed = () => failed(reply, new Error("the upstream answered a write without a Content-Length"));
-          answerFromPool(small, request, reply, requestHead(request.method, path, headers), whole, unframed);
+          answerFromPool(small, request, reply, requestHead(request.method, path, headers), whole, unframed, inert);
         },
         (err: unknown) => failed(reply, err),
       );

@@ -57,14 +57,17 @@ export interface Dist {
  * Builds a wheel and an sdist of a one-module project with Debian's setuptools, offline
  * (`python3 -m build --no-isolation`), in a scratch folder.
  */
-export async function buildDist(work: string, py: PythonClients, p: { name: string; version: string; requiresPython?: string }): Promise<Dist> {
+export async function buildDist(work: string, py: PythonClients, p: { name: string; version: string; requiresPython?: string; readme?: string }): Promise<Dist> {
   const dir = join(work, `src-${p.name}-${p.version}`);
   const module = p.name.replace(/[-.]/g, "_").toLowerCase();
   mkdirSync(join(dir, module), { recursive: true });
   const requires = p.requiresPython ? `requires-python = ${JSON.stringify(p.requiresPython)}\n` : "";
+  // The readme becomes the core metadata's description, which twine sends as the form's longest field.
+  const readme = p.readme === undefined ? "" : `readme = "README.md"\n`;
+  if (p.readme !== undefined) writeFileSync(join(dir, "README.md"), p.readme);
   writeFileSync(
     join(dir, "pyproject.toml"),
-    `[build-system]\nrequires = ["setuptools", "wheel"]\nbuild-backend = "setuptools.build_meta"\n\n[project]\nname = ${JSON.stringify(p.name)}\nversion = ${JSON.stringify(p.version)}\ndescription = "e2e test package"\n${requires}\n[tool.setuptools]\npackages = [${JSON.stringify(module)}]\n`,
+    `[build-system]\nrequires = ["setuptools", "wheel"]\nbuild-backend = "setuptools.build_meta"\n\n[project]\nname = ${JSON.stringify(p.name)}\nversion = ${JSON.stringify(p.version)}\ndescription = "e2e test package"\n${requires}${readme}\n[tool.setuptools]\npackages = [${JSON.stringify(module)}]\n`,
   );
   writeFileSync(join(dir, module, "__init__.py"), `VERSION = ${JSON.stringify(`${p.name}@${p.version}`)}\n`);
   const r: Run = await run(py.python, ["-m", "build", "--no-isolation", "--outdir", join(dir, "dist"), dir], { cwd: dir, env: pythonEnv(dir) });

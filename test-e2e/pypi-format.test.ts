@@ -1,6 +1,7 @@
 import { createHash, randomBytes } from "node:crypto";
 import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { basename, join } from "node:path";
+import { Readable } from "node:stream";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { keyId } from "@svc/keys";
 import { identityHeaders } from "@svc/kit";
@@ -161,6 +162,101 @@ describe("pypi repositories with twine and pip", () => {
     const got = await s.call("GET", "/repository/pypi/packages/big-pkg/1.0/big_pkg-1.0-py3-none-any.whl", { headers: basic(reader) });
     expect(got.status).toBe(200);
     expect(createHash("sha256").update(Buffer.from(await got.arrayBuffer())).digest("hex")).toBe(createHash("sha256").update(content).digest("hex"));
+  });
+
+  /** Resident memory of a process now, and its peak since `resetPeak` (VmHWM; Linux resets it when 5 is written to clear_refs). */
+  const memoryMiB = (pid: number) => {
+    const status = readFileSync(`/proc/${pid}/status`, "utf8");
+    const kb = (field: string) => Number(new RegExp(`${field}:\\s+(\\d+) kB`).exec(status)?.[1]);
+    return { rss: kb("VmRSS") / 1024, peak: kb("VmHWM") / 1024 };
+  };
+  const resetPeak = (pid: number) => writeFileSync(`/proc/${pid}/clear_refs`, "5");
+
+  it("a form with 32 extra fields of 8 MiB is refused 413 at the first, naming the limit, and the artifacts service's memory stays bounded", async () => {
+    const pid = s.pid("artifacts")!;
+    const content = Buffer.from("fat_form wheel");
+    const boundary = "----svc-e2e-fat-form";
+    const mib = Buffer.alloc(1024 * 1024, "x");
+    const field = (name: string, value: string) => Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${name}"\r\n\r\n${value}\r\n`);
+    // 256 MiB of fields, made as they are sent: the test holds 1 MiB of it at a time.
+    async function* form() {
+      for (const [name, value] of Object.entries({ ":action": "file_upload", protocol_version: "1", name: "fat_form", version: "1.0", filetype: "bdist_wheel", pyversion: "py3", sha256_digest: createHash("sha256").update(content).digest("hex") })) yield field(name, value);
+      for (let i = 0; i < 32; i++) {
+        yield Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="extra_${i}"\r\n\r\n`);
+        for (let m = 0; m < 8; m++) yield mib;
+        yield Buffer.from("\r\n");
+      }
+      yield Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="content"; filename="fat_form-1.0-py3-none-any.whl"\r\nContent-Type: application/octet-stream\r\n\r\n`);
+      yield content;
+      yield Buffer.from(`\r\n--${boundary}--\r\n`);
+    }
+    const before = memoryMiB(pid).rss;
+    resetPeak(pid);
+    const r = await s.call("POST", "/repository/pypi/", {
+      headers: { ...basic(deployer), "content-type": `multipart/form-data; boundary=${boundary}` },
+      body: Readable.toWeb(Readable.from(form())) as ReadableStream,
+    });
+    expect(r.status, await r.text()).toBe(413);
+    // twine prints the status line: the reason phrase names the field and the limit.
+    expect(r.statusText).toMatch(/form field extra_0 is longer than 64 KiB/);
+    // The service answers again (the rest of the body was drained, not kept), and kept nothing.
+    expect((await s.call("GET", "/repository/pypi/simple/fat-form/", { headers: basic(reader) })).status).toBe(404);
+    const grew = memoryMiB(pid).peak - before;
+    expect(grew, `artifacts' peak resident memory grew by ${grew.toFixed(0)} MiB`).toBeLessThan(64);
+  });
+
+  it("the form's limits: 64 KiB a field, 1 MiB the description, 2 MiB all fields; each refused 413 with its limit, nothing stored", async () => {
+    const content = Buffer.from("limits_pkg wheel");
+    const post = (fields: Record<string, string>) => {
+      const form = uploadForm({ name: "limits_pkg", version: "1.0", filetype: "bdist_wheel", pyversion: "py3", sha256_digest: createHash("sha256").update(content).digest("hex"), ...fields }, { name: "limits_pkg-1.0-py3-none-any.whl", content });
+      return s.call("POST", "/repository/pypi/", { headers: { ...basic(deployer), "content-type": form.contentType }, body: form.body });
+    };
+    const kib = (n: number) => "y".repeat(n * 1024);
+    const refused: [Record<string, string>, RegExp][] = [
+      [{ license: kib(64) + "y" }, /form field license is longer than 64 KiB/],
+      [{ description: kib(1024) + "y" }, /form field description is longer than 1 MiB/],
+      [Object.fromEntries(Array.from({ length: 40 }, (_, i) => [`classifiers_${i}`, kib(60)])), /form fields together are longer than 2 MiB/],
+    ];
+    for (const [fields, reason] of refused) {
+      const r = await post(fields);
+      expect(r.status, reason.source).toBe(413);
+      expect(r.statusText).toMatch(reason);
+      expect((await s.call("GET", "/repository/pypi/simple/limits-pkg/", { headers: basic(reader) })).status).toBe(404);
+    }
+    const ok = await post({ description: kib(1000), license: kib(64) });
+    expect(ok.status, await ok.text()).toBe(200);
+  });
+
+  it("twine uploads a wheel whose README (the form's description) is far over the 64 KiB of other fields", async () => {
+    const readme = `# Long readme\n\n${"A paragraph of documentation that goes on. ".repeat(8000)}\n`;
+    expect(readme.length).toBeGreaterThan(300 * 1024);
+    const dist = await buildDist(join(work, "long-readme"), py, { name: "long_readme", version: "1.0", readme });
+    expectOk(await upload([dist.wheel], deployer));
+    expect((await s.call("GET", `/repository/pypi/packages/long-readme/1.0/${basename(dist.wheel)}`, { headers: basic(reader) })).status).toBe(200);
+  });
+
+  it("a wheel whose file name names another version or project than the form is refused 400 and stores nothing", async () => {
+    const content = Buffer.from("proj_a wheel");
+    const post = (name: string, version: string, filename: string) => {
+      const form = uploadForm({ name, version, filetype: "bdist_wheel", pyversion: "py3", sha256_digest: createHash("sha256").update(content).digest("hex") }, { name: filename, content });
+      return s.call("POST", "/repository/pypi/", { headers: { ...basic(deployer), "content-type": form.contentType }, body: form.body });
+    };
+    const refused: [string, string, RegExp][] = [
+      ["proj_a-9.9-py3-none-any.whl", "1.2", /Version in filename should be '1.2' not '9.9'/],
+      ["proj_a-1.2.1-py3-none-any.whl", "1.2", /Version in filename should be '1.2' not '1.2.1'/],
+      ["proj_b-1.2-py3-none-any.whl", "1.2", /proj_b-1.2-py3-none-any.whl belongs to project proj-b, not proj-a/],
+    ];
+    for (const [filename, version, reason] of refused) {
+      const r = await post("proj_a", version, filename);
+      expect(r.status, filename).toBe(400);
+      expect(r.statusText, filename).toMatch(reason);
+      expect((await s.call("GET", "/repository/pypi/simple/proj-a/", { headers: basic(reader) })).status, filename).toBe(404);
+      expect((await s.call("GET", `/repository/pypi/packages/proj-a/${version}/${filename}`, { headers: basic(reader) })).status, filename).toBe(404);
+    }
+    // The same version spelt otherwise (PEP 440: 1.2.0 is 1.2) and the name in another spelling are the same release.
+    const ok = await post("Proj.A", "1.2", "proj_a-1.2.0-py3-none-any.whl");
+    expect(ok.status, await ok.text()).toBe(200);
+    expect((await s.call("GET", "/repository/pypi/packages/proj-a/1.2/proj_a-1.2.0-py3-none-any.whl", { headers: basic(reader) })).status).toBe(200);
   });
 
   it("an upload cut short after its file landed (a crash before its commit) can be sent again: the file lands and is listed", async () => {

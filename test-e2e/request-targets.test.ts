@@ -146,3 +146,60 @@ describe("refusals that say what to do next", () => {
     expect(((await res.json()) as { detail: string }).detail).toMatch(/^unknown key: .*ask an administrator for a new key/);
   });
 });
+
+describe("the Host header", () => {
+  const npmDoc = async () => {
+    await s.createRepository("hosts-npm", "npm");
+    const tgz = Buffer.from("host-pkg tarball");
+    const body = { name: "host-pkg", "dist-tags": { latest: "1.0.0" }, versions: { "1.0.0": { name: "host-pkg", version: "1.0.0" } }, _attachments: { "host-pkg-1.0.0.tgz": { data: tgz.toString("base64"), length: tgz.length } } };
+    const put = await s.call("PUT", "/repository/hosts-npm/host-pkg", { key: s.bootstrapKey, body });
+    expect(put.status, await put.text()).toBe(201);
+  };
+  let published: Promise<void> | undefined;
+  const withPackage = () => (published ??= npmDoc());
+  /** Every upstream's own address: none may appear in an answer to a client. */
+  const internal = () => Object.values(s.urls).map((u) => new URL(u).host);
+  const key = () => `Service-Repository-Key: ${s.bootstrapKey}\r\n`;
+
+  it("an invalid Host is refused with 400 on every route, in the surface's format, and no answer names an internal address", async () => {
+    await withPackage();
+    const targets = [
+      ["/repository/hosts-npm/host-pkg", "Accept: application/json\r\n"],
+      ["/repository/default/docs/range.txt", ""],
+      ["/api/capabilities", ""],
+      ["/health/ready", ""],
+    ] as const;
+    for (const host of ["a b", "exa mple.com:99999", "example.com:99999", "[::1", "foo@bar", "", "a/b", "x:80:80", "[zz::1]:80", "host\tname"]) {
+      for (const [target, accept] of targets) {
+        const res = await rawExchange(`GET ${target} HTTP/1.1\r\nHost: ${host}\r\n${key()}${accept}Connection: close\r\n\r\n`);
+        const what = `Host: ${JSON.stringify(host)} on ${target}`;
+        expect(res.status, what).toBe(400);
+        expect(res.body, what).toMatch(/Host/);
+        for (const address of internal()) expect(res.headers + res.body, what).not.toContain(address);
+        if (target.startsWith("/api/")) expect(JSON.parse(res.body), what).toMatchObject({ status: 400, code: "invalid_input" });
+        if (accept !== "") expect(JSON.parse(res.body), what).toHaveProperty("error");
+      }
+    }
+    // Two Host headers name no one host (RFC 9112 3.2): refused too.
+    const two = await rawExchange(`GET /repository/hosts-npm/host-pkg HTTP/1.1\r\nHost: a.example\r\nHost: b.example\r\n${key()}Connection: close\r\n\r\n`);
+    expect(two.status).toBe(400);
+  });
+
+  it("a request without a Host (HTTP/1.0) never gets an internal address in a tarball URL", async () => {
+    await withPackage();
+    const res = await rawExchange(`GET /repository/hosts-npm/host-pkg HTTP/1.0\r\n${key()}Accept: application/json\r\n\r\n`);
+    for (const address of internal()) expect(res.headers + res.body).not.toContain(address);
+    expect(res.status).toBe(400);
+    expect(JSON.parse(res.body).error).toMatch(/Host/);
+  });
+
+  it("a valid Host with a port is what the tarball URLs name", async () => {
+    await withPackage();
+    for (const host of ["registry.example:8443", "[::1]:4873", "127.0.0.1:9", "Registry.Example", "my_host.internal:80"]) {
+      const res = await rawExchange(`GET /repository/hosts-npm/host-pkg HTTP/1.1\r\nHost: ${host}\r\n${key()}Accept: application/json\r\nConnection: close\r\n\r\n`);
+      expect(res.status, host).toBe(200);
+      const doc = JSON.parse(res.body) as { versions: Record<string, { dist: { tarball: string } }> };
+      expect(doc.versions["1.0.0"]!.dist.tarball, host).toBe(`http://${host}/repository/hosts-npm/host-pkg/-/host-pkg-1.0.0.tgz`);
+    }
+  });
+});

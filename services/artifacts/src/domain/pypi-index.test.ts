@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { JSON_TYPE, negotiate, normalizeProject, projectOfFile, projectPageHtml, projectPageJson, pypiCoordinates } from "./pypi-index.js";
+import { JSON_TYPE, negotiate, normalizeProject, projectOfFile, projectPageHtml, projectPageJson, pypiCoordinates, sameVersion, versionOfWheel } from "./pypi-index.js";
 
 const file = { filename: "My_Pkg-1.0-py3-none-any.whl", project: "my-pkg", displayName: "My_Pkg", version: "1.0", path: "packages/my-pkg/1.0/My_Pkg-1.0-py3-none-any.whl", sha256: "ab".repeat(32), size: 10, requiresPython: '>=3.8,<"4"', yanked: null, uploaded: new Date(0) };
 
@@ -13,6 +13,20 @@ describe("the PyPI index", () => {
     expect(projectOfFile("my.pkg-2.0rc1.tar.gz", "2.0rc1")).toBe("my-pkg");
     expect(projectOfFile("my-pkg-1.0.tar.gz", "1.1")).toBeUndefined();
     for (const bad of ["x-1.0.exe", "../x-1.0.tar.gz", "x/y-1.0.tar.gz", "x-1.0.whl", ".x-1.0.tar.gz"]) expect(projectOfFile(bad, "1.0"), bad).toBeUndefined();
+  });
+
+  it("reads a wheel's version from its file name, and compares versions as PEP 440 does", () => {
+    expect(versionOfWheel("proj_a-9.9-py3-none-any.whl")).toBe("9.9");
+    expect(versionOfWheel("proj_a-1.0rc1-1-cp312-cp312-manylinux_2_17_x86_64.whl")).toBe("1.0rc1");
+    expect(versionOfWheel("proj-a-1.0.tar.gz")).toBeUndefined();
+    for (const [a, b] of [["1.2", "1.2.0"], ["1.0-RC1", "1.0rc1"], ["1.0-1", "1.0.post1"], ["v1.0", "1.0"], ["1.0a", "1.0a0"], ["0!1.01", "1.1"], ["1.0.dev", "1.0.dev0"], ["1.0+Local.01", "1.0+local-1"], ["1.0-preview2", "1.0rc2"]]) {
+      expect(sameVersion(a!, b!), `${a} ${b}`).toBe(true);
+    }
+    for (const [a, b] of [["1.2", "9.9"], ["1.2", "1.2.1"], ["1.0", "1.0rc1"], ["1.0", "1.0.post0"], ["1.0", "1.0+local"], ["1!1.0", "1.0"], ["1.0a1", "1.0b1"], ["custom-1", "custom-2"]]) {
+      expect(sameVersion(a!, b!), `${a} ${b}`).toBe(false);
+    }
+    // A version PEP 440 does not read is only itself, with `-` as a wheel's file name writes it.
+    expect(sameVersion("2013b-custom", "2013b_custom")).toBe(true);
   });
 
   it("answers JSON only to a client that weighs it highest", () => {

@@ -31,6 +31,43 @@ export function projectOfFile(filename: string, version: string): string | undef
   return stem.endsWith(`-${version}`) ? normalizeProject(stem.slice(0, -(version.length + 1))) : undefined;
 }
 
+/** The version field of a wheel's file name (`{name}-{version}(-{build})?-{python}-{abi}-{platform}.whl`); undefined for other files. */
+export function versionOfWheel(filename: string): string | undefined {
+  if (!filename.endsWith(".whl")) return undefined;
+  const parts = filename.slice(0, -4).split("-");
+  return parts.length === 5 || parts.length === 6 ? parts[1] : undefined;
+}
+
+/** PEP 440's public and local versions, case-insensitive, with the separators and spellings it normalises. */
+const PEP440 =
+  /^v?(?:(\d+)!)?(\d+(?:\.\d+)*)(?:[-_.]?(alpha|a|beta|b|preview|pre|c|rc)[-_.]?(\d+)?)?(?:-(\d+)|[-_.]?(post|rev|r)[-_.]?(\d+)?)?(?:[-_.]?(dev)[-_.]?(\d+)?)?(?:\+([a-z0-9]+(?:[-_.][a-z0-9]+)*))?$/i;
+
+const PRE: Record<string, string> = { alpha: "a", a: "a", beta: "b", b: "b", preview: "rc", pre: "rc", c: "rc", rc: "rc" };
+/** A number as PEP 440 compares it: its value, so without leading zeros (as text: any length). */
+const int = (digits: string | undefined): string => (digits ?? "0").replace(/^0+(?=\d)/, "");
+
+/**
+ * A version's identity under PEP 440 (what `packaging.version.Version` compares: `1.2` is
+ * `1.2.0`, `1.0-RC1` is `1.0rc1`, `1.0-1` is `1.0.post1`); a version PEP 440 does not read is
+ * only itself, with `-` as a wheel file name writes it (`_`).
+ */
+export function versionKey(version: string): string {
+  const v = version.trim();
+  const m = PEP440.exec(v);
+  if (!m) return `legacy:${v.replace(/-/g, "_")}`;
+  const [, epoch, release, preL, preN, postN1, postL, postN2, dev, devN, local] = m;
+  const parts = release!.split(".").map((n) => int(n));
+  while (parts.length > 1 && parts[parts.length - 1] === "0") parts.pop();
+  let key = `${int(epoch)}!${parts.join(".")}`;
+  if (preL !== undefined) key += `${PRE[preL.toLowerCase()]}${int(preN)}`;
+  if (postN1 !== undefined || postL !== undefined) key += `.post${int(postN1 ?? postN2)}`;
+  if (dev !== undefined) key += `.dev${int(devN)}`;
+  if (local !== undefined) key += `+${local.toLowerCase().split(/[-_.]/).map((p) => (/^\d+$/.test(p) ? int(p) : p)).join(".")}`;
+  return key;
+}
+
+export const sameVersion = (a: string, b: string): boolean => versionKey(a) === versionKey(b);
+
 export const filePath = (project: string, version: string, filename: string): string => `packages/${project}/${version}/${filename}`;
 
 /** The coordinates of a PyPI file's artifact path (`packages/<project>/<version>/<file>`), for its events. */

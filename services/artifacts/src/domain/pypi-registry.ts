@@ -2,7 +2,7 @@ import type { Readable } from "node:stream";
 import { ServiceError, forbidden, invalid, notFound, type Actor } from "@svc/contracts";
 import type { PypiStore } from "../store/pypi-store.js";
 import { READ_ONLY, type ArtifactService } from "./artifact-service.js";
-import { filePath, isProjectName, isVersion, normalizeProject, projectOfFile } from "./pypi-index.js";
+import { filePath, isProjectName, isVersion, normalizeProject, projectOfFile, sameVersion, versionOfWheel } from "./pypi-index.js";
 import type { DeclaredDigests } from "./upload-checks.js";
 
 export interface PypiRegistryDeps {
@@ -79,6 +79,9 @@ export function pypiRegistryFactory(deps: PypiRegistryDeps) {
       const owner = projectOfFile(filename, version);
       if (owner === undefined) throw invalid("content", `${filename} is not a wheel (.whl) or sdist (.tar.gz, .zip) file name of version ${version}`);
       if (owner !== project) throw invalid("content", `${filename} belongs to project ${owner}, not ${project}`);
+      // A wheel's name carries its version as an sdist's does (projectOfFile checks that one): as PyPI, the same under PEP 440.
+      const named = versionOfWheel(filename);
+      if (named !== undefined && !sameVersion(named, version)) throw invalid("content", `Version in filename should be '${version}' not '${named}'.`);
       const digests: DeclaredDigests = {};
       const sha256 = hex(fields.sha256_digest, 64, "sha256_digest");
       const md5 = hex(fields.md5_digest, 32, "md5_digest");

@@ -43,14 +43,16 @@ const streamedBody = (req: FastifyRequest): Readable => (req.body instanceof Rea
 /**
  * The repository's public address, for the absolute tarball URLs npm fetches next: the
  * deployment's public base URL when set (behind a proxy that rewrites Host), else the origin
- * the client addressed, which the gateway stamps in X-Forwarded-Host/-Proto.
+ * the client addressed, which the gateway stamps in X-Forwarded-Host/-Proto after checking it.
+ * Never this service's own Host: that is the gateway's way in, an internal address.
  */
 function baseUrl(req: FastifyRequest, repository: string, publicUrl: string): string {
   const path = `/repository/${encodeURIComponent(repository)}`;
   if (publicUrl !== "") return `${publicUrl.replace(/\/+$/, "")}${path}`;
-  const host = req.headers["x-forwarded-host"] ?? req.headers.host;
+  const host = req.headers["x-forwarded-host"];
+  if (typeof host !== "string" || host === "") throw invalid("Host", "the request names no host (send a Host header): the tarball URLs of a package document are made from it, unless svc.ui.public-url is set");
   const proto = req.headers["x-forwarded-proto"] === "https" ? "https" : "http";
-  return `${proto}://${String(host)}${path}`;
+  return `${proto}://${host}${path}`;
 }
 
 const METHODS = "GET, HEAD, PUT, DELETE";

@@ -19,10 +19,15 @@ export interface PypiRoutesDeps {
 export type PypiHandler = (req: FastifyRequest, reply: FastifyReply, a: ArtifactTarget) => Promise<unknown> | undefined;
 
 /**
- * Limits of the upload form: one file (any size: it streams to the store), and fields sized for
- * core metadata (a long description is the largest, PyPI's own cap is a few MB).
+ * Limits of the upload form (docs/integration/pypi.md): one file (any size: it streams to the
+ * store), and fields sized for core metadata, which twine sends one per field: 64 KiB each (a
+ * whole license text fits), the description (the README, the one long field) 1 MiB, 2 MiB all
+ * together; as many fields as the longest lists of classifiers and requirements take. A form
+ * past a cap is refused with 413 once that field has arrived, and the rest of it is drained:
+ * the service holds the 2 MiB of fields it keeps and at most 1 MiB of the field arriving,
+ * however large the form is.
  */
-const FORM_LIMITS = { files: 2, fields: 200, fieldSize: 8 * 1024 * 1024, parts: 400 };
+const FORM_LIMITS = { files: 2, fields: 1000, fieldSize: 64 * 1024, longFields: { description: 1024 * 1024 }, fieldsSize: 2 * 1024 * 1024, parts: 1100 };
 
 const isForm = (type: string): boolean => /^multipart\/form-data\s*;/i.test(type);
 

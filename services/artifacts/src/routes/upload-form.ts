@@ -7,11 +7,20 @@ export interface FormLimits {
   fields: number;
   /** Bytes of one field's value. */
   fieldSize: number;
+  /** Fields that may be longer than `fieldSize`, with their own cap in bytes. */
+  longFields?: Readonly<Record<string, number>>;
+  /** Bytes of all fields' values together (the file not counted). */
+  fieldsSize: number;
   parts: number;
 }
 
+/** A byte count as a limit is said: whole MiB as MiB, else KiB. */
+export const bytesSaid = (n: number): string => (n % 1048576 === 0 ? `${n / 1048576} MiB` : `${Math.round(n / 1024)} KiB`);
+
 /**
- * Reads a multipart/form-data body part by part, streaming: each field is collected, and the
+ * Reads a multipart/form-data body part by part, streaming: each field is collected (at most
+ * `fieldSize` bytes, or its `longFields` cap, and `fieldsSize` for all together: past a cap the
+ * form is refused with 413 and the rest of the body is drained, never kept), and the
  * first file part named `file` is handed to `onFile` with the fields seen before it (a form's
  * order is its contract: metadata first) while the body is still arriving; other file parts are
  * discarded. `body` is the payload fastify hands over, which fails at its end unless it is the
@@ -30,7 +39,9 @@ export function readForm<T>(
     const fields: Record<string, string> = Object.create(null) as Record<string, string>;
     let form: BusboyInstance;
     try {
-      form = Busboy({ headers: { "content-type": contentType }, limits: { ...limits, fileSize: Infinity } });
+      // Busboy keeps at most this much of a field; each field's own cap is checked below.
+      const longest = Math.max(limits.fieldSize, ...Object.values(limits.longFields ?? {}));
+      form = Busboy({ headers: { "content-type": contentType }, limits: { files: limits.files, fields: limits.fields, parts: limits.parts, fieldSize: longest, fileSize: Infinity } });
     } catch (err) {
       reject(invalid("body", `the upload form cannot be read: ${(err as Error).message}`));
       return;
@@ -57,8 +68,14 @@ export function readForm<T>(
     const tooLarge = (what: string) => () => fail(new ServiceError("payload_too_large", `the upload form has more ${what} than an upload takes (at most ${limitOf(what)})`));
     const limitOf = (what: string) => (what === "parts" ? limits.parts : what === "files" ? limits.files : limits.fields);
 
+    let fieldBytes = 0;
     form.on("field", (name: string, value: string, _nameTruncated: boolean, valueTruncated: boolean) => {
-      if (valueTruncated) return fail(new ServiceError("payload_too_large", `the form field ${name.slice(0, 100)} is longer than ${limits.fieldSize} bytes`));
+      if (failed) return;
+      const cap = Object.hasOwn(limits.longFields ?? {}, name) ? limits.longFields![name]! : limits.fieldSize;
+      const bytes = Buffer.byteLength(value);
+      if (valueTruncated || bytes > cap) return fail(new ServiceError("payload_too_large", `the form field ${name.slice(0, 100)} is longer than ${bytesSaid(cap)}`));
+      fieldBytes += bytes;
+      if (fieldBytes > limits.fieldsSize) return fail(new ServiceError("payload_too_large", `the form fields together are longer than ${bytesSaid(limits.fieldsSize)}`));
       fields[name] = value;
     });
     form.on("file", (name: string, stream: Readable, filename: string) => {

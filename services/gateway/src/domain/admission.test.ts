@@ -82,7 +82,7 @@ type Outcome = { admittedAs: string } | { status: number; message: string; chall
 
 /** Runs one request through the onRequest hook. */
 function run(a: ReturnType<typeof admission>, method: string, url: string, headers: Record<string, string> = {}, from = "127.0.0.1"): Promise<Outcome> {
-  const request = { method, url, headers, socket: { remoteAddress: from }, forwardedPrincipal: "", log: { error() {} } };
+  const request = { method, url, headers, raw: { headers, rawHeaders: [] }, socket: { remoteAddress: from }, forwardedPrincipal: "", log: { error() {} } };
   return new Promise((resolve) => {
     // Only a failed key lookup answers by itself (500, with a reference): the rest is handed to done.
     const reply = {
@@ -290,7 +290,7 @@ describe("admission under a rate limit", () => {
     const a = limited({});
     const sync = () => {
       let outcome: string | undefined;
-      const request = { method: "GET", url: ART, headers: key(admin), socket: { remoteAddress: "127.0.0.1" }, forwardedPrincipal: "" };
+      const request = { method: "GET", url: ART, headers: key(admin), raw: { headers: key(admin), rawHeaders: [] }, socket: { remoteAddress: "127.0.0.1" }, forwardedPrincipal: "" };
       a.admit(request as unknown as FastifyRequest, {} as FastifyReply, (err) => (outcome = err ? err.message : request.forwardedPrincipal));
       return outcome;
     };

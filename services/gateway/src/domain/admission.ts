@@ -6,11 +6,12 @@ import { readPresentedKey, type Presented } from "./key-reader.js";
 import type { GatewayMetrics } from "./gateway-metrics.js";
 import type { Bucket, Verdict } from "./rate-limiter.js";
 import { personEntry, type KeyRights, type RightsCache } from "./rights-cache.js";
-import { acceptsHtml, isUnder, routedPath } from "./request-target.js";
+import { acceptsHtml, addressedHost, isUnder, routedPath } from "./request-target.js";
 import { csrfMatches, readSessionId, type Session, type SessionCache } from "./session-cache.js";
 
 /*
  * The admission of every request, in the order it happens:
+ *   0. the Host (or a trusted proxy's X-Forwarded-Host) is one valid host[:port], or 400;
  *   1. classify: what the request asks for (an artifact, the API, a console page, or nothing
  *      we guard);
  *   2. read the key it presents (a malformed Service-Repository-Key, or a key of another
@@ -169,9 +170,11 @@ export function admissionFactory(deps: AdmissionDeps) {
    * runs for every request, and a cache hit stays synchronous.
    */
   function admit(request: FastifyRequest, reply: FastifyReply, done: AdmissionDone): void {
-    if (request.url.startsWith("/health/")) return done();
     let target: Target;
     try {
+      // Every route, probes included: the gateway is the only door, and an upstream makes URLs from the host.
+      addressedHost(request.raw, trustedProxies(request.socket.remoteAddress ?? ""));
+      if (request.url.startsWith("/health/")) return done();
       target = classify(request.method, request.url, request.headers.accept);
     } catch (err) {
       return done(err as Error);

@@ -1,3 +1,5 @@
+import type { IncomingHttpHeaders } from "node:http";
+import { isIPv6 } from "node:net";
 import { invalid } from "@svc/contracts";
 
 /**
@@ -52,3 +54,41 @@ export function acceptsHtml(accept: string | string[] | undefined): boolean {
     return type === "text/html" && (q === undefined || Number(q.slice(2)) > 0);
   });
 }
+/** A DNS-style name (RFC 3986 reg-name as URLs and resolvers take it, `_` included) or an IPv4 address. */
+const NAME = /^[A-Za-z0-9_](?:[A-Za-z0-9_.-]{0,251}[A-Za-z0-9_.])?$/;
+const IPV6 = /^[0-9A-Fa-f:.]{2,45}$/;
+
+/**
+ * Whether `value` is one host[:port] as a URL's authority carries it (RFC 9110 7.2, RFC 3986
+ * 3.2.2-3.2.3, no userinfo): a name or IPv4 address, or an IPv6 address in brackets, then
+ * optionally `:` and a port up to 65535. Nothing else (spaces, `@`, `/`, a second colon, an
+ * open bracket) can go into an absolute URL made from it.
+ */
+export function isHost(value: string): boolean {
+  const m = /^(?:\[([^\]]*)\]|([^:[\]]*))(?::(\d{1,5}))?$/.exec(value);
+  if (!m) return false;
+  if (m[3] !== undefined && Number(m[3]) > 65535) return false;
+  if (m[1] !== undefined) return IPV6.test(m[1]) && isIPv6(m[1]);
+  return NAME.test(m[2]!) && !m[2]!.includes("..");
+}
+
+/**
+ * The host[:port] the client addressed: what a trusted proxy in front says in X-Forwarded-Host
+ * (its first value), else the Host header; undefined when the client sent none (HTTP/1.0 may
+ * not; Node refuses an HTTP/1.1 request without one). Throws the 400 for a Host (or a believed
+ * X-Forwarded-Host) that is not one host[:port], or for more than one Host header: whatever
+ * the gateway or an upstream makes from it (npm's tarball URLs) must name where the client is.
+ */
+export function addressedHost(request: { headers: IncomingHttpHeaders; rawHeaders: string[] }, viaProxy: boolean): string | undefined {
+  let hosts = 0;
+  for (let i = 0; i < request.rawHeaders.length; i += 2) if (request.rawHeaders[i]!.length === 4 && request.rawHeaders[i]!.toLowerCase() === "host") hosts++;
+  if (hosts > 1) throw invalid("Host", "the request carries more than one Host header: send one, naming the server as you reached it (host[:port])");
+  const host = request.headers.host;
+  if (host !== undefined && !isHost(host)) throw invalid("Host", "the Host header is not a valid host[:port]: send the server's name or address (and port) as you reached it");
+  const forwarded = viaProxy ? firstValue(request.headers["x-forwarded-host"]) : undefined;
+  if (forwarded === undefined) return host;
+  if (!isHost(forwarded)) throw invalid("X-Forwarded-Host", "the X-Forwarded-Host header from the proxy in front is not a valid host[:port]");
+  return forwarded;
+}
+
+export const firstValue = (v: string | string[] | undefined): string | undefined => (Array.isArray(v) ? v[0] : v)?.split(",")[0]?.trim();

@@ -12,9 +12,9 @@ const SECRET = "s".repeat(40);
 
 /** The session store in memory, with Postgres's rules for a live session. */
 function memoryStore(idle = { ms: 30 * 60_000 }) {
-  const rows = new Map<string, StoredSession & { ended: boolean }>();
+  const rows = new Map<string, StoredSession & { ended: boolean; notice?: string }>();
   const signIns = new Map<string, { provider: string; nonce: string; codeVerifier: string }>();
-  const store: Pick<SessionStore, "create" | "touch" | "end" | "addSignIn" | "takeSignIn"> = {
+  const store: Pick<SessionStore, "create" | "touch" | "end" | "setNotice" | "takeNotice" | "addSignIn" | "takeSignIn"> = {
     async create(s) {
       rows.set(s.id, { ...s, lastSeenAt: new Date(), ended: false });
     },
@@ -29,6 +29,16 @@ function memoryStore(idle = { ms: 30 * 60_000 }) {
       if (!r || r.ended) return false;
       r.ended = true;
       return true;
+    },
+    async setNotice(id, text) {
+      const r = rows.get(id);
+      if (r && !r.ended) r.notice = text;
+    },
+    async takeNotice(id) {
+      const r = rows.get(id);
+      const notice = r?.notice;
+      if (r) delete r.notice;
+      return notice;
     },
     async addSignIn(s) {
       signIns.set(s.id, s);

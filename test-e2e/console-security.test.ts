@@ -31,12 +31,16 @@ const valueOf = (setCookie: string | undefined) => setCookie?.split(";")[0]!.spl
 const html = { accept: "text/html" };
 const form = (fields: Record<string, string>) => ({ "content-type": "application/x-www-form-urlencoded", body: new URLSearchParams(fields).toString() });
 
-/** Signs in with the dev form as a browser would (form token cookie first); the session cookie's Set-Cookie and value. */
-async function devSignIn(account = "admin") {
-  const page = await suite.call("GET", "/login/dev", { headers: html });
+/**
+ * Signs in with the dev form as a browser would (form token cookie first); the session cookie's
+ * Set-Cookie and value. `jar`: cookies the browser holds already (a session of its own).
+ */
+async function devSignIn(account = "admin", jar?: string) {
+  const page = await suite.call("GET", "/login/dev", { headers: { ...html, ...(jar ? { cookie: jar } : {}) } });
   const token = valueOf(cookieNamed(page, "svc_signin"));
   const f = form({ _csrf: token, username: account, password: account });
-  const res = await fetch(`${suite.gatewayUrl}/login/dev`, { method: "POST", redirect: "manual", headers: { ...html, cookie: `svc_signin=${token}`, "content-type": f["content-type"] }, body: f.body });
+  const cookie = [`svc_signin=${token}`, ...(jar ? [jar] : [])].join("; ");
+  const res = await fetch(`${suite.gatewayUrl}/login/dev`, { method: "POST", redirect: "manual", headers: { ...html, cookie, "content-type": f["content-type"] }, body: f.body });
   expect(res.status).toBe(303);
   const setCookie = cookieNamed(res, "svc_session");
   return { setCookie, cookie: `svc_session=${valueOf(setCookie)}` };
@@ -144,6 +148,70 @@ describe("console security", () => {
     expect((await suite.call("GET", "/api/me", { headers: { cookie } })).status).toBe(200);
     expect((await post("/logout", cookie, { _csrf: await csrfOf(cookie) })).status).toBe(303);
     await expect.poll(async () => (await suite.call("GET", "/api/me", { headers: { cookie } })).status, { timeout: 3_000 }).toBe(401);
+  });
+
+  it("signing in again in the same browser ends the session it had", async () => {
+    const a = await devSignIn();
+    expect((await suite.call("GET", "/api/me", { headers: { cookie: a.cookie } })).status).toBe(200);
+    const b = await devSignIn("admin", a.cookie);
+    expect(b.cookie).not.toBe(a.cookie);
+    await expect.poll(async () => (await suite.call("GET", "/api/me", { headers: { cookie: a.cookie } })).status, { timeout: 5_000 }).toBe(401);
+    expect((await fetch(`${suite.gatewayUrl}/ui/`, { headers: { ...html, cookie: a.cookie }, redirect: "manual" })).headers.get("location")).toBe("/login");
+    expect((await suite.call("GET", "/api/me", { headers: { cookie: b.cookie } })).status).toBe(200);
+  });
+
+  it("a notice is the session's own: a forged svc_notice cookie shows nothing, a real one shows once after its action", async () => {
+    const { cookie } = await devSignIn();
+    const forged = "FORGED-NOTICE-call-support";
+    for (const path of ["/ui/", "/ui/credentials"]) {
+      const page = await fetch(`${suite.gatewayUrl}${path}`, { headers: { ...html, cookie: `${cookie}; svc_notice=${forged}` } });
+      expect(page.status).toBe(200);
+      expect(await page.text()).not.toContain(forged);
+    }
+    const csrf = await csrfOf(cookie);
+    const issued = await suite.call("POST", "/api/credentials", { headers: { cookie, "x-svc-csrf": csrf }, body: { label: "to revoke" } });
+    expect(issued.status).toBe(201);
+    const { id } = (await issued.json()) as { id: string };
+    const revoked = await post("/ui/credentials", cookie, { _csrf: csrf, _action: "revoke", id });
+    expect(revoked.status).toBe(303);
+    expect(cookieNamed(revoked, "svc_notice")).toBeUndefined();
+    const next = await fetch(`${suite.gatewayUrl}${revoked.headers.get("location")}`, { headers: { ...html, cookie: `${cookie}; svc_notice=${forged}` } });
+    const text = await next.text();
+    expect(text).toContain(`<p class="notice" role="status">Key ${id.slice(0, 12)} revoked</p>`);
+    expect(text).not.toContain(forged);
+    // Shown once.
+    expect(await (await fetch(`${suite.gatewayUrl}/ui/credentials`, { headers: { ...html, cookie } })).text()).not.toContain('class="notice"');
+  });
+
+  it("with svc.trusted-proxies blank, a client's X-Forwarded-Host/-Proto change neither the sign-in callback nor the forms' origin check", async () => {
+    const forwarded = { "x-forwarded-host": "evil.example", "x-forwarded-proto": "https" };
+    const start = await fetch(`${suite.gatewayUrl}/login/oidc`, { headers: { ...html, ...forwarded }, redirect: "manual" });
+    expect(start.status).toBe(302);
+    expect(new URL(start.headers.get("location")!).searchParams.get("redirect_uri")).toBe(`${suite.gatewayUrl}/login/oauth2/code/oidc`);
+
+    const { cookie } = await devSignIn();
+    const csrf = await csrfOf(cookie);
+    const evil = { origin: "http://evil.example", "x-forwarded-host": "evil.example", "x-forwarded-proto": "http" };
+    const refused = await post("/logout", cookie, { _csrf: csrf }, evil);
+    expect(refused.status).toBe(403);
+    expect(await refused.text()).toContain("another origin");
+    expect((await post("/ui/credentials", cookie, { _csrf: csrf, _action: "revoke", id: "0".repeat(64) }, evil)).status).toBe(403);
+    expect((await suite.call("GET", "/api/me", { headers: { cookie } })).status).toBe(200);
+    // The origin the browser addressed is the gateway's own.
+    expect((await post("/logout", cookie, { _csrf: csrf }, { origin: suite.gatewayUrl })).status).toBe(303);
+  });
+
+  it("a proxy in svc.trusted-proxies is believed: its X-Forwarded-Host/-Proto make the sign-in callback", async () => {
+    await suite.stopService("gateway");
+    await suite.startService("gateway", { SVC_TRUSTED_PROXIES: "127.0.0.1" });
+    try {
+      const start = await fetch(`${suite.gatewayUrl}/login/oidc`, { headers: { ...html, "x-forwarded-host": "repo.example.com", "x-forwarded-proto": "https" }, redirect: "manual" });
+      expect(start.status).toBe(302);
+      expect(new URL(start.headers.get("location")!).searchParams.get("redirect_uri")).toBe("https://repo.example.com/login/oauth2/code/oidc");
+    } finally {
+      await suite.stopService("gateway");
+      await suite.startService("gateway", { SVC_TRUSTED_PROXIES: undefined });
+    }
   });
 
   it("a sign-in callback with a state this browser did not start signs nobody in", async () => {

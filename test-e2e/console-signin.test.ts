@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Page } from "playwright-core";
 import { startSuite, type Suite } from "./suite.js";
-import { startIdentityProvider, TEST_USERS, type TestIdentityProvider } from "./oidc-provider.js";
+import { ODD_OAUTH_IDS, ODD_SUBJECTS, startIdentityProvider, TEST_USERS, type TestIdentityProvider } from "./oidc-provider.js";
 import { launchBrowser, signInDev as signInDevOn, submitDevSignIn, type DevAccount, type TestBrowser } from "./browser.js";
 
 /**
@@ -30,11 +30,16 @@ const alice = `oidc/${TEST_USERS.alice!.sub}`;
 
 /** Signs in at the test provider's own form (any password for a known user) and consents. */
 async function atProvider(page: Page, login: string) {
+  await submitAtProvider(page, login);
+  await page.waitForURL(`${suite.gatewayUrl}/ui/`);
+}
+
+/** The provider's form and consent, waiting for nothing after. */
+async function submitAtProvider(page: Page, login: string) {
   await page.locator('input[name="login"]').fill(login);
   await page.locator('input[name="password"]').fill("any password");
   await page.getByRole("button", { name: "Sign-in" }).click();
   await page.getByRole("button", { name: "Continue" }).click();
-  await page.waitForURL(`${suite.gatewayUrl}/ui/`);
 }
 
 async function signInWithProvider(button: string, login: string): Promise<Page> {
@@ -74,6 +79,26 @@ describe("console sign-in", () => {
   it("a person signed in through the OAuth provider app is oauth/<id>", async () => {
     const page = await signInWithProvider("Sign in with OAuth provider", "bob");
     await expect.poll(() => page.locator("#person-id").textContent()).toBe(`oauth/${TEST_USERS.bob!.sub}`);
+  });
+
+  it("a provider id the API refuses (trailing space, bidi control, NUL, 5,000 characters, empty) signs nobody in: a 400 page saying why", async () => {
+    const cases = [
+      ...ODD_SUBJECTS.map((login) => ["Sign in with Test IdP", login] as const),
+      ...ODD_SUBJECTS.map((login) => ["Sign in with OAuth provider", login] as const),
+      ...Object.keys(ODD_OAUTH_IDS).map((login) => ["Sign in with OAuth provider", login] as const),
+    ];
+    for (const [button, login] of cases) {
+      const what = `${button}, login ${JSON.stringify(login.slice(0, 20))} (${login.length} characters)`;
+      const page = await browser.newPage();
+      await page.goto(`${suite.gatewayUrl}/login`);
+      await page.getByRole("link", { name: button }).click();
+      const callback = page.waitForResponse((r) => r.url().startsWith(`${suite.gatewayUrl}/login/oauth2/code/`));
+      await submitAtProvider(page, login);
+      expect((await callback).status(), what).toBe(400);
+      await expect.poll(() => page.locator("h1").textContent(), { message: what }).toBe("Sign-in not accepted");
+      expect(await page.locator("main .problem").textContent(), what).toContain("cannot use");
+      expect((await browser.context.cookies()).some((c) => c.name === "svc_session"), what).toBe(false);
+    }
   });
 
   it("the dev profile's admin and viewer accounts sign in with their own rights", async () => {

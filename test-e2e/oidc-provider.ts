@@ -32,6 +32,15 @@ export const TEST_USERS: Record<string, { sub: string; name: string }> = {
   bob: { sub: "bob", name: "Bob Example" },
 };
 
+/**
+ * Subjects a careless identity provider may issue that the API refuses in a person id: a login
+ * typed at the provider's form becomes the subject, so these sign in as they are (both flows).
+ */
+export const ODD_SUBJECTS = ["alice ", "\u202Eecila", "nul\u0000byte", "x".repeat(5000)];
+
+/** Logins whose OAuth user endpoint answers another id (the provider itself refuses an empty subject). */
+export const ODD_OAUTH_IDS: Record<string, string> = { "empty-id": "" };
+
 export async function startIdentityProvider(): Promise<TestIdentityProvider> {
   let handler: ((req: IncomingMessage, res: ServerResponse) => void) | undefined;
   const server: Server = createServer((req, res) => {
@@ -43,7 +52,7 @@ export async function startIdentityProvider(): Promise<TestIdentityProvider> {
   const oidcClient = { id: "console-oidc", secret: "oidc-client-secret-for-tests-only-0123456789" };
   const oauthClient = { id: "console-oauth", secret: "oauth-client-secret-for-tests-only-0123456789" };
 
-  const bySub = (sub: string) => Object.values(TEST_USERS).find((u) => u.sub === sub);
+  const bySub = (sub: string) => Object.values(TEST_USERS).find((u) => u.sub === sub) ?? (ODD_SUBJECTS.includes(sub) || sub in ODD_OAUTH_IDS ? { sub, name: "Odd Subject" } : undefined);
 
   const errors: string[] = [];
   return {
@@ -92,7 +101,8 @@ export async function startIdentityProvider(): Promise<TestIdentityProvider> {
           ctx.body = { message: "Bad credentials" };
           return;
         }
-        ctx.body = { id: at.accountId, login: bySub(at.accountId)?.name ?? at.accountId };
+        const id = at.accountId in ODD_OAUTH_IDS ? ODD_OAUTH_IDS[at.accountId] : at.accountId;
+        ctx.body = { id, login: bySub(at.accountId)?.name ?? at.accountId };
       });
       for (const event of ["authorization.error", "grant.error", "server_error", "userinfo.error"] as const) {
         provider.on(event as never, (_ctx: unknown, err: Error & { error_description?: string }) => void errors.push(`${event}: ${err.message} ${err.error_description ?? ""}`));

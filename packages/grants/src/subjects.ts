@@ -11,7 +11,7 @@ export function isPersonId(id: string): boolean {
   return PERSON_RE.test(id);
 }
 
-export const PERSON_ID_RULE = "a person id is oauth/<id> or oidc/<sub> (printable characters, no spaces)";
+export const PERSON_ID_RULE = "a person id is oauth/<id> or oidc/<sub>, the id 1-255 printable ASCII characters without spaces";
 
 export function isGroupName(name: string): boolean {
   return GROUP_RE.test(name) && name.trim() === name && name !== "";

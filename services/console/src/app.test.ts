@@ -12,9 +12,9 @@ const SECRET = "s".repeat(40);
 
 /** The session store in memory, with Postgres's rules for a live session. */
 function memoryStore(idle = { ms: 30 * 60_000 }) {
-  const rows = new Map<string, StoredSession & { ended: boolean }>();
+  const rows = new Map<string, StoredSession & { ended: boolean; notice?: string }>();
   const signIns = new Map<string, { provider: string; nonce: string; codeVerifier: string }>();
-  const store: Pick<SessionStore, "create" | "touch" | "end" | "addSignIn" | "takeSignIn"> = {
+  const store: Pick<SessionStore, "create" | "touch" | "end" | "setNotice" | "takeNotice" | "addSignIn" | "takeSignIn"> = {
     async create(s) {
       rows.set(s.id, { ...s, lastSeenAt: new Date(), ended: false });
     },
@@ -29,6 +29,16 @@ function memoryStore(idle = { ms: 30 * 60_000 }) {
       if (!r || r.ended) return false;
       r.ended = true;
       return true;
+    },
+    async setNotice(id, text) {
+      const r = rows.get(id);
+      if (r && !r.ended) r.notice = text;
+    },
+    async takeNotice(id) {
+      const r = rows.get(id);
+      const notice = r?.notice;
+      if (r) delete r.notice;
+      return notice;
     },
     async addSignIn(s) {
       signIns.set(s.id, s);
@@ -216,5 +226,44 @@ describe("the console app", () => {
     expect(ok.statusCode).toBe(303);
     expect(finished).toEqual([`http://127.0.0.1:8080/login/oauth2/code/oidc?code=x&state=${state}`]);
     expect(cookieValue(ok.headers["set-cookie"], "svc_session")).toBeDefined();
+  });
+
+  it("a provider's id the API refuses signs nobody in: 400, no session", async () => {
+    for (const personId of ["oidc/alice ", "oidc/", "oidc/\u202Eecila", "oidc/nul\u0000", `oidc/${"x".repeat(5000)}`, "oauth/"]) {
+      const provider: IdentityProvider = {
+        kind: "oidc",
+        label: "Test IdP",
+        begin: async () => ({ url: new URL("https://idp.example/auth"), state: "s".repeat(43), nonce: "n", codeVerifier: "v" }),
+        finish: async () => ({ ok: true, personId }),
+      };
+      const c = consoleApp({ providers: [provider], dev: false });
+      const state = cookieValue((await c.call("GET", "/login/oidc")).headers["set-cookie"], "svc_signin")!.value;
+      const res = await c.call("GET", `/login/oauth2/code/oidc?code=x&state=${state}`, { cookie: `svc_signin=${state}` });
+      expect(res.statusCode, JSON.stringify(personId.slice(0, 20))).toBe(400);
+      expect(res.body).toContain("Sign-in not accepted");
+      expect(cookieValue(res.headers["set-cookie"], "svc_session")).toBeUndefined();
+      expect(c.rows.size).toBe(0);
+    }
+  });
+
+  it("signing in again with a session cookie ends that session", async () => {
+    const c = consoleApp();
+    const a = (await devSignIn(c)).session!.value;
+    const form = await c.call("GET", "/login/dev");
+    const token = cookieValue(form.headers["set-cookie"], "svc_signin")!.value;
+    const again = await c.call("POST", "/login/dev", { cookie: `svc_signin=${token}; svc_session=${a}`, form: { _csrf: token, username: "admin", password: "admin" } });
+    expect(again.statusCode).toBe(303);
+    expect(c.ended).toHaveLength(1);
+    expect((await c.call("GET", "/ui/", { cookie: `svc_session=${a}` })).headers.location).toBe("/login");
+    const b = cookieValue(again.headers["set-cookie"], "svc_session")!.value;
+    expect((await c.call("GET", "/ui/", { cookie: `svc_session=${b}` })).statusCode).toBe(200);
+  });
+
+  it("a svc_notice cookie is never shown", async () => {
+    const c = consoleApp();
+    const { session } = await devSignIn(c);
+    const res = await c.call("GET", "/ui/", { cookie: `svc_session=${session!.value}; svc_notice=FORGED-NOTICE` });
+    expect(res.statusCode).toBe(200);
+    expect(res.body).not.toContain("FORGED-NOTICE");
   });
 });

@@ -48,7 +48,7 @@ export function buildApp(deps: ConsoleDeps): FastifyInstance {
     });
     const o = deps.options;
     loginRoutes(scope, { sessions: deps.sessions, signIns: deps.signIns, providers: deps.providers, devProfile: o.devProfile, secureCookie: o.secureCookie, publicUrl: o.publicUrl, gatewayUrl: o.gatewayUrl });
-    uiRoutes(scope, { sessions: deps.sessions, gateway: deps.gateway, pages: deps.pages ?? PAGES, secureCookie: o.secureCookie, publicUrl: o.publicUrl, gatewayUrl: o.gatewayUrl, deployEnabled: o.deployEnabled });
+    uiRoutes(scope, { sessions: deps.sessions, gateway: deps.gateway, pages: deps.pages ?? PAGES, publicUrl: o.publicUrl, gatewayUrl: o.gatewayUrl, deployEnabled: o.deployEnabled });
     assetRoutes(scope, { core: join(here, "assets"), pages: join(here, "pages", "assets") });
   });
   return app;

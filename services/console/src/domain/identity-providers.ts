@@ -76,7 +76,8 @@ export function oidcProvider(s: Pick<ConsoleConfig, "uiOidcIssuerUri" | "uiOidcC
           idTokenExpected: true,
         });
         const sub = tokens.claims()?.sub;
-        return sub ? { ok: true, personId: `oidc/${sub}` } : { ok: false, reason: "the identity provider named no subject" };
+        // Whether the id is one this deployment can use is the sign-in route's check (isPersonId).
+        return typeof sub === "string" ? { ok: true, personId: `oidc/${sub}` } : { ok: false, reason: "the identity provider named no subject" };
       } catch (err) {
         return { ok: false, reason: describe(err) };
       }

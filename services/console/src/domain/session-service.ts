@@ -18,13 +18,17 @@ export function sameSecret(a: string, b: string): boolean {
   return x.length === y.length && timingSafeEqual(x, y);
 }
 
+/** A notice is short, and shown only on a page opened soon after the post that left it. */
+const NOTICE_MAX_CHARS = 300;
+const NOTICE_TTL_MS = 60_000;
+
 export interface Session extends StoredSession {
   /** The earlier of the lifetime's end and the idle timeout's. */
   endsAt: Date;
 }
 
 export interface SessionServiceDeps {
-  store: Pick<SessionStore, "create" | "touch" | "end">;
+  store: Pick<SessionStore, "create" | "touch" | "end" | "setNotice" | "takeNotice">;
   events: Pick<SessionEvents, "ended">;
   tenant: string;
   lifetimeMs: number;
@@ -60,9 +64,26 @@ export function sessionServiceFactory(deps: SessionServiceDeps) {
       const s = await live(id);
       return s && { id: s.id, tenant: s.tenant, personId: s.personId, expires: s.endsAt.toISOString(), csrf: s.csrf };
     },
+    /** A notice the session's next page shows once (post/redirect/get): kept here, never in the browser. */
+    async notify(id: string, text: string): Promise<void> {
+      await deps.store.setNotice(id, text.slice(0, NOTICE_MAX_CHARS), NOTICE_TTL_MS);
+    },
+    /** The session's notice, taken (shown once), or undefined. */
+    takeNotice: (id: string): Promise<string | undefined> => deps.store.takeNotice(id),
     /** Signs out: ends the session here and tells every gateway. */
     async end(id: string): Promise<void> {
       if (await deps.store.end(id)) await deps.events.ended(id);
+    },
+    /**
+     * Ends the session a cookie value stands for, if it is live (a browser signing in again: its
+     * previous session must not outlive the new one). Only a browser holding the value can name it.
+     */
+    async endCookie(value: string | undefined): Promise<string | undefined> {
+      if (value === undefined || !COOKIE_VALUE.test(value)) return undefined;
+      const id = sessionIdOf(value);
+      if (!(await deps.store.end(id))) return undefined;
+      await deps.events.ended(id);
+      return id;
     },
   };
 }

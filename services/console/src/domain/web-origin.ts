@@ -2,8 +2,9 @@
  * Where the browser is, as the console must know it: the callback URLs it registers with the
  * providers, and the origin every form post must come from. The gateway forwards console routes
  * with the upstream's Host, so the browser's own host comes from svc.ui.public-url, else from
- * X-Forwarded-Host/-Proto when the gateway sets them, else from svc.ui.gateway-url (right on
- * loopback, where the browser uses the gateway's own address).
+ * X-Forwarded-Host/-Proto as the gateway sets them (it replaces whatever the client sent: the
+ * Host the client addressed, or what a proxy in svc.trusted-proxies says it was asked for), else
+ * from svc.ui.gateway-url (right on loopback, where the browser uses the gateway's own address).
  */
 export function publicBase(headers: Record<string, string | string[] | undefined>, settings: { publicUrl: string; gatewayUrl: string }): string {
   if (settings.publicUrl !== "") return settings.publicUrl.replace(/\/+$/, "");

@@ -1,6 +1,7 @@
 import { createHash, randomBytes } from "node:crypto";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { CSRF_FIELD, SESSION_COOKIE } from "@svc/contracts";
+import { isPersonId, PERSON_ID_RULE } from "@svc/grants";
 import { sameSecret, type SessionService } from "../domain/session-service.js";
 import type { IdentityProvider, ProviderKind } from "../domain/identity-providers.js";
 import { crossSiteReason, publicBase } from "../domain/web-origin.js";
@@ -37,10 +38,27 @@ export function loginRoutes(app: FastifyInstance, deps: LoginDeps): void {
       main: signInScreen({ providers: deps.providers.map((p) => ({ href: `/login/${p.kind}`, label: p.label })), dev: deps.devProfile, problem }),
     });
 
-  /** A signed-in browser: a fresh session (never one the browser brought), its cookie, home. */
+  /**
+   * A signed-in browser: a fresh session (never one the browser brought), its cookie, home. The
+   * session the browser brought, if any, ends here: one browser, one session. A person id the API
+   * would refuse (the provider's subject empty, too long, with spaces, control or non-ASCII
+   * characters) signs nobody in: every page would fail with it.
+   */
   const signedIn = async (req: FastifyRequest, reply: FastifyReply, personId: string) => {
+    if (!isPersonId(personId)) {
+      req.log.warn({ personIdStart: personId.slice(0, 80), personIdLength: personId.length }, "refused a sign-in whose person id the API does not accept");
+      reply.clearCookie(SIGN_IN_COOKIE, cookieOptions(deps.secureCookie, { path: "/login" }));
+      return sendPage(reply, 400, {
+        title: "Sign-in not accepted",
+        main: plainProblemScreen(
+          `The identity provider named you with an id this repository cannot use (${PERSON_ID_RULE}). Nothing was signed in: ask an administrator to check the identity provider's subject ids.`,
+          { href: "/login", label: "Back to sign-in" },
+        ),
+      });
+    }
+    const previous = await deps.sessions.endCookie(req.cookies[SESSION_COOKIE]);
     const { cookie, session } = await deps.sessions.start(personId);
-    req.log.info({ personId, sessionId: session.id }, "signed in to the console");
+    req.log.info({ personId, sessionId: session.id, ...(previous ? { endedSessionId: previous } : {}) }, "signed in to the console");
     reply.clearCookie(SIGN_IN_COOKIE, cookieOptions(deps.secureCookie, { path: "/login" }));
     reply.setCookie(SESSION_COOKIE, cookie, cookieOptions(deps.secureCookie));
     return seeOther(reply, "/ui/");

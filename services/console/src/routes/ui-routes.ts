@@ -5,16 +5,12 @@ import type { GatewayApi } from "../domain/gateway-api.js";
 import { crossSiteReason, publicBase } from "../domain/web-origin.js";
 import { expectOk, type ConsolePage, type PageContext, type PageOutcome } from "../pages/page-contract.js";
 import { homeScreen, noAccessScreen, notFoundScreen, plainProblemScreen, type MeGrant } from "../views/screens.js";
-import { cookieOptions, seeOther, sendPage } from "./console-http.js";
-
-/** A notice shown once on the page after a post (post/redirect/get). */
-const NOTICE_COOKIE = "svc_notice";
+import { seeOther, sendPage } from "./console-http.js";
 
 export interface UiDeps {
   sessions: SessionService;
   gateway: GatewayApi;
   pages: readonly ConsolePage[];
-  secureCookie: boolean;
   publicUrl: string;
   gatewayUrl: string;
   deployEnabled: boolean;
@@ -51,17 +47,18 @@ export function uiRoutes(app: FastifyInstance, deps: UiDeps): void {
     // The header's advisory count: left out when the person may not read the posture (or it does not answer).
     const posture = await api<{ count?: number }>("GET", "/api/posture").catch(() => undefined);
     const advisories = posture?.status === 200 && typeof posture.body?.count === "number" ? posture.body.count : undefined;
-    const notice = req.cookies[NOTICE_COOKIE];
-    if (notice !== undefined) reply.clearCookie(NOTICE_COOKIE, cookieOptions(deps.secureCookie, { path: "/ui" }));
     req.consolePage = { viewer: { personId: session.personId, csrf: session.csrf, advisories }, current: slug };
-    return { session, ctx, notice: notice?.slice(0, 300) };
+    return { session, ctx };
   };
 
-  const render = (req: FastifyRequest, reply: FastifyReply, outcome: PageOutcome, notice: string | undefined) => {
+  /** The notice a post left for the session's next page (post/redirect/get): kept in the session, shown once. */
+  const noticeFor = (session: { id: string }) => deps.sessions.takeNotice(session.id);
+
+  const render = async (req: FastifyRequest, reply: FastifyReply, outcome: PageOutcome, opened: { session: { id: string } }) => {
     const state = req.consolePage ?? {};
     if (outcome.kind === "redirect") {
       if (!outcome.location.startsWith("/ui/")) throw new Error(`a page redirected outside the console: ${outcome.location}`);
-      if (outcome.notice) reply.setCookie(NOTICE_COOKIE, outcome.notice.slice(0, 300), cookieOptions(deps.secureCookie, { path: "/ui", maxAgeSeconds: 60 }));
+      if (outcome.notice) await deps.sessions.notify(opened.session.id, outcome.notice);
       return seeOther(reply, outcome.location);
     }
     if (outcome.kind === "json") {
@@ -69,7 +66,8 @@ export function uiRoutes(app: FastifyInstance, deps: UiDeps): void {
       if (req.method !== "GET" || (site !== undefined && site !== "same-origin")) return reply.code(403).send({ title: "same-origin GET only" });
       return reply.header("cache-control", "no-store").send(outcome.body);
     }
-    return sendPage(reply, 200, { title: outcome.title, main: outcome.main, viewer: state.viewer, current: state.current, notice: outcome.notice ?? notice, scripts: outcome.scripts });
+    const stored = await noticeFor(opened.session);
+    return sendPage(reply, 200, { title: outcome.title, main: outcome.main, viewer: state.viewer, current: state.current, notice: outcome.notice ?? stored, scripts: outcome.scripts });
   };
 
   app.get("/", async (req, reply) => seeOther(reply, (await deps.sessions.fromCookie(req.cookies[SESSION_COOKIE])) ? "/ui/" : "/login"));
@@ -80,8 +78,9 @@ export function uiRoutes(app: FastifyInstance, deps: UiDeps): void {
     if (!opened) return seeOther(reply, "/login");
     const me = expectOk(await opened.ctx.api<{ id: string; grants: MeGrant[] }>("GET", "/api/me"));
     const viewer = req.consolePage?.viewer;
-    if (me.grants.length === 0) return sendPage(reply, 200, { title: "No access yet", main: noAccessScreen(opened.session.personId), viewer, notice: opened.notice });
-    return sendPage(reply, 200, { title: "Home", main: homeScreen(me), viewer, notice: opened.notice });
+    const notice = await noticeFor(opened.session);
+    if (me.grants.length === 0) return sendPage(reply, 200, { title: "No access yet", main: noAccessScreen(opened.session.personId), viewer, notice });
+    return sendPage(reply, 200, { title: "Home", main: homeScreen(me), viewer, notice });
   });
 
   const pageFor = (slug: string) => deps.pages.find((p) => p.slug === slug);
@@ -99,7 +98,7 @@ export function uiRoutes(app: FastifyInstance, deps: UiDeps): void {
     const page = pageFor(slug);
     if (!page) return notFound(req, reply);
     req.consolePage = { ...req.consolePage, needs: page.needs };
-    return render(req, reply, await page.get(opened.ctx), opened.notice);
+    return render(req, reply, await page.get(opened.ctx), opened);
   };
   app.get("/ui/:slug", show);
   app.get("/ui/:slug/*", show);
@@ -122,7 +121,7 @@ export function uiRoutes(app: FastifyInstance, deps: UiDeps): void {
     const action = page?.actions?.[form._action ?? ""];
     if (!page || !action) return notFound(req, reply);
     req.consolePage = { ...req.consolePage, needs: page.needs };
-    return render(req, reply, await action(opened.ctx), opened.notice);
+    return render(req, reply, await action(opened.ctx), opened);
   };
   app.post("/ui/:slug", act);
   app.post("/ui/:slug/*", act);

@@ -27,4 +27,11 @@ export const migrations: Record<string, Migration> = {
         .execute();
     },
   },
+  "0002_session_notices": {
+    async up(db: Kysely<unknown>) {
+      // A notice for the session's next page (post/redirect/get), kept here rather than in a
+      // cookie anything able to set a cookie for the host could write.
+      await db.schema.withSchema(SCHEMA).alterTable("sessions").addColumn("notice", "text").addColumn("notice_until", "timestamptz").execute();
+    },
+  },
 };

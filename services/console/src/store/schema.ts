@@ -13,6 +13,9 @@ export interface SessionTable {
   expires_at: Date;
   last_seen_at: ColumnType<Date, Date | undefined, Date>;
   ended_at: ColumnType<Date | null, never, Date>;
+  /** The notice the session's next page shows once, until `notice_until`. */
+  notice: ColumnType<string | null, never, string | null>;
+  notice_until: ColumnType<Date | null, never, Date | null>;
 }
 
 /** A sign-in under way at a provider: what the callback must find and check (one use, minutes long). */

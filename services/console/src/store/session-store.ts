@@ -38,6 +38,25 @@ export function sessionStoreFactory(root: Kysely<ConsoleDatabase>) {
       const r = await db().updateTable("sessions").set({ ended_at: sql<Date>`now()` }).where("id", "=", id).where("ended_at", "is", null).executeTakeFirst();
       return Number(r.numUpdatedRows) > 0;
     },
+    /** Leaves a notice for the live session's next page, shown until `ttlMs` from now. */
+    async setNotice(id: string, text: string, ttlMs: number): Promise<void> {
+      await db()
+        .updateTable("sessions")
+        .set({ notice: text, notice_until: sql<Date>`now() + make_interval(secs => ${ttlMs / 1000})` })
+        .where("id", "=", id)
+        .where("ended_at", "is", null)
+        .execute();
+    },
+    /** Takes the session's notice (shown once): undefined when there is none or it is past its time. */
+    async takeNotice(id: string): Promise<string | undefined> {
+      const r = await sql<{ notice: string | null; fresh: boolean }>`
+        update ${sql.table(`${SCHEMA}.sessions`)} s set notice = null, notice_until = null
+        from (select id, notice, notice_until from ${sql.table(`${SCHEMA}.sessions`)} where id = ${id} and notice is not null for update) old
+        where s.id = old.id
+        returning old.notice, old.notice_until > now() as fresh`.execute(root);
+      const row = r.rows[0];
+      return row?.fresh && row.notice !== null ? row.notice : undefined;
+    },
     /** Drops sessions ended or past their lifetime, and sign-ins older than `signInMaxAgeMs`. */
     async prune(signInMaxAgeMs: number): Promise<void> {
       await db().deleteFrom("sessions").where((eb) => eb.or([eb("expires_at", "<", sql<Date>`now()`), eb("ended_at", "is not", null)])).execute();

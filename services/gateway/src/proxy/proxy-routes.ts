@@ -118,6 +118,8 @@ export function registerProxyRoutes(app: FastifyInstance, deps: ProxyDeps, route
     await Promise.all([...pools.values()].map((p) => p.close()));
   });
 
+  const stampOrigin = (request: FastifyRequest, _reply: FastifyReply, done: () => void) => (stampForwardedOrigin(request, deps.trustedProxies), done());
+
   for (const route of routes) {
     const upstream = deps.upstreams[route.upstream];
     const url = new URL(upstream);
@@ -126,7 +128,9 @@ export function registerProxyRoutes(app: FastifyInstance, deps: ProxyDeps, route
       // comes (fastify's text/plain parser would read it whole, decode it and cap it at 1 MiB).
       scope.removeAllContentTypeParsers();
       scope.addHook("onRequest", bodies.guard);
-      if (route.upstream === "artifacts") scope.addHook("onRequest", (request, _reply, done) => (stampForwardedOrigin(request, deps.trustedProxies), done()));
+      // The artifacts service builds absolute URLs from the origin the client addressed, and the
+      // console its sign-in callbacks and its forms' origin check: both get it from here alone.
+      if (route.upstream === "artifacts" || route.upstream === "console") scope.addHook("onRequest", stampOrigin);
       // An artifact body is opaque bytes whatever Content-Type it declares (even one fastify
       // cannot parse); the header goes upstream as sent.
       if (route.transport === "uploads") scope.addHook("onRequest", (request, _reply, done) => (setContentTypeAside(request), done()));
@@ -154,6 +158,7 @@ export function registerProxyRoutes(app: FastifyInstance, deps: ProxyDeps, route
     await scope.register(replyFrom, { base: home, undici: poolFor(new URL(home).origin, CONSOLE_HOME.transport), disableRequestLogging: true });
     const options = replyOptionsFor(CONSOLE_HOME);
     const handler = (request: FastifyRequest, reply: FastifyReply) => (request.target?.kind === "console" ? reply.from(request.url, options) : reply.callNotFound());
+    scope.addHook("onRequest", stampOrigin);
     scope.get("/", handler);
   });
 }

@@ -192,7 +192,7 @@ export const SETTINGS = {
   trackKeyUsage: def("svc.track-key-usage", bool, false, { readBy: ["gateway", "auth"],
     description: "`true`: each gateway counts key uses and sends them to the auth service in one batch every 5 s; listings show `lastUsed`, `lastUsedFrom` and `useCount`." }),
   trustedProxies: def("svc.trusted-proxies", addressList, [] as string[], { readBy: ["gateway"],
-    description: "Addresses and CIDRs, comma-separated, of proxies whose `X-Forwarded-For` the gateway believes: the client address is then the nearest hop that is not a trusted proxy (key allowlists, usage tracking)." }),
+    description: "Addresses and CIDRs, comma-separated, of proxies whose `X-Forwarded-For`, `X-Forwarded-Host` and `X-Forwarded-Proto` the gateway believes: the client address is then the nearest hop that is not a trusted proxy (key allowlists, usage tracking), and the host and scheme a trusted proxy names are the ones npm tarball URLs and the console's sign-in addresses and origin check use. From anyone else those headers are ignored." }),
   uiAdmins: def("svc.ui.admins", admins, [] as string[], { readBy: ["auth"],
     description: "Person ids (`oauth/<id>`, `oidc/<sub>`), comma-separated, granted `*` over `*` on every start; a `*` entry refuses start-up. Removing an id leaves its grant until revoked through the API." }),
   internalSecret: def("svc.internal-secret", secret, "", { readBy: ALL, defaultText: "required",

@@ -237,7 +237,7 @@ async function main(): Promise<void> {
   if (flag("--clean-only")) return;
   const ulimitN = run("sh", ["-c", "ulimit -Hn"]);
   // runc sets every limit it is given and refuses to raise one above the hard limit: name both.
-  const nproc = run("sh", ["-c", "ulimit -Hu"]);
+  const nproc = run("bash", ["-c", "ulimit -Hu"]);
   const ulimit = `nofile=${ulimitN}:${ulimitN}`;
   process.env.SVC_IMAGE_CHECK_NPROC = nproc;
   const env = buildEnvironment();

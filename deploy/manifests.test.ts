@@ -331,6 +331,28 @@ describe("deploy/kubernetes", () => {
     expect(problems).toEqual([]);
   });
 
+  it("each Deployment passes from the Secret every secret setting its service reads, and no other", () => {
+    // What a service reads is the catalog's readBy (packages/kit/src/settings.ts), which
+    // settings-reference.test.ts holds to each service's config.ts. A secret setting it reads but
+    // is not given falls back to its default without a word (svc.internal-secret-previous: the
+    // rotation guide's second secret would be refused by that service); one it does not read is a
+    // secret the pod holds for nothing.
+    const problems: string[] = [];
+    for (const d of deployments) {
+      const name = d.m.metadata?.name ?? "";
+      const given = new Map((containerOf(d.m)?.env ?? []).filter((e) => e.valueFrom?.secretKeyRef).map((e) => [e.name, e.valueFrom!.secretKeyRef!.key]));
+      for (const f of FIELDS.filter(isSecretSetting)) {
+        const env = envName(SETTINGS[f].name);
+        const readBy = SETTINGS[f].readBy;
+        const reads = readBy === "every" || (readBy as readonly string[]).includes(name);
+        if (reads && !given.has(env)) problems.push(`${where(d.doc)}: services/${name} reads ${SETTINGS[f].name} (readBy in packages/kit/src/settings.ts), but ${env} is not passed from the Secret ${SECRET_NAME}`);
+        else if (reads && given.get(env) !== env) problems.push(`${where(d.doc)}: ${env} comes from the Secret's key ${given.get(env)}, want ${env}`);
+        if (!reads && given.has(env)) problems.push(`${where(d.doc)}: passes ${env}, which services/${name} never reads; each pod holds only the secrets its service uses`);
+      }
+    }
+    expect(problems).toEqual([]);
+  });
+
   it("every placeholder of the Secret template is refused by the settings loader", () => {
     // A template applied without being filled in must stop the services, not run with it.
     const problems: string[] = [];
@@ -631,6 +653,21 @@ describe("deploy/Dockerfile", () => {
     if (!root.dependencies?.tsx) problems.push("tsx is not a production dependency of the root package.json, so a --prod install leaves out what every service runs with");
     const ignore = existsSync(join(repoRoot, ".dockerignore")) ? readFileSync(join(repoRoot, ".dockerignore"), "utf8").split("\n").map((l) => l.trim()) : [];
     for (const p of ["bench", "test-e2e", "tools"]) if (!ignore.includes(p)) problems.push(`.dockerignore does not keep ${p} out of the build context`);
+    expect(problems).toEqual([]);
+  });
+
+  it("its description label and deploy/README.md name every service of services/, and their number", () => {
+    const problems: string[] = [];
+    const label = /org\.opencontainers\.image\.description="([^"]*)"/.exec(instructions.join("\n"))?.[1];
+    const readme = readFileSync(join(deployDir, "README.md"), "utf8");
+    const words = ["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten"];
+    if (label === undefined) problems.push("deploy/Dockerfile has no org.opencontainers.image.description label");
+    for (const [what, text] of [["the image's description label", label ?? ""], ["deploy/README.md", readme]] as const) {
+      for (const s of SERVICES) if (!new RegExp(`\\b${s}\\b`).test(text)) problems.push(`${what} does not name the ${s} service`);
+      for (const m of text.matchAll(/\b(two|three|four|five|six|seven|eight|nine|ten) services\b/g)) {
+        if (words.indexOf(m[1]!) !== SERVICES.length) problems.push(`${what} speaks of "${m[0]}"; there are ${SERVICES.length}`);
+      }
+    }
     expect(problems).toEqual([]);
   });
 

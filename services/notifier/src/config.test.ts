@@ -43,7 +43,7 @@ describe("notifier settings", () => {
 
   it("refuses to start on a bad line, naming the setting, where it came from and the line", () => {
     expect(problemsOf({ SVC_WEBHOOK_ENDPOINTS: "https://a.example/hook none\nhttps://b.example/x pubished" })).toEqual([
-      expect.stringMatching(/^svc\.webhook-endpoints \(from environment SVC_WEBHOOK_ENDPOINTS\) line 2 "https:\/\/b\.example\/x pubished": unknown event "pubished"/),
+      expect.stringMatching(/^svc\.webhook-endpoints \(from environment SVC_WEBHOOK_ENDPOINTS\) line 2 "https:\/\/b\.example\/… pubished": unknown event "pubished"/),
     ]);
     expect(problemsOf({}, ["-Dsvc.webhook-endpoints=https://127.0.0.1/x none"])).toEqual([
       expect.stringMatching(/^svc\.webhook-endpoints \(from -Dsvc\.webhook-endpoints\) line 1 .*loopback/),

@@ -1,11 +1,11 @@
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { problem } from "@svc/contracts";
-import { sendProblem, sendUnexpected, surfaceOf } from "@svc/kit";
+import { newReference, sendProblem, sendUnexpected, surfaceOf } from "@svc/kit";
 
 /** The code the download pool gives a connection its upstream closed (no system error to name it). */
 export const UPSTREAM_CLOSED = "SVC_UPSTREAM_CLOSED";
 
-/** Seconds a client is asked to wait when the service behind the gateway is gone: a supervisor restarts it in about that time. */
+/** Seconds a client is asked to wait when the service behind the gateway went away mid-request (as kit answers a refused one). */
 const RETRY_AFTER = "5";
 
 /** How long a request body that is still arriving is read and thrown away after its answer, so the client can read that answer. */
@@ -34,9 +34,10 @@ export function upstreamGone(err: unknown, depth = 0): UpstreamGone | undefined 
 }
 
 /**
- * Answers a request whose upstream failed before answering. An upstream that went away (not
- * running, or died mid-request) is an outage we expect: 503 or 502 with Retry-After, saying so,
- * with no failure reference; anything else is an unexpected failure (500 with a reference).
+ * Answers a request whose upstream failed before answering. An upstream that went away is an
+ * outage a client can wait out, answered at once with Retry-After: 503 when nothing listens, 502
+ * when the service stopped or restarted mid-request. Like every failure the server did not mean,
+ * the answer carries a reference and the log the whole failure under it (the spec's model).
  * A request body still arriving is read and dropped for a while after the answer (`Connection:
  * close`), so a client that sends its whole body before it reads (Python's requests, curl -T)
  * gets the answer instead of a reset or a wait until some timeout.
@@ -45,15 +46,14 @@ export function answerUpstreamFailure(request: FastifyRequest, reply: FastifyRep
   const midBody = !request.raw.complete && !request.raw.destroyed;
   if (midBody) reply.header("connection", "close");
   const gone = upstreamGone(err);
-  if (gone === undefined) sendUnexpected(request, reply, err);
-  else {
-    const code = (err as { code?: unknown }).code;
-    request.log.warn({ method: request.method, url: request.url, code, gone }, "the service behind the gateway went away before answering");
-    const p =
-      gone === "refused"
-        ? problem("unavailable", "the service that serves this request is not running: retry shortly")
-        : problem("bad_gateway", "the service that serves this request closed its connection before answering (it stopped or restarted): retry shortly");
+  if (gone === "lost") {
+    const reference = newReference();
+    request.log.error({ err, reference, status: 502 }, `Unexpected failure ${reference} while ${request.method} ${request.url}`);
+    const p = problem("bad_gateway", "the service that serves this request closed its connection before answering (it stopped or restarted): retry shortly", { reference });
     sendProblem(reply, surfaceOf(request.url, request.headers.accept, request.headers["user-agent"]), p, { "retry-after": RETRY_AFTER });
+  } else {
+    // Refused: kit's dependency rule answers 503 with Retry-After; anything else is a 500.
+    sendUnexpected(request, reply, err);
   }
   if (midBody) drainAfterAnswer(request);
 }

@@ -1,6 +1,8 @@
 import { execFile } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
+import { inject } from "vitest";
+import { startSuite, type Suite } from "./suite.js";
 
 /**
  * The npm clients the npm-format suite drives, unmodified: npm 11 from the machine, and pnpm,
@@ -93,4 +95,37 @@ export async function ensureClients(): Promise<Clients> {
     if (r.code !== 0 || !existsSync(clients[name])) throw new Error(`could not install ${spec} into ${prefix}:\n${r.output.slice(-2000)}`);
   }
   return clients;
+}
+
+/** Fails with the client's own output when it exited with an error. */
+export function expectOk(r: Run): void {
+  if (r.code !== 0) throw new Error(`exit ${r.code}:\n${r.output.slice(-3000)}`);
+}
+
+export interface NpmSuite {
+  suite: Suite;
+  clients: Clients;
+  /** A scratch folder of this file's own, under the suite's data folder. */
+  work: string;
+  /** The npm repository's registry address, `<gateway>/repository/npm/`. */
+  registry: string;
+  /** A key granted `deploy` on the repository, and one granted `read-only`. */
+  deployer: string;
+  reader: string;
+}
+
+/**
+ * The suite with an npm repository `npm` (created at first start; scope from the path, since
+ * the clients cannot send Service-Repository-Name), the clients, and a deployer and a reader key.
+ */
+export async function startNpmSuite(workPrefix: string): Promise<NpmSuite> {
+  const [suite, clients] = await Promise.all([
+    startSuite({ env: { SVC_REPOSITORY: "npm", SVC_REPOSITORY_FORMAT: "npm", SVC_REPOSITORY_SCOPE_FROM_PATH: "true" } }),
+    ensureClients(),
+  ]);
+  const work = mkdtempSync(join(inject("dataDir"), workPrefix));
+  const registry = `${suite.gatewayUrl}/repository/npm/`;
+  const deployer = (await suite.mint({ label: "publisher", grants: [{ scope: "npm", tokens: ["deploy"] }] })).key;
+  const reader = (await suite.mint({ label: "reader", grants: [{ scope: "npm", tokens: ["read-only"] }] })).key;
+  return { suite, clients, work, registry, deployer, reader };
 }

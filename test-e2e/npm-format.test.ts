@@ -1,11 +1,11 @@
 import { createHash } from "node:crypto";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { request } from "node:http";
 import { join } from "node:path";
 import { gzipSync } from "node:zlib";
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { ensureClients, run, scratchEnv, type Clients, type Run } from "./npm-clients.js";
-import { startSuite, type Suite } from "./suite.js";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { expectOk, run, scratchEnv, startNpmSuite, type Clients, type Run } from "./npm-clients.js";
+import type { Suite } from "./suite.js";
 
 /**
  * npm, pnpm, yarn 1 and yarn 4, unmodified, against an npm repository through the gateway with
@@ -23,14 +23,7 @@ describe("npm repositories with the real clients", () => {
   let n = 0;
 
   beforeAll(async () => {
-    [s, clients] = await Promise.all([
-      startSuite({ env: { SVC_REPOSITORY: "npm", SVC_REPOSITORY_FORMAT: "npm", SVC_REPOSITORY_SCOPE_FROM_PATH: "true" } }),
-      ensureClients(),
-    ]);
-    work = mkdtempSync(join(inject("dataDir"), "npm-clients-"));
-    registry = `${s.gatewayUrl}/repository/npm/`;
-    deployer = (await s.mint({ label: "publisher", grants: [{ scope: "npm", tokens: ["deploy"] }] })).key;
-    reader = (await s.mint({ label: "reader", grants: [{ scope: "npm", tokens: ["read-only"] }] })).key;
+    ({ suite: s, clients, work, registry, deployer, reader } = await startNpmSuite("npm-clients-"));
   }, 600_000);
   afterAll(async () => {
     await s?.stop();
@@ -58,10 +51,6 @@ describe("npm repositories with the real clients", () => {
 
   const npm = (args: string[], where: { cwd: string; env: Record<string, string> }): Promise<Run> => run(clients.npm, args, where);
   const publish = async (dir: string, key: string, args: string[] = []) => npm(["publish", ...args], { cwd: dir, env: scratch(key).env });
-
-  const expectOk = (r: Run) => {
-    if (r.code !== 0) throw new Error(`exit ${r.code}:\n${r.output.slice(-3000)}`);
-  };
 
   it("npm publishes a package and a scoped package, and npm installs both in a clean project", async () => {
     expectOk(await publish(pkg("left-pad-e2e", "1.0.0"), deployer));

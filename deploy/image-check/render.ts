@@ -1,7 +1,8 @@
 // The manifests of deploy/kubernetes as `kubectl kustomize` renders them, and the same objects
 // adapted to what `podman kube play` (podman 4.3, Debian bookworm) runs. The adaptation lives
 // here, never in the manifests: podman ignores Services (so every Deployment's pods get the
-// Service's name as a network alias, see run.ts), turns a probe's named port into 0, takes
+// Service's name as a network alias, see run.ts), turns a probe's named port into 0, publishes every
+// containerPort on the host, takes
 // Secrets only as JSON and has no NetworkPolicy or PodDisruptionBudget.
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
@@ -72,7 +73,8 @@ export interface PodmanPlan {
 /**
  * The rendered objects as podman 4.3 runs them: only the Deployments, each container's
  * `envFrom` ConfigMap and `secretKeyRef`s resolved to literal values (an optional key that is
- * absent is left out, as Kubernetes does), named probe ports resolved to numbers, the image
+ * absent is left out, as Kubernetes does), named probe ports resolved to numbers and the
+ * container ports dropped (podman would publish them on the host), the image
  * and the replicas set. Everything else of the manifests (commands, security contexts,
  * read-only root, volumes, resources, probes) is kept as written.
  */
@@ -123,6 +125,10 @@ export function forPodman(objects: Obj[], opts: PodmanOptions): PodmanPlan {
           get.port = port;
         }
       }
+      // podman 4.3 publishes every containerPort on the host (as if hostPort were set), so the
+      // seven pods' 8080 would collide there; the pods reach each other on the check's network,
+      // which needs no published port.
+      delete c.ports;
     }
     docs.push(d);
   }

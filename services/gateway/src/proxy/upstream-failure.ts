@@ -11,26 +11,18 @@ const RETRY_AFTER = "5";
 /** How long a request body that is still arriving is read and thrown away after its answer, so the client can read that answer. */
 const LINGER_MS = 10_000;
 
-/** Nothing listens (or the address cannot be reached): the service is not running. */
-const REFUSED = new Set(["ECONNREFUSED", "EHOSTUNREACH", "ENETUNREACH", "EAI_AGAIN", "ENOTFOUND", "UND_ERR_CONNECT_TIMEOUT"]);
-/** The service was there and its connection ended before the answer: it died or restarted mid-request. */
+/**
+ * The service was there and its connection ended before the answer: it died or restarted
+ * mid-request. (Nothing listening at all is kit's dependency rule: sendUnexpected answers 503.)
+ */
 const LOST = new Set(["ECONNRESET", "EPIPE", "UND_ERR_SOCKET", "UND_ERR_CLOSED", "ERR_STREAM_PREMATURE_CLOSE", UPSTREAM_CLOSED]);
 
-export type UpstreamGone = "refused" | "lost";
-
-/** Whether a forwarding failure is the upstream service going away (an outage we expect), walking wrapped causes. */
-export function upstreamGone(err: unknown, depth = 0): UpstreamGone | undefined {
-  if (depth > 5 || typeof err !== "object" || err === null) return undefined;
+/** Whether a forwarding failure is the upstream's connection lost mid-request, walking wrapped causes. */
+export function upstreamLost(err: unknown, depth = 0): boolean {
+  if (depth > 5 || typeof err !== "object" || err === null) return false;
   const e = err as { code?: unknown; cause?: unknown; error?: unknown; errors?: unknown };
-  if (typeof e.code === "string") {
-    if (REFUSED.has(e.code)) return "refused";
-    if (LOST.has(e.code)) return "lost";
-  }
-  for (const inner of [e.cause, e.error, ...(Array.isArray(e.errors) ? e.errors : [])]) {
-    const found = upstreamGone(inner, depth + 1);
-    if (found) return found;
-  }
-  return undefined;
+  if (typeof e.code === "string" && LOST.has(e.code)) return true;
+  return [e.cause, e.error, ...(Array.isArray(e.errors) ? e.errors : [])].some((inner) => upstreamLost(inner, depth + 1));
 }
 
 /**
@@ -45,8 +37,7 @@ export function upstreamGone(err: unknown, depth = 0): UpstreamGone | undefined 
 export function answerUpstreamFailure(request: FastifyRequest, reply: FastifyReply, err: unknown): void {
   const midBody = !request.raw.complete && !request.raw.destroyed;
   if (midBody) reply.header("connection", "close");
-  const gone = upstreamGone(err);
-  if (gone === "lost") {
+  if (upstreamLost(err)) {
     const reference = newReference();
     request.log.error({ err, reference, status: 502 }, `Unexpected failure ${reference} while ${request.method} ${request.url}`);
     const p = problem("bad_gateway", "the service that serves this request closed its connection before answering (it stopped or restarted): retry shortly", { reference });

@@ -15,6 +15,11 @@ export const ARTIFACTS_INTERNAL = {
   remove: "/internal/artifacts/remove",
   index: "/internal/artifacts/index",
   forget: "/internal/artifacts/forget",
+  /** Route pattern of a repository's format backfill; `backfillPath` builds a path to call. */
+  backfill: "/internal/repositories/:name/backfill",
+  backfillPath: (repository: string) => `/internal/repositories/${encodeURIComponent(repository)}/backfill`,
+  reclaimBlobs: "/internal/blobs/reclaim",
+  verifyBlob: "/internal/blobs/verify",
 } as const;
 
 /** Set on a full metadata page: the `after` of the next one. */
@@ -95,3 +100,53 @@ export type ForgetRequest = Static<typeof forgetRequestSchema>;
 export const ForgetResult = Type.Object({ forgotten: Type.Boolean() });
 export type ForgetResult = Static<typeof ForgetResult>;
 export const forgetResultSchema = Type.Partial(ForgetResult);
+
+/** The most digests or paths one batch call of a walk carries. */
+export const WALK_BATCH_MAX = 1000;
+
+/**
+ * POST /internal/blobs/reclaim: blobs the walk listed that may be unreferenced. Each is removed
+ * only if, under its digest's lock (the one a publish's commit takes), no index row references
+ * it and it is untouched for `olderThanMs` (svc.storage.reclaim-grace): a publish in progress
+ * never loses its blob.
+ */
+export const reclaimBlobsRequestSchema = Type.Object(
+  { digests: Type.Array(hex64(), { maxItems: WALK_BATCH_MAX }), olderThanMs: Type.Integer({ minimum: 0 }) },
+  { additionalProperties: false },
+);
+export type ReclaimBlobsRequest = Static<typeof reclaimBlobsRequestSchema>;
+/** The blobs removed, with the bytes each freed; the others were referenced, young or gone. */
+export const ReclaimBlobsResult = Type.Object({ removed: Type.Array(Type.Object({ sha256: Type.String(), size: Type.Integer() })) });
+export type ReclaimBlobsResult = Static<typeof ReclaimBlobsResult>;
+export const reclaimBlobsResultSchema = ReclaimBlobsResult;
+
+/**
+ * POST /internal/blobs/verify: a blob whose bytes the walk found not to match its digest. The
+ * artifacts service reads it again; when it is indeed corrupt it removes it and forgets every
+ * path that held it (each with its `artifact.removed` event), so no client is served bytes
+ * that are not what was published. `forgotten` lists those paths (at most the first 100).
+ */
+export const verifyBlobRequestSchema = Type.Object({ sha256: hex64() }, { additionalProperties: false });
+export type VerifyBlobRequest = Static<typeof verifyBlobRequestSchema>;
+export const VerifyBlobResult = Type.Object({
+  /** "intact": the bytes match after all; "corrupt": removed, its paths forgotten; "missing": no such blob. */
+  outcome: Type.Unsafe<"intact" | "corrupt" | "missing">(Type.String()),
+  forgotten: Type.Array(Type.Object({ repository: Type.String(), path: Type.String() })),
+  forgottenCount: Type.Integer(),
+});
+export type VerifyBlobResult = Static<typeof VerifyBlobResult>;
+export const verifyBlobResultSchema = VerifyBlobResult;
+
+/**
+ * POST /internal/repositories/:name/backfill: paths of one index page. For each, the
+ * repository's format rebuilds its own index rows when they are missing (a Maven file's
+ * version rows, …); `filled` counts the paths it did something for.
+ */
+export const backfillRequestSchema = Type.Object(
+  { paths: Type.Array(Type.String({ minLength: 1, maxLength: LIMITS.artifactPath }), { maxItems: WALK_BATCH_MAX }) },
+  { additionalProperties: false },
+);
+export type BackfillRequest = Static<typeof backfillRequestSchema>;
+export const BackfillResult = Type.Object({ filled: Type.Integer() });
+export type BackfillResult = Static<typeof BackfillResult>;
+export const backfillResultSchema = BackfillResult;

@@ -1,0 +1,93 @@
+import type { Readable, Transform } from "node:stream";
+
+/**
+ * Content stored once per SHA-256 digest, behind one interface for every backend: the
+ * filesystem (the embedded default, one node or a shared volume) and, next, S3-compatible
+ * object storage. Nothing of a backend leaks through it: no paths, hard links, renames or
+ * directory listings; the path index in Postgres (the artifacts service's) says which path
+ * holds which digest, and references are counted from it, never from the store.
+ *
+ * Writes are two-phase so a publish can check a declared digest and commit its index row
+ * before the content counts as stored: stage (streamed, hashed on the way, memory flat
+ * whatever the size), then commit (a conditional create under the digest), then discard the
+ * staged copy once the index row is committed. Read-only mode (svc.read-only) is enforced
+ * here, for every backend: every write refuses with 403.
+ */
+export interface BlobStore {
+  /** Which backend this is ("filesystem", "s3"): for logs and the posture page, never a location or credential. */
+  readonly kind: string;
+  readonly readOnly: boolean;
+
+  /**
+   * Streams content into the staging area, computing its size and SHA-256 as it passes;
+   * `through` see the bytes first (a declared-digest check). Visible to nobody until commit.
+   * A source that fails or a transform that throws leaves nothing staged.
+   */
+  stage(source: Readable | Buffer, opts?: { through?: readonly Transform[] }): Promise<StagedBlob>;
+  /**
+   * Makes staged content the blob of its digest: a conditional create. When the blob exists
+   * already it is kept (the staged bytes are not copied again) and its modified time moves
+   * forward, so a reclaim's grace period counts from this use. Idempotent: committing again
+   * (the blob was reclaimed before the caller's index row committed) creates it again from
+   * the staged copy, which stays until discard().
+   */
+  commit(staged: StagedBlob): Promise<{ created: boolean }>;
+  /** Drops the staged copy (after the caller's index row committed, or when it gave up). Never throws for a copy already gone. */
+  discard(staged: StagedBlob): Promise<void>;
+  /** stage + commit + discard in one call, for content with no index row to wait for. */
+  put(source: Readable | Buffer, opts?: { through?: readonly Transform[] }): Promise<StoredBlob>;
+
+  /** The blob of a digest, or undefined. */
+  head(sha256: string): Promise<BlobInfo | undefined>;
+  /**
+   * The blob's bytes, or undefined when there is none; with a range, bytes `start` to `end`
+   * inclusive (as HTTP counts them; the caller checked them against the size).
+   */
+  get(sha256: string, range?: ByteRange): Promise<Readable | undefined>;
+  /** Removes a blob; false when there was none. Whether anything references it is the caller's question. */
+  delete(sha256: string): Promise<boolean>;
+  /** Blobs in ascending digest order after `after`: one page, at most `limit`. */
+  list(opts: { after?: string; limit: number }): Promise<BlobInfo[]>;
+
+  /** Staged copies nobody committed or discarded (a crash, a cut upload), in name order after `after`. */
+  listStaged(opts: { after?: string; limit: number }): Promise<StagedInfo[]>;
+  /** Removes a staged leftover if it is still untouched for `olderThanMs`: the bytes freed, or undefined. */
+  deleteStaged(name: string, olderThanMs: number): Promise<number | undefined>;
+}
+
+/** Content staged, not yet a blob; `name` identifies the staged copy (listStaged shows it). */
+export interface StagedBlob {
+  readonly name: string;
+  readonly sha256: string;
+  readonly size: number;
+}
+
+export interface StoredBlob {
+  sha256: string;
+  size: number;
+  created: boolean;
+}
+
+export interface BlobInfo {
+  sha256: string;
+  size: number;
+  /** Last written or committed again (reclaim's grace counts from it). */
+  modified: Date;
+}
+
+export interface StagedInfo {
+  name: string;
+  size: number;
+  modified: Date;
+}
+
+/** Inclusive byte offsets, as an HTTP Range names them. */
+export interface ByteRange {
+  start: number;
+  end: number;
+}
+
+/** A blob's name: a lowercase hex SHA-256. */
+export const isDigest = (s: string): boolean => /^[0-9a-f]{64}$/.test(s);
+
+export const READ_ONLY = "this server is read-only (svc.read-only): writes are refused";

@@ -8,9 +8,9 @@ import { actorOf, type ArtifactService } from "../domain/artifact-service.js";
 import type { DownloadRecorder } from "../domain/download-recorder.js";
 import { parseDeclaredDigests, parsePreconditions } from "../domain/upload-checks.js";
 import type { FileStore } from "../store/file-store.js";
-import type { MavenHandler } from "./maven-routes.js";
-import type { NpmHandler } from "./npm-routes.js";
-import type { PypiHandler } from "./pypi-routes.js";
+import type { MavenHandler } from "../formats/maven/maven-routes.js";
+import type { NpmHandler } from "../formats/npm/npm-routes.js";
+import type { PypiHandler } from "../formats/pypi/pypi-routes.js";
 import { readSmallFile } from "./small-file.js";
 
 export interface RawRoutesDeps {

@@ -15,7 +15,7 @@ import type { Db, MetadataStore } from "../store/metadata-store.js";
  */
 export type FormatHandler = (req: FastifyRequest, reply: FastifyReply, a: ArtifactTarget) => Promise<unknown> | undefined;
 
-/** What every format is built from: the service's shared stores and services (main.ts wires them once). */
+/** What every format is built from: the service's shared stores and services (wiring.ts builds them once). */
 export interface FormatDeps {
   /** The service's database (its schema holds the formats' tables: store/migrations.ts). */
   db: Db;

@@ -1,5 +1,5 @@
 import { createHash, randomUUID } from "node:crypto";
-import { constants, createReadStream, createWriteStream, type Stats } from "node:fs";
+import { closeSync, constants, createReadStream, createWriteStream, fstatSync, openSync, readSync, type Stats } from "node:fs";
 import { copyFile, link, mkdir, open, readdir, rename, rm, stat, unlink, utimes } from "node:fs/promises";
 import { join } from "node:path";
 import { Readable, Transform } from "node:stream";
@@ -215,6 +215,32 @@ export function filesystemBlobStore(opts: FilesystemBlobStoreOptions): Filesyste
       });
       if (!fh) return undefined;
       return fh.createReadStream({ highWaterMark: READ_CHUNK, ...(range ? { start: range.start, end: range.end } : {}) });
+    },
+
+    readSmall(sha256, maxBytes) {
+      if (!isDigest(sha256)) return undefined;
+      let fd: number;
+      try {
+        // Non-blocking: what is not a regular file never holds the loop; fstat turns it away.
+        fd = openSync(blobOf(sha256), constants.O_RDONLY | constants.O_NONBLOCK);
+      } catch {
+        return undefined;
+      }
+      try {
+        const st = fstatSync(fd);
+        if (!st.isFile() || st.size > maxBytes) return undefined;
+        const body = Buffer.allocUnsafe(st.size);
+        for (let at = 0; at < st.size; ) {
+          const n = readSync(fd, body, at, st.size - at, at);
+          if (n === 0) return undefined;
+          at += n;
+        }
+        return body;
+      } catch {
+        return undefined;
+      } finally {
+        closeSync(fd);
+      }
     },
 
     async delete(sha256) {

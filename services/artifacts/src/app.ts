@@ -8,7 +8,7 @@ import type { NpmHandler } from "./routes/npm-routes.js";
 import { mavenOptionsRoutes, type MavenHandler, type MavenOptionsRoutesDeps } from "./routes/maven-routes.js";
 import { pypiAdminRoutes, type PypiHandler } from "./routes/pypi-routes.js";
 import type { PypiRegistry } from "./domain/pypi-registry.js";
-import type { FileStore } from "./store/file-store.js";
+import type { BlobStore } from "@svc/blobs";
 import type { MetadataStore } from "./store/metadata-store.js";
 import { exportRoutes } from "./routes/export-routes.js";
 import { internalRoutes } from "./routes/internal-routes.js";
@@ -16,7 +16,7 @@ import { rawRoutes } from "./routes/raw-routes.js";
 import { repositoryRoutes } from "./routes/repository-routes.js";
 
 export interface ArtifactsDeps extends UpstreamAppDeps {
-  files: FileStore;
+  blobs: BlobStore;
   metadata: MetadataStore;
   artifacts: ArtifactService;
   downloads: Pick<DownloadRecorder, "record">;

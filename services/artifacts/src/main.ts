@@ -3,7 +3,8 @@ import { buildApp } from "./app.js";
 import { loadConfig } from "./config.js";
 import { artifactServiceFactory, type ArtifactServiceDeps } from "./domain/artifact-service.js";
 import { downloadRecorderFactory } from "./domain/download-recorder.js";
-import { fileStoreFactory } from "./store/file-store.js";
+import { filesystemBlobStore } from "@svc/blobs";
+import { migrateLegacyLayout } from "./domain/legacy-layout.js";
 import { outboxRelayFactory } from "./domain/outbox-relay.js";
 import { repositoryListFactory } from "./domain/repository-list.js";
 import { repositoryAdminFactory } from "./domain/repository-admin.js";
@@ -38,8 +39,9 @@ await bootService({
   async wire({ config, log, metrics, bus, db, pool }) {
     const metadata = metadataStoreFactory(db, pool);
     await metadata.ensureRepository(config.repository, config.repositoryFormat);
-    const files = fileStoreFactory({ root: config.filesystemRoot, readOnly: config.readOnly });
-    const repositories = repositoryListFactory({ metadata, files, log });
+    // Content by digest; the path index in Postgres says which path holds which (the single truth).
+    const blobs = filesystemBlobStore({ root: config.filesystemRoot, readOnly: config.readOnly });
+    const repositories = repositoryListFactory({ metadata, log });
     await repositories.start();
     // Events: written to the outbox with each change, published as the request is answered
     // (JetStream message id = event id), and relayed again from the outbox while NATS is away.
@@ -57,25 +59,30 @@ await bootService({
     // And a file the walker indexes (a deploy's that crashed before its commit) gets the rows its deploy would have.
     const indexingOf: Record<string, NonNullable<ArtifactServiceDeps["indexing"]>> = { maven: mavenFileIndexing({ store: mavenStore }) };
     const indexing: ArtifactServiceDeps["indexing"] = async (tx, a, at) => indexingOf[repositories.formatOf(a.repository) ?? ""]?.(tx, a, at);
-    const artifacts = artifactServiceFactory({ files, metadata, outbox, deliver: relay.deliver, tenant: config.tenant, coordinates, removing, indexing });
+    const indexes = (repository: string) => indexingOf[repositories.formatOf(repository) ?? ""] !== undefined;
+    const artifacts = artifactServiceFactory({ blobs, metadata, outbox, deliver: relay.deliver, tenant: config.tenant, coordinates, removing, indexing, indexes });
+    // A data folder the code before the blob store wrote is migrated before anything is served.
+    await migrateLegacyLayout({ root: config.filesystemRoot, blobs, artifacts, metadata, pool, log });
+    // Staged leftovers of uploads a crash interrupted more than a day ago (the walker's reclaim takes younger ones after its grace).
+    if (!config.readOnly) for (const s of await blobs.listStaged({ limit: 10_000 })) await blobs.deleteStaged(s.name, 86_400_000);
     const npm = npmHandler({ npm: npmRegistryFactory({ store: npmStore, metadata, artifacts, readOnly: config.readOnly }), store: npmStore, artifacts, publicUrl: config.uiPublicUrl });
-    const maven = mavenRepositoryFactory({ store: mavenStore, artifacts, metadata, files, readOnly: config.readOnly });
+    const maven = mavenRepositoryFactory({ store: mavenStore, artifacts, metadata, blobs, readOnly: config.readOnly });
     const publisherOf = (repository: string) => (repositories.formatOf(repository) === "maven" ? maven.deploy : undefined);
     const pypiStore = pypiStoreFactory(db);
     const pypiRegistry = pypiRegistryFactory({ store: pypiStore, artifacts, readOnly: config.readOnly });
     const pypi = pypiHandler({ registry: pypiRegistry, store: pypiStore });
-    const admin = repositoryAdminFactory({ metadata, files, artifacts, list: repositories });
+    const admin = repositoryAdminFactory({ metadata, blobs, artifacts, list: repositories });
     // Each format's export step; a format missing here is refused an export, naming it.
-    const copy = artifactCopierFactory({ metadata, files, artifacts });
-    const deployCopy = artifactCopierFactory({ metadata, files, artifacts: { publish: maven.deploy } });
-    const formats = { raw: rawExportFactory({ metadata, copy }), npm: npmExportFactory({ store: npmStore, metadata, copy }), maven: mavenExportFactory({ metadata, deploy: deployCopy, copy }), pypi: pypiExportFactory({ store: pypiStore, metadata, files, registry: pypiRegistry }) };
+    const copy = artifactCopierFactory({ metadata, blobs, artifacts });
+    const deployCopy = artifactCopierFactory({ metadata, blobs, artifacts: { publish: maven.deploy } });
+    const formats = { raw: rawExportFactory({ metadata, copy }), npm: npmExportFactory({ store: npmStore, metadata, copy }), maven: mavenExportFactory({ metadata, deploy: deployCopy, copy }), pypi: pypiExportFactory({ store: pypiStore, metadata, blobs, registry: pypiRegistry }) };
     const exports = repositoryExportFactory({ metadata, store: exportStoreFactory(db), formats, readOnly: config.readOnly, log });
     await exports.sweep();
     const downloads = downloadRecorderFactory({ store: metadata, log });
     downloads.start();
     if (config.readOnly) log.warn("svc.read-only is on: every artifact write is refused with 403");
     const checks = [{ name: "postgres", check: () => pingDb(pool) }];
-    const app = buildApp({ log, internalSecret: config.internalSecret, internalSecretPrevious: config.internalSecretPrevious, files, metadata, artifacts, admin, exports, formatOf: repositories.formatOf, npm, maven: mavenHandler({ maven, metadata, files }), mavenOptions: maven, publisherOf, pypi, pypiRegistry, downloads, repositories: repositories.names, checks, metrics, uploadIdleTimeoutMs: config.uploadIdleTimeoutMs });
+    const app = buildApp({ log, internalSecret: config.internalSecret, internalSecretPrevious: config.internalSecretPrevious, blobs, metadata, artifacts, admin, exports, formatOf: repositories.formatOf, npm, maven: mavenHandler({ maven, metadata, blobs }), mavenOptions: maven, publisherOf, pypi, pypiRegistry, downloads, repositories: repositories.names, checks, metrics, uploadIdleTimeoutMs: config.uploadIdleTimeoutMs });
     return { app, ready: { root: config.filesystemRoot, repository: config.repository }, closers: [() => exports.stop(), () => downloads.stop(), () => relay.stop()] };
   },
 });

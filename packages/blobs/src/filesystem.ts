@@ -299,7 +299,8 @@ export function filesystemBlobStore(opts: FilesystemBlobStoreOptions): Filesyste
         if (errno(err) === "ENOENT") return undefined;
         throw err;
       }
-      return st.size;
+      // Committed already (a crash between commit and discard): its bytes stay as the blob, nothing freed yet.
+      return st.nlink > 1 ? 0 : st.size;
     },
 
     async adopt(file, known) {

@@ -64,6 +64,8 @@ async function setup(readOnly = false) {
       return rows.get(k(r, p));
     },
     findStatement: (r: string, p: string) => `F:${k(r, p)}`,
+    clashStatement: (r: string, p: string) => `C:${k(r, p)}`,
+    clashOf: (found: Record<string, unknown>[]) => ({ parent: found[0]?.parent === true, folder: found[0]?.folder === true }),
     recordOf: (found: Record<string, unknown>[]) => found[0] as ArtifactRecord | undefined,
     async recordArtifact(a: { repository: string; path: string; size: number; sha256: string; contentType: string | null; at?: Date }) {
       const had = rows.get(k(a.repository, a.path));

@@ -161,6 +161,16 @@ export function artifactServiceFactory(deps: ArtifactServiceDeps) {
   };
 
   /**
+   * After a removal committed: its content's blob goes when no other path holds it (as a
+   * reclaim with no grace period, under the blob's lock: a publish of the same content that
+   * committed it meanwhile finds it gone under that lock and commits it again from its staged
+   * copy). A failure leaves it to the walker's reclaim.
+   */
+  const releaseBlob = async (sha256: string | undefined) => {
+    if (sha256 !== undefined) await dropUnreferenced(sha256).catch(() => undefined);
+  };
+
+  /**
    * Repair: drops the index row of a path whose blob is missing (deleted behind the service's
    * back, or found corrupt) and publishes its removal: no client is offered a path whose bytes
    * are gone.
@@ -258,17 +268,21 @@ export function artifactServiceFactory(deps: ArtifactServiceDeps) {
 
     /**
      * DELETE: removes the artifact's index row and publishes `artifact.removed` (reason
-     * "request"); its blob stays for the reclaim (other paths may hold the same content). False
+     * "request"). Its blob goes too once no other path holds the same content (released). False
      * when there was nothing at the path.
      */
     async remove(a: Address, actor: Actor): Promise<boolean> {
       if (blobs.readOnly) throw forbidden(READ_ONLY);
-      return change(a, async (tx) => {
+      let gone: string | undefined;
+      const removed = await change(a, async (tx) => {
         const row = await forgetRow(tx, a);
         if (!row) return { event: undefined, result: false };
+        gone = row.sha256;
         const event: ArtifactRemoved = { ...base(a, row.size, row.sha256, actor), kind: "artifact.removed", reason: "request" };
         return { event, result: true };
       });
+      await releaseBlob(gone);
+      return removed;
     },
 
     /**
@@ -277,7 +291,7 @@ export function artifactServiceFactory(deps: ArtifactServiceDeps) {
      */
     async removeForRetention(a: Address, expect: { sha256: string; updated: number }, actor: Actor): Promise<RetentionOutcome> {
       if (blobs.readOnly) throw forbidden(READ_ONLY);
-      return change(a, async (tx): Promise<{ event: ArtifactRemoved | undefined; result: RetentionOutcome }> => {
+      const out = await change(a, async (tx): Promise<{ event: ArtifactRemoved | undefined; result: RetentionOutcome }> => {
         const row = await metadata.find(a.repository, a.path, tx);
         if (!row) return { event: undefined, result: { removed: false, why: "gone" } };
         if (row.heldReason !== null) return { event: undefined, result: { removed: false, why: "held" } };
@@ -286,6 +300,8 @@ export function artifactServiceFactory(deps: ArtifactServiceDeps) {
         const event: ArtifactRemoved = { ...base(a, row.size, row.sha256, actor), kind: "artifact.removed", reason: "retention" };
         return { event, result: { removed: true, size: row.size } };
       });
+      if (out.removed) await releaseBlob(expect.sha256);
+      return out;
     },
 
     /**

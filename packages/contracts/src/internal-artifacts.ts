@@ -82,7 +82,11 @@ export const RetentionRemoveResult = Type.Object({ removed: Type.Boolean(), size
 export type RetentionRemoveResult = Static<typeof RetentionRemoveResult>;
 export const retentionRemoveResultSchema = Type.Partial(RetentionRemoveResult);
 
-/** POST /internal/artifacts/index: a file the walk saw, with its identity and digest. */
+/**
+ * Gone: POST /internal/artifacts/index (a file the walk saw, with its identity and digest) is no
+ * longer served, since no path is a file any more (the path index is the truth). Kept only until
+ * the walker stops naming it; remove with it.
+ */
 export const indexRequestSchema = Type.Object(
   { ...where, ino: Type.Integer({ minimum: 0 }), size: Type.Integer({ minimum: 0 }), mtimeMs: Type.Integer(), sha256: hex64() },
   { additionalProperties: false },
@@ -94,7 +98,7 @@ export const IndexResult = Type.Object({ outcome: Type.Unsafe<IndexOutcome>(Type
 export type IndexResult = Static<typeof IndexResult>;
 export const indexResultSchema = Type.Partial(IndexResult);
 
-/** POST /internal/artifacts/forget: drops the metadata of a path whose file is gone. */
+/** POST /internal/artifacts/forget: drops the index row of a path whose blob is missing (and publishes its removal). */
 export const forgetRequestSchema = Type.Object(where, { additionalProperties: false });
 export type ForgetRequest = Static<typeof forgetRequestSchema>;
 export const ForgetResult = Type.Object({ forgotten: Type.Boolean() });

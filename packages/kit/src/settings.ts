@@ -226,7 +226,7 @@ export const SETTINGS = {
   walkerUrl: def("svc.walker.url", url(["http", "https"]), "http://127.0.0.1:18085", { readBy: ["gateway"],
     description: "Where the gateway reaches the walker (`/api/walks`)." }),
   filesystemRoot: def("svc.filesystem-root", str, "", { readBy: ["artifacts", "walker"], defaultText: "required (artifacts, walker)",
-    description: "The artifact store's folder (`repositories/` and `tmp/` under it). Every artifacts replica and the walker must see the same folder." }),
+    description: "The blob store's folder (`blobs/` and `tmp/` under it; a `repositories/` folder left by a version before the blob store is migrated into it on start). Every artifacts replica and the walker must see the same folder." }),
   logLevel: def("svc.log-level", logLevel, "info", { readBy: ALL,
     description: "pino level: `fatal`, `error`, `warn`, `info`, `debug`, `trace` or `silent`." }),
   uiSessionLifetimeMs: def("svc.ui.session.lifetime", duration, 12 * 3_600_000, { readBy: ["console"], defaultText: "PT12H",

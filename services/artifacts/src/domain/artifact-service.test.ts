@@ -64,6 +64,8 @@ async function setup(readOnly = false) {
       return rows.get(k(r, p));
     },
     findStatement: (r: string, p: string) => `F:${k(r, p)}`,
+    clashStatement: (r: string, p: string) => `C:${k(r, p)}`,
+    clashOf: (found: Record<string, unknown>[]) => ({ parent: found[0]?.parent === true, folder: found[0]?.folder === true }),
     recordOf: (found: Record<string, unknown>[]) => found[0] as ArtifactRecord | undefined,
     async recordArtifact(a: { repository: string; path: string; size: number; sha256: string; contentType: string | null; at?: Date }) {
       const had = rows.get(k(a.repository, a.path));
@@ -218,11 +220,21 @@ describe("artifact changes and their events", () => {
     await t.svc.publish(addr("a/b.txt"), Readable.from([Buffer.from("hello")]), null, key);
     expect(await t.svc.remove(addr("a/b.txt"), key)).toBe(true);
     expect(t.rows.size).toBe(0);
-    // The blob stays for the reclaim (another path may hold the same content).
-    expect(await t.blobs.head(sha("hello"))).toBeDefined();
+    // No path holds the content any more: its blob went with it.
+    expect(await t.blobs.head(sha("hello"))).toBeUndefined();
     expect((await sent(t))[1]).toMatchObject({ kind: "artifact.removed", reason: "request", size: 5, digest: `sha256:${sha("hello")}`, actor: key });
     expect(await t.svc.remove(addr("a/b.txt"), key)).toBe(false);
     expect((await sent(t))).toHaveLength(2);
+  });
+
+  it("a removal keeps the blob while another path holds the same content", async () => {
+    await t.svc.publish(addr("one.txt"), Readable.from([Buffer.from("shared")]), null, key);
+    await t.svc.publish(addr("two.txt"), Buffer.from("shared"), null, key);
+    expect(await t.svc.remove(addr("one.txt"), key)).toBe(true);
+    expect(await text(await t.blobs.get(sha("shared")))).toBe("shared");
+    const row = t.rows.get("libs/two.txt")!;
+    expect(await t.svc.removeForRetention(addr("two.txt"), { sha256: row.sha256, updated: row.updated.getTime() }, walker)).toEqual({ removed: true, size: 6 });
+    expect(await t.blobs.head(sha("shared"))).toBeUndefined();
   });
 
   it("a path whose blob went behind the service's back is still removed by a DELETE", async () => {

@@ -1,16 +1,16 @@
 import { createHash } from "node:crypto";
 import type { Readable } from "node:stream";
 import type { BlobStore, StagedBlob } from "@svc/blobs";
-import { forbidden, notFound, type PackageCoordinates, type Actor, type ArtifactEvent, type ArtifactFinding, type ArtifactHeld, type ArtifactPublished, type ArtifactReleased, type ArtifactRemoved, type Principal } from "@svc/contracts";
+import { conflict, forbidden, notFound, type PackageCoordinates, type Actor, type ArtifactEvent, type ArtifactFinding, type ArtifactHeld, type ArtifactPublished, type ArtifactReleased, type ArtifactRemoved, type Principal } from "@svc/contracts";
 import { newEventId } from "@svc/kit";
-import { lockKey, type Db, type MetadataStore, type Rows } from "../store/metadata-store.js";
+import { lockKey, parentsOf, type Db, type MetadataStore, type Rows } from "../store/metadata-store.js";
 import type { OutboxStore } from "../store/outbox-store.js";
 import { checkPreconditions, digestCheck, etagOf, type DeclaredDigests, type Preconditions } from "./upload-checks.js";
 
 export interface ArtifactServiceDeps {
   /** Where content is: the path index (metadata) says which path holds which digest. */
   blobs: Pick<BlobStore, "readOnly" | "stage" | "commit" | "discard" | "head" | "get" | "delete">;
-  metadata: Pick<MetadataStore, "transaction" | "lockedTransaction" | "lockBlob" | "find" | "findStatement" | "recordOf" | "recordStatement" | "correctArtifact" | "forgetArtifact" | "setHold" | "referenced" | "holding">;
+  metadata: Pick<MetadataStore, "transaction" | "lockedTransaction" | "lockBlob" | "find" | "findStatement" | "clashStatement" | "clashOf" | "recordOf" | "recordStatement" | "correctArtifact" | "forgetArtifact" | "setHold" | "referenced" | "holding">;
   outbox: Pick<OutboxStore, "addStatement">;
   /** Publishes a committed event (not awaited by the caller; a failure leaves it to the outbox relay). */
   deliver: (event: ArtifactEvent) => Promise<unknown>;
@@ -161,6 +161,16 @@ export function artifactServiceFactory(deps: ArtifactServiceDeps) {
   };
 
   /**
+   * After a removal committed: its content's blob goes when no other path holds it (as a
+   * reclaim with no grace period, under the blob's lock: a publish of the same content that
+   * committed it meanwhile finds it gone under that lock and commits it again from its staged
+   * copy). A failure leaves it to the walker's reclaim.
+   */
+  const releaseBlob = async (sha256: string | undefined) => {
+    if (sha256 !== undefined) await dropUnreferenced(sha256).catch(() => undefined);
+  };
+
+  /**
    * Repair: drops the index row of a path whose blob is missing (deleted behind the service's
    * back, or found corrupt) and publishes its removal: no client is offered a path whose bytes
    * are gone.
@@ -211,7 +221,12 @@ export function artifactServiceFactory(deps: ArtifactServiceDeps) {
         const known = !Buffer.isBuffer(source) || late ? staged : undefined;
         const result = await change(
           to.address,
-          async (tx, [found = [], ...formatRows]) => {
+          async (tx, [found = [], clash = [], ...formatRows]) => {
+            // A path is a file or a folder of files, never both (a filesystem's rule, which
+            // clients and mirrors of the repository rely on).
+            const clashes = metadata.clashOf(clash);
+            if (clashes.parent) throw conflict("a parent of this path is a file, not a folder");
+            if (clashes.folder) throw conflict("this path is a folder of other artifacts");
             const s = await ready;
             if (!known) await metadata.lockBlob(tx, s.sha256, "shared");
             // Under the blob's lock no reclaim removes it; one that did since the commit above
@@ -229,8 +244,10 @@ export function artifactServiceFactory(deps: ArtifactServiceDeps) {
           },
           {
             locks: to.alongside?.locks,
-            sharedLocks: known ? [lockKey("blob", known.sha256)] : undefined,
-            withBegin: [metadata.findStatement(to.address.repository, to.address.path), ...(to.alongside?.withBegin ?? [])],
+            // The folders' path locks, shared: a publish at a folder of this path (or a removal
+            // there) waits for this one, and this one for it, so the clash check sees it.
+            sharedLocks: [...parentsOf(to.address.path).map((p) => lockKey("artifact-path", to.address.repository, p)), ...(known ? [lockKey("blob", known.sha256)] : [])],
+            withBegin: [metadata.findStatement(to.address.repository, to.address.path), metadata.clashStatement(to.address.repository, to.address.path), ...(to.alongside?.withBegin ?? [])],
             closed: () => {
               // Checked before anything lands: a removal that began meanwhile finds nothing of this upload.
               throw notFound(`no repository named ${to.address.repository}`);
@@ -251,17 +268,21 @@ export function artifactServiceFactory(deps: ArtifactServiceDeps) {
 
     /**
      * DELETE: removes the artifact's index row and publishes `artifact.removed` (reason
-     * "request"); its blob stays for the reclaim (other paths may hold the same content). False
+     * "request"). Its blob goes too once no other path holds the same content (released). False
      * when there was nothing at the path.
      */
     async remove(a: Address, actor: Actor): Promise<boolean> {
       if (blobs.readOnly) throw forbidden(READ_ONLY);
-      return change(a, async (tx) => {
+      let gone: string | undefined;
+      const removed = await change(a, async (tx) => {
         const row = await forgetRow(tx, a);
         if (!row) return { event: undefined, result: false };
+        gone = row.sha256;
         const event: ArtifactRemoved = { ...base(a, row.size, row.sha256, actor), kind: "artifact.removed", reason: "request" };
         return { event, result: true };
       });
+      await releaseBlob(gone);
+      return removed;
     },
 
     /**
@@ -270,7 +291,7 @@ export function artifactServiceFactory(deps: ArtifactServiceDeps) {
      */
     async removeForRetention(a: Address, expect: { sha256: string; updated: number }, actor: Actor): Promise<RetentionOutcome> {
       if (blobs.readOnly) throw forbidden(READ_ONLY);
-      return change(a, async (tx): Promise<{ event: ArtifactRemoved | undefined; result: RetentionOutcome }> => {
+      const out = await change(a, async (tx): Promise<{ event: ArtifactRemoved | undefined; result: RetentionOutcome }> => {
         const row = await metadata.find(a.repository, a.path, tx);
         if (!row) return { event: undefined, result: { removed: false, why: "gone" } };
         if (row.heldReason !== null) return { event: undefined, result: { removed: false, why: "held" } };
@@ -279,6 +300,8 @@ export function artifactServiceFactory(deps: ArtifactServiceDeps) {
         const event: ArtifactRemoved = { ...base(a, row.size, row.sha256, actor), kind: "artifact.removed", reason: "retention" };
         return { event, result: { removed: true, size: row.size } };
       });
+      if (out.removed) await releaseBlob(expect.sha256);
+      return out;
     },
 
     /**

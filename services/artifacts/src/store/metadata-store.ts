@@ -42,6 +42,12 @@ export function lockKey(kind: string, ...parts: string[]): string {
   return createHash("sha256").update([kind, ...parts].join("\0")).digest().readBigInt64BE(0).toString();
 }
 
+/** The folders of a path that could be artifacts themselves: "a" and "a/b" for "a/b/c". */
+export function parentsOf(path: string): string[] {
+  const segments = path.split("/");
+  return segments.slice(1).map((_, i) => segments.slice(0, i + 1).join("/"));
+}
+
 export interface ArtifactRecord {
   repository: string;
   path: string;
@@ -242,6 +248,22 @@ export function metadataStoreFactory(root: Db, pool: pg.Pool) {
     findStatement(repository: string, path: string): string {
       return `select ${COLUMNS.join(", ")} from ${escapeIdentifier(SCHEMA)}.artifacts where repository = ${escapeLiteral(repository)} and path = ${escapeLiteral(path)}`;
     },
+    /**
+     * Whether a path clashes with the paths the index holds, as one statement for withBegin:
+     * `parent` when a folder of it is an artifact ("a/b" for "a/b/c"), `folder` when it is the
+     * folder of others ("a/b/..." for "a/b"). Its row goes to clashOf.
+     */
+    clashStatement(repository: string, path: string): string {
+      const table = `${escapeIdentifier(SCHEMA)}.artifacts`;
+      const r = escapeLiteral(repository);
+      const parents = parentsOf(path);
+      const parent = parents.length ? `exists (select 1 from ${table} where repository = ${r} and path in (${parents.map(escapeLiteral).join(", ")}))` : "false";
+      // The paths under "<path>/": from "<path>/" up to "<path>0" ("0" follows "/"), on the byte-ordered index.
+      const folder = `exists (select 1 from ${table} where repository = ${r} and (path collate "C") >= (${escapeLiteral(`${path}/`)} collate "C") and (path collate "C") < (${escapeLiteral(`${path}0`)} collate "C"))`;
+      return `select ${parent} as parent, ${folder} as folder`;
+    },
+    clashOf: (rows: Rows): { parent: boolean; folder: boolean } => ({ parent: rows[0]?.parent === true, folder: rows[0]?.folder === true }),
+
     /** The record of a row findStatement answered. */
     recordOf: (rows: Rows): ArtifactRecord | undefined => (rows[0] ? toRecord(rows[0] as Row) : undefined),
 

@@ -21,6 +21,8 @@ export interface FilesystemBlobStoreOptions {
 }
 
 export interface FilesystemBlobStore extends BlobStore {
+  /** Makes the store's folders (tmp/ and blobs/sha256/) when they are missing; nothing in read-only mode. */
+  init(): Promise<void>;
   /**
    * Makes a file of this filesystem (not the store's) the blob of its content, without copying
    * it. When the file is the blob of `known` already (the same inode: the code before the blob
@@ -191,6 +193,11 @@ export function filesystemBlobStore(opts: FilesystemBlobStoreOptions): Filesyste
   return {
     kind: "filesystem",
     readOnly: opts.readOnly,
+
+    async init() {
+      if (opts.readOnly) return;
+      await Promise.all([makeTmp(), mkdir(sha256Dir, { recursive: true })]);
+    },
     stage,
     commit,
     discard,

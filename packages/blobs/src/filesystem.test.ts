@@ -59,6 +59,19 @@ describe("filesystemBlobStore", () => {
     expect(peak).toBeLessThan(96 * 1024 * 1024);
   });
 
+  it("init makes its folders, and nothing in read-only mode", async () => {
+    const fresh = mkdtempSync(join(tmpdir(), "blobs-init-"));
+    try {
+      await filesystemBlobStore({ root: fresh, readOnly: true }).init();
+      expect(readdirSync(fresh)).toEqual([]);
+      await filesystemBlobStore({ root: fresh, readOnly: false }).init();
+      expect(readdirSync(fresh).sort()).toEqual(["blobs", "tmp"]);
+      expect(readdirSync(join(fresh, "blobs"))).toEqual(["sha256"]);
+    } finally {
+      rmSync(fresh, { recursive: true, force: true });
+    }
+  });
+
   it("answers byte ranges, inclusive as HTTP counts them", async () => {
     const { sha256 } = await store.put(Buffer.from("0123456789"));
     expect(await text(await store.get(sha256, { start: 2, end: 4 }))).toBe("234");

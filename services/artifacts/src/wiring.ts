@@ -29,6 +29,7 @@ export async function wireArtifacts({ config, log, metrics, bus, db, pool }: Art
   await metadata.ensureRepository(config.repository, config.repositoryFormat);
   // Content by digest; the path index in Postgres says which path holds which (the single truth).
   const blobs = filesystemBlobStore({ root: config.filesystemRoot, readOnly: config.readOnly });
+  await blobs.init();
   const repositories = repositoryListFactory({ metadata, log });
   await repositories.start();
   // Events: written to the outbox with each change, published as the request is answered

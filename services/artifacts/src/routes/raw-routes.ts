@@ -14,7 +14,7 @@ import type { PypiHandler } from "./pypi-routes.js";
 import { answerArtifact } from "./artifact-answer.js";
 
 export interface RawRoutesDeps {
-  blobs: Pick<BlobStore, "get" | "readSmall">;
+  blobs: Pick<BlobStore, "get" | "head" | "readSmall">;
   /** The path index: what a path holds. */
   metadata: Pick<MetadataStore, "find">;
   artifacts: ArtifactService;

@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from "node:crypto";
-import { existsSync, linkSync, mkdirSync, readdirSync, statSync, utimesSync, writeFileSync } from "node:fs";
+import { existsSync, linkSync, mkdirSync, readdirSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { Readable } from "node:stream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -170,5 +170,14 @@ describe("the blob store and the path index", () => {
     } finally {
       await db.destroy();
     }
+  });
+
+  it("a path whose blob was deleted behind the server's back answers 404 to GET and HEAD, not a broken body", async () => {
+    const repo = freshName("lost");
+    await s.createRepository(repo, "raw");
+    const body = `lost content ${randomBytes(8).toString("hex")}`;
+    expect((await s.call("PUT", `/repository/${repo}/gone.txt`, { key: key(), body })).status).toBe(201);
+    rmSync(join(s.storeRoot, "blobs", "sha256", sha(body).slice(0, 2), sha(body)));
+    for (const method of ["GET", "HEAD"]) expect((await s.call(method, `/repository/${repo}/gone.txt`, { key: key() })).status, method).toBe(404);
   });
 });

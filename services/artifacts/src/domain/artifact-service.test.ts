@@ -137,6 +137,9 @@ describe("artifact changes and their events", () => {
 
     await t.svc.publish(addr("a/b.txt"), Readable.from([Buffer.from("again")]), null, key);
     expect((await sent(t))[1]).toMatchObject({ kind: "artifact.published", replaced: true, size: 5, digest: `sha256:${sha("again")}` });
+    // The content replaced, held by no other path, went with it.
+    expect(await t.blobs.head(sha("hello"))).toBeUndefined();
+    expect(await t.blobs.head(sha("again"))).toBeDefined();
   });
 
   it("a failed precondition (412) or a declared digest that does not match (400) stores nothing and keeps the old content", async () => {

@@ -199,6 +199,7 @@ export function artifactServiceFactory(deps: ArtifactServiceDeps) {
       // Whether this publish made the blob (it did not exist): a refused publish takes it out again.
       let made = false;
       let stored = false;
+      let replaced: string | undefined;
       // Staged, checked against the declared digests and committed as the blob of its digest:
       // none of it needs the path's lock (content is stored by digest and shows nowhere until
       // the index row commits). A body in memory is made ready while the first message takes
@@ -239,6 +240,7 @@ export function artifactServiceFactory(deps: ArtifactServiceDeps) {
             const at = new Date();
             const last = metadata.recordStatement({ repository: to.address.repository, path: to.address.path, size: s.size, sha256: s.sha256, contentType, at });
             const created = previous === undefined;
+            if (previous && previous.sha256 !== s.sha256) replaced = previous.sha256;
             const event: ArtifactPublished = { ...base(to.address, s.size, s.sha256, actor, at), kind: "artifact.published", replaced: !created };
             return { event, last, result: { size: s.size, sha256: s.sha256, created, etag: etagOf(s.sha256) } };
           },
@@ -255,6 +257,8 @@ export function artifactServiceFactory(deps: ArtifactServiceDeps) {
           },
         );
         stored = true;
+        // The content this path held before goes when no other path holds it.
+        await releaseBlob(replaced);
         return result;
       } finally {
         await ready.catch(() => {});

@@ -106,10 +106,11 @@ function rangeFresh(ifRange: string | undefined, etag: string, modifiedAt: numbe
  * on its way, to the status sent (the handler then returns `reply`: never awaited, as a reply
  * is a thenable that settles when the response ends).
  */
-export async function answerArtifact(req: FastifyRequest, reply: FastifyReply, row: ArtifactRow, blobs: Pick<BlobStore, "get" | "readSmall">, type?: string): Promise<number> {
+export async function answerArtifact(req: FastifyRequest, reply: FastifyReply, row: ArtifactRow, blobs: Pick<BlobStore, "get" | "head" | "readSmall">, type?: string): Promise<number> {
   const plan = planAnswer(req.headers, row);
   const headers = type && plan.status !== 304 ? { ...plan.headers, "content-type": type } : plan.headers;
   const missing = () => notFound(`no artifact at ${row.repository}/${row.path}`);
+  if (req.method === "HEAD" && plan.status !== 304 && !(await blobs.head(row.sha256))) throw missing();
   if (plan.status === 304 || req.method === "HEAD") {
     reply.code(plan.status).headers(headers).send();
     return plan.status;
@@ -124,7 +125,11 @@ export async function answerArtifact(req: FastifyRequest, reply: FastifyReply, r
     }
   }
   const stream = await blobs.get(row.sha256, range);
-  if (!stream) throw missing();
+  if (!stream) {
+    // The index names content the store does not have: deleted behind the service's back (a walk's repair forgets the row).
+    req.log.warn({ repository: row.repository, path: row.path, sha256: row.sha256 }, "the index names a blob the store does not have");
+    throw missing();
+  }
   reply.code(plan.status).headers(headers).send(stream);
   return plan.status;
 }

@@ -12,7 +12,7 @@ import type { Formats } from "../formats/format.js";
 import { answerArtifact } from "./artifact-answer.js";
 
 export interface RawRoutesDeps {
-  blobs: Pick<BlobStore, "get" | "readSmall">;
+  blobs: Pick<BlobStore, "get" | "head" | "readSmall">;
   /** The path index: what a path holds. */
   metadata: Pick<MetadataStore, "find">;
   artifacts: ArtifactService;

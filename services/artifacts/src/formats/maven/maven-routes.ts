@@ -17,7 +17,7 @@ export type MavenHandler = (req: FastifyRequest, reply: FastifyReply, a: Artifac
 export interface MavenRoutesDeps {
   maven: MavenRepository;
   metadata: Pick<MetadataStore, "find">;
-  blobs: Pick<BlobStore, "get" | "readSmall">;
+  blobs: Pick<BlobStore, "get" | "head" | "readSmall">;
 }
 
 /** Largest checksum and metadata uploads read (they are read whole). */

@@ -35,6 +35,17 @@ describe("console operations pages in a browser", () => {
     await open("/ui/metrics");
     expect(await page.locator("nav a[aria-current=page]").textContent()).toBe("Metrics");
     await expect.poll(() => page.locator("#health").count()).toBe(1);
+    // The service filter lists the nodes the admin service has heard a heartbeat from (one every
+    // 5 s each; later on a busy machine): the page shown again until the gateway is among them.
+    await expect
+      .poll(
+        async () => {
+          await open("/ui/metrics");
+          return page.locator("#service option[value=gateway]").count();
+        },
+        { timeout: 60_000, interval: 1_000 },
+      )
+      .toBe(1);
     await page.selectOption("#service", "gateway");
     await Promise.all([page.waitForURL(/service=gateway/), page.click("form.filters button[type=submit]")]);
     const meters = await page.locator("#meters tbody").textContent();

@@ -78,6 +78,9 @@ export async function bulkFill(db: pg.Client, storeRoot: string, tenant: string,
     await db.query(`insert into auth.grants (subject_kind, subject_id, scope, tokens) select 'key', ${keyId}, $1, '{read-only}' from generate_series($2::int, $3::int) g`, [REPOSITORY, a, b - 1]);
   });
   state.keys += newKeys;
+  const took = (from: number) => `${((performance.now() - from) / 1000).toFixed(1)} s`;
+  log(`scale: keys in ${took(t0)}`);
+  const t1 = performance.now();
 
   const newMembers = Math.max(0, size - membersNow);
   log(`scale: ${newMembers} people into auth.principals and group ${GROUP} (${membersNow} -> ${membersNow + newMembers})`);
@@ -87,6 +90,8 @@ export async function bulkFill(db: pg.Client, storeRoot: string, tenant: string,
     await db.query(`insert into auth.memberships (group_name, principal_id) select $1, ${member} from generate_series($2::int, $3::int) g on conflict do nothing`, [GROUP, a, b - 1]);
   });
   state.members += newMembers;
+  log(`scale: members in ${took(t1)}`);
+  const t2 = performance.now();
 
   const newFiles = Math.max(0, size - filesNow);
   const layout = storeLayout(storeRoot);
@@ -112,8 +117,10 @@ export async function bulkFill(db: pg.Client, storeRoot: string, tenant: string,
     );
   });
   state.files += newFiles;
-  log("scale: vacuum analyze");
+  log(`scale: blobs and files in ${took(t2)}`);
+  const t3 = performance.now();
   for (const table of ["auth.credentials", "auth.grants", "auth.principals", "auth.memberships", "artifacts.artifacts"]) await db.query(`vacuum analyze ${table}`);
+  log(`scale: vacuum analyze in ${took(t3)}`);
   return {
     keys: await count("auth.credentials"),
     files: await count("artifacts.artifacts", `where repository = '${REPOSITORY}'`),

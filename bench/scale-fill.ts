@@ -39,6 +39,8 @@ export interface Filled {
   blobs: number;
   /** Seconds the bulk statements (and blob writes, and the analyze) took. */
   seconds: number;
+  /** The suite's database on disk (every service's tables), in bytes. */
+  databaseBytes: number;
 }
 
 /** Bulk rows so far, per table; the API sample adds rows beside them. */
@@ -127,6 +129,7 @@ export async function bulkFill(db: pg.Client, storeRoot: string, tenant: string,
     members: await count("auth.memberships", `where group_name = '${GROUP}'`),
     blobs: state.blobs.length,
     seconds: (performance.now() - t0) / 1000,
+    databaseBytes: Number((await db.query<{ n: string }>("select pg_database_size(current_database()) as n")).rows[0]!.n),
   };
 }
 

@@ -2,7 +2,8 @@
 // <repo>/.data/bench/infra (tools/devstack), a fresh database, every service as its own process.
 import { join } from "node:path";
 import { createDatabase, startInfra, type Infra } from "@svc/devstack";
-import { startServices, type RunningServices, type ServiceName } from "@svc/devstack/service-runner";
+import { ensureServiceBundles } from "@svc/devstack/service-bundle";
+import { SERVICE_NAMES, startServices, type RunningServices, type ServiceName } from "@svc/devstack/service-runner";
 import { dataDir, log, RATE_LIMIT, suiteDir } from "./options.js";
 
 export interface BenchSuite {
@@ -20,6 +21,7 @@ export interface BenchSuite {
  */
 export async function startBenchSuite(cleanups: Array<() => Promise<unknown>>, nodeArgs: Partial<Record<ServiceName, string[]>> = {}, env: Record<string, string> = {}): Promise<BenchSuite> {
   log(`starting Postgres, Redis and NATS under ${join(dataDir, "infra")}`);
+  await ensureServiceBundles(SERVICE_NAMES);
   const infra = await startInfra({ dataDir: join(dataDir, "infra"), log: (l) => log(l) });
   cleanups.push(() => infra.stop());
   const databaseUrl = await createDatabase(infra.adminDatabaseUrl, "svc_bench");

@@ -4,6 +4,7 @@ import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { sleep } from "./process.js";
 import { SERVICE_NODE_OPTIONS } from "./runtime.js";
+import { freshBundle } from "./service-bundle.js";
 
 /**
  * One service of services/ as a child process: the one supervisor that `npm start`
@@ -12,8 +13,14 @@ import { SERVICE_NODE_OPTIONS } from "./runtime.js";
  */
 export const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), "../../..");
 
-/** The command line every service runs with (deploy/ runs the same one, from the image's /app). */
+/**
+ * The command line a service runs with: its bundle when one is fresh (service-bundle.ts; the
+ * tests, npm start and the bench build them as they start), else main.ts through tsx, which is
+ * the command deploy/ runs from the image's /app.
+ */
 export function serviceCommand(name: string, nodeArgs: readonly string[] = []): { command: string; args: string[] } {
+  const bundle = freshBundle(name);
+  if (bundle) return { command: process.execPath, args: [...SERVICE_NODE_OPTIONS, "--enable-source-maps", ...nodeArgs, bundle] };
   return { command: process.execPath, args: [...SERVICE_NODE_OPTIONS, ...nodeArgs, "--import", "tsx", join(repoRoot, "services", name, "src", "main.ts")] };
 }
 

@@ -4,10 +4,7 @@ import type { ArtifactService } from "./domain/artifact-service.js";
 import type { DownloadRecorder } from "./domain/download-recorder.js";
 import type { RepositoryAdmin } from "./domain/repository-admin.js";
 import type { RepositoryExport } from "./domain/repository-export.js";
-import type { NpmHandler } from "./routes/npm-routes.js";
-import { mavenOptionsRoutes, type MavenHandler, type MavenOptionsRoutesDeps } from "./routes/maven-routes.js";
-import { pypiAdminRoutes, type PypiHandler } from "./routes/pypi-routes.js";
-import type { PypiRegistry } from "./domain/pypi-registry.js";
+import type { Formats } from "./formats/format.js";
 import type { FileStore } from "./store/file-store.js";
 import type { MetadataStore } from "./store/metadata-store.js";
 import { exportRoutes } from "./routes/export-routes.js";
@@ -23,13 +20,8 @@ export interface ArtifactsDeps extends UpstreamAppDeps {
   repositories: () => ReadonlySet<string>;
   admin: RepositoryAdmin;
   exports: RepositoryExport;
-  formatOf: (repository: string) => string | undefined;
-  npm: NpmHandler;
-  maven: MavenHandler;
-  mavenOptions: MavenOptionsRoutesDeps["maven"];
-  publisherOf?: (repository: string) => ArtifactService["publish"] | undefined;
-  pypi: PypiHandler;
-  pypiRegistry: PypiRegistry;
+  /** The formats (formats/index.ts), built: each repository's protocol, and each format's own routes. */
+  formats: Pick<Formats, "of" | "names" | "description" | "routes">;
   /** svc.upload-idle-timeout; 0: never. */
   uploadIdleTimeoutMs: number;
 }
@@ -39,8 +31,7 @@ export function buildApp(deps: ArtifactsDeps): FastifyInstance {
   rawRoutes(app, deps);
   repositoryRoutes(app, deps);
   exportRoutes(app, deps);
-  mavenOptionsRoutes(app, { maven: deps.mavenOptions, formatOf: deps.formatOf });
-  pypiAdminRoutes(app, { registry: deps.pypiRegistry, formatOf: deps.formatOf });
+  deps.formats.routes(app);
   internalRoutes(app, deps);
   return app;
 }

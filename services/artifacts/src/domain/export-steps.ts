@@ -82,10 +82,3 @@ export async function copyPages<T>(job: ExportJob, page: (after: string | undefi
     after = item.keyOf(rows[rows.length - 1]!);
   }
 }
-
-/** A raw repository: every file, path for path. */
-export function rawExportFactory(deps: { metadata: Pick<MetadataStore, "page">; copy: ArtifactCopier }): FormatExport {
-  return {
-    copy: (job) => copyPages(job, (after) => deps.metadata.page(job.source, after, EXPORT_PAGE), { keyOf: (r) => r.path, pathOf: (r) => r.path, copy: (r) => deps.copy(job, r) }),
-  };
-}

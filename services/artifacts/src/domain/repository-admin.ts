@@ -1,4 +1,4 @@
-import { conflict, forbidden, invalid, isRepositoryFormat, notFound, REPOSITORY_FORMATS, type Actor } from "@svc/contracts";
+import { conflict, forbidden, invalid, notFound, type Actor } from "@svc/contracts";
 import { isRepositoryName } from "@svc/grants";
 import type { FileStore } from "../store/file-store.js";
 import type { MetadataStore, RepositoryDetail } from "../store/metadata-store.js";
@@ -10,6 +10,8 @@ export interface RepositoryAdminDeps {
   files: Pick<FileStore, "readOnly" | "init" | "dropRepositoryDir">;
   artifacts: Pick<ArtifactService, "remove">;
   list: Pick<RepositoryList, "refresh">;
+  /** The names repositories may be created with (the format table's: formats/index.ts). */
+  formats: readonly string[];
 }
 
 /** Artifacts removed per metadata page while a repository is emptied. */
@@ -21,7 +23,7 @@ export function repositoryAdminFactory(deps: RepositoryAdminDeps) {
   return {
     async create(name: string, format: string): Promise<RepositoryDetail> {
       if (!isRepositoryName(name)) throw invalid("name", "name must be a repository name: letters, digits, '.', '_' and '-', starting with a letter or digit");
-      if (!isRepositoryFormat(format)) throw invalid("format", `format must be one of ${REPOSITORY_FORMATS.join(", ")}`);
+      if (!deps.formats.includes(format)) throw invalid("format", `format must be one of ${deps.formats.join(", ")}`);
       if (!(await metadata.createRepository(name, format))) throw conflict(`a repository named ${name} exists already`);
       await deps.files.init([name]);
       await deps.list.refresh();

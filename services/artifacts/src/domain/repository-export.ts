@@ -29,8 +29,8 @@ export interface ExportJob {
  * A format's copy step: copies everything `job.source` holds into `job.target` (same format),
  * through the same checks as that format's client uploads, counting each item in `job.tally`.
  * It throws only for what stops the whole export (read-only mode, an unexpected failure); a
- * refusal of one item is tallied and the export goes on. Each format registers one under its
- * name (main.ts); a format without one cannot be exported (refused, naming it).
+ * refusal of one item is tallied and the export goes on. A format has one as its `export`
+ * (formats/format.ts); a format without one cannot be exported (refused, naming it).
  */
 export interface FormatExport {
   copy(job: ExportJob): Promise<void>;

@@ -8,9 +8,7 @@ import { actorOf, type ArtifactService } from "../domain/artifact-service.js";
 import type { DownloadRecorder } from "../domain/download-recorder.js";
 import { parseDeclaredDigests, parsePreconditions } from "../domain/upload-checks.js";
 import type { FileStore } from "../store/file-store.js";
-import type { MavenHandler } from "./maven-routes.js";
-import type { NpmHandler } from "./npm-routes.js";
-import type { PypiHandler } from "./pypi-routes.js";
+import type { Formats } from "../formats/format.js";
 import { readSmallFile } from "./small-file.js";
 
 export interface RawRoutesDeps {
@@ -21,16 +19,11 @@ export interface RawRoutesDeps {
   repositories: () => ReadonlySet<string>;
   /** svc.upload-idle-timeout; 0: never. */
   uploadIdleTimeoutMs: number;
-  /** The format of a repository served. */
-  formatOf: (repository: string) => string | undefined;
-  /** The npm protocol, for `npm` repositories (it leaves tarball downloads to these routes). */
-  npm: NpmHandler;
-  /** The Maven 2 layout, for `maven` repositories (it leaves file downloads and uploads to these routes). */
-  maven: MavenHandler;
-  /** How a repository of a package format stores an upload (Maven: with its digests and coordinates); default artifacts.publish. */
-  publisherOf?: (repository: string) => ArtifactService["publish"] | undefined;
-  /** The PyPI protocols, for `pypi` repositories (it leaves file downloads to these routes). */
-  pypi: PypiHandler;
+  /**
+   * Each repository's format: its protocol answers first (what it leaves, such as an npm tarball
+   * download, is served here as a file), and it says how an upload is stored.
+   */
+  formats: Pick<Formats, "of">;
 }
 
 /**
@@ -58,15 +51,12 @@ const mediaType = (declared: string | undefined): string | null => (declared !==
 export function rawRoutes(app: FastifyInstance, deps: RawRoutesDeps): void {
   const address = (req: FastifyRequest): ArtifactTarget => {
     const a = parseArtifactTarget(req.url);
-    // Only PyPI serves folders (its index pages, its upload URL); elsewhere a folder is refused as it always was.
-    if (a.folder && deps.formatOf(a.repository) !== "pypi") parseArtifactUrl(req.url);
+    // Only a format that serves folders (PyPI: its index pages, its upload URL) is asked about one; elsewhere a folder is refused as it always was.
+    if (a.folder && !deps.formats.of(a.repository)?.servesFolders) parseArtifactUrl(req.url);
     if (!deps.repositories().has(a.repository)) throw notFound(`no repository named ${a.repository}`);
     return a;
   };
-  const formatted = (req: FastifyRequest, reply: FastifyReply, a: ArtifactTarget): Promise<unknown> | undefined => {
-    const format = deps.formatOf(a.repository);
-    return format === "npm" ? deps.npm(req, reply, a) : format === "maven" ? deps.maven(req, reply, a) : format === "pypi" ? deps.pypi(req, reply, a) : undefined;
-  };
+  const formatted = (req: FastifyRequest, reply: FastifyReply, a: ArtifactTarget): Promise<unknown> | undefined => deps.formats.of(a.repository)?.handle?.(req, reply, a);
 
   /** A body that stops arriving is cut, after the gateway (which sees the client first) had its chance. */
   const watchIdle = (req: FastifyRequest, reply: FastifyReply, a: ArtifactTarget) => {
@@ -138,7 +128,7 @@ export function rawRoutes(app: FastifyInstance, deps: RawRoutesDeps): void {
       watchIdle(req, reply, a);
       // Durable (file, metadata and outbox row committed) before we answer; the event follows from the outbox.
       const body = req.body instanceof Readable ? req.body : req.raw;
-      const publish = deps.publisherOf?.(a.repository) ?? deps.artifacts.publish;
+      const publish = deps.formats.of(a.repository)?.publish ?? deps.artifacts.publish;
       const result = await publish(a, body, mediaType(declaredContentType(req)), actorOf(req.principal), checks).catch((err: unknown) => {
         // The sender went away half-way (the gateway drops an upload its client abandoned): nothing
         // was stored and nobody is left to answer; not a failure of ours.

@@ -1,7 +1,8 @@
 import { Type } from "@sinclair/typebox";
-import { REPOSITORY_FORMATS, forbidden, notFound, LIMITS } from "@svc/contracts";
+import { forbidden, notFound, LIMITS } from "@svc/contracts";
 import { actorOf } from "../domain/artifact-service.js";
 import type { RepositoryAdmin } from "../domain/repository-admin.js";
+import type { Formats } from "../formats/format.js";
 import type { RepositoryDetail } from "../store/metadata-store.js";
 import { parseRetentionPolicy, retentionPolicySchema, type RetentionPolicy } from "../domain/retention-policy.js";
 import type { MetadataStore } from "../store/metadata-store.js";
@@ -16,10 +17,12 @@ const repositorySchema = Answer({
   retention: Type.Unsafe<unknown>(Type.Union([Type.Null(), retention])),
 });
 const nameParam = Type.Object({ name: Type.String({ minLength: 1, maxLength: LIMITS.repositoryName }) });
-const createBody = Type.Object(
-  { name: Type.String({ minLength: 1, maxLength: LIMITS.repositoryName }), format: StringEnum(REPOSITORY_FORMATS, { description: "raw (files), npm, maven (the Maven 2 layout) or pypi (a package index)" }) },
-  { additionalProperties: false },
-);
+/** A repository's name and one of the format table's names (formats/index.ts). */
+const createBodyOf = (formats: Pick<Formats, "names" | "description">) =>
+  Type.Object(
+    { name: Type.String({ minLength: 1, maxLength: LIMITS.repositoryName }), format: StringEnum(formats.names, { description: formats.description }) },
+    { additionalProperties: false },
+  );
 const detailSchema = Answer({
   name: Type.String(),
   format: Type.String(),
@@ -48,6 +51,7 @@ const filesQuery = Type.Object(
 export interface RepositoryRoutesDeps {
   metadata: Pick<MetadataStore, "repositories" | "retention" | "setRetention" | "browse" | "hasRepository">;
   admin: RepositoryAdmin;
+  formats: Pick<Formats, "names" | "description">;
 }
 
 /**
@@ -57,6 +61,7 @@ export interface RepositoryRoutesDeps {
  */
 export function repositoryRoutes(app: ServiceApp, deps: RepositoryRoutesDeps): void {
   const { metadata } = deps;
+  const createBody = createBodyOf(deps.formats);
 
   app.get(
     "/api/repositories",

@@ -1,6 +1,6 @@
 import { sql, type ColumnDefinitionBuilder, type Kysely, type Migration } from "kysely";
 import { SCHEMA } from "./schema.js";
-import { pypiFilesFollowArtifacts, pypiMigration } from "./pypi-store.js";
+import { pypiFilesFollowArtifacts, pypiMigration } from "../formats/pypi/pypi-store.js";
 
 export const migrations: Record<string, Migration> = {
   "0001_repositories_and_artifacts": {

@@ -1,9 +1,9 @@
 import { createHash } from "node:crypto";
 import { promisify } from "node:util";
 import { gzip as gzipCallback } from "node:zlib";
-import type { NpmPackageRow, NpmStore } from "../store/npm-store.js";
+import type { NpmPackageRow, NpmStore } from "./npm-store.js";
 import { abbreviated, packument } from "./npm-documents.js";
-import type { Preconditions } from "./upload-checks.js";
+import type { Preconditions } from "../../domain/upload-checks.js";
 
 export type NpmDocumentKind = "full" | "abbreviated";
 

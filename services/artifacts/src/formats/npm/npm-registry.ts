@@ -1,9 +1,9 @@
 import type { Readable } from "node:stream";
 import { ServiceError, conflict, forbidden, invalid, notFound, type Actor } from "@svc/contracts";
-import type { MetadataStore } from "../store/metadata-store.js";
-import type { NpmStore, NpmVersionRow } from "../store/npm-store.js";
-import type { Db } from "../store/metadata-store.js";
-import { READ_ONLY, type Address, type ArtifactService } from "./artifact-service.js";
+import type { MetadataStore } from "../../store/metadata-store.js";
+import type { NpmStore, NpmVersionRow } from "./npm-store.js";
+import type { Db } from "../../store/metadata-store.js";
+import { READ_ONLY, type Address, type ArtifactService } from "../../domain/artifact-service.js";
 import { readNpmDocument, type IncomingTarball, type ReadDocument, type TarballDigests } from "./npm-document-reader.js";
 import { README_CHARS, npmCoordinates, tarballPath } from "./npm-documents.js";
 

@@ -1,7 +1,7 @@
 import { sql } from "kysely";
-import type { SnapshotRow, VersionRow } from "../domain/maven-metadata.js";
-import type { Db } from "./metadata-store.js";
-import { SCHEMA } from "./schema.js";
+import type { SnapshotRow, VersionRow } from "./maven-metadata.js";
+import type { Db } from "../../store/metadata-store.js";
+import { SCHEMA } from "../../store/schema.js";
 
 export interface Digests {
   sha1: string;

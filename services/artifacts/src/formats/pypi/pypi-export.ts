@@ -1,13 +1,13 @@
 import { createReadStream } from "node:fs";
 import { join } from "node:path";
 import { ServiceError } from "@svc/contracts";
-import type { FileStore } from "../store/file-store.js";
-import type { MetadataStore } from "../store/metadata-store.js";
-import type { PypiFileRow, PypiStore } from "../store/pypi-store.js";
-import type { CopyOutcome } from "./export-steps.js";
-import { EXPORT_PAGE, copyPages } from "./export-steps.js";
+import type { FileStore } from "../../store/file-store.js";
+import type { MetadataStore } from "../../store/metadata-store.js";
+import type { PypiFileRow, PypiStore } from "./pypi-store.js";
+import type { CopyOutcome } from "../../domain/export-steps.js";
+import { EXPORT_PAGE, copyPages } from "../../domain/export-steps.js";
 import type { PypiRegistry } from "./pypi-registry.js";
-import type { ExportJob, FormatExport } from "./repository-export.js";
+import type { ExportJob, FormatExport } from "../../domain/repository-export.js";
 
 export interface PypiExportDeps {
   store: Pick<PypiStore, "pageFiles">;

@@ -1,6 +1,6 @@
 import { sql, type Kysely, type Migration } from "kysely";
-import type { Db } from "./metadata-store.js";
-import { SCHEMA } from "./schema.js";
+import type { Db } from "../../store/metadata-store.js";
+import { SCHEMA } from "../../store/schema.js";
 
 export interface PypiFileRow {
   filename: string;

@@ -1,9 +1,9 @@
 import { notFound } from "@svc/contracts";
-import type { MetadataStore } from "../store/metadata-store.js";
-import type { NpmStore, NpmVersionRow } from "../store/npm-store.js";
-import type { ArtifactCopier, CopyOutcome } from "./export-steps.js";
-import { EXPORT_PAGE } from "./export-steps.js";
-import type { ExportJob, FormatExport } from "./repository-export.js";
+import type { MetadataStore } from "../../store/metadata-store.js";
+import type { NpmStore, NpmVersionRow } from "./npm-store.js";
+import type { ArtifactCopier, CopyOutcome } from "../../domain/export-steps.js";
+import { EXPORT_PAGE } from "../../domain/export-steps.js";
+import type { ExportJob, FormatExport } from "../../domain/repository-export.js";
 
 export interface NpmExportDeps {
   store: NpmStore;

@@ -1,7 +1,7 @@
 import { sql } from "kysely";
 import pg from "pg";
-import { lockKey, type Db } from "./metadata-store.js";
-import { SCHEMA } from "./schema.js";
+import { lockKey, type Db } from "../../store/metadata-store.js";
+import { SCHEMA } from "../../store/schema.js";
 
 const { escapeIdentifier, escapeLiteral } = pg;
 const packageOf = (r: { dist_tags: Record<string, string>; rev: number; created_at: Date; modified_at: Date }): NpmPackageRow => ({ distTags: r.dist_tags, rev: r.rev, created: r.created_at, modified: r.modified_at });

@@ -1,5 +1,5 @@
 import type { PackageCoordinates } from "@svc/contracts";
-import type { NpmPackageRow, NpmVersionRow } from "../store/npm-store.js";
+import type { NpmPackageRow, NpmVersionRow } from "./npm-store.js";
 
 /** npm's package name rule (old mixed-case names included): an optional `@scope/`, then the name; at most 214 characters. */
 const NAME = /^(?:@[A-Za-z0-9][\w.-]*\/)?[A-Za-z0-9][\w.-]*$/;

@@ -4,11 +4,11 @@ import { Type } from "@sinclair/typebox";
 import { ServiceError, invalid, notFound, LIMITS } from "@svc/contracts";
 import type { ArtifactTarget } from "@svc/grants";
 import { declaredContentType, errorResponses, type ServiceApp } from "@svc/kit";
-import { actorOf } from "../domain/artifact-service.js";
-import { HTML_TYPE, JSON_TYPE, isProjectName, negotiate, normalizeProject, projectListHtml, projectListJson, projectPageHtml, projectPageJson } from "../domain/pypi-index.js";
-import type { PypiRegistry, UploadFields, Uploaded } from "../domain/pypi-registry.js";
-import type { PypiStore } from "../store/pypi-store.js";
-import { readForm } from "./upload-form.js";
+import { actorOf } from "../../domain/artifact-service.js";
+import { HTML_TYPE, JSON_TYPE, isProjectName, negotiate, normalizeProject, projectListHtml, projectListJson, projectPageHtml, projectPageJson } from "./pypi-index.js";
+import type { PypiRegistry, UploadFields, Uploaded } from "./pypi-registry.js";
+import type { PypiStore } from "./pypi-store.js";
+import { readForm } from "../../routes/upload-form.js";
 
 export interface PypiRoutesDeps {
   registry: PypiRegistry;

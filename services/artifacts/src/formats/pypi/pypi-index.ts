@@ -1,5 +1,5 @@
 import type { PackageCoordinates } from "@svc/contracts";
-import type { PypiFileRow } from "../store/pypi-store.js";
+import type { PypiFileRow } from "./pypi-store.js";
 
 /** PEP 503's normal form: runs of `-`, `_` and `.` become one `-`, letters lower case. */
 export const normalizeProject = (name: string): string => name.replace(/[-_.]+/g, "-").toLowerCase();

@@ -3,13 +3,13 @@ import { negotiate } from "@fastify/accept-negotiator";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { ServiceError, conflict, invalid, notFound } from "@svc/contracts";
 import type { ArtifactAddress } from "@svc/grants";
-import { actorOf, type ArtifactService } from "../domain/artifact-service.js";
-import { npmDocumentCacheFactory } from "../domain/npm-document-cache.js";
-import { ABBREVIATED_TYPE, packageAt, servedVersion, wantsAbbreviated } from "../domain/npm-documents.js";
-import type { NpmRegistry } from "../domain/npm-registry.js";
-import { parsePreconditions } from "../domain/upload-checks.js";
-import type { NpmStore } from "../store/npm-store.js";
-import { readBody } from "./request-body.js";
+import { actorOf, type ArtifactService } from "../../domain/artifact-service.js";
+import { npmDocumentCacheFactory } from "./npm-document-cache.js";
+import { ABBREVIATED_TYPE, packageAt, servedVersion, wantsAbbreviated } from "./npm-documents.js";
+import type { NpmRegistry } from "./npm-registry.js";
+import { parsePreconditions } from "../../domain/upload-checks.js";
+import type { NpmStore } from "./npm-store.js";
+import { readBody } from "../../routes/request-body.js";
 
 export interface NpmRoutesDeps {
   npm: NpmRegistry;

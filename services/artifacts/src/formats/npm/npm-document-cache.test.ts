@@ -1,6 +1,6 @@
 import { gunzipSync } from "node:zlib";
 import { describe, expect, it } from "vitest";
-import type { NpmPackageRow, NpmVersionRow } from "../store/npm-store.js";
+import type { NpmPackageRow, NpmVersionRow } from "./npm-store.js";
 import { COMPRESS_FROM_BYTES, npmDocumentCacheFactory, type NpmDocument } from "./npm-document-cache.js";
 
 /** One Postgres shared by every replica: package rows with their revision, and version rows. */

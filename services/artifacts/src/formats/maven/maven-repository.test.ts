@@ -1,6 +1,6 @@
 import { Readable } from "node:stream";
 import { describe, expect, it } from "vitest";
-import type { MavenStore } from "../store/maven-store.js";
+import type { MavenStore } from "./maven-store.js";
 import { mavenFileIndexing, mavenRepositoryFactory } from "./maven-repository.js";
 
 const actor = { kind: "key" as const, id: "k1" };

@@ -1,8 +1,8 @@
-import type { MetadataStore } from "../store/metadata-store.js";
-import type { ArtifactCopier, CopyOutcome } from "./export-steps.js";
-import { EXPORT_PAGE } from "./export-steps.js";
+import type { MetadataStore } from "../../store/metadata-store.js";
+import type { ArtifactCopier, CopyOutcome } from "../../domain/export-steps.js";
+import { EXPORT_PAGE } from "../../domain/export-steps.js";
 import { isSnapshot, parseMavenPath } from "./maven-layout.js";
-import type { ExportJob, FormatExport } from "./repository-export.js";
+import type { ExportJob, FormatExport } from "../../domain/repository-export.js";
 
 export interface MavenExportDeps {
   metadata: Pick<MetadataStore, "page" | "find" | "browse">;

@@ -5,12 +5,12 @@ import { Type } from "@sinclair/typebox";
 import { ServiceError, invalid, notFound, LIMITS } from "@svc/contracts";
 import type { ArtifactAddress } from "@svc/grants";
 import { Answer, errorResponses, type ServiceApp } from "@svc/kit";
-import { actorOf } from "../domain/artifact-service.js";
-import { parseMavenPath } from "../domain/maven-layout.js";
-import type { MavenRepository } from "../domain/maven-repository.js";
-import type { FileStore } from "../store/file-store.js";
-import type { MetadataStore } from "../store/metadata-store.js";
-import { readBody } from "./request-body.js";
+import { actorOf } from "../../domain/artifact-service.js";
+import { parseMavenPath } from "./maven-layout.js";
+import type { MavenRepository } from "./maven-repository.js";
+import type { FileStore } from "../../store/file-store.js";
+import type { MetadataStore } from "../../store/metadata-store.js";
+import { readBody } from "../../routes/request-body.js";
 
 /** A format's handler answers; `undefined` leaves the request to the raw file routes (as npm-routes.ts). */
 export type MavenHandler = (req: FastifyRequest, reply: FastifyReply, a: ArtifactAddress) => Promise<unknown> | undefined;

@@ -1,9 +1,9 @@
 import type { Readable } from "node:stream";
 import { ServiceError, forbidden, invalid, notFound, type Actor } from "@svc/contracts";
-import type { PypiStore } from "../store/pypi-store.js";
-import { READ_ONLY, type ArtifactService } from "./artifact-service.js";
+import type { PypiStore } from "./pypi-store.js";
+import { READ_ONLY, type ArtifactService } from "../../domain/artifact-service.js";
 import { filePath, isProjectName, isVersion, normalizeProject, projectOfFile, sameVersion, versionOfWheel } from "./pypi-index.js";
-import type { DeclaredDigests } from "./upload-checks.js";
+import type { DeclaredDigests } from "../../domain/upload-checks.js";
 
 export interface PypiRegistryDeps {
   store: Pick<PypiStore, "findFile" | "insertFile" | "setYanked">;
@@ -114,7 +114,7 @@ export function pypiRegistryFactory(deps: PypiRegistryDeps) {
       }
       const path = filePath(project, version, filename);
       const address = { repository, segments: path.split("/"), path };
-      // The index row commits with the file (and goes with it: store/pypi-store.ts), so the
+      // The index row commits with the file (and goes with it: pypi-store.ts), so the
       // index lists exactly the files stored. Another upload of this name (under another version
       // field, so another path) may win the race past the look-up above: its row decides here.
       // The row, not the file: a file without its row is what an upload cut short by a crash
@@ -148,7 +148,7 @@ export function pypiRegistryFactory(deps: PypiRegistryDeps) {
     /** Removes an uploaded file: its artifact (with its event) and so its index entry. */
     async remove(repository: string, path: string, actor: Actor): Promise<boolean> {
       writable();
-      // Its index row goes with the artifact's (store/pypi-store.ts).
+      // Its index row goes with the artifact's (pypi-store.ts).
       return deps.artifacts.remove({ repository, segments: path.split("/"), path }, actor);
     },
   };

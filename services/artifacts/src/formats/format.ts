@@ -1,0 +1,135 @@
+import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from "fastify";
+import type pg from "pg";
+import type { PackageCoordinates } from "@svc/contracts";
+import type { ArtifactTarget } from "@svc/grants";
+import type { ServiceApp } from "@svc/kit";
+import type { Address, ArtifactService } from "../domain/artifact-service.js";
+import type { FormatExport, FormatExports } from "../domain/repository-export.js";
+import type { FileStore } from "../store/file-store.js";
+import type { Db, MetadataStore } from "../store/metadata-store.js";
+
+/**
+ * A format's protocol under `/repository/<repository>/…` (every method): it answers the request,
+ * or returns undefined to leave it to the file routes (GET/HEAD send the file, PUT stores the body
+ * through the format's `publish`, DELETE removes the file; other methods are refused with 405).
+ */
+export type FormatHandler = (req: FastifyRequest, reply: FastifyReply, a: ArtifactTarget) => Promise<unknown> | undefined;
+
+/** What every format is built from: the service's shared stores and services (wiring.ts builds them once). */
+export interface FormatDeps {
+  /** The service's database (its schema holds the formats' tables: store/migrations.ts). */
+  db: Db;
+  pool: pg.Pool;
+  metadata: MetadataStore;
+  files: FileStore;
+  /** Every change to an artifact goes through it (its file, index row and event, in one transaction). */
+  artifacts: ArtifactService;
+  /** The format of a repository served (a format's own admin routes refuse repositories of another). */
+  formatOf: (repository: string) => string | undefined;
+  /** svc.read-only. */
+  readOnly: boolean;
+  /** svc.ui.public-url: the deployment's public base URL; blank: the address a client used. */
+  publicUrl: string;
+  log: FastifyBaseLogger;
+}
+
+/**
+ * What a format does, beyond files served path for path (docs/internals/formats.md). Each part
+ * is optional: a format without any is the raw one.
+ */
+export interface Format {
+  /** Its protocol under `/repository/<repository>/…`; absent: plain files only. */
+  handle?: FormatHandler;
+  /** Whether folder URLs (ending in `/`) reach `handle` (PyPI's index pages); elsewhere they are refused as bad paths. */
+  servesFolders?: boolean;
+  /** Its own routes besides (an admin API under `/api/repositories/<name>/<format>/…`), registered once. */
+  routes?: (app: ServiceApp) => void;
+  /** How a file PUT through the file routes is stored (Maven: with its digests and version rows); default artifacts.publish. */
+  publish?: ArtifactService["publish"];
+  /**
+   * The format's rows about a file that goes, whatever removes it (a DELETE, retention, a walk's
+   * repair of a file gone, a forced repository removal): in the transaction that forgets the
+   * file's index row, under its path's lock.
+   */
+  removing?: (tx: Db, a: Address) => Promise<void>;
+  /**
+   * The rows a publish would have added for a file a walk indexes (backfill: a file a publish that
+   * crashed before its commit left; repair: a file whose index row it corrects): in the
+   * transaction that writes the index row, under its path's lock; `at` is the file's modification time.
+   */
+  indexing?: (tx: Db, a: Address, at: Date) => Promise<void>;
+  /** Copies a repository into another of this format (`POST /api/repositories/<name>/export`); absent: refused, naming the format. */
+  export?: FormatExport;
+  /** The package a file is (its events carry it); undefined for a file that is no package's. */
+  coordinates?: (path: string) => PackageCoordinates | undefined;
+}
+
+/** One row of the format table (formats/index.ts). */
+export interface FormatModule {
+  /** The name repositories are created with (`format` of `POST /api/repositories`). */
+  readonly name: string;
+  /** How the API's description of `format` names it: "maven (the Maven 2 layout)". */
+  readonly label: string;
+  /** Builds the format from the shared deps; called once per process, before anything is served. */
+  create(deps: FormatDeps): Format;
+}
+
+/** The formats in use: each repository's, by its format name, and what the service needs of them all. */
+export interface Formats {
+  /** The names repositories may be created with, in the table's order. */
+  readonly names: readonly string[];
+  /** How the API describes `format`: "raw (files), npm, … or pypi (a package index)". */
+  readonly description: string;
+  /** The format of a repository served (undefined: no such repository, or it is not built yet). */
+  of(repository: string): Format | undefined;
+  /** The artifact service's hooks, dispatched on each repository's format. */
+  readonly hooks: {
+    coordinates: (repository: string, path: string) => PackageCoordinates | undefined;
+    removing: (tx: Db, a: Address) => Promise<void>;
+    indexing: (tx: Db, a: Address, at: Date) => Promise<void>;
+  };
+  /** Builds every format (once): they need the artifact service, which needs the hooks above. */
+  build(deps: Omit<FormatDeps, "formatOf">): void;
+  /** Each format's export step, by format name. */
+  exports(): FormatExports;
+  /** Registers each format's own routes. */
+  routes(app: ServiceApp): void;
+}
+
+const listed = (labels: readonly string[]): string => (labels.length < 2 ? labels.join("") : `${labels.slice(0, -1).join(", ")} or ${labels[labels.length - 1]}`);
+
+/**
+ * The formats of `table`, dispatched on each repository's format (`formatOf`). Nothing outside
+ * formats/ names a format: the routes, the app and the artifact service go through this.
+ */
+export function formatsOf(table: readonly FormatModule[], formatOf: (repository: string) => string | undefined): Formats {
+  const names = table.map((m) => m.name);
+  if (new Set(names).size !== names.length) throw new Error(`the format table names a format twice: ${names.join(", ")}`);
+  let built: ReadonlyMap<string, Format> | undefined;
+  const all = (): ReadonlyMap<string, Format> => {
+    if (!built) throw new Error("the formats are used before they are built");
+    return built;
+  };
+  const of = (repository: string): Format | undefined => {
+    const name = formatOf(repository);
+    return name === undefined ? undefined : all().get(name);
+  };
+  return {
+    names,
+    description: listed(table.map((m) => m.label)),
+    of,
+    hooks: {
+      coordinates: (repository, path) => of(repository)?.coordinates?.(path),
+      removing: async (tx, a) => of(a.repository)?.removing?.(tx, a),
+      indexing: async (tx, a, at) => of(a.repository)?.indexing?.(tx, a, at),
+    },
+    build(deps) {
+      if (built) throw new Error("the formats are built once");
+      built = new Map(table.map((m) => [m.name, m.create({ ...deps, formatOf })]));
+    },
+    exports: () => Object.fromEntries([...all()].flatMap(([name, f]) => (f.export ? [[name, f.export]] : []))),
+    routes(app) {
+      for (const f of all().values()) f.routes?.(app);
+    },
+  };
+}

@@ -1,0 +1,28 @@
+import type { FormatModule } from "../format.js";
+import { pypiExportFactory } from "./pypi-export.js";
+import { pypiCoordinates } from "./pypi-index.js";
+import { pypiRegistryFactory } from "./pypi-registry.js";
+import { pypiAdminRoutes, pypiHandler } from "./pypi-routes.js";
+import { pypiStoreFactory } from "./pypi-store.js";
+
+/**
+ * A Python package index (docs/integration/pypi.md): twine's upload form to the repository's
+ * URL, the simple index (folder URLs, hence `servesFolders`) and yanking (an admin route) are its
+ * own; files under `packages/` are downloaded through the file routes. Its index rows follow
+ * their files' rows by a cascade in the database (pypi-store.ts), so it needs no `removing`.
+ */
+export const pypi: FormatModule = {
+  name: "pypi",
+  label: "pypi (a package index)",
+  create(deps) {
+    const store = pypiStoreFactory(deps.db);
+    const registry = pypiRegistryFactory({ store, artifacts: deps.artifacts, readOnly: deps.readOnly });
+    return {
+      handle: pypiHandler({ registry, store }),
+      servesFolders: true,
+      routes: (app) => pypiAdminRoutes(app, { registry, formatOf: deps.formatOf }),
+      export: pypiExportFactory({ store, metadata: deps.metadata, files: deps.files, registry }),
+      coordinates: pypiCoordinates,
+    };
+  },
+};

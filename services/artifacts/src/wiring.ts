@@ -1,0 +1,52 @@
+import { pingDb, type BootContext, type DatabaseContext, type Wiring } from "@svc/kit";
+import { buildApp } from "./app.js";
+import type { ArtifactsConfig } from "./config.js";
+import { artifactServiceFactory } from "./domain/artifact-service.js";
+import { downloadRecorderFactory } from "./domain/download-recorder.js";
+import { fileStoreFactory } from "./store/file-store.js";
+import { outboxRelayFactory } from "./domain/outbox-relay.js";
+import { repositoryListFactory } from "./domain/repository-list.js";
+import { repositoryAdminFactory } from "./domain/repository-admin.js";
+import { repositoryExportFactory } from "./domain/repository-export.js";
+import { exportStoreFactory } from "./store/export-store.js";
+import type { FormatModule } from "./formats/format.js";
+import { formatsOf } from "./formats/format.js";
+import { FORMATS } from "./formats/index.js";
+import { artifactEventPublisherFactory } from "./messaging/artifact-event-publisher.js";
+import { metadataStoreFactory } from "./store/metadata-store.js";
+import { outboxStoreFactory } from "./store/outbox-store.js";
+import type { ArtifactsDatabase } from "./store/schema.js";
+
+export type ArtifactsContext = Pick<BootContext<ArtifactsConfig>, "config" | "log" | "metrics"> & { bus: Parameters<typeof artifactEventPublisherFactory>[0] } & DatabaseContext<ArtifactsDatabase>;
+
+/**
+ * The artifacts service wired from its settings, database and bus (main.ts boots it): the
+ * stores, the artifact service, the formats of `table` (formats/index.ts) and the app.
+ */
+export async function wireArtifacts({ config, log, metrics, bus, db, pool }: ArtifactsContext, table: readonly FormatModule[] = FORMATS): Promise<Wiring> {
+  const metadata = metadataStoreFactory(db, pool);
+  await metadata.ensureRepository(config.repository, config.repositoryFormat);
+  const files = fileStoreFactory({ root: config.filesystemRoot, readOnly: config.readOnly });
+  const repositories = repositoryListFactory({ metadata, files, log });
+  await repositories.start();
+  // Events: written to the outbox with each change, published as the request is answered
+  // (JetStream message id = event id), and relayed again from the outbox while NATS is away.
+  const outbox = outboxStoreFactory(db);
+  const relay = outboxRelayFactory({ outbox, publish: artifactEventPublisherFactory(bus), log });
+  relay.start();
+  // Each repository's format: its events' package coordinates, its rows about a file that goes
+  // (whatever removes it) and about a file a walk indexes, its protocol, routes and export.
+  const formats = formatsOf(table, repositories.formatOf);
+  const artifacts = artifactServiceFactory({ files, metadata, outbox, deliver: relay.deliver, tenant: config.tenant, ...formats.hooks });
+  formats.build({ db, pool, metadata, files, artifacts, readOnly: config.readOnly, publicUrl: config.uiPublicUrl, log });
+  const admin = repositoryAdminFactory({ metadata, files, artifacts, list: repositories, formats: formats.names });
+  // A format without an export step is refused an export, naming it.
+  const exports = repositoryExportFactory({ metadata, store: exportStoreFactory(db), formats: formats.exports(), readOnly: config.readOnly, log });
+  await exports.sweep();
+  const downloads = downloadRecorderFactory({ store: metadata, log });
+  downloads.start();
+  if (config.readOnly) log.warn("svc.read-only is on: every artifact write is refused with 403");
+  const checks = [{ name: "postgres", check: () => pingDb(pool) }];
+  const app = buildApp({ log, internalSecret: config.internalSecret, internalSecretPrevious: config.internalSecretPrevious, files, metadata, artifacts, admin, exports, formats, downloads, repositories: repositories.names, checks, metrics, uploadIdleTimeoutMs: config.uploadIdleTimeoutMs });
+  return { app, ready: { root: config.filesystemRoot, repository: config.repository }, closers: [() => exports.stop(), () => downloads.stop(), () => relay.stop()] };
+}

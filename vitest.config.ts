@@ -19,7 +19,9 @@ export default defineConfig({
           include: ["test-e2e/**/*.test.ts"],
           globalSetup: ["test-e2e/global-setup.ts"],
           setupFiles: ["test-e2e/setup.ts"],
-          testTimeout: 60_000,
+          // Real clients (pip building wheels, Maven, npm installs) on a machine whose two cores
+          // are busy can take over a minute for one test; no test asserts a time.
+          testTimeout: 180_000,
           hookTimeout: 180_000,
           // Each file starts its own suite of service processes; two at a time fit two cores.
           maxWorkers: 2,

@@ -1,7 +1,6 @@
 import { createHash } from "node:crypto";
 import { readFileSync, readdirSync } from "node:fs";
 import { request } from "node:http";
-import { join } from "node:path";
 import { Readable } from "node:stream";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startSuite, type Suite } from "./suite.js";
@@ -305,7 +304,8 @@ describe("durability", () => {
     const res = await s.call("GET", "/repository/default/atomic/file.bin", { key: key() });
     expect(res.status).toBe(200);
     expect(await res.text()).toBe("old content");
-    const leftovers = readdirSync(join(s.storeRoot, "repositories", "default", "atomic"));
-    expect(leftovers).toEqual(["file.bin"]);
+    // Nothing else appeared beside it: the cut upload is no artifact.
+    const listed = (await (await s.call("GET", "/api/repositories/default/files?prefix=atomic/", { key: key() })).json()) as { path: string }[];
+    expect(listed.map((f) => f.path)).toEqual(["atomic/file.bin"]);
   });
 });

@@ -243,6 +243,12 @@ describe("svc walks, logs, posture and capabilities", () => {
     const runs = await svcJson<{ id: string }[]>(["walks", "runs", "rebuild"]);
     expect(runs.map((r) => r.id)).toContain(run.id);
     expect(rowOf((await ok(["walks", "list"])).stdout, "rebuild")).toMatch(/succeeded/);
+    // As text: what the run saw (index rows and their bytes, blobs) and how long it took.
+    const shown = (await ok(["walks", "run", "--wait"])).stdout;
+    expect(shown).toMatch(/^outcome\s+succeeded$/m);
+    expect(shown).toMatch(/^entries\s+\d+ \(\d+ bytes\)$/m);
+    expect(shown).toMatch(/^blobs\s+\d+$/m);
+    expect(shown).toMatch(/^took\s+\d+\.\d s$/m);
   });
 
   it("tails the logs with level, text and service filters, and --follow prints a new entry as it comes", async () => {

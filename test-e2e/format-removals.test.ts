@@ -31,6 +31,13 @@ describe("package files removed by retention, DELETE and repair leave their form
   const key = () => s.bootstrapKey;
   const basic = () => ({ authorization: `Basic ${Buffer.from(`__token__:${key()}`).toString("base64")}` });
 
+  /** Loses a file's content behind the server's back: the blob its index row names is deleted from the store. */
+  const lose = async (repo: string, path: string) => {
+    const [f] = (await (await s.call("GET", `/api/repositories/${repo}/files?prefix=${encodeURIComponent(path)}`, { key: key() })).json()) as { path: string; sha256: string }[];
+    expect(f?.path).toBe(path);
+    rmSync(join(s.storeRoot, "blobs", "sha256", f!.sha256.slice(0, 2), f!.sha256));
+  };
+
   beforeAll(async () => {
     [s, py] = await Promise.all([startSuite(), ensurePythonClients()]);
     work = mkdtempSync(join(inject("dataDir"), "format-removals-"));
@@ -114,7 +121,7 @@ describe("package files removed by retention, DELETE and repair leave their form
       const wheel = "lost_pkg-2.0-py3-none-any.whl";
       await upload("lost.pkg", "2.0", wheel);
       expect(await listed("lost-pkg")).toEqual([wheel]);
-      rmSync(join(s.storeRoot, "repositories", repo, "packages", "lost-pkg", "2.0", wheel));
+      await lose(repo, `packages/lost-pkg/2.0/${wheel}`);
 
       const done = await walk("rebuild");
       expect(done.counts.repair).toMatchObject({ forgotten: 1 });
@@ -164,7 +171,7 @@ describe("package files removed by retention, DELETE and repair leave their form
     it("a package whose every tarball is gone from the store is gone after the walker's repair", async () => {
       const name = fresh("lost");
       expect((await publish(name, "3.0.0")).status).toBe(201);
-      rmSync(join(s.storeRoot, "repositories", repo, name, "-", `${name}-3.0.0.tgz`));
+      await lose(repo, `${name}/-/${name}-3.0.0.tgz`);
       await walk("rebuild");
       for (const accept of ["application/json", ABBREVIATED]) expect((await read(name, accept)).status).toBe(404);
     });
@@ -204,7 +211,7 @@ describe("package files removed by retention, DELETE and repair leave their form
       expect(tags(artifact, "release")).toEqual(["1.1"]);
 
       // The latest build's files are lost from the store: -SNAPSHOT resolves the build before it again.
-      for (const ext of ["jar", "pom"]) rmSync(join(s.storeRoot, "repositories", repo, ...lib.split("/"), "2.0-SNAPSHOT", `lib-2.0-20240102.120000-2.${ext}`));
+      for (const ext of ["jar", "pom"]) await lose(repo, `${lib}/2.0-SNAPSHOT/lib-2.0-20240102.120000-2.${ext}`);
       const repaired = await walk("rebuild");
       expect(repaired.counts.repair).toMatchObject({ forgotten: 2 });
       const version = (await metadata(`${lib}/2.0-SNAPSHOT`)).text;
@@ -213,7 +220,7 @@ describe("package files removed by retention, DELETE and repair leave their form
       for (const ext of ["jar", "pom"]) expect((await s.call("GET", `/repository/${repo}/${lib}/2.0-SNAPSHOT/lib-2.0-20240101.120000-1.${ext}`, { key: key() })).status).toBe(200);
 
       // The SNAPSHOT's last build gone too, the version leaves the artifact's document.
-      for (const ext of ["jar", "pom"]) rmSync(join(s.storeRoot, "repositories", repo, ...lib.split("/"), "2.0-SNAPSHOT", `lib-2.0-20240101.120000-1.${ext}`));
+      for (const ext of ["jar", "pom"]) await lose(repo, `${lib}/2.0-SNAPSHOT/lib-2.0-20240101.120000-1.${ext}`);
       await walk("rebuild");
       expect((await metadata(`${lib}/2.0-SNAPSHOT`)).status).toBe(404);
       expect(tags((await metadata(lib)).text, "version")).toEqual(["1.1"]);

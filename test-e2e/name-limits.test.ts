@@ -1,9 +1,8 @@
 import { randomBytes } from "node:crypto";
-import { existsSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { LIMITS, type WalkRunView } from "@svc/contracts";
-import { startSuite, type Suite } from "./suite.js";
+import { freshName, startSuite, type Suite } from "./suite.js";
 import { eventually } from "./upstream.js";
 
 /** A repository name of exactly `length` characters, unique to this run. */
@@ -14,6 +13,7 @@ const nameOf = (length: number) => {
 
 describe("one limit for a name, everywhere", () => {
   let s: Suite;
+  let db: pg.Client;
   const admin = (method: string, path: string, body?: object) => s.call(method, path, { key: s.bootstrapKey, body });
   const runs = async (): Promise<WalkRunView[]> => (await (await admin("GET", "/api/walks/rebuild/runs")).json()) as WalkRunView[];
   /** Walks the store now and waits for the run to end. */
@@ -26,8 +26,11 @@ describe("one limit for a name, everywhere", () => {
 
   beforeAll(async () => {
     s = await startSuite();
+    db = new pg.Client({ connectionString: s.databaseUrl });
+    await db.connect();
   });
   afterAll(async () => {
+    await db?.end();
     await s?.stop();
   });
 
@@ -87,29 +90,35 @@ describe("one limit for a name, everywhere", () => {
   });
 
   it("a walk that meets an entry it cannot file records it on the run and walks the rest", async () => {
-    const dir = `long-${randomBytes(4).toString("hex")}`;
-    const repo = join(s.storeRoot, "repositories", "default");
-    // Put behind the service's back: a path over the artifact path limit (each folder name a file system takes)...
-    const deep = [dir, ...Array.from({ length: 5 }, (_, i) => `${i}`.repeat(250))];
-    mkdirSync(join(repo, ...deep), { recursive: true });
-    writeFileSync(join(repo, ...deep, "too-long.txt"), "far down");
-    const badPath = [...deep, "too-long.txt"].join("/");
+    const tag = randomBytes(4).toString("hex");
+    const repo = freshName("mvn");
+    await s.createRepository(repo, "maven");
+    // A Maven file whose format row is missing, for backfill to fill...
+    const lib = `com/acme/lib-${tag}`;
+    const jar = `${lib}/1.0/lib-${tag}-1.0.jar`;
+    expect((await s.call("PUT", `/repository/${repo}/${jar}`, { key: s.bootstrapKey, body: randomBytes(32) })).status).toBe(201);
+    await db.query(`delete from artifacts.maven_versions where repository = $1`, [repo]);
+    // ...and, in the same index page, a row over the artifact path limit, written behind the service's back (its content the jar's).
+    const badPath = [`long-${tag}`, ...Array.from({ length: 5 }, (_, i) => `${i}`.repeat(250)), "too-long.txt"].join("/");
     expect(badPath.length).toBeGreaterThan(LIMITS.artifactPath);
-    // ...and a file beside it the walk can file.
-    writeFileSync(join(repo, dir, "loose.txt"), "loose content");
+    await db.query(`create temp table planted as select * from artifacts.artifacts where repository = $1 and path = $2`, [repo, jar]);
+    await db.query(`update planted set path = $1`, [badPath]);
+    await db.query(`insert into artifacts.artifacts select * from planted`);
+    await db.query(`drop table planted`);
     try {
       const run = await walkNow();
       expect(run.outcome).toBe("succeeded");
       expect(run.counts.backfill).toMatchObject({ filled: 1 });
       expect(run.problems.count).toBe(1);
-      expect(run.problems.first).toEqual([{ repository: "default", path: badPath, detail: expect.stringMatching(/^backfill: .*400/) }]);
-      expect((await s.call("GET", `/repository/default/${dir}/loose.txt`, { key: s.bootstrapKey })).status).toBe(200);
+      expect(run.problems.first).toEqual([{ repository: repo, path: badPath, detail: expect.stringMatching(/^backfill: .*400/) }]);
+      const versions = await s.call("GET", `/repository/${repo}/${lib}/maven-metadata.xml`, { key: s.bootstrapKey });
+      expect(await versions.text()).toContain("<version>1.0</version>");
       // The record is what the walk listing shows too.
       const walk = (await (await admin("GET", "/api/walks/rebuild")).json()) as { lastRun: WalkRunView };
       expect(walk.lastRun.problems.count).toBe(1);
     } finally {
-      rmSync(join(repo, dir), { recursive: true, force: true });
+      await db.query(`delete from artifacts.artifacts where repository = $1 and path = $2`, [repo, badPath]);
     }
-    expect(existsSync(join(repo, dir))).toBe(false);
+    expect((await db.query(`select 1 from artifacts.artifacts where repository = $1 and path = $2`, [repo, badPath])).rowCount).toBe(0);
   });
 });

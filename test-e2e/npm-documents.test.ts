@@ -54,10 +54,14 @@ describe("npm package documents after each change", () => {
   });
 
   it("a publish cut short after its tarball landed (a crash before its commit) can be sent again: the version lands and is listed", async () => {
-    // What a crash between the tarball's rename into place and the commit leaves: the file, no version.
-    const dir = join(s.storeRoot, "repositories", "npm", "cut-short", "-");
-    mkdirSync(dir, { recursive: true });
-    writeFileSync(join(dir, "cut-short-1.0.0.tgz"), "what the crash left");
+    // What a crash between the tarball's blob commit and the index commit leaves: the blob of the
+    // very tarball, with no path and no version; the publish sent again finds its blob there.
+    const left = gzipSync(Buffer.from("cut-short@1.0.0"));
+    const digest = createHash("sha256").update(left).digest("hex");
+    const blob = join(s.storeRoot, "blobs", "sha256", digest.slice(0, 2), digest);
+    mkdirSync(join(blob, ".."), { recursive: true });
+    writeFileSync(blob, left);
+    expect((await s.call("GET", "/repository/npm/cut-short/-/cut-short-1.0.0.tgz", { key })).status).toBe(404);
     await publish("cut-short", "1.0.0");
     for (const d of await both("cut-short")) expect(Object.keys(d.versions)).toEqual(["1.0.0"]);
     const tarball = await s.call("GET", "/repository/npm/cut-short/-/cut-short-1.0.0.tgz", { key });

@@ -262,10 +262,13 @@ describe("pypi repositories with twine and pip", () => {
   it("an upload cut short after its file landed (a crash before its commit) can be sent again: the file lands and is listed", async () => {
     const content = Buffer.from("cut_short wheel");
     const filename = "cut_short-1.0-py3-none-any.whl";
-    // What a crash between the file's rename into place and the commit leaves: the file, no index row.
-    const dir = join(s.storeRoot, "repositories", "pypi", "packages", "cut-short", "1.0");
-    mkdirSync(dir, { recursive: true });
-    writeFileSync(join(dir, filename), "what the crash left");
+    // What a crash between the file's blob commit and the index commit leaves: the blob of the
+    // very file, with no path and no index row; the upload sent again finds its blob there.
+    const digest = createHash("sha256").update(content).digest("hex");
+    const blob = join(s.storeRoot, "blobs", "sha256", digest.slice(0, 2), digest);
+    mkdirSync(join(blob, ".."), { recursive: true });
+    writeFileSync(blob, content);
+    expect((await s.call("GET", `/repository/pypi/packages/cut-short/1.0/${filename}`, { headers: basic(reader) })).status).toBe(404);
     const form = wheelForm("cut_short", "1.0", content);
     const r = await s.call("POST", "/repository/pypi/", { headers: { ...basic(deployer), "content-type": form.contentType }, body: form.body });
     expect(r.status, await r.text()).toBe(200);

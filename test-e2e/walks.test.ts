@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import type { WalkRunView, WalkView } from "@svc/contracts";
 import { keyId } from "@svc/keys";
 import { identityHeaders } from "@svc/kit";
-import { startSuite, type Suite } from "./suite.js";
+import { freshName, startSuite, type Suite } from "./suite.js";
 import { adminCaller, collectArtifactEvents, eventually, systemCall } from "./upstream.js";
 
 type Run = WalkRunView;
@@ -22,6 +22,9 @@ describe("walks", () => {
   let repos: Awaited<ReturnType<typeof adminCaller>>["call"];
   let db: pg.Client;
   const store = (...p: string[]) => join(s.storeRoot, ...p);
+  /** Where the blob store keeps the blob of some content (the filesystem backend's layout). */
+  const blob = (content: string) => store("blobs", "sha256", sha(content).slice(0, 2), sha(content));
+  const age = (p: string, ms: number) => utimesSync(p, new Date(Date.now() - ms), new Date(Date.now() - ms));
   const put = (path: string, body: string) => s.call("PUT", `/repository/default/${path}`, { key: s.bootstrapKey, body });
   const get = (path: string) => s.call("GET", `/repository/default/${path}`, { key: s.bootstrapKey });
   const metadata = async (): Promise<Map<string, Meta>> => {
@@ -121,20 +124,27 @@ describe("walks", () => {
   });
 
   it("walking the store now backfills, repairs and reclaims, and leaves a run record", async () => {
-    const dir = `rebuild-${randomBytes(4).toString("hex")}`;
-    // A file put behind the service's back: no metadata.
-    mkdirSync(store("repositories", "default", dir), { recursive: true });
-    writeFileSync(store("repositories", "default", dir, "loose.txt"), "loose content");
-    // Metadata that no longer matches its file (changed outside the service).
-    expect((await put(`${dir}/changed.txt`, "original")).status).toBe(201);
-    writeFileSync(store("repositories", "default", dir, "changed.txt"), "changed outside");
-    // Metadata whose file is gone.
-    expect((await put(`${dir}/ghost.txt`, "boo")).status).toBe(201);
-    rmSync(store("repositories", "default", dir, "ghost.txt"));
-    // An abandoned upload, and one in progress.
+    const tag = randomBytes(4).toString("hex");
+    const dir = `rebuild-${tag}`;
+    // A path whose blob was deleted behind the server's back.
+    const ghost = `boo ${tag}`;
+    expect((await put(`${dir}/ghost.txt`, ghost)).status).toBe(201);
+    rmSync(blob(ghost));
+    // A path whose blob's bytes changed behind the server's back (a disk fault, an edit).
+    const original = `original ${tag}`;
+    expect((await put(`${dir}/changed.txt`, original)).status).toBe(201);
+    writeFileSync(blob(original), "changed outside");
+    // A Maven version whose format row is missing: its artifact's maven-metadata.xml does not list it.
+    const maven = freshName("mvn");
+    await s.createRepository(maven, "maven");
+    const lib = `com/acme/lib-${tag}`;
+    expect((await s.call("PUT", `/repository/${maven}/${lib}/1.0/lib-${tag}-1.0.jar`, { key: s.bootstrapKey, body: randomBytes(32) })).status).toBe(201);
+    await db.query(`delete from artifacts.maven_versions where repository = $1`, [maven]);
+    const mavenMetadata = () => s.call("GET", `/repository/${maven}/${lib}/maven-metadata.xml`, { key: s.bootstrapKey });
+    expect(await (await mavenMetadata()).text()).not.toContain("<version>1.0</version>");
+    // An abandoned upload, and one in progress, staged in tmp/.
     writeFileSync(store("tmp", "abandoned-upload"), "half an upload");
-    const old = new Date(Date.now() - 2 * HOUR);
-    utimesSync(store("tmp", "abandoned-upload"), old, old);
+    age(store("tmp", "abandoned-upload"), 2 * HOUR);
     writeFileSync(store("tmp", "upload-in-progress"), "still coming");
 
     const res = await walks("POST", "/api/walks/run");
@@ -144,21 +154,30 @@ describe("walks", () => {
     const run = await ended("rebuild", started.id);
     expect(run.outcome).toBe("succeeded");
     expect(run.reference).toBeNull();
-    expect(run.counts.backfill).toMatchObject({ filled: 1, bytes: 13 });
-    expect(run.counts.repair).toMatchObject({ fixed: 1, forgotten: 1 });
-    expect(run.counts.reclaim).toMatchObject({ tempFiles: 1, bytes: 14, unindexed: 1 });
+    expect(run.counts.backfill).toEqual({ filled: 1 });
+    // The missing blob's row is dropped; the corrupt blob is removed and its path forgotten.
+    expect(run.counts.repair).toMatchObject({ missing: 1, corrupt: 1, forgotten: 2 });
+    expect(run.counts.reclaim).toMatchObject({ tempFiles: 1, bytes: 14 });
+    // What it saw and how long it took: the rows left when it reached the index (ghost.txt and the
+    // jar; changed.txt went with its corrupt blob before), the blobs it listed (the corrupt one and the jar's at least).
+    expect(run.entries).toBe(2);
+    expect(run.blobs).toBeGreaterThanOrEqual(2);
+    expect(run.durationMs).toBeGreaterThanOrEqual(0);
 
     const meta = await metadata();
-    expect(meta.get(`${dir}/loose.txt`)).toMatchObject({ size: 13, sha256: sha("loose content") });
-    expect(meta.get(`${dir}/changed.txt`)).toMatchObject({ size: 15, sha256: sha("changed outside") });
     expect(meta.has(`${dir}/ghost.txt`)).toBe(false);
+    expect(meta.has(`${dir}/changed.txt`)).toBe(false);
+    expect((await get(`${dir}/ghost.txt`)).status).toBe(404);
+    // Never the bytes that were not what was published.
+    expect((await get(`${dir}/changed.txt`)).status).toBe(404);
+    expect(existsSync(blob(original))).toBe(false);
+    expect(await (await mavenMetadata()).text()).toContain("<version>1.0</version>");
     expect(existsSync(store("tmp", "abandoned-upload"))).toBe(false);
     expect(existsSync(store("tmp", "upload-in-progress"))).toBe(true);
-    expect((await get(`${dir}/loose.txt`)).status).toBe(200);
 
     // The walk's last run shows in the listing, and its meters reach the deployment's metrics.
     const walk = (await (await walks("GET", "/api/walks/rebuild")).json()) as Walk;
-    expect(walk.lastRun).toMatchObject({ id: started.id, outcome: "succeeded" });
+    expect(walk.lastRun).toMatchObject({ id: started.id, outcome: "succeeded", blobs: run.blobs, durationMs: run.durationMs });
     const metricsPath = "/metrics";
     const text = await eventually("walk meters in the deployment's metrics", async () => {
       const r = await fetch(`${s.urls.admin}${metricsPath}`, { headers: identityHeaders(s.internalSecret, "GET", metricsPath, `key:${s.tenant}:${keyId(s.bootstrapKey)}`) });
@@ -166,30 +185,29 @@ describe("walks", () => {
       return t.includes('svc_walk_runs_total{walk="rebuild",outcome="succeeded"') ? t : undefined;
     });
     expect(text).toContain("svc_walk_job_count");
+    expect(text).toContain("svc_walk_blobs");
   });
 
-  it("reclaim removes blobs no artifact links to and uploads a crash left in tmp/, once an hour old, and counts them", async () => {
+  it("reclaim removes blobs no artifact references and uploads a crash left in tmp/, once old enough, and counts them", async () => {
     const tag = randomBytes(4).toString("hex");
-    const blob = (content: string) => store("blobs", "sha256", sha(content).slice(0, 2), sha(content));
     const plantBlob = (content: string) => {
       mkdirSync(join(blob(content), ".."), { recursive: true });
       writeFileSync(blob(content), content);
     };
-    const age = (p: string, ms: number) => utimesSync(p, new Date(Date.now() - ms), new Date(Date.now() - ms));
-    // A blob whose path was removed outside the service: one link, two hours old.
+    // A blob whose path was removed outside the service: no row references it, two hours old.
     const orphan = `orphaned blob ${tag}`;
     plantBlob(orphan);
     age(blob(orphan), 2 * HOUR);
-    // A crash between linking the blob and the rename: the upload in tmp/ and its blob, two links.
+    // A crash between committing the staged upload as a blob and its row: the staged copy in tmp/ and its blob.
     const cut = `cut-short upload ${tag}`;
     writeFileSync(store("tmp", `crashed-${tag}`), cut);
     mkdirSync(join(blob(cut), ".."), { recursive: true });
     linkSync(store("tmp", `crashed-${tag}`), blob(cut));
     age(blob(cut), 2 * HOUR);
-    // An abandoned upload never linked as a blob.
+    // An abandoned upload never committed as a blob.
     writeFileSync(store("tmp", `abandoned-${tag}`), "abandoned");
     age(store("tmp", `abandoned-${tag}`), 2 * HOUR);
-    // Content an artifact holds, however old; and an orphan too young to be sure of.
+    // Content an artifact holds, however old; and an orphan younger than svc.storage.reclaim-grace.
     const held = `held ${tag}`;
     expect((await put(`blobs-${tag}/held.txt`, held)).status).toBe(201);
     age(blob(held), 2 * HOUR);

@@ -44,6 +44,12 @@ export interface BlobStore {
    * inclusive (as HTTP counts them; the caller checked them against the size).
    */
   get(sha256: string, range?: ByteRange): Promise<Readable | undefined>;
+  /**
+   * Optional, for backends that can: a small blob's bytes read at once, without a stream
+   * (the filesystem: synchronously, from the page cache, no trip to the thread pool); undefined
+   * when it is missing, larger than `maxBytes`, or cannot be read so (the caller then uses get).
+   */
+  readSmall?(sha256: string, maxBytes: number): Buffer | undefined;
   /** Removes a blob; false when there was none. Whether anything references it is the caller's question. */
   delete(sha256: string): Promise<boolean>;
   /** Blobs in ascending digest order after `after`: one page, at most `limit`. */

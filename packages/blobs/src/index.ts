@@ -1,1 +1,2 @@
 export * from "./blob-store.js";
+export * from "./filesystem.js";

@@ -13,7 +13,6 @@ export const ARTIFACTS_INTERNAL = {
   artifacts: "/internal/repositories/:name/artifacts",
   artifactsPath: (repository: string) => `/internal/repositories/${encodeURIComponent(repository)}/artifacts`,
   remove: "/internal/artifacts/remove",
-  index: "/internal/artifacts/index",
   forget: "/internal/artifacts/forget",
   /** Route pattern of a repository's format backfill; `backfillPath` builds a path to call. */
   backfill: "/internal/repositories/:name/backfill",
@@ -82,19 +81,7 @@ export const RetentionRemoveResult = Type.Object({ removed: Type.Boolean(), size
 export type RetentionRemoveResult = Static<typeof RetentionRemoveResult>;
 export const retentionRemoveResultSchema = Type.Partial(RetentionRemoveResult);
 
-/** POST /internal/artifacts/index: a file the walk saw, with its identity and digest. */
-export const indexRequestSchema = Type.Object(
-  { ...where, ino: Type.Integer({ minimum: 0 }), size: Type.Integer({ minimum: 0 }), mtimeMs: Type.Integer(), sha256: hex64() },
-  { additionalProperties: false },
-);
-export type IndexRequest = Static<typeof indexRequestSchema>;
-export type IndexOutcome = "created" | "corrected" | "unchanged" | "changed" | "missing";
-// A plain string on the wire, as the route always had it.
-export const IndexResult = Type.Object({ outcome: Type.Unsafe<IndexOutcome>(Type.String()) });
-export type IndexResult = Static<typeof IndexResult>;
-export const indexResultSchema = Type.Partial(IndexResult);
-
-/** POST /internal/artifacts/forget: drops the metadata of a path whose file is gone. */
+/** POST /internal/artifacts/forget: drops the index row of a path whose blob is missing (and publishes its removal). */
 export const forgetRequestSchema = Type.Object(where, { additionalProperties: false });
 export type ForgetRequest = Static<typeof forgetRequestSchema>;
 export const ForgetResult = Type.Object({ forgotten: Type.Boolean() });

@@ -19,8 +19,14 @@ export interface WalkRunView {
   jobs: string[];
   /** Per job, per count name, a number: `{ "retention": { "removed": 3 } }`. */
   counts: Record<string, Record<string, number>>;
+  /** Index rows the walk saw. */
   entries: number;
+  /** Bytes the index rows it saw hold. */
   bytes: number;
+  /** Blobs of the store's listing it saw (listed only when reclaim or repair rides along). */
+  blobs: number;
+  /** How long the run took (so far, while running), in milliseconds; null when it never went over the store (a skipped instant). */
+  durationMs: number | null;
   /** The node that held the store's lease for the run. */
   node: string;
   /** The failure reference of a failed run, to find it in the walker's log. */

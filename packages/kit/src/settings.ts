@@ -226,7 +226,7 @@ export const SETTINGS = {
   walkerUrl: def("svc.walker.url", url(["http", "https"]), "http://127.0.0.1:18085", { readBy: ["gateway"],
     description: "Where the gateway reaches the walker (`/api/walks`)." }),
   filesystemRoot: def("svc.filesystem-root", str, "", { readBy: ["artifacts", "walker"], defaultText: "required (artifacts, walker)",
-    description: "The artifact store's folder (`repositories/` and `tmp/` under it). Every artifacts replica and the walker must see the same folder." }),
+    description: "The blob store's folder (`blobs/` and `tmp/` under it; a `repositories/` folder left by a version before the blob store is migrated into it on start). Every artifacts replica and the walker must see the same folder." }),
   logLevel: def("svc.log-level", logLevel, "info", { readBy: ALL,
     description: "pino level: `fatal`, `error`, `warn`, `info`, `debug`, `trace` or `silent`." }),
   uiSessionLifetimeMs: def("svc.ui.session.lifetime", duration, 12 * 3_600_000, { readBy: ["console"], defaultText: "PT12H",
@@ -294,6 +294,8 @@ export const SETTINGS = {
     description: "How long a finished delivery (delivered or set aside) is kept after its last change; `0` keeps everything." }),
   uploadIdleTimeoutMs: def("svc.upload-idle-timeout", duration, 30_000, { readBy: ["gateway", "artifacts"], defaultText: "30s",
     description: "A request body (an upload, an API write) that sends nothing for this long is cut: the gateway answers 408 and drops it, and the stored artifact keeps its old content. The artifacts service applies it too, a little later (up to 5 s), as a backstop. `0` waits for ever." }),
+  storageReclaimGraceMs: def("svc.storage.reclaim-grace", duration, 3_600_000, { readBy: ["walker"], defaultText: "1h",
+    description: "How long a blob no index row references is left before a walk's reclaim removes it (counted from its last write or re-use), so a publish in progress, whose blob is committed a moment before its index row, never loses its content. Give it more than the longest publish takes." }),
   uploadConcurrency: def("svc.upload-concurrency", count, 16, { readBy: ["gateway"],
     description: "Most artifact uploads (`/repository/` bodies) one caller (a key; keyless callers by client address) may be sending through one gateway at once; the next is refused with 429 and `Retry-After`. Administration bodies are not counted. `0` removes the cap." }),
   artifactsSeparateOrigin: def("svc.artifacts.separate-origin", bool, false, { readBy: ["gateway"],
@@ -496,6 +498,7 @@ export const DEPLOYMENT_SETTINGS = [
   "webhookAttempts",
   "webhookAllowInternal",
   "artifactsSeparateOrigin",
+  "storageReclaimGraceMs",
 ] as const satisfies readonly (keyof Defs)[];
 
 export function settingName(field: keyof Defs): string {

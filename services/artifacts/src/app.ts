@@ -4,8 +4,8 @@ import type { ArtifactService } from "./domain/artifact-service.js";
 import type { DownloadRecorder } from "./domain/download-recorder.js";
 import type { RepositoryAdmin } from "./domain/repository-admin.js";
 import type { RepositoryExport } from "./domain/repository-export.js";
+import type { BlobStore } from "@svc/blobs";
 import type { Formats } from "./formats/format.js";
-import type { FileStore } from "./store/file-store.js";
 import type { MetadataStore } from "./store/metadata-store.js";
 import { exportRoutes } from "./routes/export-routes.js";
 import { internalRoutes } from "./routes/internal-routes.js";
@@ -13,7 +13,7 @@ import { rawRoutes } from "./routes/raw-routes.js";
 import { repositoryRoutes } from "./routes/repository-routes.js";
 
 export interface ArtifactsDeps extends UpstreamAppDeps {
-  files: FileStore;
+  blobs: BlobStore;
   metadata: MetadataStore;
   artifacts: ArtifactService;
   downloads: Pick<DownloadRecorder, "record">;

@@ -3,7 +3,8 @@ import { buildApp } from "./app.js";
 import type { ArtifactsConfig } from "./config.js";
 import { artifactServiceFactory } from "./domain/artifact-service.js";
 import { downloadRecorderFactory } from "./domain/download-recorder.js";
-import { fileStoreFactory } from "./store/file-store.js";
+import { filesystemBlobStore } from "@svc/blobs";
+import { migrateLegacyLayout } from "./domain/legacy-layout.js";
 import { outboxRelayFactory } from "./domain/outbox-relay.js";
 import { repositoryListFactory } from "./domain/repository-list.js";
 import { repositoryAdminFactory } from "./domain/repository-admin.js";
@@ -26,8 +27,10 @@ export type ArtifactsContext = Pick<BootContext<ArtifactsConfig>, "config" | "lo
 export async function wireArtifacts({ config, log, metrics, bus, db, pool }: ArtifactsContext, table: readonly FormatModule[] = FORMATS): Promise<Wiring> {
   const metadata = metadataStoreFactory(db, pool);
   await metadata.ensureRepository(config.repository, config.repositoryFormat);
-  const files = fileStoreFactory({ root: config.filesystemRoot, readOnly: config.readOnly });
-  const repositories = repositoryListFactory({ metadata, files, log });
+  // Content by digest; the path index in Postgres says which path holds which (the single truth).
+  const blobs = filesystemBlobStore({ root: config.filesystemRoot, readOnly: config.readOnly });
+  await blobs.init();
+  const repositories = repositoryListFactory({ metadata, log });
   await repositories.start();
   // Events: written to the outbox with each change, published as the request is answered
   // (JetStream message id = event id), and relayed again from the outbox while NATS is away.
@@ -37,9 +40,13 @@ export async function wireArtifacts({ config, log, metrics, bus, db, pool }: Art
   // Each repository's format: its events' package coordinates, its rows about a file that goes
   // (whatever removes it) and about a file a walk indexes, its protocol, routes and export.
   const formats = formatsOf(table, repositories.formatOf);
-  const artifacts = artifactServiceFactory({ files, metadata, outbox, deliver: relay.deliver, tenant: config.tenant, ...formats.hooks });
-  formats.build({ db, pool, metadata, files, artifacts, readOnly: config.readOnly, publicUrl: config.uiPublicUrl, log });
-  const admin = repositoryAdminFactory({ metadata, files, artifacts, list: repositories, formats: formats.names });
+  const artifacts = artifactServiceFactory({ blobs, metadata, outbox, deliver: relay.deliver, tenant: config.tenant, ...formats.hooks });
+  formats.build({ db, pool, metadata, blobs, artifacts, readOnly: config.readOnly, publicUrl: config.uiPublicUrl, log });
+  // A data folder the code before the blob store wrote is migrated before anything is served.
+  await migrateLegacyLayout({ root: config.filesystemRoot, blobs, artifacts, metadata, pool, log });
+  // Staged leftovers of uploads a crash interrupted more than a day ago (the walker's reclaim takes younger ones after its grace).
+  if (!config.readOnly) for (const s of await blobs.listStaged({ limit: 10_000 })) await blobs.deleteStaged(s.name, 86_400_000);
+  const admin = repositoryAdminFactory({ metadata, blobs, artifacts, list: repositories, formats: formats.names });
   // A format without an export step is refused an export, naming it.
   const exports = repositoryExportFactory({ metadata, store: exportStoreFactory(db), formats: formats.exports(), readOnly: config.readOnly, log });
   await exports.sweep();
@@ -47,6 +54,6 @@ export async function wireArtifacts({ config, log, metrics, bus, db, pool }: Art
   downloads.start();
   if (config.readOnly) log.warn("svc.read-only is on: every artifact write is refused with 403");
   const checks = [{ name: "postgres", check: () => pingDb(pool) }];
-  const app = buildApp({ log, internalSecret: config.internalSecret, internalSecretPrevious: config.internalSecretPrevious, files, metadata, artifacts, admin, exports, formats, downloads, repositories: repositories.names, checks, metrics, uploadIdleTimeoutMs: config.uploadIdleTimeoutMs });
+  const app = buildApp({ log, internalSecret: config.internalSecret, internalSecretPrevious: config.internalSecretPrevious, blobs, metadata, artifacts, admin, exports, formats, downloads, repositories: repositories.names, checks, metrics, uploadIdleTimeoutMs: config.uploadIdleTimeoutMs });
   return { app, ready: { root: config.filesystemRoot, repository: config.repository }, closers: [() => exports.stop(), () => downloads.stop(), () => relay.stop()] };
 }

@@ -2,7 +2,7 @@ import { loadSettings, requireSettings, type Settings, type NodeAgentSettings } 
 
 export type WalkerConfig = Pick<
   Settings,
-  "tenant" | "readOnly" | "filesystemRoot" | "artifactsUrl" | "internalSecret" | "internalSecretPrevious" | "databaseUrl" | "natsUrl" | "host" | "port" | "logLevel" | "shutdownGraceMs" | "databasePoolSize"
+  "tenant" | "readOnly" | "filesystemRoot" | "storageReclaimGraceMs" | "artifactsUrl" | "internalSecret" | "internalSecretPrevious" | "databaseUrl" | "natsUrl" | "host" | "port" | "logLevel" | "shutdownGraceMs" | "databasePoolSize"
 > &
   NodeAgentSettings;
 

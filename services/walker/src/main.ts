@@ -1,10 +1,10 @@
 import { randomBytes } from "node:crypto";
+import { filesystemBlobStore } from "@svc/blobs";
 import { bootService, pingDb, postgresSchema } from "@svc/kit";
 import { buildApp } from "./app.js";
 import { loadConfig } from "./config.js";
 import { artifactsClientFactory } from "./domain/artifacts-client.js";
 import { leaseManagerFactory } from "./domain/lease.js";
-import { localActionsFactory } from "./domain/local-actions.js";
 import { schedulerFactory } from "./domain/scheduler.js";
 import { walkMetricsFactory } from "./domain/walk-metrics.js";
 import { walkRunnerFactory } from "./domain/walk-runner.js";
@@ -24,8 +24,19 @@ await bootService({
     const leases = leaseManagerFactory({ store, holder, log });
     // Removals and their events go through the artifacts service: the walker publishes nothing itself.
     const artifacts = artifactsClientFactory({ baseUrl: config.artifactsUrl, internalSecret: config.internalSecret, tenant: config.tenant });
-    const actions = { ...artifacts, ...localActionsFactory(config.filesystemRoot) };
-    const runner = walkRunnerFactory({ store, leases, source: artifacts, actions, root: config.filesystemRoot, log, metrics: walkMetricsFactory(metrics), readOnly: config.readOnly });
+    // The store the artifacts service writes: the walk reads its listing and bytes, and removes staged leftovers.
+    const blobs = filesystemBlobStore({ root: config.filesystemRoot, readOnly: config.readOnly });
+    const runner = walkRunnerFactory({
+      store,
+      leases,
+      source: artifacts,
+      actions: artifacts,
+      blobs,
+      reclaimGraceMs: config.storageReclaimGraceMs,
+      log,
+      metrics: walkMetricsFactory(metrics),
+      readOnly: config.readOnly,
+    });
     const scheduler = schedulerFactory({ store, runner, holder, log });
     const walks = walkServiceFactory({ store, runner, changed: () => scheduler.reload() });
     if (config.readOnly) log.warn("svc.read-only is on: walks look at the store and count, but change nothing");

@@ -20,6 +20,8 @@ function showRun(ctx: CommandContext, r: Run): void {
       ["ended", when(v.ended)],
       ["outcome", v.outcome],
       ["entries", `${v.entries} (${v.bytes} bytes)`],
+      ["blobs", String(v.blobs)],
+      ["took", v.durationMs === null ? "-" : `${(v.durationMs / 1000).toFixed(1)} s`],
       ["counts", countsCell(v)],
       ...(v.reference ? [["reference", v.reference] as [string, string]] : []),
       ...(v.detail ? [["detail", v.detail] as [string, string]] : []),

@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { mkdtempSync, readdirSync, rmSync, existsSync } from "node:fs";
+import { mkdtempSync, readdirSync, rmSync, existsSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Readable } from "node:stream";
@@ -7,19 +7,22 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { eventParsers, type ArtifactEvent } from "@svc/contracts";
 import type { ArtifactRecord } from "../store/metadata-store.js";
 import { artifactServiceFactory, type Address } from "./artifact-service.js";
-import { etagOf } from "./upload-checks.js";
-import { fileStoreFactory } from "../store/file-store.js";
+import { filesystemBlobStore } from "@svc/blobs";
 
 const sha = (s: string) => createHash("sha256").update(s).digest("hex");
+const text = async (r: Readable | undefined) => {
+  const chunks: Buffer[] = [];
+  for await (const c of r ?? []) chunks.push(c as Buffer);
+  return Buffer.concat(chunks).toString();
+};
 const addr = (path: string): Address => ({ repository: "libs", path, segments: path.split("/") });
 const key = { kind: "key" as const, id: "f".repeat(64) };
 const walker = { kind: "system" as const, id: "walker" };
 
-/** The real file store on a temporary folder; metadata and outbox in memory. */
+/** The real blob store on a temporary folder; metadata and outbox in memory. */
 async function setup(readOnly = false) {
   const root = mkdtempSync(join(tmpdir(), "artifact-service-"));
-  const files = fileStoreFactory({ root, readOnly });
-  await files.init(["libs"]);
+  const blobs = filesystemBlobStore({ root, readOnly });
   const rows = new Map<string, ArtifactRecord>();
   const outbox: ArtifactEvent[] = [];
   const delivered: ArtifactEvent[] = [];
@@ -61,6 +64,8 @@ async function setup(readOnly = false) {
       return rows.get(k(r, p));
     },
     findStatement: (r: string, p: string) => `F:${k(r, p)}`,
+    clashStatement: (r: string, p: string) => `C:${k(r, p)}`,
+    clashOf: (found: Record<string, unknown>[]) => ({ parent: found[0]?.parent === true, folder: found[0]?.folder === true }),
     recordOf: (found: Record<string, unknown>[]) => found[0] as ArtifactRecord | undefined,
     async recordArtifact(a: { repository: string; path: string; size: number; sha256: string; contentType: string | null; at?: Date }) {
       const had = rows.get(k(a.repository, a.path));
@@ -78,20 +83,32 @@ async function setup(readOnly = false) {
       rows.delete(k(r, p));
       return row;
     },
+    async lockBlob() {},
+    async referenced(sha256: string) {
+      return [...rows.values()].some((r) => r.sha256 === sha256);
+    },
+    async holding(sha256: string, after: { repository: string; path: string } | undefined, limit: number) {
+      const all = [...rows.values()].filter((r) => r.sha256 === sha256).map((r) => ({ repository: r.repository, path: r.path }));
+      all.sort((x, y) => (x.repository + "\0" + x.path < y.repository + "\0" + y.path ? -1 : 1));
+      return all.filter((r) => !after || r.repository + "\0" + r.path > after.repository + "\0" + after.path).slice(0, limit);
+    },
     async setHold(r: string, p: string, reason: string | null) {
       const row = rows.get(k(r, p))!;
       rows.set(k(r, p), { ...row, heldReason: reason });
     },
   };
   const svc = artifactServiceFactory({
-    files,
+    blobs,
     metadata,
     outbox: { addStatement: (e) => `E:${JSON.stringify(e)}` },
     deliver: async (e) => void delivered.push(e),
     tenant: "acme",
-    indexing: async (_tx, a, at) => void indexed.push({ path: a.path, at: at.getTime(), had: rows.get(k(a.repository, a.path))?.sha256 }),
+    indexing: async (_tx, a, at) => {
+      indexed.push({ path: a.path, at: at.getTime(), had: rows.get(k(a.repository, a.path))?.sha256 });
+      return true;
+    },
   });
-  return { root, files, rows, outbox, delivered, indexed, svc, failCommit: (v: boolean) => (failCommit = v), close: () => (closed = true) };
+  return { root, blobs, rows, outbox, delivered, indexed, svc, failCommit: (v: boolean) => (failCommit = v), close: () => (closed = true) };
 }
 
 /** The events delivered once the answer is on its way (delivery starts on the next turn of the loop). */
@@ -109,7 +126,7 @@ describe("artifact changes and their events", () => {
 
   it("a publish stores the file, its metadata and a published event in the outbox, then delivers it", async () => {
     const out = await t.svc.publish(addr("a/b.txt"), Readable.from([Buffer.from("hello")]), "text/plain", key);
-    expect(out).toEqual({ size: 5, sha256: sha("hello"), created: true, etag: expect.stringMatching(/^W\/"5-[0-9a-f]+"$/) });
+    expect(out).toEqual({ size: 5, sha256: sha("hello"), created: true, etag: `"${sha("hello")}"` });
     expect(t.rows.get("libs/a/b.txt")?.sha256).toBe(sha("hello"));
     expect(t.outbox).toHaveLength(1);
     const e = t.outbox[0]!;
@@ -120,6 +137,9 @@ describe("artifact changes and their events", () => {
 
     await t.svc.publish(addr("a/b.txt"), Readable.from([Buffer.from("again")]), null, key);
     expect((await sent(t))[1]).toMatchObject({ kind: "artifact.published", replaced: true, size: 5, digest: `sha256:${sha("again")}` });
+    // The content replaced, held by no other path, went with it.
+    expect(await t.blobs.head(sha("hello"))).toBeUndefined();
+    expect(await t.blobs.head(sha("again"))).toBeDefined();
   });
 
   it("a failed precondition (412) or a declared digest that does not match (400) stores nothing and keeps the old content", async () => {
@@ -140,7 +160,7 @@ describe("artifact changes and their events", () => {
     expect((await put("newer", { preconditions: { ifMatch: [`"${sha("new")}"`] } })).sha256).toBe(sha("newer"));
     expect((await t.svc.publish(addr("fresh.txt"), Readable.from([Buffer.from("f")]), null, key, { preconditions: { ifNoneMatch: "*" } })).created).toBe(true);
     await expect(t.svc.publish(addr("absent.txt"), Readable.from([Buffer.from("a")]), null, key, { preconditions: { ifMatch: "*" } })).rejects.toMatchObject({ status: 412 });
-    expect(existsSync(join(t.root, "repositories/libs/absent.txt"))).toBe(false);
+    expect(t.rows.has("libs/absent.txt")).toBe(false);
   });
 
   it("a refused publish leaves no blob of its content and nothing in tmp/, whether its body was a stream or in memory", async () => {
@@ -171,14 +191,14 @@ describe("artifact changes and their events", () => {
     expect(readdirSync(join(t.root, "blobs"), { recursive: true }).filter((f) => String(f).endsWith(sha("never stored")))).toEqual([]);
   });
 
-  it("a body in memory is stored as a stream is, and the ETag answered is the placed file's", async () => {
+  it("a body in memory is stored as a stream is, and the ETag answered is the content's digest", async () => {
     const out = await t.svc.publish(addr("mem/a.txt"), Buffer.from("in memory"), "text/plain", key);
-    expect(out).toMatchObject({ size: 9, sha256: sha("in memory"), created: true });
-    expect(await t.files.hash("libs", ["mem", "a.txt"])).toEqual({ size: 9, sha256: sha("in memory") });
-    expect(out.etag).toBe(etagOf((await t.files.identity("libs", ["mem", "a.txt"]))!));
-    // The same content again links the blob already stored: the answer still names the placed file.
+    expect(out).toMatchObject({ size: 9, sha256: sha("in memory"), created: true, etag: `"${sha("in memory")}"` });
+    expect(await text(await t.blobs.get(sha("in memory")))).toBe("in memory");
+    // The same content again is the blob already stored.
     const again = await t.svc.publish(addr("mem/b.txt"), Buffer.from("in memory"), "text/plain", key);
-    expect(again.etag).toBe(etagOf((await t.files.identity("libs", ["mem", "b.txt"]))!));
+    expect(again.etag).toBe(out.etag);
+    expect(readdirSync(join(t.root, "tmp"))).toEqual([]);
   });
 
   it("a failed commit publishes nothing and leaves no upload behind in tmp/", async () => {
@@ -188,15 +208,13 @@ describe("artifact changes and their events", () => {
     expect((await sent(t))).toHaveLength(0);
   });
 
-  it("in a repository being removed a publish answers 404 and stores nothing, and a walk indexes nothing", async () => {
-    await t.files.write("libs", ["loose.txt"], Readable.from([Buffer.from("loose")]));
-    const loose = (await t.files.identity("libs", ["loose.txt"]))!;
+  it("in a repository being removed a publish answers 404 and stores nothing, and found content is not indexed", async () => {
+    const { sha256 } = await t.blobs.put(Buffer.from("loose"));
     t.close();
     await expect(t.svc.publish(addr("late.txt"), Readable.from([Buffer.from("late")]), null, key)).rejects.toMatchObject({ status: 404, message: "no repository named libs" });
-    expect(existsSync(join(t.root, "repositories/libs/late.txt"))).toBe(false);
     expect(existsSync(join(t.root, "blobs/sha256", sha("late").slice(0, 2), sha("late")))).toBe(false);
     expect(readdirSync(join(t.root, "tmp"))).toEqual([]);
-    expect(await t.svc.index(addr("loose.txt"), loose, sha("loose"))).toBe("missing");
+    expect(await t.svc.indexFound(addr("loose.txt"), { sha256, size: 5, at: new Date() }, async () => {})).toBe("missing");
     expect(t.rows.size).toBe(0);
     expect(t.outbox).toHaveLength(0);
   });
@@ -204,22 +222,27 @@ describe("artifact changes and their events", () => {
   it("a removal reports the size and digest of what was removed, with reason request", async () => {
     await t.svc.publish(addr("a/b.txt"), Readable.from([Buffer.from("hello")]), null, key);
     expect(await t.svc.remove(addr("a/b.txt"), key)).toBe(true);
-    expect(existsSync(join(t.root, "repositories/libs/a/b.txt"))).toBe(false);
     expect(t.rows.size).toBe(0);
+    // No path holds the content any more: its blob went with it.
+    expect(await t.blobs.head(sha("hello"))).toBeUndefined();
     expect((await sent(t))[1]).toMatchObject({ kind: "artifact.removed", reason: "request", size: 5, digest: `sha256:${sha("hello")}`, actor: key });
     expect(await t.svc.remove(addr("a/b.txt"), key)).toBe(false);
     expect((await sent(t))).toHaveLength(2);
   });
 
-  it("removing a file nothing indexed reads its digest from the file", async () => {
-    await t.files.write("libs", ["loose.txt"], Readable.from([Buffer.from("loose")]));
-    expect(await t.svc.remove(addr("loose.txt"), key)).toBe(true);
-    expect((await sent(t))[0]).toMatchObject({ kind: "artifact.removed", size: 5, digest: `sha256:${sha("loose")}` });
+  it("a removal keeps the blob while another path holds the same content", async () => {
+    await t.svc.publish(addr("one.txt"), Readable.from([Buffer.from("shared")]), null, key);
+    await t.svc.publish(addr("two.txt"), Buffer.from("shared"), null, key);
+    expect(await t.svc.remove(addr("one.txt"), key)).toBe(true);
+    expect(await text(await t.blobs.get(sha("shared")))).toBe("shared");
+    const row = t.rows.get("libs/two.txt")!;
+    expect(await t.svc.removeForRetention(addr("two.txt"), { sha256: row.sha256, updated: row.updated.getTime() }, walker)).toEqual({ removed: true, size: 6 });
+    expect(await t.blobs.head(sha("shared"))).toBeUndefined();
   });
 
-  it("a removal a crash interrupted (metadata left, file gone) is finished by the next DELETE", async () => {
+  it("a path whose blob went behind the service's back is still removed by a DELETE", async () => {
     await t.svc.publish(addr("c.txt"), Readable.from([Buffer.from("c")]), null, key);
-    rmSync(join(t.root, "repositories/libs/c.txt"));
+    await t.blobs.delete(sha("c"));
     expect(await t.svc.remove(addr("c.txt"), key)).toBe(true);
     expect(t.rows.size).toBe(0);
   });
@@ -237,32 +260,69 @@ describe("artifact changes and their events", () => {
     expect(await t.svc.removeForRetention(addr("r/1.txt"), { sha256: row.sha256, updated: row.updated.getTime() }, walker)).toEqual({ removed: false, why: "gone" });
   });
 
-  it("index fills missing metadata and corrects wrong metadata, only for the file the walk read", async () => {
-    await t.files.write("libs", ["i.txt"], Readable.from([Buffer.from("index me")]));
-    const id = (await t.files.identity("libs", ["i.txt"]))!;
-    expect(await t.svc.index(addr("i.txt"), { ...id, ino: id.ino + 1 }, sha("index me"))).toBe("changed");
-    expect(await t.svc.index(addr("i.txt"), id, sha("index me"))).toBe("created");
-    expect(t.rows.get("libs/i.txt")).toMatchObject({ size: 8, sha256: sha("index me") });
-    expect(t.rows.get("libs/i.txt")!.updated.getTime()).toBe(id.mtimeMs);
-    expect(await t.svc.index(addr("i.txt"), id, sha("index me"))).toBe("unchanged");
+  it("indexFound fills a missing row (dated by the content found) and corrects one naming other content", async () => {
+    const { sha256 } = await t.blobs.put(Buffer.from("index me"));
+    const at = new Date(Date.now() - 3_600_000);
+    let ensured = 0;
+    const ensure = async () => void ensured++;
+    expect(await t.svc.indexFound(addr("i.txt"), { sha256, size: 8, at }, ensure)).toBe("created");
+    expect(t.rows.get("libs/i.txt")).toMatchObject({ size: 8, sha256 });
+    expect(t.rows.get("libs/i.txt")!.updated.getTime()).toBe(at.getTime());
+    expect(await t.svc.indexFound(addr("i.txt"), { sha256, size: 8, at }, ensure)).toBe("unchanged");
     t.rows.set("libs/i.txt", { ...t.rows.get("libs/i.txt")!, sha256: sha("stale"), size: 1 });
-    expect(await t.svc.index(addr("i.txt"), id, sha("index me"))).toBe("corrected");
-    expect(t.rows.get("libs/i.txt")).toMatchObject({ size: 8, sha256: sha("index me") });
-    expect(await t.svc.index(addr("nothing.txt"), id, sha("x"))).toBe("missing");
-    // The format's rows go in with a row created or corrected (dated by the file), never otherwise.
+    expect(await t.svc.indexFound(addr("i.txt"), { sha256, size: 8, at }, ensure)).toBe("corrected");
+    expect(t.rows.get("libs/i.txt")).toMatchObject({ size: 8, sha256 });
+    expect(ensured).toBe(3);
+    // The format's rows go in with a row created or corrected (dated by the content found), never otherwise.
     expect(t.indexed).toEqual([
-      { path: "i.txt", at: id.mtimeMs, had: undefined },
-      { path: "i.txt", at: id.mtimeMs, had: sha("index me") },
+      { path: "i.txt", at: at.getTime(), had: undefined },
+      { path: "i.txt", at: at.getTime(), had: sha256 },
     ]);
     expect(await sent(t)).toHaveLength(0);
   });
 
-  it("forget drops metadata only when the file is really gone, and reports the removal", async () => {
+  it("backfill runs the format's indexing step for paths the index holds, and counts what it filled", async () => {
+    await t.svc.publish(addr("b/1.txt"), Readable.from([Buffer.from("one")]), null, key);
+    expect(await t.svc.backfill("libs", [addr("b/1.txt"), addr("b/none.txt")])).toBe(1);
+    expect(t.indexed.map((i) => i.path)).toEqual(["b/1.txt"]);
+  });
+
+  it("forget drops a row only when its blob is really gone, and reports the removal", async () => {
     await t.svc.publish(addr("f.txt"), Readable.from([Buffer.from("f")]), null, key);
     expect(await t.svc.forget(addr("f.txt"), walker)).toBe(false);
-    rmSync(join(t.root, "repositories/libs/f.txt"));
+    await t.blobs.delete(sha("f"));
     expect(await t.svc.forget(addr("f.txt"), walker)).toBe(true);
+    expect(t.rows.size).toBe(0);
     expect((await sent(t))[1]).toMatchObject({ kind: "artifact.removed", actor: walker, digest: `sha256:${sha("f")}` });
+  });
+
+  it("reclaim removes a blob only when nothing references it and it is older than the grace period", async () => {
+    await t.svc.publish(addr("kept.txt"), Readable.from([Buffer.from("kept")]), null, key);
+    const orphan = await t.blobs.put(Buffer.from("orphan"));
+    expect(await t.svc.reclaim([sha("kept"), orphan.sha256, sha("absent")], 3_600_000)).toEqual([]);
+    expect(await t.svc.reclaim([sha("kept"), orphan.sha256, sha("absent")], 0)).toEqual([{ sha256: orphan.sha256, size: 6 }]);
+    expect(await t.blobs.head(orphan.sha256)).toBeUndefined();
+    expect(await t.blobs.head(sha("kept"))).toBeDefined();
+  });
+
+  it("verifyBlob leaves an intact blob, and removes a corrupt one with every path that held it", async () => {
+    await t.svc.publish(addr("v/1.txt"), Readable.from([Buffer.from("v")]), null, key);
+    await t.svc.publish(addr("v/2.txt"), Readable.from([Buffer.from("v")]), null, key);
+    const addressOf = (_r: string, p: string) => addr(p);
+    expect(await t.svc.verifyBlob(sha("v"), walker, addressOf)).toEqual({ outcome: "intact", forgotten: [], forgottenCount: 0 });
+    writeFileSync(join(t.root, "blobs/sha256", sha("v").slice(0, 2), sha("v")), "not v");
+    expect(await t.svc.verifyBlob(sha("v"), walker, addressOf)).toEqual({
+      outcome: "corrupt",
+      forgotten: [
+        { repository: "libs", path: "v/1.txt" },
+        { repository: "libs", path: "v/2.txt" },
+      ],
+      forgottenCount: 2,
+    });
+    expect(t.rows.size).toBe(0);
+    expect(await t.blobs.head(sha("v"))).toBeUndefined();
+    expect((await sent(t)).slice(2).map((e) => e.kind)).toEqual(["artifact.removed", "artifact.removed"]);
+    expect(await t.svc.verifyBlob(sha("v"), walker, addressOf)).toMatchObject({ outcome: "missing" });
   });
 
   it("hold, release and finding events carry the artifact's digest; holding twice for one reason is one event", async () => {
@@ -283,41 +343,6 @@ describe("artifact changes and their events", () => {
       await expect(ro.svc.publish(addr("x.txt"), Readable.from([Buffer.from("x")]), null, key)).rejects.toMatchObject({ status: 403 });
     } finally {
       rmSync(ro.root, { recursive: true, force: true });
-    }
-  });
-});
-
-describe("file store", () => {
-  it("a write renames into a folder a walk tidied away meanwhile", async () => {
-    const root = mkdtempSync(join(tmpdir(), "file-store-"));
-    try {
-      const files = fileStoreFactory({ root, readOnly: false });
-      await files.init(["libs"]);
-      const prepared = await files.prepare(await files.stage(Readable.from([Buffer.from("x")])));
-      await files.place(prepared, "libs", ["deep", "er", "y.txt"]).then((p) => p.flushed);
-      // A walk tidies the folder away while the next write of it is on its way.
-      rmSync(join(root, "repositories/libs/deep"), { recursive: true });
-      const placed = await files.place(await files.prepare(await files.stage(Buffer.from("x"))), "libs", ["deep", "er", "x.txt"]);
-      await placed.flushed;
-      expect(placed.created).toBe(true);
-      expect(await files.hash("libs", ["deep", "er", "x.txt"])).toEqual({ size: 1, sha256: sha("x") });
-    } finally {
-      rmSync(root, { recursive: true, force: true });
-    }
-  });
-
-  it("a write linked to its blob and then dropped leaves no blob or upload behind", async () => {
-    const root = mkdtempSync(join(tmpdir(), "file-store-"));
-    try {
-      const files = fileStoreFactory({ root, readOnly: false });
-      await files.init(["libs"]);
-      const prepared = await files.prepare(await files.stage(Buffer.from("dropped")));
-      await files.discard(prepared);
-      expect(readdirSync(join(root, "repositories/libs"))).toEqual([]);
-      expect(readdirSync(join(root, "tmp"))).toEqual([]);
-      expect(readdirSync(join(root, "blobs"), { recursive: true }).filter((f) => String(f).split("/").length === 3)).toEqual([]);
-    } finally {
-      rmSync(root, { recursive: true, force: true });
     }
   });
 });

@@ -1,14 +1,16 @@
+import { createHash } from "node:crypto";
 import type { Readable } from "node:stream";
-import { forbidden, notFound, type PackageCoordinates, type Actor, type ArtifactEvent, type ArtifactFinding, type ArtifactHeld, type ArtifactPublished, type ArtifactReleased, type ArtifactRemoved, type Principal } from "@svc/contracts";
+import type { BlobStore, StagedBlob } from "@svc/blobs";
+import { conflict, forbidden, notFound, type PackageCoordinates, type Actor, type ArtifactEvent, type ArtifactFinding, type ArtifactHeld, type ArtifactPublished, type ArtifactReleased, type ArtifactRemoved, type Principal } from "@svc/contracts";
 import { newEventId } from "@svc/kit";
-import type { FileIdentity, FileStore, Prepared, Staged } from "../store/file-store.js";
-import type { Db, MetadataStore, Rows } from "../store/metadata-store.js";
+import { lockKey, parentsOf, type Db, type MetadataStore, type Rows } from "../store/metadata-store.js";
 import type { OutboxStore } from "../store/outbox-store.js";
 import { checkPreconditions, digestCheck, etagOf, type DeclaredDigests, type Preconditions } from "./upload-checks.js";
 
 export interface ArtifactServiceDeps {
-  files: Pick<FileStore, "readOnly" | "stage" | "prepare" | "place" | "discard" | "remove" | "identity" | "hash" | "releaseBlob">;
-  metadata: Pick<MetadataStore, "lockedTransaction" | "find" | "findStatement" | "recordOf" | "recordStatement" | "correctArtifact" | "forgetArtifact" | "setHold">;
+  /** Where content is: the path index (metadata) says which path holds which digest. */
+  blobs: Pick<BlobStore, "readOnly" | "stage" | "commit" | "discard" | "head" | "get" | "delete">;
+  metadata: Pick<MetadataStore, "transaction" | "lockedTransaction" | "lockBlob" | "find" | "findStatement" | "clashStatement" | "clashOf" | "recordOf" | "recordStatement" | "correctArtifact" | "forgetArtifact" | "setHold" | "referenced" | "holding">;
   outbox: Pick<OutboxStore, "addStatement">;
   /** Publishes a committed event (not awaited by the caller; a failure leaves it to the outbox relay). */
   deliver: (event: ArtifactEvent) => Promise<unknown>;
@@ -26,7 +28,9 @@ export interface ArtifactServiceDeps {
    * crashed before its commit left), in the transaction that records its artifact row; `at` is
    * the file's modification time, the row's publish time.
    */
-  indexing?: (tx: Db, a: Address, at: Date) => Promise<void>;
+  indexing?: (tx: Db, a: Address, at: Date) => Promise<boolean | void>;
+  /** Whether a repository's format has an `indexing` step at all (a backfill of one without it does nothing). */
+  indexes?: (repository: string) => boolean;
 }
 
 export interface Address {
@@ -69,7 +73,7 @@ export interface Published {
   etag: string | undefined;
 }
 
-export type IndexOutcome = "created" | "corrected" | "unchanged" | "changed" | "missing";
+export type IndexOutcome = "created" | "corrected" | "unchanged" | "missing";
 export type RetentionOutcome = { removed: true; size: number } | { removed: false; why: "gone" | "held" | "changed" };
 export type Finding = ArtifactFinding["finding"];
 
@@ -81,13 +85,25 @@ export function actorOf(p: Principal): Actor {
 export const READ_ONLY = "this server is read-only (svc.read-only): writes are refused";
 
 /**
- * Every change to an artifact: the file, its metadata row and an outbox event, made under a
- * per-path lock in one transaction; the event goes to NATS as the caller answers. A
- * crash between the file change and the commit leaves a file the metadata does not match;
- * the walker's repair and backfill jobs reconcile it (through index() and forget()).
+ * Every change to an artifact: its index row (the single truth of what a path holds) and an
+ * outbox event, made under a per-path lock in one transaction; the event goes to NATS as the
+ * caller answers. Bytes are in the blob store, by digest: a publish commits its blob before
+ * the row (under the blob's lock, shared), a removal drops the row and leaves the blob to the
+ * walker's reclaim, which removes a blob only under its lock taken exclusively and when no row
+ * references it. A crash between a blob's commit and its row's leaves a blob nothing
+ * references, reclaimed after its grace period; never a row without its blob.
  */
 export function artifactServiceFactory(deps: ArtifactServiceDeps) {
-  const { files, metadata, outbox } = deps;
+  const { blobs, metadata, outbox } = deps;
+  /** Removes a blob, under its lock taken exclusively, if no index row references it; its size when it did. */
+  const dropUnreferenced = (sha256: string, olderThanMs = 0) =>
+    metadata.transaction(async (tx) => {
+      await metadata.lockBlob(tx, sha256, "exclusive");
+      if (await metadata.referenced(sha256, tx)) return undefined;
+      const blob = await blobs.head(sha256);
+      if (!blob || Date.now() - blob.modified.getTime() < olderThanMs) return undefined;
+      return (await blobs.delete(sha256)) ? blob.size : undefined;
+    });
   const base = (a: Address, size: number, sha256: string, actor: Actor, at = new Date()) => {
     const pkg = deps.coordinates?.(a.repository, a.path);
     return {
@@ -119,19 +135,18 @@ export function artifactServiceFactory(deps: ArtifactServiceDeps) {
    */
   const change = async <T extends ArtifactEvent | undefined, R>(
     a: Address,
-    fn: (tx: Db, first: Rows[]) => Promise<{ event: T; result: R; last?: string; durable?: Promise<unknown> }>,
-    opts: { closed?: () => R; locks?: string[]; withBegin?: string[] } = {},
+    fn: (tx: Db, first: Rows[]) => Promise<{ event: T; result: R; last?: string }>,
+    opts: { closed?: () => R; locks?: string[]; sharedLocks?: string[]; withBegin?: string[] } = {},
   ): Promise<R> => {
     const { closed } = opts;
-    const { event, result, durable } = await metadata.lockedTransaction<{ event: T | undefined; result: R; last?: string; durable?: Promise<unknown> }>(a.repository, a.path, fn, {
+    const { event, result } = await metadata.lockedTransaction<{ event: T | undefined; result: R; last?: string }>(a.repository, a.path, fn, {
       // fn's own last write, then the event's outbox row, sent with COMMIT.
       lastStatement: (out) => [out.last, out.event ? outbox.addStatement(out.event) : undefined].filter((x) => x !== undefined).join("; ") || undefined,
       moreLocks: opts.locks,
+      sharedLocks: opts.sharedLocks,
       withBegin: opts.withBegin,
       ...(closed ? { whenClosed: () => ({ event: undefined, result: closed() }) } : {}),
     });
-    // A file's folder entry is flushed while the commit travels; the change is answered once both are on disk.
-    await durable;
     // Committed, so the outbox holds it: the answer does not wait for NATS to take the event
     // (the relay sends it again if this attempt fails), nor for the work of sending it, which
     // starts once the answer is on its way.
@@ -145,6 +160,32 @@ export function artifactServiceFactory(deps: ArtifactServiceDeps) {
     return row;
   };
 
+  /**
+   * After a removal committed: its content's blob goes when no other path holds it (as a
+   * reclaim with no grace period, under the blob's lock: a publish of the same content that
+   * committed it meanwhile finds it gone under that lock and commits it again from its staged
+   * copy). A failure leaves it to the walker's reclaim.
+   */
+  const releaseBlob = async (sha256: string | undefined) => {
+    if (sha256 !== undefined) await dropUnreferenced(sha256).catch(() => undefined);
+  };
+
+  /**
+   * Repair: drops the index row of a path whose blob is missing (deleted behind the service's
+   * back, or found corrupt) and publishes its removal: no client is offered a path whose bytes
+   * are gone.
+   */
+  const forget = async (a: Address, actor: Actor): Promise<boolean> => {
+    if (blobs.readOnly) throw forbidden(READ_ONLY);
+    return change(a, async (tx) => {
+      const row = await metadata.find(a.repository, a.path, tx);
+      if (!row || (await blobs.head(row.sha256))) return { event: undefined, result: false };
+      await forgetRow(tx, a);
+      const event: ArtifactRemoved = { ...base(a, row.size, row.sha256, actor), kind: "artifact.removed", reason: "request" };
+      return { event, result: true };
+    });
+  };
+
   return {
     /**
      * PUT: stores the upload and publishes `artifact.published`. A declared digest that does not
@@ -154,77 +195,98 @@ export function artifactServiceFactory(deps: ArtifactServiceDeps) {
      */
     async publish(a: Address | LateDestination, source: Readable | Buffer, contentType: string | null, actor: Actor, checks: PublishChecks = {}, alongside?: Alongside): Promise<Published> {
       const digests = digestCheck(checks.digests ?? {});
-      let written: Staged | Prepared | undefined;
-      // Staged, checked against the declared digests and linked to its blob: none of it needs
-      // the path's lock (files.prepare). A body in memory is made ready while the first message
-      // takes the locks; a stream before (an upload may take minutes, and no lock or connection
+      let staged: StagedBlob | undefined;
+      // Whether this publish made the blob (it did not exist): a refused publish takes it out again.
+      let made = false;
+      let stored = false;
+      let replaced: string | undefined;
+      // Staged, checked against the declared digests and committed as the blob of its digest:
+      // none of it needs the path's lock (content is stored by digest and shows nowhere until
+      // the index row commits). A body in memory is made ready while the first message takes
+      // the locks; a stream before (an upload may take minutes, and no lock or connection
       // waits on it).
       const ready = (async () => {
-        const s = await files.stage(source, digests.through);
-        written = s;
+        const s = await blobs.stage(source, { through: digests.through });
+        staged = s;
         digests.verify(s.sha256);
-        written = await files.prepare(s);
-        return written;
+        made = (await blobs.commit(s)).created;
+        return s;
       })();
       const late = typeof a === "function";
       // Awaited in the transaction when in memory; never unhandled before that.
       if (Buffer.isBuffer(source) && !late) ready.catch(() => {});
       try {
         if (!Buffer.isBuffer(source) || late) await ready;
-        const to = late ? await ready.then(({ staged: { size, sha256 } }) => a({ size, sha256 })) : { address: a, alongside };
-        return await change(
+        const to = late ? await ready.then(({ size, sha256 }) => a({ size, sha256 })) : { address: a, alongside };
+        // The blob's lock, shared, in the first message when its digest is known by then.
+        const known = !Buffer.isBuffer(source) || late ? staged : undefined;
+        const result = await change(
           to.address,
-          async (tx, [found = [], ...formatRows]) => {
-            const p = await ready;
-            const s = p.staged;
-            // A package format's own rows (an npm version) commit with the file, or neither does.
+          async (tx, [found = [], clash = [], ...formatRows]) => {
+            // A path is a file or a folder of files, never both (a filesystem's rule, which
+            // clients and mirrors of the repository rely on).
+            const clashes = metadata.clashOf(clash);
+            if (clashes.parent) throw conflict("a parent of this path is a file, not a folder");
+            if (clashes.folder) throw conflict("this path is a folder of other artifacts");
+            const s = await ready;
+            if (!known) await metadata.lockBlob(tx, s.sha256, "shared");
+            // Under the blob's lock no reclaim removes it; one that did since the commit above
+            // (the blob had no reference yet) is undone from the staged copy.
+            if (!(await blobs.head(s.sha256))) made = (await blobs.commit(s)).created || made;
+            // A package format's own rows (an npm version) commit with the artifact row, or neither does.
             await to.alongside?.run(tx, { size: s.size, sha256: s.sha256 }, formatRows);
             const previous = metadata.recordOf(found);
-            const { created, identity, flushed } = await files.place(p, to.address.repository, to.address.segments, (file) => {
-              if (checks.preconditions) checkPreconditions(checks.preconditions, { file, sha256: previous?.sha256 });
-            });
-            // The content replaced no longer links to its blob from here.
-            if (previous && previous.sha256 !== s.sha256) await files.releaseBlob(previous.sha256);
+            if (checks.preconditions) checkPreconditions(checks.preconditions, { sha256: previous?.sha256 });
             const at = new Date();
             const last = metadata.recordStatement({ repository: to.address.repository, path: to.address.path, size: s.size, sha256: s.sha256, contentType, at });
+            const created = previous === undefined;
+            if (previous && previous.sha256 !== s.sha256) replaced = previous.sha256;
             const event: ArtifactPublished = { ...base(to.address, s.size, s.sha256, actor, at), kind: "artifact.published", replaced: !created };
-            return { event, last, durable: flushed, result: { size: s.size, sha256: s.sha256, created, etag: etagOf(identity) } };
+            return { event, last, result: { size: s.size, sha256: s.sha256, created, etag: etagOf(s.sha256) } };
           },
           {
             locks: to.alongside?.locks,
-            withBegin: [metadata.findStatement(to.address.repository, to.address.path), ...(to.alongside?.withBegin ?? [])],
+            // The folders' path locks, shared: a publish at a folder of this path (or a removal
+            // there) waits for this one, and this one for it, so the clash check sees it.
+            sharedLocks: [...parentsOf(to.address.path).map((p) => lockKey("artifact-path", to.address.repository, p)), ...(known ? [lockKey("blob", known.sha256)] : [])],
+            withBegin: [metadata.findStatement(to.address.repository, to.address.path), metadata.clashStatement(to.address.repository, to.address.path), ...(to.alongside?.withBegin ?? [])],
             closed: () => {
               // Checked before anything lands: a removal that began meanwhile finds nothing of this upload.
               throw notFound(`no repository named ${to.address.repository}`);
             },
           },
         );
-      } catch (err) {
-        // Whatever was staged or made ready and not placed goes (nothing once it is placed).
+        stored = true;
+        // The content this path held before goes when no other path holds it.
+        await releaseBlob(replaced);
+        return result;
+      } finally {
         await ready.catch(() => {});
-        if (written) await files.discard(written);
-        throw err;
+        // A refused publish leaves no content of its own behind: the blob it made goes, as a
+        // reclaim takes it (under its lock, only while nothing references it).
+        if (!stored && made && staged) await dropUnreferenced(staged.sha256).catch(() => {});
+        // The staged copy goes once the row is committed, or the publish gave up.
+        if (staged) await blobs.discard(staged);
       }
     },
 
     /**
-     * DELETE: removes the file and its metadata and publishes `artifact.removed` (reason
-     * "request"). A path with metadata but no file (a removal a crash interrupted) is finished.
-     * False when there was nothing at the path.
+     * DELETE: removes the artifact's index row and publishes `artifact.removed` (reason
+     * "request"). Its blob goes too once no other path holds the same content (released). False
+     * when there was nothing at the path.
      */
     async remove(a: Address, actor: Actor): Promise<boolean> {
-      if (files.readOnly) throw forbidden(READ_ONLY);
-      return change(a, async (tx) => {
-        const row = await metadata.find(a.repository, a.path, tx);
-        const file = await files.identity(a.repository, a.segments);
-        if (!row && !file) return { event: undefined, result: false };
-        // A file nothing indexed yet is read once for the event's digest.
-        const { size, sha256 } = row ?? (await files.hash(a.repository, a.segments));
-        if (file) await files.remove(a.repository, a.segments, sha256);
-        await forgetRow(tx, a);
-        const event: ArtifactRemoved = { ...base(a, size, sha256, actor), kind: "artifact.removed", reason: "request" };
+      if (blobs.readOnly) throw forbidden(READ_ONLY);
+      let gone: string | undefined;
+      const removed = await change(a, async (tx) => {
+        const row = await forgetRow(tx, a);
+        if (!row) return { event: undefined, result: false };
+        gone = row.sha256;
+        const event: ArtifactRemoved = { ...base(a, row.size, row.sha256, actor), kind: "artifact.removed", reason: "request" };
         return { event, result: true };
       });
+      await releaseBlob(gone);
+      return removed;
     },
 
     /**
@@ -232,56 +294,117 @@ export function artifactServiceFactory(deps: ArtifactServiceDeps) {
      * and publish time) and not held; publishes `artifact.removed` with reason "retention".
      */
     async removeForRetention(a: Address, expect: { sha256: string; updated: number }, actor: Actor): Promise<RetentionOutcome> {
-      if (files.readOnly) throw forbidden(READ_ONLY);
-      return change(a, async (tx): Promise<{ event: ArtifactRemoved | undefined; result: RetentionOutcome }> => {
+      if (blobs.readOnly) throw forbidden(READ_ONLY);
+      const out = await change(a, async (tx): Promise<{ event: ArtifactRemoved | undefined; result: RetentionOutcome }> => {
         const row = await metadata.find(a.repository, a.path, tx);
         if (!row) return { event: undefined, result: { removed: false, why: "gone" } };
         if (row.heldReason !== null) return { event: undefined, result: { removed: false, why: "held" } };
         if (row.sha256 !== expect.sha256 || row.updated.getTime() !== expect.updated) return { event: undefined, result: { removed: false, why: "changed" } };
-        if (await files.identity(a.repository, a.segments)) await files.remove(a.repository, a.segments, row.sha256);
         await forgetRow(tx, a);
         const event: ArtifactRemoved = { ...base(a, row.size, row.sha256, actor), kind: "artifact.removed", reason: "retention" };
         return { event, result: { removed: true, size: row.size } };
       });
+      if (out.removed) await releaseBlob(expect.sha256);
+      return out;
     },
 
     /**
-     * Backfill and repair: records the size and digest a walk measured, if the file is still
-     * the one it read (same inode, size and modification time). No event: the content did not
-     * change, only what the index knows about it. In a repository being removed: "missing".
+     * Content found outside a publish (a data folder written before the blob store): makes the
+     * path's index row say it holds `found`, dated `found.at` when the row is new. `ensure`
+     * makes sure the blob exists; it runs under the blob's lock, which a reclaim takes
+     * exclusively. No event: the content did not change, only what the index knows about it.
+     * In a repository gone or being removed: "missing".
      */
-    async index(a: Address, observed: FileIdentity, sha256: string): Promise<IndexOutcome> {
-      if (files.readOnly) throw forbidden(READ_ONLY);
-      return change(a, async (tx): Promise<{ event: undefined; result: IndexOutcome; last?: string }> => {
-        const file = await files.identity(a.repository, a.segments);
-        if (!file) return { event: undefined, result: "missing" };
-        if (file.ino !== observed.ino || file.size !== observed.size || file.mtimeMs !== observed.mtimeMs) return { event: undefined, result: "changed" };
-        const row = await metadata.find(a.repository, a.path, tx);
-        if (!row) {
-          await deps.indexing?.(tx, a, new Date(file.mtimeMs));
-          const last = metadata.recordStatement({ repository: a.repository, path: a.path, size: file.size, sha256, contentType: null, at: new Date(file.mtimeMs) });
-          return { event: undefined, last, result: "created" };
-        }
-        if (row.size === file.size && row.sha256 === sha256) return { event: undefined, result: "unchanged" };
-        await metadata.correctArtifact({ repository: a.repository, path: a.path, size: file.size, sha256 }, tx);
-        await deps.indexing?.(tx, a, new Date(file.mtimeMs));
-        return { event: undefined, result: "corrected" };
-      }, { closed: () => "missing" });
+    async indexFound(a: Address, found: { sha256: string; size: number; at: Date }, ensure: () => Promise<unknown>): Promise<IndexOutcome> {
+      if (blobs.readOnly) throw forbidden(READ_ONLY);
+      return change(
+        a,
+        async (tx): Promise<{ event: undefined; result: IndexOutcome; last?: string }> => {
+          await ensure();
+          const row = await metadata.find(a.repository, a.path, tx);
+          if (!row) {
+            await deps.indexing?.(tx, a, found.at);
+            const last = metadata.recordStatement({ repository: a.repository, path: a.path, size: found.size, sha256: found.sha256, contentType: null, at: found.at });
+            return { event: undefined, last, result: "created" };
+          }
+          if (row.size === found.size && row.sha256 === found.sha256) return { event: undefined, result: "unchanged" };
+          await metadata.correctArtifact({ repository: a.repository, path: a.path, size: found.size, sha256: found.sha256 }, tx);
+          await deps.indexing?.(tx, a, found.at);
+          return { event: undefined, result: "corrected" };
+        },
+        { closed: () => "missing", sharedLocks: [lockKey("blob", found.sha256)] },
+      );
     },
 
     /**
-     * Repair: drops metadata whose file is gone (a removal a crash interrupted, or a file
-     * deleted outside the service) and publishes the removal that never went out.
+     * Backfill: for each path of a walk's index page, the repository's format rebuilds its own
+     * index rows where they are missing (a Maven file's version rows), under the path's lock.
+     * Answers how many paths it did something for.
      */
-    async forget(a: Address, actor: Actor): Promise<boolean> {
-      if (files.readOnly) throw forbidden(READ_ONLY);
-      return change(a, async (tx) => {
-        if (await files.identity(a.repository, a.segments)) return { event: undefined, result: false };
-        const row = await forgetRow(tx, a);
-        if (!row) return { event: undefined, result: false };
-        const event: ArtifactRemoved = { ...base(a, row.size, row.sha256, actor), kind: "artifact.removed", reason: "request" };
-        return { event, result: true };
+    async backfill(repository: string, paths: readonly Address[]): Promise<number> {
+      if (blobs.readOnly) throw forbidden(READ_ONLY);
+      if (!deps.indexing || deps.indexes?.(repository) === false) return 0;
+      let filled = 0;
+      for (const a of paths) {
+        const did = await change(a, async (tx) => {
+          const row = await metadata.find(a.repository, a.path, tx);
+          return { event: undefined, result: row ? (await deps.indexing!(tx, a, row.updated)) === true : false };
+        });
+        if (did) filled++;
+      }
+      return filled;
+    },
+
+    forget,
+
+    /**
+     * Reclaim: removes each blob that, under its lock (taken exclusively: a publish committing
+     * a row that references it holds it shared), no index row references and that is untouched
+     * for `olderThanMs` (a publish in progress committed or touched it since).
+     */
+    async reclaim(digests: readonly string[], olderThanMs: number): Promise<{ sha256: string; size: number }[]> {
+      if (blobs.readOnly) throw forbidden(READ_ONLY);
+      const removed: { sha256: string; size: number }[] = [];
+      for (const sha256 of digests) {
+        const gone = await dropUnreferenced(sha256, olderThanMs);
+        if (gone !== undefined) removed.push({ sha256, size: gone });
+      }
+      return removed;
+    },
+
+    /**
+     * Repair of a blob a walk found not to match its digest: read again; when it is indeed
+     * corrupt it is removed and every path that held it forgotten (each with its event).
+     */
+    async verifyBlob(sha256: string, actor: Actor, addressOf: (repository: string, path: string) => Address | undefined): Promise<{ outcome: "intact" | "corrupt" | "missing"; forgotten: { repository: string; path: string }[]; forgottenCount: number }> {
+      if (blobs.readOnly) throw forbidden(READ_ONLY);
+      const stream = await blobs.get(sha256);
+      if (!stream) return { outcome: "missing", forgotten: [], forgottenCount: 0 };
+      const hash = createHash("sha256");
+      for await (const chunk of stream) hash.update(chunk as Buffer);
+      if (hash.digest("hex") === sha256) return { outcome: "intact", forgotten: [], forgottenCount: 0 };
+      // Removed under its lock, so no publish commits a row on the corrupt copy meanwhile (one
+      // that waits for the lock finds it gone and commits its own bytes again).
+      await metadata.transaction(async (tx) => {
+        await metadata.lockBlob(tx, sha256, "exclusive");
+        await blobs.delete(sha256);
       });
+      const forgotten: { repository: string; path: string }[] = [];
+      let count = 0;
+      let after: { repository: string; path: string } | undefined;
+      for (;;) {
+        const page = await metadata.holding(sha256, after, 500);
+        for (const p of page) {
+          const a = addressOf(p.repository, p.path);
+          if (a && (await forget(a, actor))) {
+            count++;
+            if (forgotten.length < 100) forgotten.push(p);
+          }
+        }
+        if (page.length < 500) break;
+        after = page[page.length - 1];
+      }
+      return { outcome: "corrupt", forgotten, forgottenCount: count };
     },
 
     /** Holds an artifact (quarantine); publishes `artifact.held`. Undefined when already held for that reason. */

@@ -1,7 +1,5 @@
-import { createReadStream } from "node:fs";
-import { join } from "node:path";
 import { ServiceError } from "@svc/contracts";
-import type { FileStore } from "../store/file-store.js";
+import type { BlobStore } from "@svc/blobs";
 import type { ArtifactRecord, MetadataStore } from "../store/metadata-store.js";
 import type { ArtifactService } from "./artifact-service.js";
 import type { ExportJob, FormatExport } from "./repository-export.js";
@@ -10,11 +8,14 @@ export type CopyOutcome = { kind: "copied" } | { kind: "skipped" } | { kind: "re
 
 export interface ArtifactCopierDeps {
   metadata: Pick<MetadataStore, "find">;
-  files: Pick<FileStore, "repoDir">;
+  blobs: Pick<BlobStore, "get">;
   artifacts: Pick<ArtifactService, "publish">;
 }
 
 const addressOf = (repository: string, path: string) => ({ repository, segments: path.split("/"), path });
+
+/** Why a file is not exported: the index names content the store does not have. */
+export const MISSING = (source: string) => `the file is missing from ${source}'s store (a walk's repair job reconciles the index)`;
 
 /** Why an existing target file is not overwritten: an export adds, it never replaces. */
 const different = (sha256: string) => `the target holds different content at this path (sha256 ${sha256}): not overwritten`;
@@ -38,8 +39,8 @@ export function artifactCopierFactory(deps: ArtifactCopierDeps) {
     if (row.heldReason !== null) return { kind: "refused", reason: `held in ${job.source} (${row.heldReason}): a held file is not exported` };
     const known = await classify(job.target, path, row.sha256);
     if (known) return known;
-    const a = addressOf(job.source, path);
-    const source = createReadStream(join(deps.files.repoDir(job.source), ...a.segments));
+    const source = await deps.blobs.get(row.sha256);
+    if (!source) return { kind: "refused", reason: MISSING(job.source) };
     try {
       await deps.artifacts.publish(addressOf(job.target, path), source, row.contentType, job.actor, {
         // The index's digest of the source: a file changed or damaged since is refused, not copied.
@@ -51,7 +52,6 @@ export function artifactCopierFactory(deps: ArtifactCopierDeps) {
     } catch (err) {
       if (err instanceof ServiceError && err.code === "precondition_failed") return (await classify(job.target, path, row.sha256)) ?? { kind: "refused", reason: "the target changed at this path during the export" };
       if (err instanceof ServiceError && err.code === "invalid_input") return { kind: "refused", reason: err.message };
-      if ((err as NodeJS.ErrnoException).code === "ENOENT") return { kind: "refused", reason: `the file is missing from ${job.source}'s store (a walk's repair job reconciles the index)` };
       throw err;
     } finally {
       source.destroy();

@@ -1,13 +1,13 @@
 import { conflict, forbidden, invalid, notFound, type Actor } from "@svc/contracts";
 import { isRepositoryName } from "@svc/grants";
-import type { FileStore } from "../store/file-store.js";
+import type { BlobStore } from "@svc/blobs";
 import type { MetadataStore, RepositoryDetail } from "../store/metadata-store.js";
 import { READ_ONLY, type ArtifactService } from "./artifact-service.js";
 import type { RepositoryList } from "./repository-list.js";
 
 export interface RepositoryAdminDeps {
   metadata: Pick<MetadataStore, "createRepository" | "repository" | "closeRepository" | "dropRepository" | "page">;
-  files: Pick<FileStore, "readOnly" | "init" | "dropRepositoryDir">;
+  blobs: Pick<BlobStore, "readOnly">;
   artifacts: Pick<ArtifactService, "remove">;
   list: Pick<RepositoryList, "refresh">;
   /** The names repositories may be created with (the format table's: formats/index.ts). */
@@ -25,7 +25,6 @@ export function repositoryAdminFactory(deps: RepositoryAdminDeps) {
       if (!isRepositoryName(name)) throw invalid("name", "name must be a repository name: letters, digits, '.', '_' and '-', starting with a letter or digit");
       if (!deps.formats.includes(format)) throw invalid("format", `format must be one of ${deps.formats.join(", ")}`);
       if (!(await metadata.createRepository(name, format))) throw conflict(`a repository named ${name} exists already`);
-      await deps.files.init([name]);
       await deps.list.refresh();
       return (await metadata.repository(name))!;
     },
@@ -51,7 +50,7 @@ export function repositoryAdminFactory(deps: RepositoryAdminDeps) {
         if (held.artifacts > 0 && !force) {
           throw conflict(`repository ${name} holds ${held.artifacts} artifact(s): remove them first, or add ?force=true to remove them with it`);
         }
-        if (deps.files.readOnly) throw forbidden(READ_ONLY);
+        if (deps.blobs.readOnly) throw forbidden(READ_ONLY);
       });
       if (!r) throw notFound(`no repository named ${name}`);
       let removed = 0;
@@ -65,9 +64,7 @@ export function repositoryAdminFactory(deps: RepositoryAdminDeps) {
         removed += now;
         if (now === 0) break;
       }
-      // The folder before the row: while the row stays, the name cannot be taken again, so this
-      // never removes the folder of a new repository of the same name.
-      await deps.files.dropRepositoryDir(name);
+      // Its blobs stay for the walker's reclaim: other repositories may hold the same content.
       await metadata.dropRepository(name);
       await deps.list.refresh();
       return removed;

@@ -5,8 +5,6 @@ const REFRESH_MS = 5000;
 
 export interface RepositoryListDeps {
   metadata: Pick<MetadataStore, "repositories">;
-  /** Prepares the file store for repositories it has not seen yet. */
-  files: { init(repositories: string[]): Promise<void> };
   log: Pick<Logger, "warn">;
   refreshMs?: number;
 }
@@ -21,8 +19,6 @@ export function repositoryListFactory(deps: RepositoryListDeps) {
   /** Re-reads the list now (this replica's own creations and removals are seen at once). */
   const refresh = async (): Promise<void> => {
     const fresh = await deps.metadata.repositories();
-    const added = fresh.filter((r) => !names.has(r.name)).map((r) => r.name);
-    if (added.length) await deps.files.init(added);
     formats = new Map(fresh.map((r) => [r.name, r.format]));
     names = new Set(formats.keys());
   };
@@ -32,7 +28,6 @@ export function repositoryListFactory(deps: RepositoryListDeps) {
     formatOf: (name: string): string | undefined => formats.get(name),
     refresh,
     async start(): Promise<void> {
-      await deps.files.init([]);
       await refresh();
       const timer = setInterval(() => {
         refresh().catch((err) => deps.log.warn({ err }, "could not refresh the repository list"));

@@ -2,7 +2,6 @@ import { createHash } from "node:crypto";
 import { blake2b } from "@noble/hashes/blake2b";
 import { Transform } from "node:stream";
 import { ServiceError, invalid } from "@svc/contracts";
-import type { FileIdentity } from "../store/file-store.js";
 
 /**
  * What a client may require of a PUT so concurrent publishers do not overwrite each other
@@ -21,14 +20,16 @@ export type DigestName = "sha256" | "sha1" | "md5" | "blake2_256";
 /** Declared digests (lowercase hex) and the header each came from. */
 export type DeclaredDigests = Partial<Record<DigestName, { hex: string; header: string }[]>>;
 
-/** The ETag a GET or HEAD answers for a file (as @fastify/send builds it: size and mtime). */
-export function etagOf(file: Pick<FileIdentity, "size" | "mtimeMs" | "httpMtimeMs">): string {
-  // send takes stat.mtime.getTime(), which rounds the sub-millisecond time (mtimeMs is cut).
-  return `W/"${file.size.toString(16)}-${(file.httpMtimeMs ?? file.mtimeMs).toString(16)}"`;
+/**
+ * The ETag a GET, a HEAD and a PUT answer for an artifact: strong, its content's SHA-256 in
+ * quotes (the path index's digest), so the same bytes have the same tag wherever they are.
+ */
+export function etagOf(sha256: string): string {
+  return `"${sha256}"`;
 }
 
-/** Entity tags compared without the weak marker: the only ETag GET gives is weak. */
-const opaque = (tag: string) => tag.trim().replace(/^W\//, "");
+/** Entity tags compared without the weak marker (a client may send one back weakened). */
+export const opaque = (tag: string) => tag.trim().replace(/^W\//, "");
 
 function parseTags(value: string | string[] | undefined): "*" | string[] | undefined {
   if (value === undefined) return undefined;
@@ -43,17 +44,18 @@ export function parsePreconditions(headers: Record<string, string | string[] | u
 }
 
 /**
- * Throws 412 unless the current artifact meets the preconditions. `current` is the file at the
- * path and the SHA-256 the index holds for it; a tag matches the ETag a GET answered or the
- * SHA-256 in quotes.
+ * Throws 412 unless the current artifact meets the preconditions. `sha256` is the digest the
+ * index holds for the path (undefined: nothing there); a tag matches the ETag a GET answered,
+ * which is that SHA-256 in quotes.
  */
-export function checkPreconditions(p: Preconditions, current: { file?: FileIdentity; sha256?: string }): void {
-  const tags = current.file ? [opaque(etagOf(current.file)), ...(current.sha256 ? [`"${current.sha256}"`] : [])] : [];
+export function checkPreconditions(p: Preconditions, current: { sha256?: string }): void {
+  const there = current.sha256 !== undefined;
+  const tags = there ? [etagOf(current.sha256!)] : [];
   const matches = (wanted: string[]) => wanted.some((t) => tags.includes(t));
-  if (p.ifMatch !== undefined && !(p.ifMatch === "*" ? current.file !== undefined : matches(p.ifMatch))) {
-    throw new ServiceError("precondition_failed", current.file ? "If-Match: the artifact has changed since that version; nothing was stored" : "If-Match: there is no artifact at this path; nothing was stored");
+  if (p.ifMatch !== undefined && !(p.ifMatch === "*" ? there : matches(p.ifMatch))) {
+    throw new ServiceError("precondition_failed", there ? "If-Match: the artifact has changed since that version; nothing was stored" : "If-Match: there is no artifact at this path; nothing was stored");
   }
-  if (p.ifNoneMatch !== undefined && (p.ifNoneMatch === "*" ? current.file !== undefined : matches(p.ifNoneMatch))) {
+  if (p.ifNoneMatch !== undefined && (p.ifNoneMatch === "*" ? there : matches(p.ifNoneMatch))) {
     throw new ServiceError("precondition_failed", "If-None-Match: an artifact is already at this path; nothing was stored");
   }
 }

@@ -1,3 +1,4 @@
+import type { BlobStore } from "@svc/blobs";
 import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from "fastify";
 import type pg from "pg";
 import type { PackageCoordinates } from "@svc/contracts";
@@ -5,7 +6,6 @@ import type { ArtifactTarget } from "@svc/grants";
 import type { ServiceApp } from "@svc/kit";
 import type { Address, ArtifactService } from "../domain/artifact-service.js";
 import type { FormatExport, FormatExports } from "../domain/repository-export.js";
-import type { FileStore } from "../store/file-store.js";
 import type { Db, MetadataStore } from "../store/metadata-store.js";
 
 /**
@@ -21,7 +21,8 @@ export interface FormatDeps {
   db: Db;
   pool: pg.Pool;
   metadata: MetadataStore;
-  files: FileStore;
+  /** Content by digest; the path index (metadata) says which path holds which. */
+  blobs: BlobStore;
   /** Every change to an artifact goes through it (its file, index row and event, in one transaction). */
   artifacts: ArtifactService;
   /** The format of a repository served (a format's own admin routes refuse repositories of another). */
@@ -53,11 +54,11 @@ export interface Format {
    */
   removing?: (tx: Db, a: Address) => Promise<void>;
   /**
-   * The rows a publish would have added for a file a walk indexes (backfill: a file a publish that
-   * crashed before its commit left; repair: a file whose index row it corrects): in the
-   * transaction that writes the index row, under its path's lock; `at` is the file's modification time.
+   * The rows a publish would have added for a path of the index (a walk's backfill, the migration
+   * of a legacy data folder), under the path's lock; `at` is the path's publish time.
+   * True (or nothing) when it added rows, false when they were all there.
    */
-  indexing?: (tx: Db, a: Address, at: Date) => Promise<void>;
+  indexing?: (tx: Db, a: Address, at: Date) => Promise<boolean | void>;
   /** Copies a repository into another of this format (`POST /api/repositories/<name>/export`); absent: refused, naming the format. */
   export?: FormatExport;
   /** The package a file is (its events carry it); undefined for a file that is no package's. */
@@ -86,7 +87,9 @@ export interface Formats {
   readonly hooks: {
     coordinates: (repository: string, path: string) => PackageCoordinates | undefined;
     removing: (tx: Db, a: Address) => Promise<void>;
-    indexing: (tx: Db, a: Address, at: Date) => Promise<void>;
+    indexing: (tx: Db, a: Address, at: Date) => Promise<boolean | void>;
+    /** Whether a repository's format has rows of its own for a backfill to restore (`indexing`). */
+    indexes: (repository: string) => boolean;
   };
   /** Builds every format (once): they need the artifact service, which needs the hooks above. */
   build(deps: Omit<FormatDeps, "formatOf">): void;
@@ -122,6 +125,7 @@ export function formatsOf(table: readonly FormatModule[], formatOf: (repository:
       coordinates: (repository, path) => of(repository)?.coordinates?.(path),
       removing: async (tx, a) => of(a.repository)?.removing?.(tx, a),
       indexing: async (tx, a, at) => of(a.repository)?.indexing?.(tx, a, at),
+      indexes: (repository) => of(repository)?.indexing !== undefined,
     },
     build(deps) {
       if (built) throw new Error("the formats are built once");

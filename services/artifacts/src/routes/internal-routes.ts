@@ -8,14 +8,20 @@ import {
   forbidden,
   forgetRequestSchema,
   forgetResultSchema,
-  indexRequestSchema,
-  indexResultSchema,
+  backfillRequestSchema,
+  backfillResultSchema,
   invalid,
+  reclaimBlobsRequestSchema,
+  reclaimBlobsResultSchema,
+  verifyBlobRequestSchema,
+  verifyBlobResultSchema,
   retentionRemoveRequestSchema,
   retentionRemoveResultSchema,
   type ArtifactMeta,
+  type BackfillResult,
   type ForgetResult,
-  type IndexResult,
+  type ReclaimBlobsResult,
+  type VerifyBlobResult,
   type RepositorySummary,
   type RetentionRemoveResult,
 } from "@svc/contracts";
@@ -90,26 +96,56 @@ export function internalRoutes(app: ServiceApp, deps: InternalRoutesDeps): void 
   );
 
   app.post(
-    ARTIFACTS_INTERNAL.index,
-    { schema: { body: indexRequestSchema, response: { 200: indexResultSchema, ...errors } } },
-    async (req): Promise<IndexResult> => {
-      systemOnly(req);
-      const b = req.body;
-      const outcome = await deps.artifacts.index(addressOf(b.repository, b.path, deps.repositories()), { ino: b.ino, size: b.size, mtimeMs: b.mtimeMs }, b.sha256);
-      if (outcome === "created" || outcome === "corrected") req.log.info({ repository: b.repository, path: b.path, outcome, principal: req.principal.id }, "artifact metadata indexed");
-      return { outcome };
-    },
-  );
-
-  app.post(
     ARTIFACTS_INTERNAL.forget,
     { schema: { body: forgetRequestSchema, response: { 200: forgetResultSchema, ...errors } } },
     async (req): Promise<ForgetResult> => {
       systemOnly(req);
       const b = req.body;
       const forgotten = await deps.artifacts.forget(addressOf(b.repository, b.path, deps.repositories()), actorOf(req.principal));
-      if (forgotten) req.log.info({ repository: b.repository, path: b.path, principal: req.principal.id }, "dropped metadata of an artifact whose file is gone");
+      if (forgotten) req.log.info({ repository: b.repository, path: b.path, principal: req.principal.id }, "dropped the index row of an artifact whose blob is gone");
       return { forgotten };
+    },
+  );
+
+  app.post(
+    ARTIFACTS_INTERNAL.reclaimBlobs,
+    { schema: { body: reclaimBlobsRequestSchema, response: { 200: reclaimBlobsResultSchema, ...errors } } },
+    async (req): Promise<ReclaimBlobsResult> => {
+      systemOnly(req);
+      const removed = await deps.artifacts.reclaim(req.body.digests, req.body.olderThanMs);
+      if (removed.length) req.log.info({ blobs: removed.length, bytes: removed.reduce((n, r) => n + r.size, 0), principal: req.principal.id }, "reclaimed blobs nothing references");
+      return { removed };
+    },
+  );
+
+  app.post(
+    ARTIFACTS_INTERNAL.verifyBlob,
+    { schema: { body: verifyBlobRequestSchema, response: { 200: verifyBlobResultSchema, ...errors } } },
+    async (req): Promise<VerifyBlobResult> => {
+      systemOnly(req);
+      const known = deps.repositories();
+      const out = await deps.artifacts.verifyBlob(req.body.sha256, actorOf(req.principal), (repository, path) => {
+        try {
+          return addressOf(repository, path, known);
+        } catch {
+          return undefined; // a repository being removed, or a path no URL can name: left to the removal
+        }
+      });
+      if (out.outcome === "corrupt") req.log.warn({ sha256: req.body.sha256, forgotten: out.forgottenCount, principal: req.principal.id }, "removed a corrupt blob and forgot the paths that held it");
+      return out;
+    },
+  );
+
+  app.post(
+    ARTIFACTS_INTERNAL.backfill,
+    { schema: { params: Type.Object({ name: Type.String() }), body: backfillRequestSchema, response: { 200: backfillResultSchema, ...errors } } },
+    async (req): Promise<BackfillResult> => {
+      systemOnly(req);
+      const known = deps.repositories();
+      const addresses = req.body.paths.map((p) => addressOf(req.params.name, p, known));
+      const filled = await deps.artifacts.backfill(req.params.name, addresses);
+      if (filled) req.log.info({ repository: req.params.name, filled, principal: req.principal.id }, "format index rows backfilled");
+      return { filled };
     },
   );
 }

@@ -1,18 +1,20 @@
 import { Readable } from "node:stream";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
-import send from "@fastify/send";
 import { ServiceError, notFound } from "@svc/contracts";
 import { parseArtifactTarget, parseArtifactUrl, type ArtifactTarget } from "@svc/grants";
 import { declaredContentType, senderWentAway, setContentTypeAside, watchBodyIdle } from "@svc/kit";
 import { actorOf, type ArtifactService } from "../domain/artifact-service.js";
 import type { DownloadRecorder } from "../domain/download-recorder.js";
 import { parseDeclaredDigests, parsePreconditions } from "../domain/upload-checks.js";
-import type { FileStore } from "../store/file-store.js";
+import type { BlobStore } from "@svc/blobs";
+import type { MetadataStore } from "../store/metadata-store.js";
 import type { Formats } from "../formats/format.js";
-import { readSmallFile } from "./small-file.js";
+import { answerArtifact } from "./artifact-answer.js";
 
 export interface RawRoutesDeps {
-  files: FileStore;
+  blobs: Pick<BlobStore, "get" | "head" | "readSmall">;
+  /** The path index: what a path holds. */
+  metadata: Pick<MetadataStore, "find">;
   artifacts: ArtifactService;
   downloads: Pick<DownloadRecorder, "record">;
   /** Names of the repositories this service serves. */
@@ -25,16 +27,6 @@ export interface RawRoutesDeps {
    */
   formats: Pick<Formats, "of">;
 }
-
-/**
- * Bytes read from a file per read, and written to the socket per write, while sending it (and
- * the most a download holds in memory here). Each chunk costs a trip to the thread pool, a
- * buffer and a write: at 256 KiB instead of 64 KiB this service spent about 0.6 instead of 1.0 ms
- * of CPU per MB sent; at 1 MiB, about 0.55 sent straight to a client and 0.57 instead of 0.70
- * when sending through the gateway, where it shares the two cores of the bench machine with two
- * more busy processes and every thread-pool trip is a context switch (bench/README.md).
- */
-const READ_CHUNK = 1024 * 1024;
 
 /** How much longer than svc.upload-idle-timeout this service waits, at most, before cutting an upload. */
 const IDLE_GRACE_MS = 5_000;
@@ -85,38 +77,13 @@ export function rawRoutes(app: FastifyInstance, deps: RawRoutesDeps): void {
       const a = address(req);
       const own = formatted(req, reply, a);
       if (own) return own;
-      if (req.method === "GET") {
-        const small = readSmallFile(deps.files.fileOf(a.repository, a.segments), req.headers);
-        if (small) {
-          deps.downloads.record(a.repository, a.path);
-          return reply.code(200).headers(small.headers).send(small.body);
-        }
-      }
-      const encoded = a.segments.map(encodeURIComponent).join("/");
-      const r = await send(req.raw, encoded, {
-        root: deps.files.repoDir(a.repository),
-        dotfiles: "allow",
-        index: false,
-        cacheControl: false,
-        acceptRanges: true,
-        etag: true,
-        lastModified: true,
-        // Unset, @fastify/send passes `highWaterMark: null` to fs.createReadStream, which then reads
-        // 16 KiB at a time instead of its 64 KiB default: four times the reads and writes per file.
-        highWaterMark: READ_CHUNK,
-      });
-      if (r.type === "directory" || (r.type === "error" && r.statusCode === 404)) throw notFound(`no artifact at ${a.repository}/${a.path}`);
-      if (r.type === "error" && r.statusCode >= 500) throw r.metadata.error;
-      // @fastify/send's own refusals come with an HTML page: ours are in the caller's format.
-      if (r.type === "error" && r.statusCode === 412) throw new ServiceError("precondition_failed", "the artifact does not match If-Match or has changed since If-Unmodified-Since");
-      if (r.type === "error" && r.statusCode === 416) {
-        const range = r.headers["Content-Range"] ?? r.headers["content-range"];
-        throw new ServiceError("range_not_satisfiable", "the requested range is not within the artifact", typeof range === "string" ? { headers: { "content-range": range } } : {});
-      }
+      // The index says what the path holds; the bytes are its blob's.
+      const row = await deps.metadata.find(a.repository, a.path);
+      if (!row) throw notFound(`no artifact at ${a.repository}/${a.path}`);
+      const status = await answerArtifact(req, reply, row, deps.blobs);
       // Counted in memory and written in batches (retention's "not downloaded for").
-      if (req.method === "GET" && (r.statusCode === 200 || r.statusCode === 206)) deps.downloads.record(a.repository, a.path);
-      reply.code(r.statusCode).headers(r.headers);
-      return reply.send(r.stream);
+      if (req.method === "GET" && (status === 200 || status === 206)) deps.downloads.record(a.repository, a.path);
+      return reply;
     };
     scoped.route({ method: ["GET", "HEAD"], url: "/repository/*", exposeHeadRoute: false, handler: read });
 
@@ -126,7 +93,7 @@ export function rawRoutes(app: FastifyInstance, deps: RawRoutesDeps): void {
       if (own) return own;
       const checks = { preconditions: parsePreconditions(req.headers), digests: parseDeclaredDigests(req.headers) };
       watchIdle(req, reply, a);
-      // Durable (file, metadata and outbox row committed) before we answer; the event follows from the outbox.
+      // Durable (blob, index row and outbox row committed) before we answer; the event follows from the outbox.
       const body = req.body instanceof Readable ? req.body : req.raw;
       const publish = deps.formats.of(a.repository)?.publish ?? deps.artifacts.publish;
       const result = await publish(a, body, mediaType(declaredContentType(req)), actorOf(req.principal), checks).catch((err: unknown) => {

@@ -20,6 +20,8 @@ export interface LockedOptions<T> {
   lastStatement?: (result: T) => string | undefined;
   /** Advisory lock keys (lockKey()) taken after the path's: a package's. */
   moreLocks?: string[];
+  /** Advisory lock keys taken shared after those: a blob's (lockKey("blob", sha256)), which a reclaim takes exclusively. */
+  sharedLocks?: string[];
   /**
    * Statements sent with BEGIN, after the locks (look-ups a change needs, a format's rows); their
    * rows are `fn`'s second argument, in order. Values quoted in (pg's escaping): no parameters.
@@ -38,6 +40,12 @@ export interface LockedOptions<T> {
  */
 export function lockKey(kind: string, ...parts: string[]): string {
   return createHash("sha256").update([kind, ...parts].join("\0")).digest().readBigInt64BE(0).toString();
+}
+
+/** The folders of a path that could be artifacts themselves: "a" and "a/b" for "a/b/c". */
+export function parentsOf(path: string): string[] {
+  const segments = path.split("/");
+  return segments.slice(1).map((_, i) => segments.slice(0, i + 1).join("/"));
 }
 
 export interface ArtifactRecord {
@@ -141,6 +149,7 @@ export function metadataStoreFactory(root: Db, pool: pg.Pool) {
         `select pg_advisory_xact_lock(${lockKey("artifact-path", repository, path)})`,
         ...(opts.whenClosed ? [open] : []),
         ...(opts.moreLocks ?? []).map((k) => `select pg_advisory_xact_lock(${k})`),
+        ...(opts.sharedLocks ?? []).map((k) => `select pg_advisory_xact_lock_shared(${k})`),
         ...first,
       ];
       // The raw client: a message of several statements answers each one's rows, which kysely drops.
@@ -168,6 +177,15 @@ export function metadataStoreFactory(root: Db, pool: pg.Pool) {
         // A connection that cannot even roll back is dropped, not handed to the next caller.
         client.release(broken);
       }
+    },
+
+    /**
+     * Takes a blob's lock in `tx` until it ends: shared by a change committing a row that
+     * references it, exclusive by a reclaim or repair removing it (which then sees every such
+     * row committed, and no new one until it is done).
+     */
+    async lockBlob(tx: Db, sha256: string, mode: "shared" | "exclusive"): Promise<void> {
+      await sql.raw(`select pg_advisory_xact_lock${mode === "shared" ? "_shared" : ""}(${lockKey("blob", sha256)})`).execute(tx);
     },
 
     /** Holds a repository open for a write that adds to it (as lockedTransaction's whenClosed, without a path); false: write nothing. */
@@ -230,6 +248,22 @@ export function metadataStoreFactory(root: Db, pool: pg.Pool) {
     findStatement(repository: string, path: string): string {
       return `select ${COLUMNS.join(", ")} from ${escapeIdentifier(SCHEMA)}.artifacts where repository = ${escapeLiteral(repository)} and path = ${escapeLiteral(path)}`;
     },
+    /**
+     * Whether a path clashes with the paths the index holds, as one statement for withBegin:
+     * `parent` when a folder of it is an artifact ("a/b" for "a/b/c"), `folder` when it is the
+     * folder of others ("a/b/..." for "a/b"). Its row goes to clashOf.
+     */
+    clashStatement(repository: string, path: string): string {
+      const table = `${escapeIdentifier(SCHEMA)}.artifacts`;
+      const r = escapeLiteral(repository);
+      const parents = parentsOf(path);
+      const parent = parents.length ? `exists (select 1 from ${table} where repository = ${r} and path in (${parents.map(escapeLiteral).join(", ")}))` : "false";
+      // The paths under "<path>/": from "<path>/" up to "<path>0" ("0" follows "/"), on the byte-ordered index.
+      const folder = `exists (select 1 from ${table} where repository = ${r} and (path collate "C") >= (${escapeLiteral(`${path}/`)} collate "C") and (path collate "C") < (${escapeLiteral(`${path}0`)} collate "C"))`;
+      return `select ${parent} as parent, ${folder} as folder`;
+    },
+    clashOf: (rows: Rows): { parent: boolean; folder: boolean } => ({ parent: rows[0]?.parent === true, folder: rows[0]?.folder === true }),
+
     /** The record of a row findStatement answered. */
     recordOf: (rows: Rows): ArtifactRecord | undefined => (rows[0] ? toRecord(rows[0] as Row) : undefined),
 
@@ -261,6 +295,18 @@ export function metadataStoreFactory(root: Db, pool: pg.Pool) {
     async forgetArtifact(repository: string, path: string, tx?: Db): Promise<ArtifactRecord | undefined> {
       const row = await db(tx).deleteFrom("artifacts").where("repository", "=", repository).where("path", "=", path).returning(COLUMNS).executeTakeFirst();
       return row ? toRecord(row) : undefined;
+    },
+
+    /** Whether any path holds this content (the artifacts_by_sha256 index). */
+    async referenced(sha256: string, tx?: Db): Promise<boolean> {
+      return (await db(tx).selectFrom("artifacts").select("path").where("sha256", "=", sha256).limit(1).executeTakeFirst()) !== undefined;
+    },
+
+    /** The paths holding this content, a page at a time in (repository, path) order after `after`. */
+    async holding(sha256: string, after: { repository: string; path: string } | undefined, limit: number, tx?: Db): Promise<{ repository: string; path: string }[]> {
+      let q = db(tx).selectFrom("artifacts").select(["repository", "path"]).where("sha256", "=", sha256);
+      if (after) q = q.where(sql<boolean>`(repository, path collate "C") > (${after.repository}, ${after.path} collate "C")`);
+      return q.orderBy("repository").orderBy(sql`path collate "C"`).limit(limit).execute();
     },
 
     async setHold(repository: string, path: string, reason: string | null, tx?: Db) {

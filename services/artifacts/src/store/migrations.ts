@@ -164,4 +164,10 @@ export const migrations: Record<string, Migration> = {
       await db.schema.withSchema(SCHEMA).alterTable("repositories").addColumn("removing_since", "timestamptz").execute();
     },
   },
+  "0009_artifacts_by_sha256": {
+    async up(db: Kysely<unknown>) {
+      // The index is the truth and counts references: a reclaim asks whether any path holds a blob.
+      await db.schema.withSchema(SCHEMA).createIndex("artifacts_by_sha256").on("artifacts").column("sha256").execute();
+    },
+  },
 };

@@ -79,6 +79,14 @@ describe("Walks page", () => {
     expect(html).toContain("reclaim: removed 2");
   });
 
+  it("shows how many blobs a run saw and how long it took", async () => {
+    const run = { id: "r3", walk: "nightly", trigger: "manual", scheduledFor: null, started: "2030-01-01T00:00:00.000Z", ended: "2030-01-01T00:00:05.000Z", outcome: "succeeded", jobs: ["repair"], counts: { repair: { checked: 7 } }, entries: 10, bytes: 99, blobs: 7, durationMs: 4_250, node: "walker@h", reference: null, detail: null };
+    const { ctx } = context({ "GET /api/walks/nightly": { body: walk }, "GET /api/walks/nightly/runs": { body: [run] } }, { subpath: "/nightly" });
+    const html = main(await walksPage.get(ctx));
+    expect(html).toContain('<th scope="col">Blobs</th><th scope="col">Took</th>');
+    expect(html).toContain("<td>10</td><td>99</td><td>7</td><td>4.3 s</td>");
+  });
+
   it("names the entries a run passed by, escaped", async () => {
     const run = {
       id: "r2", walk: "nightly", trigger: "manual", scheduledFor: null, started: "2030-01-01T00:00:00.000Z", ended: "2030-01-01T00:00:05.000Z", outcome: "succeeded", jobs: ["backfill"],

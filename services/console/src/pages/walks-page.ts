@@ -32,6 +32,9 @@ function counts(c: RunRecord["counts"]): string {
     .join("; ");
 }
 
+/** How long a run took, in seconds; blank when it never went over the store. */
+const took = (ms: number | null | undefined): string => (ms === null || ms === undefined ? "" : `${(ms / 1000).toFixed(1)} s`);
+
 /** The entries a run passed by (its problems), the first ones named. */
 function problemsOf(r: RunRecord): Html | "" {
   const p = r.problems;
@@ -145,10 +148,10 @@ ${csrfInput(ctx)}<input type="hidden" name="_action" value="remove"><input type=
 <p>Last run: ${outcomeCell(w.lastRun)}</p>
 <table class="data" id="runs">
 <caption>Runs of ${w.name}, oldest first</caption>
-<thead><tr><th scope="col">Started</th><th scope="col">Ended</th><th scope="col">Outcome</th><th scope="col">Trigger</th><th scope="col">Jobs</th><th scope="col">Counts</th><th scope="col">Entries</th><th scope="col">Bytes</th><th scope="col">Node</th><th scope="col">Detail</th></tr></thead>
+<thead><tr><th scope="col">Started</th><th scope="col">Ended</th><th scope="col">Outcome</th><th scope="col">Trigger</th><th scope="col">Jobs</th><th scope="col">Counts</th><th scope="col">Entries</th><th scope="col">Bytes</th><th scope="col">Blobs</th><th scope="col">Took</th><th scope="col">Node</th><th scope="col">Detail</th></tr></thead>
 <tbody>
 ${runs.map(
-  (r) => html`<tr id="run-${r.id}"><td>${timeCell(r.started)}</td><td>${timeCell(r.ended)}</td><td>${r.outcome}</td><td>${r.trigger}${r.scheduledFor ? html` (for ${timeCell(r.scheduledFor)})` : ""}</td><td>${r.jobs.join(", ")}</td><td>${counts(r.counts)}</td><td>${r.entries}</td><td>${r.bytes}</td><td><code>${r.node}</code></td><td>${r.detail ?? ""}${r.reference ? html` Reference: <code>${r.reference}</code>` : ""}${problemsOf(r)}</td></tr>`,
+  (r) => html`<tr id="run-${r.id}"><td>${timeCell(r.started)}</td><td>${timeCell(r.ended)}</td><td>${r.outcome}</td><td>${r.trigger}${r.scheduledFor ? html` (for ${timeCell(r.scheduledFor)})` : ""}</td><td>${r.jobs.join(", ")}</td><td>${counts(r.counts)}</td><td>${r.entries}</td><td>${r.bytes}</td><td>${r.blobs ?? 0}</td><td>${took(r.durationMs)}</td><td><code>${r.node}</code></td><td>${r.detail ?? ""}${r.reference ? html` Reference: <code>${r.reference}</code>` : ""}${problemsOf(r)}</td></tr>`,
 )}
 </tbody>
 </table>

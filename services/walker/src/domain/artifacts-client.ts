@@ -2,10 +2,12 @@ import {
   ARTIFACTS_INTERNAL,
   NEXT_CURSOR_HEADER,
   type ArtifactMeta,
+  type BackfillResult,
   type ForgetResult,
-  type IndexResult,
+  type ReclaimBlobsResult,
   type RepositorySummary,
   type RetentionRemoveResult,
+  type VerifyBlobResult,
 } from "@svc/contracts";
 import { internalClient } from "@svc/kit";
 import type { WalkActions } from "./job-types.js";
@@ -36,14 +38,14 @@ export function artifactsClientFactory(o: ArtifactsClientOptions) {
       return (await artifacts.get<RepositorySummary[]>(ARTIFACTS_INTERNAL.repositories)).body;
     },
 
-    /** Every metadata row of a repository in byte order of the path, a page at a time. */
-    async *metadata(repository: string, pageSize = 1000): AsyncGenerator<ArtifactMeta> {
+    /** Every index row of a repository in byte order of the path, a page at a time (one page in memory). */
+    async *metadata(repository: string, pageSize = 1000): AsyncGenerator<ArtifactMeta[]> {
       let after: string | undefined;
       for (;;) {
         const q = new URLSearchParams({ limit: String(pageSize) });
         if (after !== undefined) q.set("after", after);
         const { body, headers } = await artifacts.get<ArtifactMeta[]>(`${ARTIFACTS_INTERNAL.artifactsPath(repository)}?${q}`);
-        yield* body;
+        if (body.length) yield body;
         const next = headers[NEXT_CURSOR_HEADER];
         if (typeof next !== "string" || !next || body.length === 0) return;
         after = next;
@@ -52,8 +54,10 @@ export function artifactsClientFactory(o: ArtifactsClientOptions) {
 
     removeForRetention: async (a: Parameters<WalkActions["removeForRetention"]>[0]) =>
       (await artifacts.post<RetentionRemoveResult>(ARTIFACTS_INTERNAL.remove, { ...a, reason: "retention" })).body,
-    index: async (a: Parameters<WalkActions["index"]>[0]) => (await artifacts.post<IndexResult>(ARTIFACTS_INTERNAL.index, a)).body,
     forget: async (a: Parameters<WalkActions["forget"]>[0]) => (await artifacts.post<ForgetResult>(ARTIFACTS_INTERNAL.forget, a)).body,
+    reclaimBlobs: async (a: Parameters<WalkActions["reclaimBlobs"]>[0]) => (await artifacts.post<ReclaimBlobsResult>(ARTIFACTS_INTERNAL.reclaimBlobs, a)).body,
+    verifyBlob: async (a: Parameters<WalkActions["verifyBlob"]>[0]) => (await artifacts.post<VerifyBlobResult>(ARTIFACTS_INTERNAL.verifyBlob, a)).body,
+    backfill: async (repository: string, paths: string[]) => (await artifacts.post<BackfillResult>(ARTIFACTS_INTERNAL.backfillPath(repository), { paths })).body,
     close: () => artifacts.close(),
   };
 }

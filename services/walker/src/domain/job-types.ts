@@ -2,17 +2,21 @@ import type {
   ArtifactMeta,
   ForgetRequest,
   ForgetResult,
-  IndexRequest,
+  ReclaimBlobsRequest,
+  ReclaimBlobsResult,
   RepositorySummary,
   RetentionPolicy,
   RetentionRemoveRequest,
+  VerifyBlobRequest,
 } from "@svc/contracts";
+import type { BlobInfo, StagedInfo } from "@svc/blobs";
 
 /**
- * A walk reads the store once and hands every entry to each job riding along. Jobs act only
- * through WalkActions: changes to artifacts go to the artifacts service (which owns the
- * metadata and publishes the events); the walker itself only deletes abandoned uploads in
- * tmp/, empty folders and blobs no artifact links to any more (local-actions.ts).
+ * A walk reads the path index (each repository's metadata pages, from the artifacts service)
+ * and the blob store's listing, never a directory tree, and hands what it reads to each job
+ * riding along. Jobs act only through WalkActions: changes to artifacts and blobs go to the
+ * artifacts service (which owns the index, takes each digest's lock and publishes the events);
+ * the walker itself only deletes staged leftovers nobody committed (local-actions.ts).
  */
 export const JOB_NAMES = ["retention", "reclaim", "repair", "backfill"] as const;
 export type JobName = (typeof JOB_NAMES)[number];
@@ -21,58 +25,45 @@ export const REBUILD_JOBS: readonly JobName[] = ["reclaim", "repair", "backfill"
 
 export const isJobName = (s: string): s is JobName => (JOB_NAMES as readonly string[]).includes(s);
 
-/** A file on disk as the walk saw it (the identity the artifacts service re-checks). */
-export interface FileInfo {
-  ino: number;
-  size: number;
-  mtimeMs: number;
-}
-
-/** What the artifacts service's metadata says about a path (a row of its internal metadata page). */
+/** What the artifacts service's index says about a path (a row of its internal metadata page). */
 export type MetaInfo = ArtifactMeta;
 
-/** One path of a repository: on disk, in the metadata, or both. */
+/** One row of a repository's path index, as the walk hands it to the jobs. */
 export interface StoreEntry {
   repository: string;
   path: string;
-  file?: FileInfo;
-  meta?: MetaInfo;
-  /** SHA-256 (hex) of the file, read once per walk whichever jobs ask; undefined when it is gone. */
-  sha256(): Promise<string | undefined>;
+  meta: MetaInfo;
+  /** The blob the row names, or undefined when the store has none; asked once per digest within a page, whichever jobs ask. */
+  blob(): Promise<BlobInfo | undefined>;
 }
 
-export interface TempEntry {
-  name: string;
-  size: number;
-  mtimeMs: number;
-}
-
-/** A blob under blobs/sha256/ as the walk saw it: its link count is its reference count plus one. */
-export interface BlobEntry {
-  sha256: string;
-  size: number;
-  nlink: number;
-  mtimeMs: number;
-}
-
+export type { BlobInfo, StagedInfo };
 export type { RetentionPolicy };
 export type RepositoryInfo = RepositorySummary;
 
 /**
- * Artifact changes are asked of the artifacts service's internal routes, with their requests;
- * the answers are read more loosely than the routes give them, because in read-only mode the
+ * Changes are asked of the artifacts service's internal routes, with their requests; the
+ * answers are read more loosely than the routes give them, because in read-only mode the
  * walk answers them itself ("read-only") without asking.
  */
 export interface WalkActions {
   removeForRetention(a: Omit<RetentionRemoveRequest, "reason">): Promise<{ removed: boolean; size?: number; why?: string }>;
-  index(a: IndexRequest): Promise<{ outcome: string }>;
+  /** Drops the row of a path whose blob is missing. */
   forget(a: ForgetRequest): Promise<ForgetResult>;
-  /** Deletes tmp/<name> if it is still untouched for `olderThanMs`: the bytes freed, or undefined. */
-  removeTemp(name: string, olderThanMs: number): Promise<number | undefined>;
-  /** Removes an empty folder if still empty and untouched for `olderThanMs`; true when removed. */
-  removeEmptyFolder(repository: string, folder: string, olderThanMs: number): Promise<boolean>;
-  /** Deletes the blob of `sha256` if still linked from nothing and untouched for `olderThanMs`: the bytes freed, or undefined. */
-  removeBlob(sha256: string, olderThanMs: number): Promise<number | undefined>;
+  /** Removes those of the digests no row references and untouched for `olderThanMs`, under each digest's lock. */
+  reclaimBlobs(a: ReclaimBlobsRequest): Promise<ReclaimBlobsResult>;
+  /** A blob whose bytes do not match its digest: re-checked, and when corrupt removed with its paths. */
+  verifyBlob(a: VerifyBlobRequest): Promise<{ outcome: string; forgottenCount: number }>;
+  /** The repository's format rebuilds its own index rows for those paths where missing. */
+  backfill(repository: string, paths: string[]): Promise<{ filled: number }>;
+  /** Deletes a staged leftover if it is still untouched for `olderThanMs`: the bytes freed, or undefined. */
+  deleteStaged(name: string, olderThanMs: number): Promise<number | undefined>;
+}
+
+/** What the jobs read of the blob store (never a change: that is WalkActions). */
+export interface BlobReader {
+  /** SHA-256 (hex) of the blob's bytes as read now, streamed; undefined when it is gone. */
+  digestOf(sha256: string): Promise<string | undefined>;
 }
 
 export type Counts = Record<string, number>;
@@ -81,17 +72,30 @@ export interface Job {
   readonly name: JobName;
   readonly counts: Counts;
   beginRepository?(repo: RepositoryInfo): void;
+  /** Each index row, in byte order of its path. */
   entry?(e: StoreEntry): Promise<void>;
-  /** After every entry of a folder (and its subfolders) was seen; `children` as listed. */
-  leaveFolder?(repository: string, folder: string, children: number): Promise<void>;
-  temp?(t: TempEntry): Promise<void>;
-  blob?(b: BlobEntry): Promise<void>;
+  /**
+   * Each page of index rows, after its rows went to `entry`. A page the artifacts service
+   * refuses as a whole is handed again one row at a time, so the row at fault is named.
+   */
+  page?(repository: string, entries: StoreEntry[]): Promise<void>;
+  /** After the last row at or under a folder ("" is the repository's own). */
+  leaveFolder?(repository: string, folder: string): Promise<void>;
+  /** Each staged leftover (an upload nobody committed or discarded). */
+  staged?(s: StagedInfo): Promise<void>;
+  /** Each page of the blob listing, in digest order, before its blobs go to `blob`. */
+  blobPage?(blobs: BlobInfo[]): Promise<void>;
+  /** Each blob of the listing. */
+  blob?(b: BlobInfo): Promise<void>;
 }
 
 export interface JobContext {
   actions: WalkActions;
+  blobs: BlobReader;
   /** The walk's start: every age is measured from it. */
   now: Date;
+  /** svc.storage.reclaim-grace: how long a blob nothing references is left before reclaim removes it. */
+  reclaimGraceMs: number;
 }
 
 export const parentOf = (path: string): string => {

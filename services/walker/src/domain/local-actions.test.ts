@@ -1,52 +1,32 @@
 import { createHash } from "node:crypto";
-import { existsSync, linkSync, mkdirSync, mkdtempSync, rmSync, symlinkSync, utimesSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { storeLayout } from "@svc/kit";
+import { describe, expect, it } from "vitest";
 import { localActionsFactory } from "./local-actions.js";
+import { memoryBlobStore } from "./test-blob-store.js";
 
 const HOUR = 3_600_000;
 const sha = (s: string) => createHash("sha256").update(s).digest("hex");
 
-describe("removing a blob nothing links to", () => {
-  let root: string;
-  let layout: ReturnType<typeof storeLayout>;
-  const blob = (content: string, ageMs: number) => {
-    const p = layout.blobOf(sha(content));
-    mkdirSync(join(p, ".."), { recursive: true });
-    writeFileSync(p, content);
-    const t = new Date(Date.now() - ageMs);
-    utimesSync(p, t, t);
-    return p;
-  };
-  beforeEach(() => {
-    root = mkdtempSync(join(tmpdir(), "local-actions-"));
-    layout = storeLayout(root);
-  });
-  afterEach(() => rmSync(root, { recursive: true, force: true }));
-
-  it("removes an old blob with one link and answers its size", async () => {
-    const p = blob("orphan", 2 * HOUR);
-    expect(await localActionsFactory(root).removeBlob(sha("orphan"), HOUR)).toBe(6);
-    expect(existsSync(p)).toBe(false);
+describe("what the walker does with the blob store itself", () => {
+  it("reads a blob's digest from its bytes as they are now, and nothing for a blob that is gone", async () => {
+    const m = memoryBlobStore();
+    m.plant("intact");
+    // Bytes that are not what their name says: a disk error, an edit behind the server's back.
+    m.plant("flipped bits", { as: sha("original") });
+    const local = localActionsFactory(m.store);
+    expect(await local.digestOf(sha("intact"))).toBe(sha("intact"));
+    expect(await local.digestOf(sha("original"))).toBe(sha("flipped bits"));
+    expect(await local.digestOf(sha("absent"))).toBeUndefined();
   });
 
-  it("keeps a blob an artifact links to, a young one, a symbolic link and a name that is no digest", async () => {
-    const linked = blob("linked", 2 * HOUR);
-    mkdirSync(layout.repositoryDir("libs"), { recursive: true });
-    linkSync(linked, layout.pathOf("libs", ["a.txt"]));
-    const young = blob("young", 60_000);
-    const target = blob("target", 2 * HOUR);
-    const link = layout.blobOf(sha("symlink"));
-    mkdirSync(join(link, ".."), { recursive: true });
-    symlinkSync(target, link);
-    const actions = localActionsFactory(root, () => Date.now());
-    expect(await actions.removeBlob(sha("linked"), HOUR)).toBeUndefined();
-    expect(await actions.removeBlob(sha("young"), HOUR)).toBeUndefined();
-    expect(await actions.removeBlob(sha("symlink"), HOUR)).toBeUndefined();
-    expect(await actions.removeBlob("../../tmp/x", HOUR)).toBeUndefined();
-    expect(await actions.removeBlob(sha("absent"), HOUR)).toBeUndefined();
-    for (const p of [linked, young, link, target]) expect(existsSync(p)).toBe(true);
+  it("removes a staged leftover only once untouched for the age asked, answering the bytes freed", async () => {
+    const m = memoryBlobStore();
+    m.stageLeftover("abandoned", "half an upload", 2 * HOUR);
+    m.stageLeftover("in-progress", "still coming", 60_000);
+    const local = localActionsFactory(m.store);
+    expect(await local.deleteStaged("abandoned", HOUR)).toBe(14);
+    expect(await local.deleteStaged("in-progress", HOUR)).toBeUndefined();
+    expect(await local.deleteStaged("never-there", HOUR)).toBeUndefined();
+    expect(m.hasStaged("abandoned")).toBe(false);
+    expect(m.hasStaged("in-progress")).toBe(true);
   });
 });

@@ -1,24 +1,31 @@
 import type { Logger } from "pino";
+import type { BlobStore } from "@svc/blobs";
 import { newReference } from "@svc/kit";
 import { STORE_LEASE } from "../store/schema.js";
 import type { RunRecord, WalkStore } from "../store/walk-store.js";
 import type { JobName, MetaInfo, RepositoryInfo, WalkActions } from "./job-types.js";
 import { makeJobs } from "./jobs/index.js";
 import type { LeaseManager } from "./lease.js";
+import { localActionsFactory } from "./local-actions.js";
 import { newProgress, walkStore } from "./store-walk.js";
 import type { WalkMetrics } from "./walk-metrics.js";
 
 export interface WalkSource {
   repositories(): Promise<RepositoryInfo[]>;
-  metadata(repository: string): AsyncIterable<MetaInfo>;
+  /** A repository's index rows in byte order of the path, a page at a time. */
+  metadata(repository: string): AsyncIterable<MetaInfo[]>;
 }
 
 export interface WalkRunnerDeps {
   store: Pick<WalkStore, "startRun" | "progress" | "finishRun" | "markInterrupted" | "pruneRuns" | "runningRuns">;
   leases: Pick<LeaseManager, "acquire" | "holder">;
   source: WalkSource;
-  actions: WalkActions;
-  root: string;
+  /** The artifacts service's internal routes (the walker's own change, deleting staged leftovers, is made here). */
+  actions: Omit<WalkActions, "deleteStaged">;
+  /** The store the artifacts service writes, read here (listing, heads, bytes). */
+  blobs: Pick<BlobStore, "list" | "listStaged" | "head" | "get" | "deleteStaged">;
+  /** svc.storage.reclaim-grace. */
+  reclaimGraceMs: number;
   log: Logger;
   metrics: WalkMetrics;
   /** svc.read-only: the jobs look and count but change nothing. */
@@ -31,11 +38,11 @@ export interface WalkRunnerDeps {
 /** Stand-ins for a frozen store: every action answers "not done". */
 const frozen: WalkActions = {
   removeForRetention: async () => ({ removed: false, why: "read-only" }),
-  index: async () => ({ outcome: "read-only" }),
   forget: async () => ({ forgotten: false }),
-  removeTemp: async () => undefined,
-  removeEmptyFolder: async () => false,
-  removeBlob: async () => undefined,
+  reclaimBlobs: async () => ({ removed: [] }),
+  verifyBlob: async () => ({ outcome: "read-only", forgottenCount: 0 }),
+  backfill: async () => ({ filled: 0 }),
+  deleteStaged: async () => undefined,
 };
 
 type Lease = { lost(): boolean; release(): Promise<void> };
@@ -73,12 +80,17 @@ export function walkRunnerFactory(deps: WalkRunnerDeps) {
 
   const execute = async (group: RunRecord[], lease: Lease) => {
     const names = [...new Set(group.flatMap((g) => g.jobs))] as JobName[];
-    const jobs = makeJobs(names, { actions: deps.readOnly ? frozen : deps.actions, now: new Date() });
+    const local = localActionsFactory(deps.blobs);
+    const actions: WalkActions = deps.readOnly ? frozen : { ...deps.actions, deleteStaged: local.deleteStaged };
+    const jobs = makeJobs(names, { actions, blobs: local, now: new Date(), reclaimGraceMs: deps.reclaimGraceMs });
     const progress = newProgress();
+    const began = performance.now();
     const snapshot = (run: RunRecord) => ({
       counts: Object.fromEntries(jobs.filter((j) => run.jobs.includes(j.name)).map((j) => [j.name, { ...j.counts }])),
       entries: progress.entries,
       bytes: progress.bytes,
+      blobs: progress.blobs,
+      durationMs: Math.round(performance.now() - began),
       problems: { count: progress.problems.count, first: [...progress.problems.first] },
     });
     const walks = group.map((run) => run.walk).join("+");
@@ -96,7 +108,7 @@ export function walkRunnerFactory(deps: WalkRunnerDeps) {
     try {
       const repositories = await deps.source.repositories();
       const r = await walkStore({
-        root: deps.root,
+        blobs: deps.blobs,
         repositories,
         metadata: deps.source.metadata,
         jobs,
@@ -122,7 +134,7 @@ export function walkRunnerFactory(deps: WalkRunnerDeps) {
       } catch (err) {
         deps.log.warn({ err, walk: run.walk, run: run.id }, "could not record the end of a walk; it will show as interrupted");
       }
-      deps.log.info({ walk: run.walk, run: run.id, outcome, entries: s.entries, bytes: s.bytes, counts: s.counts, problems: s.problems.count, ...(group.length > 1 ? { sharedWith: walks } : {}) }, "walk ended");
+      deps.log.info({ walk: run.walk, run: run.id, outcome, entries: s.entries, bytes: s.bytes, blobs: s.blobs, durationMs: s.durationMs, counts: s.counts, problems: s.problems.count, ...(group.length > 1 ? { sharedWith: walks } : {}) }, "walk ended");
     }
     // Released only once every record is closed, so records of successive walks never overlap.
     await lease.release();

@@ -70,4 +70,14 @@ export const migrations: Record<string, Migration> = {
         .execute();
     },
   },
+  "0004_run_blobs_duration": {
+    async up(db: Kysely<unknown>) {
+      await db.schema
+        .withSchema(SCHEMA)
+        .alterTable("runs")
+        .addColumn("blobs", "bigint", (c) => c.notNull().defaultTo(0))
+        .addColumn("duration_ms", "bigint")
+        .execute();
+    },
+  },
 };

@@ -35,8 +35,14 @@ export interface RunTable {
   ended_at: Date | null;
   outcome: Outcome;
   counts: ColumnType<Record<string, Record<string, number>>, string, string>;
+  /** Index rows seen. */
   entries: ColumnType<string, number | undefined, number>;
+  /** Bytes the index rows seen hold. */
   bytes: ColumnType<string, number | undefined, number>;
+  /** Blobs of the store's listing seen. */
+  blobs: ColumnType<string, number | undefined, number>;
+  /** How long the run has taken (so far, while running); null for a skipped instant and records from before it was kept. */
+  duration_ms: ColumnType<string | null, number | null | undefined, number | null>;
   error_reference: string | null;
   /** Why a run did not go over the store (a skipped instant names the walk that held it). */
   detail: ColumnType<string | null, string | null | undefined, string | null>;

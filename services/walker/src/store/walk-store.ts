@@ -20,10 +20,26 @@ export interface RunRecord {
   ended: Date | null;
   outcome: Outcome;
   counts: Record<string, Record<string, number>>;
+  /** Index rows seen. */
   entries: number;
+  /** Bytes the index rows seen hold. */
   bytes: number;
+  /** Blobs of the store's listing seen. */
+  blobs: number;
+  /** How long it took (so far, while running); null when it never went over the store. */
+  durationMs: number | null;
   reference: string | null;
   detail: string | null;
+  problems: WalkProblems;
+}
+
+/** What a run has seen and done so far. */
+export interface RunProgress {
+  counts: Record<string, Record<string, number>>;
+  entries: number;
+  bytes: number;
+  blobs: number;
+  durationMs: number;
   problems: WalkProblems;
 }
 
@@ -40,6 +56,8 @@ type RunRow = {
   counts: Record<string, Record<string, number>>;
   entries: string;
   bytes: string;
+  blobs: string;
+  duration_ms: string | null;
   error_reference: string | null;
   detail: string | null;
   problems: WalkProblems;
@@ -58,12 +76,14 @@ const toRun = (r: RunRow): RunRecord => ({
   counts: r.counts,
   entries: Number(r.entries),
   bytes: Number(r.bytes),
+  blobs: Number(r.blobs),
+  durationMs: r.duration_ms === null ? null : Number(r.duration_ms),
   reference: r.error_reference,
   detail: r.detail,
   problems: r.problems,
 });
 
-const RUN_COLUMNS = ["id", "walk", "trigger", "scheduled_for", "holder", "jobs", "started_at", "ended_at", "outcome", "counts", "entries", "bytes", "error_reference", "detail", "problems"] as const;
+const RUN_COLUMNS = ["id", "walk", "trigger", "scheduled_for", "holder", "jobs", "started_at", "ended_at", "outcome", "counts", "entries", "bytes", "blobs", "duration_ms", "error_reference", "detail", "problems"] as const;
 const WALK_COLUMNS = ["name", "schedule", "enabled", "jobs"] as const;
 
 /** Walk definitions, run records and leases (schema `walker`). Times come from the database clock. */
@@ -152,13 +172,13 @@ export function walkStoreFactory(root: Kysely<WalkerDatabase>) {
         .execute();
       return rows.map(toRun);
     },
-    async progress(id: string, p: { counts: Record<string, Record<string, number>>; entries: number; bytes: number; problems: WalkProblems }): Promise<void> {
-      await db().updateTable("runs").set({ counts: JSON.stringify(p.counts), entries: p.entries, bytes: p.bytes, problems: JSON.stringify(p.problems) }).where("id", "=", id).where("outcome", "=", "running").execute();
+    async progress(id: string, p: RunProgress): Promise<void> {
+      await db().updateTable("runs").set({ counts: JSON.stringify(p.counts), entries: p.entries, bytes: p.bytes, blobs: p.blobs, duration_ms: p.durationMs, problems: JSON.stringify(p.problems) }).where("id", "=", id).where("outcome", "=", "running").execute();
     },
-    async finishRun(id: string, p: { outcome: Outcome; counts: Record<string, Record<string, number>>; entries: number; bytes: number; problems: WalkProblems; reference: string | null }): Promise<RunRecord | undefined> {
+    async finishRun(id: string, p: RunProgress & { outcome: Outcome; reference: string | null }): Promise<RunRecord | undefined> {
       const row = await db()
         .updateTable("runs")
-        .set({ outcome: p.outcome, counts: JSON.stringify(p.counts), entries: p.entries, bytes: p.bytes, problems: JSON.stringify(p.problems), error_reference: p.reference, ended_at: sql<Date>`now()` })
+        .set({ outcome: p.outcome, counts: JSON.stringify(p.counts), entries: p.entries, bytes: p.bytes, blobs: p.blobs, duration_ms: p.durationMs, problems: JSON.stringify(p.problems), error_reference: p.reference, ended_at: sql<Date>`now()` })
         .where("id", "=", id)
         .returning(RUN_COLUMNS)
         .executeTakeFirst();

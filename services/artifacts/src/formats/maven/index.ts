@@ -17,11 +17,11 @@ export const maven: FormatModule = {
   label: "maven (the Maven 2 layout)",
   create(deps) {
     const store = mavenStoreFactory(deps.db);
-    const repository = mavenRepositoryFactory({ store, artifacts: deps.artifacts, metadata: deps.metadata, files: deps.files, readOnly: deps.readOnly });
+    const repository = mavenRepositoryFactory({ store, artifacts: deps.artifacts, metadata: deps.metadata, blobs: deps.blobs, readOnly: deps.readOnly });
     // A file of the layout is copied as a deploy lands it; what is kept as a plain file, as a PUT would.
     const deploy = artifactCopierFactory({ ...deps, artifacts: { publish: repository.deploy } });
     return {
-      handle: mavenHandler({ maven: repository, metadata: deps.metadata, files: deps.files }),
+      handle: mavenHandler({ maven: repository, metadata: deps.metadata, blobs: deps.blobs }),
       routes: (app) => mavenOptionsRoutes(app, { maven: repository, formatOf: deps.formatOf }),
       publish: repository.deploy,
       removing: mavenFileRemoval({ store, metadata: deps.metadata }),

@@ -12,7 +12,7 @@ describe("a maven repository in read-only mode", () => {
     store: untouched as MavenStore,
     artifacts: untouched as never,
     metadata: untouched as never,
-    files: untouched as never,
+    blobs: untouched as never,
     readOnly: true,
   });
   const readOnly = { code: "forbidden", message: expect.stringMatching(/read-only/) };

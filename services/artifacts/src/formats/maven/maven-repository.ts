@@ -1,10 +1,8 @@
 import { createHash, type Hash } from "node:crypto";
-import { createReadStream } from "node:fs";
-import { join } from "node:path";
 import { Readable, Transform } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { ServiceError, conflict, forbidden, invalid, type Actor } from "@svc/contracts";
-import type { FileStore } from "../../store/file-store.js";
+import type { BlobStore } from "@svc/blobs";
 import type { ArtifactKey, Digests, MavenStore } from "./maven-store.js";
 import type { Db, MetadataStore } from "../../store/metadata-store.js";
 import { READ_ONLY, type Address, type ArtifactService, type PublishChecks, type Published } from "../../domain/artifact-service.js";
@@ -16,7 +14,7 @@ export interface MavenRepositoryDeps {
   store: MavenStore;
   artifacts: Pick<ArtifactService, "publish" | "remove">;
   metadata: Pick<MetadataStore, "find" | "browse">;
-  files: Pick<FileStore, "repoDir">;
+  blobs: Pick<BlobStore, "get">;
   readOnly: boolean;
 }
 
@@ -62,10 +60,20 @@ async function recordFileRows(store: RowsStore, tx: Db, repository: string, f: M
  * modification time (so a version found late is listed where it was deployed, not as the
  * latest). Checksum files and maven-metadata.xml documents are not files of a version.
  */
-export function mavenFileIndexing(deps: { store: RowsStore }) {
-  return async (tx: Db, a: Address, at: Date): Promise<void> => {
+export function mavenFileIndexing(deps: { store: RowsStore & Partial<Pick<MavenStore, "versions" | "snapshots">> }) {
+  /** Whether the file's rows are there already (a backfill then has nothing to do); false when the store cannot say. */
+  const present = async (tx: Db, k: ArtifactKey, f: MavenFile): Promise<boolean> => {
+    const { versions, snapshots } = deps.store;
+    if (!versions || !snapshots) return false;
+    if (!(await versions(k, tx)).some((v) => v.version === f.version)) return false;
+    return !f.snapshot || (await snapshots(k, f.version, tx)).some((b) => b.classifier === f.classifier && b.extension === f.extension && b.value === f.snapshot!.value);
+  };
+  /** True when it recorded rows. */
+  return async (tx: Db, a: Address, at: Date): Promise<boolean> => {
     const f = parseMavenPath(a.segments);
-    if (f.kind === "file") await recordFileRows(deps.store, tx, a.repository, f, at);
+    if (f.kind !== "file" || (await present(tx, keyOf(a.repository, f), f))) return false;
+    await recordFileRows(deps.store, tx, a.repository, f, at);
+    return true;
   };
 }
 
@@ -125,8 +133,10 @@ export function mavenRepositoryFactory(deps: MavenRepositoryDeps) {
     if (!row) return undefined;
     const known = await store.digests(row.sha256);
     if (known) return known;
+    const blob = await deps.blobs.get(row.sha256);
+    if (!blob) return undefined;
     const h = hashing();
-    await pipeline(createReadStream(join(deps.files.repoDir(repository), ...segments)), h.stream, async function* (source) {
+    await pipeline(blob, h.stream, async function* (source) {
       for await (const _ of source) void _;
     });
     const computed = h.digests(row.sha256);

@@ -1,5 +1,3 @@
-import { createReadStream } from "node:fs";
-import { join } from "node:path";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { Type } from "@sinclair/typebox";
 import { ServiceError, invalid, notFound, LIMITS } from "@svc/contracts";
@@ -8,9 +6,10 @@ import { Answer, errorResponses, type ServiceApp } from "@svc/kit";
 import { actorOf } from "../../domain/artifact-service.js";
 import { parseMavenPath } from "./maven-layout.js";
 import type { MavenRepository } from "./maven-repository.js";
-import type { FileStore } from "../../store/file-store.js";
+import type { BlobStore } from "@svc/blobs";
 import type { MetadataStore } from "../../store/metadata-store.js";
 import { readBody } from "../../routes/request-body.js";
+import { answerArtifact } from "../../routes/artifact-answer.js";
 
 /** A format's handler answers; `undefined` leaves the request to the raw file routes (as npm-routes.ts). */
 export type MavenHandler = (req: FastifyRequest, reply: FastifyReply, a: ArtifactAddress) => Promise<unknown> | undefined;
@@ -18,7 +17,7 @@ export type MavenHandler = (req: FastifyRequest, reply: FastifyReply, a: Artifac
 export interface MavenRoutesDeps {
   maven: MavenRepository;
   metadata: Pick<MetadataStore, "find">;
-  files: Pick<FileStore, "repoDir">;
+  blobs: Pick<BlobStore, "get" | "head" | "readSmall">;
 }
 
 /** Largest checksum and metadata uploads read (they are read whole). */
@@ -69,8 +68,8 @@ export function mavenHandler(deps: MavenRoutesDeps): MavenHandler {
           // A group's plugin list, kept as a client sent it.
           const stored = await deps.metadata.find(a.repository, a.path);
           if (!stored) throw notFound(`no artifact at ${a.repository}/${a.path}`);
-          reply.type("application/xml").header("content-length", stored.size);
-          return reply.send(req.method === "HEAD" ? undefined : createReadStream(join(deps.files.repoDir(a.repository), ...a.segments)));
+          await answerArtifact(req, reply, stored, deps.blobs, "application/xml");
+          return reply;
         })();
       }
       if (req.method === "PUT") {

@@ -21,7 +21,7 @@ export const pypi: FormatModule = {
       handle: pypiHandler({ registry, store }),
       servesFolders: true,
       routes: (app) => pypiAdminRoutes(app, { registry, formatOf: deps.formatOf }),
-      export: pypiExportFactory({ store, metadata: deps.metadata, files: deps.files, registry }),
+      export: pypiExportFactory({ store, metadata: deps.metadata, blobs: deps.blobs, registry }),
       coordinates: pypiCoordinates,
     };
   },

@@ -1,18 +1,16 @@
-import { createReadStream } from "node:fs";
-import { join } from "node:path";
 import { ServiceError } from "@svc/contracts";
-import type { FileStore } from "../../store/file-store.js";
+import type { BlobStore } from "@svc/blobs";
 import type { MetadataStore } from "../../store/metadata-store.js";
 import type { PypiFileRow, PypiStore } from "./pypi-store.js";
 import type { CopyOutcome } from "../../domain/export-steps.js";
-import { EXPORT_PAGE, copyPages } from "../../domain/export-steps.js";
+import { EXPORT_PAGE, MISSING, copyPages } from "../../domain/export-steps.js";
 import type { PypiRegistry } from "./pypi-registry.js";
 import type { ExportJob, FormatExport } from "../../domain/repository-export.js";
 
 export interface PypiExportDeps {
   store: Pick<PypiStore, "pageFiles">;
   metadata: Pick<MetadataStore, "find">;
-  files: Pick<FileStore, "repoDir">;
+  blobs: Pick<BlobStore, "get">;
   registry: Pick<PypiRegistry, "upload">;
 }
 
@@ -41,13 +39,13 @@ export function pypiExportFactory(deps: PypiExportDeps): FormatExport {
       yanked: f.yanked,
       uploaded: f.uploaded,
     };
-    const source = createReadStream(join(deps.files.repoDir(job.source), ...f.path.split("/")));
+    const source = await deps.blobs.get(row.sha256);
+    if (!source) return { kind: "refused", reason: MISSING(job.source) };
     try {
       const done = await deps.registry.upload(job.target, checked, source, job.actor);
       return { kind: done.created ? "copied" : "skipped" };
     } catch (err) {
       if (err instanceof ServiceError && err.code === "invalid_input") return { kind: "refused", reason: err.message };
-      if ((err as NodeJS.ErrnoException).code === "ENOENT") return { kind: "refused", reason: `the file is missing from ${job.source}'s store (a walk's repair job reconciles the index)` };
       throw err;
     } finally {
       source.destroy();

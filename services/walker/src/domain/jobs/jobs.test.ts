@@ -1,7 +1,7 @@
 import { describe, expect, it } from "vitest";
-import type { FileInfo, JobContext, MetaInfo, StoreEntry, WalkActions } from "../job-types.js";
+import type { BlobInfo, JobContext, MetaInfo, StoreEntry, WalkActions } from "../job-types.js";
 import { backfillJob } from "./backfill.js";
-import { reclaimJob, STALE_TEMP_MS } from "./reclaim.js";
+import { reclaimJob, STALE_STAGED_MS } from "./reclaim.js";
 import { repairJob } from "./repair.js";
 import { retentionJob, selectForRemoval, type Version } from "./retention.js";
 
@@ -55,18 +55,21 @@ function recorder(overrides: Partial<WalkActions> = {}) {
   const calls: string[] = [];
   const actions: WalkActions = {
     removeForRetention: async (a) => (calls.push(`remove ${a.path}`), { removed: true, size: 10 }),
-    index: async (a) => (calls.push(`index ${a.path} ${a.sha256.slice(0, 4)}`), { outcome: "created" }),
     forget: async (a) => (calls.push(`forget ${a.path}`), { forgotten: true }),
-    removeTemp: async (n) => (calls.push(`temp ${n}`), 5),
-    removeEmptyFolder: async (r, f) => (calls.push(`rmdir ${f}`), true),
-    removeBlob: async (sha256) => (calls.push(`blob ${sha256.slice(0, 4)}`), 7),
+    reclaimBlobs: async (a) => (calls.push(`reclaim ${a.digests.map((d) => d.slice(0, 4)).join(",")} after ${a.olderThanMs}`), { removed: a.digests.map((sha256) => ({ sha256, size: 7 })) }),
+    verifyBlob: async (a) => (calls.push(`verify ${a.sha256.slice(0, 4)}`), { outcome: "corrupt", forgottenCount: 2 }),
+    backfill: async (repository, paths) => (calls.push(`backfill ${repository} ${paths.join(",")}`), { filled: paths.length - 1 }),
+    deleteStaged: async (n) => (calls.push(`staged ${n}`), 5),
     ...overrides,
   };
-  const ctx: JobContext = { actions, now: NOW };
-  return { calls, ctx };
+  /** What the store's bytes hash to now: each blob's own digest unless a test says otherwise. */
+  const digests = new Map<string, string | undefined>();
+  const ctx: JobContext = { actions, blobs: { digestOf: async (d) => (digests.has(d) ? digests.get(d) : d) }, now: NOW, reclaimGraceMs: GRACE };
+  return { calls, ctx, digests };
 }
-const file: FileInfo = { ino: 1, size: 10, mtimeMs: NOW.getTime() - DAY };
-const entry = (path: string, o: { file?: FileInfo; meta?: MetaInfo; sha?: string }): StoreEntry => ({ repository: "libs", path, file: o.file, meta: o.meta, sha256: async () => o.sha });
+const GRACE = 3_600_000;
+const blob = (c: string, ageMs: number, size = 7): BlobInfo => ({ sha256: c.repeat(64), size, modified: new Date(NOW.getTime() - ageMs) });
+const entry = (path: string, meta: MetaInfo, o: { missing?: boolean } = {}): StoreEntry => ({ repository: "libs", path, meta, blob: async () => (o.missing ? undefined : blob("a", DAY)) });
 
 describe("retention job", () => {
   it("removes per folder, only within the policy's path, through the artifacts service", async () => {
@@ -74,23 +77,22 @@ describe("retention job", () => {
     const job = retentionJob(ctx);
     job.beginRepository!({ name: "libs", format: "raw", retention: { path: "com/acme", keepVersions: 1 } });
     for (const [p, age] of [["com/acme/app/1.zip", 3], ["com/acme/app/2.zip", 2], ["com/acme/lib/1.zip", 1], ["other/1.zip", 3], ["other/2.zip", 2]] as const) {
-      await job.entry!(entry(p, { file, meta: v(p, age * DAY).meta }));
+      await job.entry!(entry(p, v(p, age * DAY).meta));
     }
-    await job.leaveFolder!("libs", "com/acme/app", 2);
-    await job.leaveFolder!("libs", "com/acme/lib", 1);
-    await job.leaveFolder!("libs", "other", 2);
+    await job.leaveFolder!("libs", "com/acme/app");
+    await job.leaveFolder!("libs", "com/acme/lib");
+    await job.leaveFolder!("libs", "other");
     expect(calls).toEqual(["remove com/acme/app/1.zip"]);
     expect(job.counts).toMatchObject({ versions: 3, removed: 1, bytes: 10, kept: 2 });
   });
 
-  it("leaves files the index does not know, and counts a version the service would not remove as skipped", async () => {
+  it("counts a version the service would not remove as skipped", async () => {
     const { calls, ctx } = recorder({ removeForRetention: async () => ({ removed: false, why: "changed" }) });
     const job = retentionJob(ctx);
     job.beginRepository!({ name: "libs", format: "raw", retention: { keepVersions: 1 } });
-    await job.entry!(entry("a/unindexed", { file }));
-    await job.entry!(entry("a/1", { file, meta: v("a/1", 3 * DAY).meta }));
-    await job.entry!(entry("a/2", { file, meta: v("a/2", 1 * DAY).meta }));
-    await job.leaveFolder!("libs", "a", 3);
+    await job.entry!(entry("a/1", v("a/1", 3 * DAY).meta));
+    await job.entry!(entry("a/2", v("a/2", 1 * DAY).meta));
+    await job.leaveFolder!("libs", "a");
     expect(calls).toEqual([]);
     expect(job.counts).toMatchObject({ removed: 0, skipped: 1, kept: 1 });
   });
@@ -99,92 +101,79 @@ describe("retention job", () => {
     const { calls, ctx } = recorder();
     const job = retentionJob(ctx);
     job.beginRepository!({ name: "libs", format: "raw", retention: null });
-    await job.entry!(entry("a/1", { file, meta: v("a/1", 300 * DAY).meta }));
-    await job.leaveFolder!("libs", "a", 1);
+    await job.entry!(entry("a/1", v("a/1", 300 * DAY).meta));
+    await job.leaveFolder!("libs", "a");
     expect(calls).toEqual([]);
   });
 });
 
 describe("reclaim job", () => {
-  it("removes uploads untouched for an hour and keeps fresh ones", async () => {
+  it("removes staged leftovers untouched for an hour and keeps fresh ones", async () => {
     const { calls, ctx } = recorder();
     const job = reclaimJob(ctx);
-    await job.temp!({ name: "stale", size: 5, mtimeMs: NOW.getTime() - STALE_TEMP_MS - 1 });
-    await job.temp!({ name: "fresh", size: 5, mtimeMs: NOW.getTime() - 1000 });
-    expect(calls).toEqual(["temp stale"]);
-    expect(job.counts).toMatchObject({ tempFiles: 1, bytes: 5 });
+    await job.staged!({ name: "stale", size: 5, modified: new Date(NOW.getTime() - STALE_STAGED_MS - 1) });
+    await job.staged!({ name: "fresh", size: 5, modified: new Date(NOW.getTime() - 1000) });
+    expect(calls).toEqual(["staged stale"]);
+    expect(job.counts).toEqual({ tempFiles: 1, blobs: 0, blobBytes: 0, bytes: 5 });
   });
 
-  it("removes blobs linked from nothing and untouched for an hour, counting them and their bytes", async () => {
+  it("asks the artifacts service to remove the blobs of a page older than the grace, in one call with the grace, and counts what it removed", async () => {
     const { calls, ctx } = recorder();
     const job = reclaimJob(ctx);
-    const old = NOW.getTime() - STALE_TEMP_MS - 1;
-    await job.temp!({ name: "stale", size: 5, mtimeMs: old });
-    await job.blob!({ sha256: "a".repeat(64), size: 7, nlink: 1, mtimeMs: old });
-    // Still linked from an artifact path, or orphaned too recently to be sure.
-    await job.blob!({ sha256: "b".repeat(64), size: 7, nlink: 2, mtimeMs: old });
-    await job.blob!({ sha256: "c".repeat(64), size: 7, nlink: 1, mtimeMs: NOW.getTime() - 1000 });
-    expect(calls).toEqual(["temp stale", "blob aaaa"]);
-    expect(job.counts).toMatchObject({ tempFiles: 1, blobs: 1, blobBytes: 7, bytes: 12 });
+    await job.staged!({ name: "stale", size: 5, modified: new Date(0) });
+    // Younger than svc.storage.reclaim-grace: a publish may be about to commit its row; not even asked about.
+    await job.blobPage!([blob("a", GRACE + 1), blob("b", GRACE - 1), blob("c", 30 * DAY)]);
+    expect(calls).toEqual(["staged stale", `reclaim aaaa,cccc after ${GRACE}`]);
+    expect(job.counts).toEqual({ tempFiles: 1, blobs: 2, blobBytes: 14, bytes: 19 });
   });
 
-  it("counts no blob the store kept (linked meanwhile, or read-only)", async () => {
-    const { ctx } = recorder({ removeBlob: async () => undefined });
+  it("counts only what the artifacts service removed (the others referenced, touched meanwhile, or read-only), and asks nothing for a page of young blobs", async () => {
+    const { calls, ctx } = recorder({ reclaimBlobs: async (a) => (calls.push(`reclaim ${a.digests.length}`), { removed: [{ sha256: a.digests[1]!, size: 9 }] }) });
     const job = reclaimJob(ctx);
-    await job.blob!({ sha256: "a".repeat(64), size: 7, nlink: 1, mtimeMs: 0 });
-    expect(job.counts).toMatchObject({ blobs: 0, blobBytes: 0, bytes: 0 });
-  });
-
-  it("never removes content without metadata: it is counted for backfill", async () => {
-    const { calls, ctx } = recorder();
-    const job = reclaimJob(ctx);
-    await job.entry!(entry("loose.bin", { file }));
-    expect(calls).toEqual([]);
-    expect(job.counts.unindexed).toBe(1);
-  });
-
-  it("removes empty folders bottom up, a parent emptied by the walk too, never the repository folder", async () => {
-    const { calls, ctx } = recorder();
-    const job = reclaimJob(ctx);
-    await job.leaveFolder!("libs", "a/b/c", 0);
-    await job.leaveFolder!("libs", "a/b", 1);
-    await job.leaveFolder!("libs", "a/keep", 1);
-    await job.leaveFolder!("libs", "a", 2);
-    await job.leaveFolder!("libs", "", 0);
-    expect(calls).toEqual(["rmdir a/b/c", "rmdir a/b"]);
-    expect(job.counts.emptyFolders).toBe(2);
+    await job.blobPage!([blob("a", DAY), blob("b", DAY)]);
+    await job.blobPage!([blob("c", 1000)]);
+    expect(calls).toEqual(["reclaim 2"]);
+    expect(job.counts).toMatchObject({ blobs: 1, blobBytes: 9, bytes: 9 });
   });
 });
 
-describe("repair and backfill jobs", () => {
-  const good = "b".repeat(64);
-
-  it("repair corrects metadata whose digest or size differs from the file", async () => {
-    const { calls, ctx } = recorder({ index: async (a) => (calls.push(`index ${a.path}`), { outcome: "corrected" }) });
+describe("repair job", () => {
+  it("hashes each blob and sends one whose bytes do not match its digest to the artifacts service, counting it and the paths it forgot", async () => {
+    const { calls, ctx, digests } = recorder();
     const job = repairJob(ctx);
-    await job.entry!(entry("ok", { file, meta: { ...v("ok", DAY).meta, sha256: good }, sha: good }));
-    await job.entry!(entry("stale", { file, meta: { ...v("stale", DAY).meta, sha256: "c".repeat(64) }, sha: good }));
-    await job.entry!(entry("short", { file, meta: { ...v("short", DAY).meta, sha256: good, size: 3 }, sha: good }));
-    expect(calls).toEqual(["index stale", "index short"]);
-    expect(job.counts).toMatchObject({ checked: 3, fixed: 2, hashedBytes: 30 });
+    digests.set("b".repeat(64), "f".repeat(64));
+    // Gone between the listing and the read: not checked.
+    digests.set("c".repeat(64), undefined);
+    for (const c of ["a", "b", "c"]) await job.blob!(blob(c, DAY, 10));
+    expect(calls).toEqual(["verify bbbb"]);
+    expect(job.counts).toEqual({ checked: 2, hashedBytes: 20, corrupt: 1, missing: 0, forgotten: 2 });
   });
 
-  it("repair drops metadata whose file is gone, and passes a file removed while hashing by", async () => {
+  it("counts nothing when the artifacts service finds the blob intact after all", async () => {
+    const { ctx, digests } = recorder({ verifyBlob: async () => ({ outcome: "intact", forgottenCount: 0 }) });
+    digests.set("b".repeat(64), "f".repeat(64));
+    const job = repairJob(ctx);
+    await job.blob!(blob("b", DAY));
+    expect(job.counts).toMatchObject({ checked: 1, corrupt: 0, forgotten: 0 });
+  });
+
+  it("reports a row whose blob is missing and has its row dropped; a row whose blob is there is left alone", async () => {
     const { calls, ctx } = recorder();
     const job = repairJob(ctx);
-    await job.entry!(entry("gone", { meta: v("gone", DAY).meta }));
-    await job.entry!(entry("vanished", { file, meta: v("vanished", DAY).meta, sha: undefined }));
+    await job.entry!(entry("ok", v("ok", DAY).meta));
+    await job.entry!(entry("gone", v("gone", DAY).meta, { missing: true }));
     expect(calls).toEqual(["forget gone"]);
-    expect(job.counts).toMatchObject({ forgotten: 1, checked: 0 });
+    expect(job.counts).toMatchObject({ missing: 1, forgotten: 1 });
   });
+});
 
-  it("backfill indexes files without metadata and nothing else", async () => {
+describe("backfill job", () => {
+  it("sends each page's paths to the repository's format and counts the paths it filled", async () => {
     const { calls, ctx } = recorder();
     const job = backfillJob(ctx);
-    await job.entry!(entry("new", { file, sha: good }));
-    await job.entry!(entry("known", { file, meta: v("known", DAY).meta, sha: good }));
-    await job.entry!(entry("meta-only", { meta: v("meta-only", DAY).meta }));
-    expect(calls).toEqual(["index new bbbb"]);
-    expect(job.counts).toEqual({ filled: 1, bytes: 10 });
+    await job.page!("libs", [entry("a/1", v("a/1", DAY).meta), entry("a/2", v("a/2", DAY).meta), entry("b", v("b", DAY).meta)]);
+    await job.page!("libs", [entry("c", v("c", DAY).meta)]);
+    expect(calls).toEqual(["backfill libs a/1,a/2,b", "backfill libs c"]);
+    expect(job.counts).toEqual({ filled: 2 });
   });
 });

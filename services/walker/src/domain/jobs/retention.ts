@@ -42,8 +42,8 @@ export function selectForRemoval(versions: Version[], policy: RetentionPolicy, n
 }
 
 /**
- * Applies each repository's retention policy. Only files that are on disk and known to the
- * metadata are versions (a file nothing indexed yet waits for backfill). Removal goes through
+ * Applies each repository's retention policy to its index rows, a folder at a time (the
+ * walk says when it has seen the last row at or under a folder). Removal goes through
  * the artifacts service, which removes a version only if it is still the one seen here and
  * publishes `artifact.removed` with reason "retention".
  */
@@ -59,7 +59,7 @@ export function retentionJob(ctx: JobContext): Job {
       folders.clear();
     },
     async entry(e) {
-      if (!policy || !e.file || !e.meta || !covers(policy, e.path)) return;
+      if (!policy || !covers(policy, e.path)) return;
       counts.versions++;
       const folder = parentOf(e.path);
       const list = folders.get(folder);

@@ -1,0 +1,135 @@
+import type { IncomingHttpHeaders } from "node:http";
+import type { FastifyReply, FastifyRequest } from "fastify";
+import { isUtf8MimeType, mime } from "@fastify/send";
+import parseRange from "range-parser";
+import type { BlobStore } from "@svc/blobs";
+import { ServiceError, notFound } from "@svc/contracts";
+import { etagOf, opaque } from "../domain/upload-checks.js";
+
+/** What a GET or HEAD of an artifact answers from: its index row (the truth of what the path holds). */
+export interface ArtifactRow {
+  repository: string;
+  path: string;
+  size: number;
+  sha256: string;
+  updated: Date;
+}
+
+/** Blobs up to this size are read whole, at once, when the backend can (BlobStore.readSmall). */
+export const SMALL_FILE_BYTES = 64 * 1024;
+
+/** How an answer goes: its status and headers, and the bytes to send (all, a range, or none). */
+export type Plan =
+  | { status: 200 | 206; headers: Record<string, string>; range?: { start: number; end: number } }
+  | { status: 304; headers: Record<string, string> };
+
+/**
+ * The content type a path is served with: from its extension, as it always was (@fastify/send's
+ * choice: no type for an unknown extension, `; charset=utf-8` for a text type).
+ */
+export function contentTypeOf(path: string): string | undefined {
+  let type = mime.getType(path) || (mime as { default_type?: string }).default_type;
+  if (type && isUtf8MimeType(type)) type += "; charset=utf-8";
+  return type || undefined;
+}
+
+const header = (h: IncomingHttpHeaders, name: string): string | undefined => {
+  const v = h[name];
+  return Array.isArray(v) ? v.join(", ") : v;
+};
+const tagsOf = (value: string) => value.split(",").map(opaque).filter((t) => t !== "");
+
+/**
+ * Plans the answer to a GET or HEAD of an artifact, as @fastify/send answered a file (which it
+ * replaces: bytes come from the blob store, not from a path): the entity tag is the content's
+ * SHA-256 (strong), Last-Modified the index's publish time. If-Match and If-Unmodified-Since
+ * fail with 412; If-None-Match and If-Modified-Since answer 304 (unless Cache-Control:
+ * no-cache); a single byte range answers 206 unless If-Range names another version;
+ * several ranges, or a malformed Range, the whole artifact; an unsatisfiable one 416.
+ */
+export function planAnswer(h: IncomingHttpHeaders, row: Pick<ArtifactRow, "path" | "size" | "sha256" | "updated">): Plan {
+  const etag = etagOf(row.sha256);
+  const lastModified = row.updated.toUTCString();
+  const modifiedAt = Date.parse(lastModified);
+  const type = contentTypeOf(row.path);
+  const headers: Record<string, string> = { "accept-ranges": "bytes", "last-modified": lastModified, etag, ...(type ? { "content-type": type } : {}) };
+
+  const ifMatch = header(h, "if-match");
+  if (ifMatch && ifMatch.trim() !== "*" && !tagsOf(ifMatch).includes(etag)) throw new ServiceError("precondition_failed", "the artifact does not match If-Match or has changed since If-Unmodified-Since");
+  const ifUnmodifiedSince = header(h, "if-unmodified-since");
+  if (ifUnmodifiedSince !== undefined) {
+    const since = Date.parse(ifUnmodifiedSince);
+    if (!Number.isNaN(since) && modifiedAt > since) throw new ServiceError("precondition_failed", "the artifact does not match If-Match or has changed since If-Unmodified-Since");
+  }
+  if (!(header(h, "cache-control") ?? "").includes("no-cache")) {
+    const ifNoneMatch = header(h, "if-none-match");
+    // If-Modified-Since counts only without If-None-Match (RFC 9110 13.1.3).
+    const notModified =
+      ifNoneMatch !== undefined
+        ? ifNoneMatch.trim() === "*" || tagsOf(ifNoneMatch).includes(etag)
+        : (() => {
+            const since = Date.parse(header(h, "if-modified-since") ?? "");
+            return !Number.isNaN(since) && modifiedAt <= since;
+          })();
+    if (notModified) {
+      const { "content-type": _, ...kept } = headers;
+      return { status: 304, headers: kept };
+    }
+  }
+
+  const range = header(h, "range");
+  if (range !== undefined && /^ *bytes=/.test(range) && rangeFresh(header(h, "if-range"), etag, modifiedAt)) {
+    const ranges = parseRange(row.size, range, { combine: true });
+    if (ranges === -1 || (Array.isArray(ranges) && ranges.length === 0)) {
+      throw new ServiceError("range_not_satisfiable", "the requested range is not within the artifact", { headers: { "content-range": `bytes */${row.size}` } });
+    }
+    if (Array.isArray(ranges) && ranges.length === 1) {
+      const r = ranges[0]!;
+      return { status: 206, headers: { ...headers, "content-range": `bytes ${r.start}-${r.end}/${row.size}`, "content-length": String(r.end - r.start + 1) }, range: { start: r.start, end: r.end } };
+    }
+  }
+  return { status: 200, headers: { ...headers, "content-length": String(row.size) } };
+}
+
+/** If-Range: the range counts only while the artifact is the version it names (a tag, or a date). */
+function rangeFresh(ifRange: string | undefined, etag: string, modifiedAt: number): boolean {
+  if (ifRange === undefined) return true;
+  if (ifRange.includes('"')) return ifRange.includes(etag);
+  const at = Date.parse(ifRange);
+  return !Number.isNaN(at) && modifiedAt <= at;
+}
+
+/**
+ * Answers a GET or HEAD of an artifact from its index row and its blob. A row whose blob is
+ * gone (deleted behind the service's back, until a walk's repair forgets it) answers 404.
+ * `type` overrides the content type (a Maven metadata document). Resolves, once the answer is
+ * on its way, to the status sent (the handler then returns `reply`: never awaited, as a reply
+ * is a thenable that settles when the response ends).
+ */
+export async function answerArtifact(req: FastifyRequest, reply: FastifyReply, row: ArtifactRow, blobs: Pick<BlobStore, "get" | "head" | "readSmall">, type?: string): Promise<number> {
+  const plan = planAnswer(req.headers, row);
+  const headers = type && plan.status !== 304 ? { ...plan.headers, "content-type": type } : plan.headers;
+  const missing = () => notFound(`no artifact at ${row.repository}/${row.path}`);
+  if (req.method === "HEAD" && plan.status !== 304 && !(await blobs.head(row.sha256))) throw missing();
+  if (plan.status === 304 || req.method === "HEAD") {
+    reply.code(plan.status).headers(headers).send();
+    return plan.status;
+  }
+  const range = plan.status === 206 ? plan.range : undefined;
+  if (!range && row.size <= SMALL_FILE_BYTES && blobs.readSmall) {
+    // A small blob read at once (from the page cache, mostly: it was just written or read).
+    const body = blobs.readSmall(row.sha256, SMALL_FILE_BYTES);
+    if (body && body.length === row.size) {
+      reply.code(plan.status).headers(headers).send(body);
+      return plan.status;
+    }
+  }
+  const stream = await blobs.get(row.sha256, range);
+  if (!stream) {
+    // The index names content the store does not have: deleted behind the service's back (a walk's repair forgets the row).
+    req.log.warn({ repository: row.repository, path: row.path, sha256: row.sha256 }, "the index names a blob the store does not have");
+    throw missing();
+  }
+  reply.code(plan.status).headers(headers).send(stream);
+  return plan.status;
+}

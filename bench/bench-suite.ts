@@ -9,6 +9,8 @@ import { dataDir, log, RATE_LIMIT, suiteDir } from "./options.js";
 export interface BenchSuite {
   infra: Infra;
   suite: RunningServices;
+  /** The suite's database (the scale run fills its tables directly). */
+  databaseUrl: string;
 }
 
 /**
@@ -33,5 +35,5 @@ export async function startBenchSuite(cleanups: Array<() => Promise<unknown>>, n
     env: { SVC_RATE_LIMIT: String(RATE_LIMIT), ...env },
   });
   cleanups.push(() => suite.stop());
-  return { infra, suite };
+  return { infra, suite, databaseUrl };
 }

@@ -16,7 +16,7 @@ const flag = (name: string) => process.argv.includes(`--${name}`);
 
 if (flag("help")) {
   console.log(`usage: npm run bench -- [--profile] [--connections=50] [--duration=8] [--rounds=2] [--warmup=3] [--large-runs=5] [--rate-limit=999999999|0] [--no-nginx] [--no-large] [--no-small]
-       npm run bench -- --scale [--keys=1000] [--files=2000] [--members=1000] [--growth=10] [--concurrency=8]
+       npm run bench -- --scale [--sizes=10000,100000,1000000] [--sample=200] [--rows-per-blob=100] [--concurrency=8]
        npm run bench -- --npm [--versions=500] [--big-versions=2000] [--packages=200] [--burst=20] [--installs=8] [--connections=50] [--duration=8] [--rounds=2] [--warmup=3] [--profile]
        npm run bench -- --against=<another checkout> [--packages=200]`);
   process.exit(0);
@@ -45,15 +45,22 @@ export const RATE_LIMIT = (() => {
 export const LARGE = !flag("no-large");
 export const SMALL = !flag("no-small");
 
-// --scale: the same suite filled at two sizes, the second `growth` times the first, so what grows
-// with the data shows (bench/scale.ts).
+// --scale: the same suite grown through several sizes (keys, files and group members each), so
+// what grows with the data shows (bench/scale.ts). The fill goes straight into Postgres and the
+// blob store; `sample` calls of each kind go through the API at every size and are timed.
 export const SCALE = flag("scale");
 export const SCALE_SIZES = (() => {
-  const growth = Math.floor(option("growth", 10));
-  const small = { keys: Math.floor(option("keys", 1000)), files: Math.floor(option("files", 2000)), members: Math.floor(option("members", 1000)) };
-  return [small, { keys: small.keys * growth, files: small.files * growth, members: small.members * growth }];
+  const arg = process.argv.find((a) => a.startsWith("--sizes="));
+  const sizes = (arg ? arg.slice("--sizes=".length) : "10000,100000,1000000").split(",").map((x) => Number(x.trim()));
+  if (sizes.length === 0 || sizes.some((n) => !Number.isInteger(n) || n < 1000 || n > 10_000_000)) throw new Error("--sizes needs whole numbers from 1000 to 10000000, comma-separated (e.g. --sizes=10000,100000,1000000)");
+  for (let i = 1; i < sizes.length; i++) if (sizes[i]! <= sizes[i - 1]!) throw new Error("--sizes must grow: each size larger than the one before");
+  return sizes;
 })();
-/** Requests in flight at once while minting, uploading and adding members (an upload cap per key is 16 by default). */
+/** API calls of each kind timed at every size (mints, uploads, fresh keys' first requests, GETs). */
+export const SCALE_SAMPLE = Math.floor(option("sample", 200));
+/** Index rows per distinct blob in the bulk fill (rows share content to keep the disk use small). */
+export const SCALE_ROWS_PER_BLOB = Math.floor(option("rows-per-blob", 100));
+/** Requests in flight at once while minting and uploading the sample (an upload cap per key is 16 by default). */
 export const SCALE_CONCURRENCY = Math.min(Math.floor(option("concurrency", 8)), 16);
 
 // --against=<checkout>: this checkout's services beside another checkout's (bench/against.ts).

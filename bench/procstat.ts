@@ -1,6 +1,6 @@
-// CPU time of processes from /proc (Linux), to show where the two cores go during a run.
+// CPU time and memory of processes from /proc (Linux), to show where the two cores go during a run.
 import { spawnSync } from "node:child_process";
-import { readFileSync, readdirSync } from "node:fs";
+import { readFileSync, readdirSync, writeFileSync } from "node:fs";
 
 const TICKS = (() => {
   const r = spawnSync("getconf", ["CLK_TCK"], { encoding: "utf8" });
@@ -79,4 +79,28 @@ export function cpuDelta(a: CpuSnapshot, b: CpuSnapshot): CpuSnapshot {
 
 export function cpuSum(a: CpuSnapshot, b: CpuSnapshot): CpuSnapshot {
   return { client: a.client + b.client, gateway: a.gateway + b.gateway, artifacts: a.artifacts + b.artifacts, nginx: a.nginx + b.nginx };
+}
+
+/** A field of `/proc/<pid>/status` in KiB (`VmHWM`: peak resident set; `VmRSS`: resident now); undefined when unknown. */
+export function statusKiB(pid: number, field: "VmHWM" | "VmRSS"): number | undefined {
+  try {
+    const m = new RegExp(`^${field}:\\s+(\\d+) kB`, "m").exec(readFileSync(`/proc/${pid}/status`, "utf8"));
+    return m ? Number(m[1]) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Starts a process's peak resident set (VmHWM) afresh from its resident set now (writing 5 to
+ * `/proc/<pid>/clear_refs`, Linux 4.0 and later, a process of the same user); false when it
+ * could not, and VmHWM then still counts from the process's start.
+ */
+export function resetPeakRss(pid: number): boolean {
+  try {
+    writeFileSync(`/proc/${pid}/clear_refs`, "5");
+    return true;
+  } catch {
+    return false;
+  }
 }

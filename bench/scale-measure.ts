@@ -1,37 +1,36 @@
-// What a scale run measures at each size, beyond the rates of filling it: listings, key checks,
-// a walk of the store and a change to the large group.
-import { ARTIFACTS_INTERNAL, encodePrincipal, type CredentialChanged } from "@svc/contracts";
-import { identityHeaders, type Bus } from "@svc/kit";
+// What a scale run measures at each size, beyond the rates of the API sample: listings, key
+// checks, artifact GETs, a retention + reclaim walk over the whole index (with the walker's peak
+// memory), and a change to the large group.
+import type { CredentialChanged } from "@svc/contracts";
+import type { Bus } from "@svc/kit";
+import type pg from "pg";
+import { resetPeakRss, statusKiB } from "./procstat.js";
 import { median, quantile, send, sleep, timings, type Answer, type Api } from "./scale-client.js";
-import { GROUP, REPOSITORY, SMALL_FILE, type ScaleData } from "./scale-fill.js";
+import { filePath, GROUP, REPOSITORY, SMALL_FILE } from "./scale-fill.js";
 import { log } from "./options.js";
 
 const PAGE = 500;
 const LISTING_RUNS = 5;
-const COLD_KEYS = 10;
 const HOT_RUNS = 200;
-
-/**
- * The cursor of the last full page: `PAGE` items follow it, so it holds as many as the first
- * page does and the two differ only by how deep the page starts.
- */
-const lastPageCursor = (items: string[]) => [...items].sort()[Math.max(0, items.length - PAGE - 1)]!;
+/** The walk a scale run defines and starts: retention and reclaim over every index entry. */
+export const SCALE_WALK = "scale";
 
 export interface Listing {
   first: number;
   deep: number;
 }
 
-/** Median milliseconds of the first page and of the last full one, `PAGE` items each. */
-async function listing(get: (after: string | undefined) => Promise<Answer>, items: string[]): Promise<Listing> {
+/** Median milliseconds of the first page and of the last full one (`deepCursor`: the item `PAGE` + 1 from the end), `PAGE` items each. */
+async function listing(get: (after: string | undefined) => Promise<Answer>, deepCursor: string): Promise<Listing> {
   const check = (a: Answer) => {
     if (a.status !== 200) throw new Error(`a listing answered ${a.status}: ${a.text.slice(0, 300)}`);
+    const items = JSON.parse(a.text) as unknown[];
+    if (items.length !== PAGE) throw new Error(`a listing page held ${items.length} items, not ${PAGE}`);
     return a;
   };
-  const cursor = lastPageCursor(items);
   return {
     first: median(await timings(LISTING_RUNS, async () => check(await get(undefined)))),
-    deep: median(await timings(LISTING_RUNS, async () => check(await get(cursor)))),
+    deep: median(await timings(LISTING_RUNS, async () => check(await get(deepCursor)))),
   };
 }
 
@@ -42,77 +41,148 @@ export interface Listings {
 }
 
 /**
- * Credentials and group members through the gateway's API; files through the artifacts
- * service's metadata pages (the only listing of files there is, the one the walker reads),
- * signed as a system principal the way the walker is.
+ * Pages of 500 through the gateway's API: files (`/api/repositories/default/files`, what the
+ * console's browser reads), credentials and the group's members. The deep page's cursor is read
+ * from the database in the order each listing pages in, so the bench holds no list of a million.
  */
-export async function measureListings(api: Api, artifactsUrl: string, internalSecret: string, tenant: string, data: ScaleData): Promise<Listings> {
+export async function measureListings(api: Api, db: pg.Client): Promise<Listings> {
   const page = (after: string | undefined) => `limit=${PAGE}${after === undefined ? "" : `&after=${encodeURIComponent(after)}`}`;
-  const files = async (after: string | undefined) => {
-    const path = `${ARTIFACTS_INTERNAL.artifactsPath(REPOSITORY)}?${page(after)}`;
-    return send(artifactsUrl + path, { headers: identityHeaders(internalSecret, "GET", path, encodePrincipal({ kind: "system", tenant, id: "bench" })) });
-  };
+  const cursor = async (query: string, params: unknown[] = []) => (await db.query<{ c: string }>(`${query} offset ${PAGE} limit 1`, params)).rows[0]!.c;
   return {
-    credentials: await listing((after) => api("GET", `/api/credentials?${page(after)}`), data.keyIds),
-    files: await listing(files, data.paths),
-    members: await listing((after) => api("GET", `/api/groups/${GROUP}/members?${page(after)}`), data.members),
+    files: await listing(
+      (after) => api("GET", `/api/repositories/${REPOSITORY}/files?${page(after)}`),
+      await cursor(`select path as c from artifacts.artifacts where repository = $1 order by path collate "C" desc`, [REPOSITORY]),
+    ),
+    credentials: await listing((after) => api("GET", `/api/credentials?${page(after)}`), await cursor("select id as c from auth.credentials order by id desc")),
+    members: await listing(
+      (after) => api("GET", `/api/groups/${GROUP}/members?${page(after)}`),
+      await cursor("select principal_id as c from auth.memberships where group_name = $1 order by principal_id desc", [GROUP]),
+    ),
   };
 }
 
+/** p50 and p99 of some milliseconds. */
+export interface Spread {
+  p50: number;
+  p99: number;
+}
+const spread = (xs: number[]): Spread => ({ p50: median(xs), p99: quantile(xs, 0.99) });
+
 export interface KeyChecks {
-  /** Median and slowest first request of a fresh key (the gateway asks auth). */
-  coldMedian: number;
-  coldMax: number;
-  /** Median and p99 of the same key again (the gateway's cache answers). */
-  hotMedian: number;
-  hotP99: number;
+  /** Each fresh key's first request (the gateway asks auth, which looks the key up). */
+  cold: Spread;
+  /** One key again and again (the gateway's cache answers). */
+  hot: Spread;
 }
 
 /** A GET of one small file with `key`, through the gateway. */
 export const fetchWithKey = (gatewayUrl: string, key: string) => async (): Promise<Answer> => {
   const a = await send(`${gatewayUrl}/repository/${REPOSITORY}/${SMALL_FILE}`, { headers: { "service-repository-key": key } });
-  if (a.status !== 200) throw new Error(`GET with a fresh key answered ${a.status}: ${a.text.slice(0, 300)}`);
+  if (a.status !== 200) throw new Error(`GET with a key answered ${a.status}: ${a.text.slice(0, 300)}`);
   return a;
 };
 
-/** Fresh keys (read-only everywhere) are minted first; the connection is warm, so a cold request measures the key's resolution. */
-export async function measureKeyChecks(api: Api, gatewayUrl: string): Promise<KeyChecks & { hotKey: string }> {
-  const keys: string[] = [];
-  for (let i = 0; i < COLD_KEYS; i++) {
-    const minted = (await api<{ id: string; key: string }>("POST", "/api/credentials", { label: "scale-check" }, [201])).json;
-    await api("POST", `/api/credentials/${minted.id}/grants`, { scope: "*", tokens: ["read-only"] });
-    keys.push(minted.key);
-  }
+/** `keys` were minted through the API just now and never used: the connection is warm, so a first request measures the key's resolution. */
+export async function measureKeyChecks(gatewayUrl: string, keys: string[]): Promise<KeyChecks> {
   const cold: number[] = [];
   for (const key of keys) cold.push((await fetchWithKey(gatewayUrl, key)()).ms);
   const hot = await timings(HOT_RUNS, fetchWithKey(gatewayUrl, keys[0]!));
-  return { coldMedian: median(cold), coldMax: Math.max(...cold), hotMedian: median(hot), hotP99: quantile(hot, 0.99), hotKey: keys[0]! };
+  return { cold: spread(cold), hot: spread(hot) };
+}
+
+/**
+ * GETs through the gateway of `n` bulk-filled files spread evenly over the `files` filled so
+ * far, in a shuffled order (so neighbours in the index are not read one after another).
+ */
+export async function measureGets(gatewayUrl: string, key: string, files: number, n: number): Promise<Spread> {
+  const picks = Array.from({ length: n }, (_, k) => Math.floor(((k + 0.5) * files) / n));
+  for (let i = picks.length - 1; i > 0; i--) {
+    const j = Math.floor(Math.random() * (i + 1));
+    [picks[i], picks[j]] = [picks[j]!, picks[i]!];
+  }
+  const ms: number[] = [];
+  for (const i of picks) {
+    const a = await send(`${gatewayUrl}/repository/${REPOSITORY}/${filePath(i)}`, { headers: { "service-repository-key": key } });
+    if (a.status !== 200 || a.text.length === 0) throw new Error(`GET ${filePath(i)} answered ${a.status}: ${a.text.slice(0, 300)}`);
+    ms.push(a.ms);
+  }
+  return spread(ms);
 }
 
 interface RunRecord {
   id: string;
   walk: string;
+  started: string;
   ended: string | null;
   outcome: string;
   entries: number;
+  bytes: number;
+  blobs?: number;
+  counts: Record<string, Record<string, number>>;
+  problems: { count: number };
 }
 
-/** "Walk the store now" until its run record has ended: seconds, and the entries it saw. */
-export async function measureWalk(api: Api): Promise<{ seconds: number; entries: number; outcome: string }> {
+export interface Walk {
+  /** From the run record: started to ended. */
+  seconds: number;
+  entries: number;
+  /** Blobs the run saw (undefined when the record does not say). */
+  blobs: number | undefined;
+  outcome: string;
+  /** Artifacts the retention job removed (the policy removes none: 0 expected). */
+  removed: number;
+  /** Blobs the reclaim job removed (every filled blob is referenced: 0 expected). */
+  reclaimed: number;
+  problems: number;
+  /** The walker's resident set before the walk and its peak during it, in MiB (undefined when /proc does not say). */
+  rssBeforeMiB: number | undefined;
+  peakRssMiB: number | undefined;
+  /** Whether the peak counts from the walk's start (else from the walker's start). */
+  peakSinceWalk: boolean;
+}
+
+/**
+ * The walk `SCALE_WALK` (retention and reclaim, never on a schedule) and a retention policy on
+ * the repository that matches every bulk-filled file but removes none of them (files younger
+ * than ten years), so retention judges every entry and the index keeps its size.
+ */
+export async function defineScaleWalk(api: Api): Promise<void> {
+  await api("PUT", `/api/repositories/${REPOSITORY}/retention`, { path: "scale", maxAge: "P3650D" });
+  await api("POST", "/api/walks", { name: SCALE_WALK, schedule: "0 0 3 * * *", enabled: false, jobs: ["retention", "reclaim"] }, [201]);
+}
+
+/** Runs `SCALE_WALK` until its record has ended; the walker's peak resident set is read from /proc around it. */
+export async function measureWalk(api: Api, walkerPid: number | undefined): Promise<Walk> {
+  const rssBefore = walkerPid === undefined ? undefined : statusKiB(walkerPid, "VmRSS");
+  const peakSinceWalk = walkerPid !== undefined && resetPeakRss(walkerPid);
   let run: RunRecord | undefined;
-  // A walk already going over the store (a scheduled one at start) answers 409: wait for it.
+  // A walk already going over the store (a scheduled one) answers 409: wait for it.
   for (let waited = 0; !run; waited += 500) {
-    const a = await api<RunRecord>("POST", "/api/walks/run", undefined, [202, 409]);
+    const a = await api<RunRecord>("POST", `/api/walks/${SCALE_WALK}/run`, undefined, [202, 409]);
     if (a.status === 202) run = a.json;
-    else if (waited > 600_000) throw new Error(`walk the store now kept answering 409: ${a.text.slice(0, 300)}`);
+    else if (waited > 600_000) throw new Error(`the walk kept answering 409: ${a.text.slice(0, 300)}`);
     else await sleep(500);
   }
-  const t0 = performance.now();
   log(`scale: walk ${run.walk} run ${run.id} started`);
   for (;;) {
-    const last = (await api<{ lastRun: RunRecord | null }>("GET", `/api/walks/${encodeURIComponent(run.walk)}`)).json.lastRun;
-    if (last && last.id === run.id && last.ended) return { seconds: (performance.now() - t0) / 1000, entries: last.entries, outcome: last.outcome };
-    await sleep(100);
+    await sleep(250);
+    const runs = (await api<RunRecord[]>("GET", `/api/walks/${SCALE_WALK}/runs`)).json;
+    const r = runs.find((x) => x.id === run.id);
+    if (!r?.ended) continue;
+    const peak = walkerPid === undefined ? undefined : statusKiB(walkerPid, "VmHWM");
+    const mib = (kib: number | undefined) => (kib === undefined ? undefined : kib / 1024);
+    return {
+      seconds: (Date.parse(r.ended) - Date.parse(r.started)) / 1000,
+      entries: r.entries,
+      blobs: typeof r.blobs === "number" ? r.blobs : undefined,
+      outcome: r.outcome,
+      removed: r.counts.retention?.removed ?? 0,
+      reclaimed: r.counts.reclaim?.blobs ?? 0,
+      problems: r.problems.count,
+      rssBeforeMiB: mib(rssBefore),
+      peakRssMiB: mib(peak),
+      peakSinceWalk,
+    };
   }
 }
 

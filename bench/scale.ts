@@ -1,65 +1,92 @@
-// `npm run bench -- --scale`: what grows with the data. One suite is filled to a small size
-// (keys, files, members of one group) and measured, then grown `--growth` times and measured
-// again; the figures of both sizes are printed side by side. Nothing is asserted. See
-// bench/README.md ("Scale").
+// `npm run bench -- --scale`: what grows with the data. One suite is grown through several
+// sizes (`--sizes`, default 10k, 100k and 1M keys, files and group members), filled through
+// internal paths (scale-fill.ts), and measured at each size; the figures of every size are
+// printed side by side. Nothing is asserted. See bench/README.md ("Scale").
 import { mkdirSync, rmSync } from "node:fs";
+import pg from "pg";
 import { createBus, createLogger } from "@svc/kit";
 import { startBenchSuite } from "./bench-suite.js";
-import { dataDir, log, SCALE_CONCURRENCY, SCALE_SIZES, suiteDir } from "./options.js";
+import { dataDir, log, SCALE_CONCURRENCY, SCALE_ROWS_PER_BLOB, SCALE_SAMPLE, SCALE_SIZES, suiteDir } from "./options.js";
 import { apiClient, closeScaleAgent } from "./scale-client.js";
-import { addMembers, mintKeys, uploadFiles, type ScaleData } from "./scale-fill.js";
-import { announcements, fetchWithKey, measureGroupChange, measureKeyChecks, measureListings, measureWalk, type GroupChange, type KeyChecks, type Listings } from "./scale-measure.js";
+import { addMembers, bulkFill, mintKeys, newFillState, uploadFiles, type Filled } from "./scale-fill.js";
+import {
+  announcements,
+  defineScaleWalk,
+  fetchWithKey,
+  measureGets,
+  measureGroupChange,
+  measureKeyChecks,
+  measureListings,
+  measureWalk,
+  type GroupChange,
+  type KeyChecks,
+  type Listings,
+  type Spread,
+  type Walk,
+} from "./scale-measure.js";
+
+/** GETs of bulk-filled files timed at each size. */
+const GETS = 1000;
 
 interface SizeFigures {
-  keys: number;
-  files: number;
-  members: number;
+  size: number;
+  filled: Filled;
   mintPerSecond: number;
   uploadPerSecond: number;
-  membersPerSecond: number;
   listings: Listings;
   keyChecks: KeyChecks;
-  walk: { seconds: number; entries: number; outcome: string };
+  gets: Spread;
+  walk: Walk;
   group: GroupChange;
 }
 
 export async function runScale(): Promise<void> {
   const cleanups: Array<() => Promise<unknown>> = [];
+  const t0 = performance.now();
   try {
     rmSync(suiteDir, { recursive: true, force: true });
     mkdirSync(dataDir, { recursive: true });
-    const { infra, suite: s } = await startBenchSuite(cleanups);
+    // Every blob past its reclaim grace, as in a store older than an hour: the reclaim job then
+    // asks the artifacts service about every page of blobs, which it would skip for young ones.
+    const { infra, suite: s, databaseUrl } = await startBenchSuite(cleanups, {}, { SVC_STORAGE_RECLAIM_GRACE: "1s" });
     const api = apiClient(s.gatewayUrl, s.bootstrapKey);
+    const db = new pg.Client({ connectionString: databaseUrl });
+    await db.connect();
+    cleanups.push(() => db.end());
     // The bench listens for credential.changed as every gateway does, to time the announcement.
     const bus = createBus({ url: infra.natsUrl, tenant: s.tenant, name: "bench-scale", log: createLogger("bench", "silent").log });
     cleanups.push(() => bus.close());
     const changes = announcements(bus);
     if (!(await bus.ready(15_000))) throw new Error("the bench could not connect to NATS");
 
-    const data: ScaleData = { keyIds: [], paths: [], members: [] };
     // The first calls of each path are slow while the processes warm up (JIT, connection pools):
-    // a few rows of each before anything is timed, counted in the sizes.
-    const warm = Math.min(20, ...SCALE_SIZES.map((x) => Math.min(x.keys, x.files, x.members)));
-    log(`scale: warm-up (${warm} keys, files and members, not timed)`);
-    await mintKeys(api, data, warm);
-    await uploadFiles(s.gatewayUrl, s.bootstrapKey, data, warm);
-    await addMembers(api, data, warm);
+    // a few of each before anything is timed. The members make the group; the first upload is
+    // the file the key checks GET.
+    log("scale: warm-up (20 keys, files and members through the API, not timed)");
+    await mintKeys(api, 20);
+    await uploadFiles(s.gatewayUrl, s.bootstrapKey, 20);
+    await addMembers(api, 20);
+    await defineScaleWalk(api);
+    const state = newFillState();
     const figures: SizeFigures[] = [];
     for (const size of SCALE_SIZES) {
-      log(`scale: growing to ${size.keys} keys, ${size.files} files, ${size.members} members (${SCALE_CONCURRENCY} requests in flight)`);
-      const mintPerSecond = await mintKeys(api, data, size.keys);
-      const uploadPerSecond = await uploadFiles(s.gatewayUrl, s.bootstrapKey, data, size.files);
-      const membersPerSecond = await addMembers(api, data, size.members);
-      log("scale: listings, key checks");
-      const listings = await measureListings(api, s.urls.artifacts, s.internalSecret, s.tenant, data);
-      const { hotKey, ...keyChecks } = await measureKeyChecks(api, s.gatewayUrl);
-      log("scale: walk the store now");
-      const walk = await measureWalk(api);
+      log(`scale: growing to ${size} keys, files and members`);
+      const filled = await bulkFill(db, s.storeRoot, s.tenant, state, size);
+      log(`scale: the API sample (${SCALE_SAMPLE} mints and uploads, ${SCALE_CONCURRENCY} requests in flight)`);
+      const minted = await mintKeys(api, SCALE_SAMPLE);
+      const uploadPerSecond = await uploadFiles(s.gatewayUrl, s.bootstrapKey, SCALE_SAMPLE);
+      log("scale: listings, key checks, GETs");
+      const listings = await measureListings(api, db);
+      const keyChecks = await measureKeyChecks(s.gatewayUrl, minted.keys);
+      const gets = await measureGets(s.gatewayUrl, minted.keys[1] ?? minted.keys[0]!, state.files, GETS);
+      log("scale: a retention + reclaim walk over the index");
+      const walk = await measureWalk(api, s.pid("walker"));
+      log(`scale: walk ${walk.outcome} in ${walk.seconds.toFixed(1)} s over ${walk.entries} entries`);
       log("scale: a grant to the group and its removal");
-      const group = await measureGroupChange(api, changes, data.members[data.members.length - 1]!, fetchWithKey(s.gatewayUrl, hotKey));
-      figures.push({ ...size, mintPerSecond, uploadPerSecond, membersPerSecond, listings, keyChecks, walk, group });
+      const group = await measureGroupChange(api, changes, `oidc/scale-${String(0).padStart(8, "0")}`, fetchWithKey(s.gatewayUrl, minted.keys[0]!));
+      figures.push({ size, filled, mintPerSecond: minted.perSecond, uploadPerSecond, listings, keyChecks, gets, walk, group });
     }
-    printScale(figures);
+    printScale(figures, (performance.now() - t0) / 60_000);
   } finally {
     for (const c of cleanups.reverse()) await c().catch((err) => log(`cleanup: ${(err as Error).message}`));
     await closeScaleAgent().catch(() => {});
@@ -70,23 +97,34 @@ export async function runScale(): Promise<void> {
 const n0 = (x: number) => Math.round(x).toLocaleString("en-US");
 const ms = (x: number | undefined) => (x === undefined ? "not seen" : x < 10 ? `${x.toFixed(1)} ms` : `${Math.round(x)} ms`);
 
-function printScale(f: SizeFigures[]): void {
-  const [a, b] = [f[0]!, f[1]!];
+const mib = (x: number | undefined) => (x === undefined ? "unknown" : `${Math.round(x)} MiB`);
+const p50p99 = (x: Spread) => `${ms(x.p50)} / ${ms(x.p99)}`;
+
+function printScale(f: SizeFigures[], minutes: number): void {
+  const [a, b] = [f[0]!, f[f.length - 1]!];
   type Row = [label: string, value: (x: SizeFigures) => string, ratio?: (x: SizeFigures) => number | undefined];
   const rows: Row[] = [
-    ["keys / files / members", (x) => `${n0(x.keys)} / ${n0(x.files)} / ${n0(x.members)}`],
-    ["mint (keys/s, API)", (x) => n0(x.mintPerSecond), (x) => x.mintPerSecond],
-    ["upload 1 KiB (files/s, gateway)", (x) => n0(x.uploadPerSecond), (x) => x.uploadPerSecond],
-    ["add member (members/s, set-up)", (x) => n0(x.membersPerSecond), (x) => x.membersPerSecond],
+    ["keys / files / members (rows)", (x) => `${n0(x.filled.keys)} / ${n0(x.filled.files)} / ${n0(x.filled.members)}`],
+    ["distinct blobs of the filled files", (x) => n0(x.filled.blobs)],
+    ["bulk fill to this size (s, set-up)", (x) => x.filled.seconds.toFixed(1)],
+    ["database size (MB)", (x) => n0(x.filled.databaseBytes / 1e6)],
+    [`mint (keys/s, API, ${SCALE_SAMPLE})`, (x) => n0(x.mintPerSecond), (x) => x.mintPerSecond],
+    [`upload 1 KiB (files/s, gateway, ${SCALE_SAMPLE})`, (x) => n0(x.uploadPerSecond), (x) => x.uploadPerSecond],
+    [`key check, cold (p50 / p99 of ${SCALE_SAMPLE} keys)`, (x) => p50p99(x.keyChecks.cold), (x) => x.keyChecks.cold.p50],
+    ["key check, hot (p50 / p99)", (x) => p50p99(x.keyChecks.hot), (x) => x.keyChecks.hot.p50],
+    [`artifact GET (p50 / p99 of ${GETS}, gateway)`, (x) => p50p99(x.gets), (x) => x.gets.p50],
+    ["files: first page", (x) => ms(x.listings.files.first), (x) => x.listings.files.first],
+    ["files: deep page (after = 501st from the end)", (x) => ms(x.listings.files.deep), (x) => x.listings.files.deep],
     ["credentials: first page", (x) => ms(x.listings.credentials.first), (x) => x.listings.credentials.first],
-    ["credentials: last full page", (x) => ms(x.listings.credentials.deep), (x) => x.listings.credentials.deep],
-    ["files (metadata): first page", (x) => ms(x.listings.files.first), (x) => x.listings.files.first],
-    ["files (metadata): last full page", (x) => ms(x.listings.files.deep), (x) => x.listings.files.deep],
+    ["credentials: deep page", (x) => ms(x.listings.credentials.deep), (x) => x.listings.credentials.deep],
     ["group members: first page", (x) => ms(x.listings.members.first), (x) => x.listings.members.first],
-    ["group members: last full page", (x) => ms(x.listings.members.deep), (x) => x.listings.members.deep],
-    ["key check, cold (median / max)", (x) => `${ms(x.keyChecks.coldMedian)} / ${ms(x.keyChecks.coldMax)}`, (x) => x.keyChecks.coldMedian],
-    ["key check, hot (median / p99)", (x) => `${ms(x.keyChecks.hotMedian)} / ${ms(x.keyChecks.hotP99)}`, (x) => x.keyChecks.hotMedian],
-    ["walk the store now (s, entries)", (x) => `${x.walk.seconds.toFixed(1)} s, ${n0(x.walk.entries)} ${x.walk.outcome}`, (x) => x.walk.seconds],
+    ["group members: deep page", (x) => ms(x.listings.members.deep), (x) => x.listings.members.deep],
+    ["walk retention + reclaim (s)", (x) => x.walk.seconds.toFixed(1), (x) => x.walk.seconds],
+    ["walk: entries per second", (x) => n0(x.walk.entries / x.walk.seconds), (x) => x.walk.entries / x.walk.seconds],
+    ["walk: entries / blobs", (x) => `${n0(x.walk.entries)} / ${x.walk.blobs === undefined ? "?" : n0(x.walk.blobs)}`],
+    ["walk: outcome; removed, blobs reclaimed, problems", (x) => `${x.walk.outcome}; ${n0(x.walk.removed)}, ${n0(x.walk.reclaimed)}, ${n0(x.walk.problems)}`],
+    ["walker RSS before the walk", (x) => mib(x.walk.rssBeforeMiB)],
+    ["walker peak RSS during the walk", (x) => `${mib(x.walk.peakRssMiB)}${x.walk.peakSinceWalk ? "" : " (since start)"}`, (x) => x.walk.peakRssMiB],
     ["group grant: call", (x) => ms(x.group.grantMs), (x) => x.group.grantMs],
     ["group grant: announced after", (x) => ms(x.group.grantAnnouncedMs), (x) => x.group.grantAnnouncedMs],
     ["group grant: a member's rights show it (each time)", (x) => (x.group.visible ? "yes" : "NO")],
@@ -98,14 +136,15 @@ function printScale(f: SizeFigures[]): void {
   const cells = rows.map(([label, value, ratio]) => {
     const ra = ratio?.(a);
     const rb = ratio?.(b);
-    const growth = ra !== undefined && rb !== undefined && ra > 0 ? `x${(rb / ra).toFixed(2)}` : "";
-    return [label.padEnd(width), value(a), value(b), growth];
+    const growth = f.length > 1 && ra !== undefined && rb !== undefined && ra > 0 ? `x${(rb / ra).toFixed(2)}` : "";
+    return [label.padEnd(width), ...f.map(value), growth];
   });
-  const w1 = Math.max(5, ...cells.map((c) => c[1]!.length));
-  const w2 = Math.max(5, ...cells.map((c) => c[2]!.length));
-  const line = (c: string[]) => `  ${c[0]}  ${c[1]!.padStart(w1)}  ${c[2]!.padStart(w2)}  ${c[3]}`;
-  console.log("\nScale: the same suite at two sizes (listing pages hold 500 items; times are medians of 5 (the group change: of 5 grants and removals) unless named)\n");
-  console.log(line(["".padEnd(width), "small", "large", "large/small"]));
+  const widths = f.map((_, i) => Math.max(n0(f[i]!.size).length, ...cells.map((c) => c[i + 1]!.length)));
+  const line = (c: string[]) => `  ${c[0]}  ${f.map((_, i) => c[i + 1]!.padStart(widths[i]!)).join("  ")}  ${c[f.length + 1]}`;
+  console.log(
+    `\nScale: one suite grown through ${f.length} sizes, ${SCALE_ROWS_PER_BLOB} filled files per distinct blob, run of ${minutes.toFixed(0)} min (listing pages hold 500 items, medians of 5; the group change: medians of 5 grants and removals)\n`,
+  );
+  console.log(line(["".padEnd(width), ...f.map((x) => n0(x.size)), f.length > 1 ? "largest/smallest" : ""]));
   for (const c of cells) console.log(line(c));
   console.log("");
 }

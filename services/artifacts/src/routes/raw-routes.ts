@@ -14,7 +14,7 @@ import { answerArtifact } from "./artifact-answer.js";
 export interface RawRoutesDeps {
   blobs: Pick<BlobStore, "get" | "head" | "readSmall">;
   /** The path index: what a path holds. */
-  metadata: Pick<MetadataStore, "find">;
+  metadata: Pick<MetadataStore, "findForRead">;
   artifacts: ArtifactService;
   downloads: Pick<DownloadRecorder, "record">;
   /** Names of the repositories this service serves. */
@@ -78,7 +78,7 @@ export function rawRoutes(app: FastifyInstance, deps: RawRoutesDeps): void {
       const own = formatted(req, reply, a);
       if (own) return own;
       // The index says what the path holds; the bytes are its blob's.
-      const row = await deps.metadata.find(a.repository, a.path);
+      const row = await deps.metadata.findForRead(a.repository, a.path);
       if (!row) throw notFound(`no artifact at ${a.repository}/${a.path}`);
       const status = await answerArtifact(req, reply, row, deps.blobs);
       // Counted in memory and written in batches (retention's "not downloaded for").

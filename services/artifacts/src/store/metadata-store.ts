@@ -102,6 +102,7 @@ const toRecord = (r: Row): ArtifactRecord => ({
 });
 
 const COLUMNS = ["repository", "path", "size", "sha256", "content_type", "updated_at", "last_downloaded_at", "downloads", "held_reason"] as const;
+const FIND_FOR_READ = `select ${COLUMNS.join(", ")} from ${escapeIdentifier(SCHEMA)}.artifacts where repository = $1 and path = $2`;
 
 /**
  * Repository configuration and per-artifact metadata (size, digest, downloads, holds) in
@@ -266,6 +267,16 @@ export function metadataStoreFactory(root: Db, pool: pg.Pool) {
 
     /** The record of a row findStatement answered. */
     recordOf: (rows: Rows): ArtifactRecord | undefined => (rows[0] ? toRecord(rows[0] as Row) : undefined),
+
+    /**
+     * find() for a download, the hottest query of the service: a statement prepared once per
+     * connection (named), sent straight through the pool without the query builder. Postgres
+     * then skips parsing and planning it, and this process building it (docs/internals/performance.md).
+     */
+    async findForRead(repository: string, path: string): Promise<ArtifactRecord | undefined> {
+      const r = await pool.query<Row>({ name: "artifacts-find-for-read", text: FIND_FOR_READ, values: [repository, path] });
+      return r.rows[0] ? toRecord(r.rows[0]) : undefined;
+    },
 
     async find(repository: string, path: string, tx?: Db): Promise<ArtifactRecord | undefined> {
       const row = await db(tx).selectFrom("artifacts").select(COLUMNS).where("repository", "=", repository).where("path", "=", path).executeTakeFirst();

@@ -8,11 +8,11 @@ const beat = (node: string) => ({ node, fingerprint: "f" }) as Heartbeat;
 
 /** A bus that answers every gathering with `replies` and remembers what it was asked. */
 function fakeBus(replies: unknown[]) {
-  const asked: { subject: string; request: unknown; expectNodes?: string[] }[] = [];
+  const asked: { subject: string; request: unknown; expectNodes?: string[]; maxWaitMs?: number }[] = [];
   const announced: { subject: string; message: unknown }[] = [];
   const bus: Pick<Bus, "gather" | "announce"> = {
-    async gather(subject: string, request: unknown, _maxWaitMs: number, opts?: GatherOptions) {
-      asked.push({ subject, request, expectNodes: opts?.expectNodes ? [...opts.expectNodes] : undefined });
+    async gather(subject: string, request: unknown, maxWaitMs: number, opts?: GatherOptions) {
+      asked.push({ subject, request, expectNodes: opts?.expectNodes ? [...opts.expectNodes] : undefined, maxWaitMs });
       return replies;
     },
     announce(subject: string, message: unknown) {
@@ -39,7 +39,16 @@ describe("admin's control of the other nodes", () => {
     expect(asked[0]?.expectNodes).toBeUndefined();
     advance(7_000);
     await peers.gatherMetrics();
-    expect(asked[1]).toEqual({ subject: "c.metrics", request: {}, expectNodes: ["auth@a", "walker@b"] });
+    expect(asked[1]).toMatchObject({ subject: "c.metrics", request: {}, expectNodes: ["auth@a", "walker@b"] });
+  });
+
+  it("waits up to two seconds for nodes it knows (a gathering ends once they all replied), the 400 ms window while it cannot know them", async () => {
+    const { nodes, peers, asked, advance } = setUp([]);
+    for (const n of ["admin@me", "auth@a"]) nodes.record(beat(n));
+    await peers.gatherLogs({ limit: 5 });
+    advance(7_000);
+    await peers.gatherLogs({ limit: 5 });
+    expect(asked.map((a) => a.maxWaitMs)).toEqual([400, 2_000]);
   });
 
   it("hands on each other node's reply and leaves out its own and what has not the reply's shape", async () => {

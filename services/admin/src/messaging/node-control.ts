@@ -21,11 +21,19 @@ export function nodeControlFactory(deps: {
   /** This process's node name. */
   self: string;
   gatherMs?: number;
+  /**
+   * How long a gathering waits, at most, for nodes the heartbeats know: it ends as soon as they
+   * have all replied, so this is paid only while one is slow or gone (a dead node leaves the
+   * known list when its heartbeats stop). On a busy machine a node may take over 400 ms to
+   * answer; leaving it out made the deployment's logs and metrics miss it now and then.
+   */
+  knownWaitMs?: number;
 }) {
   const gatherMs = deps.gatherMs ?? 400;
+  const knownWaitMs = deps.knownWaitMs ?? 2_000;
   const gather = async (subject: string, request: unknown): Promise<unknown[]> => {
     const expectNodes = deps.nodes.known()?.filter((n) => n !== deps.self);
-    const replies = await deps.bus.gather(subject, request, gatherMs, { expectNodes });
+    const replies = await deps.bus.gather(subject, request, expectNodes && expectNodes.length > 0 ? Math.max(gatherMs, knownWaitMs) : gatherMs, { expectNodes });
     return replies.filter((r) => typeof (r as { node?: unknown } | null)?.node === "string" && (r as { node: string }).node !== deps.self);
   };
   return {

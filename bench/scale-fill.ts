@@ -5,9 +5,8 @@
 // their rates are what is measured of minting and uploading, and the sample keys are real keys
 // whose checks measure the lookup at that table's size.
 import { createHash, randomBytes } from "node:crypto";
-import { mkdir, writeFile } from "node:fs/promises";
 import pg from "pg";
-import { storeLayout } from "@svc/kit";
+import { filesystemBlobStore } from "@svc/blobs";
 import { inParallel, send, type Api } from "./scale-client.js";
 import { log, SCALE_CONCURRENCY, SCALE_ROWS_PER_BLOB } from "./options.js";
 
@@ -96,16 +95,13 @@ export async function bulkFill(db: pg.Client, storeRoot: string, tenant: string,
   const t2 = performance.now();
 
   const newFiles = Math.max(0, size - filesNow);
-  const layout = storeLayout(storeRoot);
+  // Written through the filesystem blob store itself, as the artifacts service would commit them.
+  const blobs = filesystemBlobStore({ root: storeRoot, readOnly: false });
+  await blobs.init();
   const blobsNeeded = Math.ceil((state.files + newFiles) / SCALE_ROWS_PER_BLOB);
-  log(`scale: ${blobsNeeded - state.blobs.length} blobs into ${layout.sha256Dir}, ${newFiles} rows into artifacts.artifacts (${filesNow} -> ${filesNow + newFiles}, ${SCALE_ROWS_PER_BLOB} rows per blob)`);
+  log(`scale: ${blobsNeeded - state.blobs.length} blobs into ${storeRoot}, ${newFiles} rows into artifacts.artifacts (${filesNow} -> ${filesNow + newFiles}, ${SCALE_ROWS_PER_BLOB} rows per blob)`);
   for (let k = state.blobs.length; k < blobsNeeded; k++) {
-    const content = blobContent(k);
-    const sha256 = createHash("sha256").update(content).digest("hex");
-    const file = layout.blobOf(sha256);
-    await mkdir(file.slice(0, file.lastIndexOf("/")), { recursive: true });
-    await writeFile(file, content);
-    state.blobs.push(sha256);
+    state.blobs.push((await blobs.put(blobContent(k))).sha256);
   }
   await inBatches(state.files, state.files + newFiles, async (a, b) => {
     // Row g points at blob floor(g / rows-per-blob): the digests go along as one array.

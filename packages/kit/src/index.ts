@@ -16,7 +16,6 @@ export * from "./metrics.js";
 export * from "./node-agent.js";
 export * from "./paging.js";
 export * from "./internal-client.js";
-export * from "./store-layout.js";
 export * from "./openapi.js";
 export * from "./schemas.js";
 export * from "./outbox-relay.js";

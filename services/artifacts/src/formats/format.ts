@@ -23,7 +23,7 @@ export interface FormatDeps {
   metadata: MetadataStore;
   /** Content by digest; the path index (metadata) says which path holds which. */
   blobs: BlobStore;
-  /** Every change to an artifact goes through it (its file, index row and event, in one transaction). */
+  /** Every change to an artifact goes through it (its blob made sure of, its index row and its event, in one transaction). */
   artifacts: ArtifactService;
   /** The format of a repository served (a format's own admin routes refuse repositories of another). */
   formatOf: (repository: string) => string | undefined;

@@ -15,14 +15,22 @@ function option(name: string, fallback: number): number {
 const flag = (name: string) => process.argv.includes(`--${name}`);
 
 if (flag("help")) {
-  console.log(`usage: npm run bench -- [--profile] [--connections=50] [--duration=8] [--rounds=2] [--warmup=3] [--large-runs=5] [--rate-limit=999999999|0] [--no-nginx] [--no-large] [--no-small]
+  console.log(`usage: npm run bench -- [--profile[=gateway|artifacts|auth]] [--connections=50] [--duration=8] [--rounds=2] [--warmup=3] [--large-runs=5] [--rate-limit=999999999|0] [--no-nginx] [--no-large] [--no-small]
        npm run bench -- --scale [--sizes=10000,100000,1000000] [--sample=200] [--rows-per-blob=100] [--concurrency=8]
        npm run bench -- --npm [--versions=500] [--big-versions=2000] [--packages=200] [--burst=20] [--installs=8] [--connections=50] [--duration=8] [--rounds=2] [--warmup=3] [--profile]
        npm run bench -- --against=<another checkout> [--packages=200]`);
   process.exit(0);
 }
 
-export const PROFILE = flag("profile");
+/** `--profile` profiles the gateway; `--profile=artifacts` (or another service) that service instead. */
+export const PROFILE_SERVICE = (() => {
+  const arg = process.argv.find((a) => a === "--profile" || a.startsWith("--profile="));
+  if (!arg) return undefined;
+  const name = arg === "--profile" ? "gateway" : arg.slice("--profile=".length);
+  if (!["gateway", "auth", "artifacts"].includes(name)) throw new Error("--profile takes gateway, auth or artifacts (the services a small-file GET goes through)");
+  return name as "gateway" | "auth" | "artifacts";
+})();
+export const PROFILE = PROFILE_SERVICE !== undefined;
 export const CONNECTIONS = option("connections", 50);
 // The direct and nginx runs carry a signature made just before the run; it is valid for 60 s.
 export const DURATION = Math.min(option("duration", 8), 15);

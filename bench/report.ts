@@ -2,7 +2,7 @@
 import { cpus } from "node:os";
 import { summariseProfile } from "./cpuprofile.js";
 import type { LargeResult } from "./large-files.js";
-import { CONNECTIONS, DURATION, GOAL_LARGE, GOAL_SMALL, LARGE_RUNS, LARGE_SIZE, NGINX, PROFILE, profileDir, RATE_LIMIT, repoRoot, ROUNDS, WARMUP } from "./options.js";
+import { CONNECTIONS, DURATION, GOAL_LARGE, GOAL_SMALL, LARGE_RUNS, LARGE_SIZE, NGINX, PROFILE, PROFILE_SERVICE, profileDir, RATE_LIMIT, repoRoot, ROUNDS, WARMUP } from "./options.js";
 import type { CpuSnapshot } from "./procstat.js";
 import type { SmallResult } from "./small-files.js";
 
@@ -129,7 +129,7 @@ function printProfile(profileFile: string | undefined): void {
     return;
   }
   const p = summariseProfile(profileFile, repoRoot, 25);
-  console.log(`Gateway CPU profile (${profileFile}): ${fmt(p.busyMs)} ms busy, ${fmt(p.idleMs)} ms idle`);
+  console.log(`${PROFILE_SERVICE} CPU profile (${profileFile}): ${fmt(p.busyMs)} ms busy, ${fmt(p.idleMs)} ms idle`);
   console.log("Top 25 functions by self time (share of busy time)");
   console.log(table(["self ms", "share", "function url:line"], p.rows.map((r) => [fmt(r.selfMs, 1), pct(r.share), r.name])));
 }

@@ -19,7 +19,7 @@ import { check, closeDispatcher, largeBody, put } from "./bench-files.js";
 import { startBenchSuite } from "./bench-suite.js";
 import { largeOnce, measureLarge, startDownloader, type LargeResult, type LargeTarget } from "./large-files.js";
 import { findNginx, startNginx, type RunningNginx } from "./nginx.js";
-import { AGAINST, dataDir, LARGE, LARGE_PATH, LARGE_SIZE, log, NGINX, NPM, nginxDir, PROFILE, profileDir, RATE_LIMIT, ROUNDS, SCALE, SMALL, SMALL_PATH, SMALL_SIZE, suiteDir } from "./options.js";
+import { AGAINST, dataDir, LARGE, LARGE_PATH, LARGE_SIZE, log, NGINX, NPM, nginxDir, PROFILE, PROFILE_SERVICE, profileDir, RATE_LIMIT, ROUNDS, SCALE, SMALL, SMALL_PATH, SMALL_SIZE, suiteDir } from "./options.js";
 import type { Procs } from "./procstat.js";
 import { printReport } from "./report.js";
 import { runAgainst } from "./against.js";
@@ -95,11 +95,11 @@ async function main(): Promise<void> {
     if (nginxBin) await withNginx((url) => check("nginx", url + SMALL_PATH, {}, SMALL_SIZE));
 
     if (PROFILE) {
-      log("restarting the gateway under --cpu-prof for the small-file runs");
+      log(`restarting the ${PROFILE_SERVICE} service under --cpu-prof for the small-file runs`);
       mkdirSync(profileDir, { recursive: true });
-      nodeArgs.gateway = ["--cpu-prof", `--cpu-prof-dir=${profileDir}`];
-      await s.stopService("gateway", "SIGTERM");
-      await s.startService("gateway");
+      nodeArgs[PROFILE_SERVICE!] = ["--cpu-prof", `--cpu-prof-dir=${profileDir}`];
+      await s.stopService(PROFILE_SERVICE!, "SIGTERM");
+      await s.startService(PROFILE_SERVICE!);
     }
 
     // The cost of the rate limit, in the same run: a second gateway node in front of the same
@@ -123,13 +123,13 @@ async function main(): Promise<void> {
 
     let profileFile: string | undefined;
     if (PROFILE) {
-      log("stopping the profiled gateway so it writes its profile, then starting it again without --cpu-prof");
-      await s.stopService("gateway", "SIGTERM");
+      log(`stopping the profiled ${PROFILE_SERVICE} service so it writes its profile, then starting it again without --cpu-prof`);
+      await s.stopService(PROFILE_SERVICE!, "SIGTERM");
       // One file per thread (tsx's module hooks run on a worker thread): the main thread's is the biggest.
       const files = existsSync(profileDir) ? readdirSync(profileDir).filter((f) => f.endsWith(".cpuprofile")) : [];
       profileFile = files.map((f) => join(profileDir, f)).sort((a, b) => statSync(b).size - statSync(a).size)[0];
-      delete nodeArgs.gateway;
-      await s.startService("gateway");
+      delete nodeArgs[PROFILE_SERVICE!];
+      await s.startService(PROFILE_SERVICE!);
     }
 
     // ---- large files: a warm-up download each, then rounds of gateway, direct, nginx in turn

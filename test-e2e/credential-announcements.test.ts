@@ -1,6 +1,6 @@
 import { connect, JSONCodec } from "nats";
 import pg from "pg";
-import { describe, expect, inject, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import type { CredentialChanged } from "@svc/contracts";
 import { natsConnectOptions } from "@svc/kit";
 import { twoGateways } from "./two-gateways.js";
@@ -50,7 +50,7 @@ describe("a change to a large group", () => {
     const sentinel = await s.mint({ grants: [{ scope: "*", tokens: ["repository:read"] }] });
     expect((await get(b.url, sentinel.key)).status).toBe(200);
 
-    const nc = await connect(natsConnectOptions(inject("natsUrl")));
+    const nc = await connect(natsConnectOptions(s.natsUrl));
     const heard: CredentialChanged[] = [];
     const sizes: number[] = [];
     const codec = JSONCodec<CredentialChanged>();

@@ -26,7 +26,7 @@ describe("artifact events", () => {
 
   it("a PUT and a DELETE through the gateway publish exactly the documented events, with the key as actor", async () => {
     const dir = folder();
-    const events = await collectArtifactEvents(inject("natsUrl"), s.tenant, (e) => e.path.startsWith(`${dir}/`));
+    const events = await collectArtifactEvents(s.natsUrl, s.tenant, (e) => e.path.startsWith(`${dir}/`));
     try {
       const put = await s.call("PUT", `/repository/default/${dir}/app.txt`, { key: key.key, body: "hello events" });
       expect(put.status).toBe(201);
@@ -57,7 +57,7 @@ describe("artifact events", () => {
 
   it("keeps an event in the outbox only until it is sent", async () => {
     const dir = folder();
-    const events = await collectArtifactEvents(inject("natsUrl"), s.tenant, (e) => e.path.startsWith(`${dir}/`));
+    const events = await collectArtifactEvents(s.natsUrl, s.tenant, (e) => e.path.startsWith(`${dir}/`));
     const db = new pg.Client({ connectionString: s.databaseUrl });
     await db.connect();
     try {
@@ -81,7 +81,7 @@ describe("artifact events", () => {
   it("a refused write publishes nothing", async () => {
     const dir = folder();
     const reader = await s.mint({ grants: [{ scope: "*", tokens: ["read-only"] }] });
-    const events = await collectArtifactEvents(inject("natsUrl"), s.tenant, (e) => e.path.startsWith(`${dir}/`));
+    const events = await collectArtifactEvents(s.natsUrl, s.tenant, (e) => e.path.startsWith(`${dir}/`));
     try {
       expect((await s.call("PUT", `/repository/default/${dir}/no.txt`, { key: reader.key, body: "no" })).status).toBe(403);
       expect((await s.call("DELETE", `/repository/default/${dir}/none.txt`, { key: key.key })).status).toBe(404);

@@ -1,5 +1,5 @@
 import { createHash } from "node:crypto";
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { exportCalls } from "./export-harness.js";
 import { freshName as fresh, startSuite, type Suite } from "./suite.js";
 import { collectArtifactEvents } from "./upstream.js";
@@ -49,7 +49,7 @@ describe("exporting a maven repository into another", () => {
     await deploy(source, POM, "<project><artifactId>lib</artifactId><version>1.0</version></project>");
     await deploy(source, SNAP1, "snapshot build 1");
     await deploy(source, SNAP2, "snapshot build 2");
-    const events = await collectArtifactEvents(inject("natsUrl"), s.tenant, (e) => e.repository === target && e.kind === "artifact.published");
+    const events = await collectArtifactEvents(s.natsUrl, s.tenant, (e) => e.repository === target && e.kind === "artifact.published");
     try {
       const r = await exportAndWait(source, target);
       expect(r).toMatchObject({ state: "done", format: "maven", total: 4, copied: 4, skipped: 0, refused: 0 });

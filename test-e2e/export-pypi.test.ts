@@ -1,5 +1,5 @@
 import { createHash, randomBytes } from "node:crypto";
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { uploadForm } from "./pypi-clients.js";
 import { exportCalls } from "./export-harness.js";
 import { freshName as fresh, startSuite, type Suite } from "./suite.js";
@@ -66,7 +66,7 @@ describe("exporting a pypi repository", () => {
     await upload(target, "Acme.Tool", "1.0", "acme_tool-1.0-py3-none-any.whl", wheel10, ">=3.8");
     await upload(target, "other", "1.0", "other-1.0-py3-none-any.whl", randomBytes(512));
 
-    const events = await collectArtifactEvents(inject("natsUrl"), s.tenant, (e) => e.repository === target && e.kind === "artifact.published");
+    const events = await collectArtifactEvents(s.natsUrl, s.tenant, (e) => e.repository === target && e.kind === "artifact.published");
     try {
       const r = await exportAndWait(source, target);
       expect(r).toMatchObject({ state: "done", format: "pypi", copied: 2, skipped: 1, refused: 1, detail: null });

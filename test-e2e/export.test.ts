@@ -2,7 +2,7 @@ import { execFile, spawn } from "node:child_process";
 import { createHash, randomBytes } from "node:crypto";
 import { join, resolve } from "node:path";
 import type { ExportView } from "@svc/contracts";
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { exportCalls } from "./export-harness.js";
 import { freshName as fresh, startSuite, type Suite } from "./suite.js";
 import { collectArtifactEvents, eventually } from "./upstream.js";
@@ -60,7 +60,7 @@ describe("exporting a repository into another of the same format", () => {
     await put(source, "b/three.txt", "three");
     await put(target, "a/one.txt", "one");
     await put(target, "b/three.txt", "not three");
-    const events = await collectArtifactEvents(inject("natsUrl"), s.tenant, (e) => e.repository === target && e.kind === "artifact.published");
+    const events = await collectArtifactEvents(s.natsUrl, s.tenant, (e) => e.repository === target && e.kind === "artifact.published");
     try {
       const started = await start(source, target);
       expect(started).toMatchObject({ source, target, format: "raw", state: "running", total: 3 });
@@ -94,7 +94,7 @@ describe("exporting a repository into another of the same format", () => {
     const edited = await packument(source);
     edited.versions["1.0.0"].deprecated = "use 2";
     expect((await s.call("PUT", `/repository/${source}/@acme%2ftool/-rev/${edited._rev}`, { key: deployer, body: edited })).status).toBe(200);
-    const events = await collectArtifactEvents(inject("natsUrl"), s.tenant, (e) => e.repository === target && e.kind === "artifact.published");
+    const events = await collectArtifactEvents(s.natsUrl, s.tenant, (e) => e.repository === target && e.kind === "artifact.published");
     try {
       const r = await exportAndWait(source, target);
       expect(r).toMatchObject({ state: "done", format: "npm", total: 2, copied: 2, skipped: 0, refused: 0 });

@@ -32,7 +32,7 @@ describe("maven repositories with the real client", () => {
     url = `${s.gatewayUrl}/repository/${REPO}`;
     deployer = (await s.mint({ label: "ci", grants: [{ scope: REPO, tokens: ["deploy"] }] })).key;
     reader = (await s.mint({ label: "build", grants: [{ scope: REPO, tokens: ["read-only"] }] })).key;
-    events = await collectArtifactEvents(inject("natsUrl"), s.tenant, (e) => e.repository === REPO);
+    events = await collectArtifactEvents(s.natsUrl, s.tenant, (e) => e.repository === REPO);
   }, 900_000);
   afterAll(async () => {
     await events?.close();

@@ -1,5 +1,5 @@
 import SwaggerParser from "@apidevtools/swagger-parser";
-import { afterAll, beforeAll, describe, expect, inject, it, vi } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { controlSubjects, createBus, createLogger, openApiPath, type ApiReport, type Bus, type OpenApiDocument } from "@svc/kit";
 import { startSuite, type Suite } from "./suite.js";
 
@@ -23,7 +23,7 @@ describe("the API describes itself at /api/openapi.json", () => {
   beforeAll(async () => {
     s = await startSuite();
     reader = await s.mint({ grants: [{ scope: "*", tokens: ["manage:read"] }] });
-    bus = createBus({ url: inject("natsUrl"), tenant: s.tenant, name: "openapi-test", log: createLogger("openapi-test", "silent").log });
+    bus = createBus({ url: s.natsUrl, tenant: s.tenant, name: "openapi-test", log: createLogger("openapi-test", "silent").log });
   });
   afterAll(async () => {
     await bus?.close();

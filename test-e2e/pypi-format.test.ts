@@ -78,7 +78,7 @@ describe("pypi repositories with twine and pip", () => {
 
   it("each uploaded file is an artifact event with its PyPI coordinates", async () => {
     const dist = await buildDist(work, py, { name: "Evt.Pkg", version: "2.1" });
-    const events = await collectArtifactEvents(inject("natsUrl"), s.tenant, (e) => e.repository === "pypi" && e.path.startsWith("packages/evt-pkg/"));
+    const events = await collectArtifactEvents(s.natsUrl, s.tenant, (e) => e.repository === "pypi" && e.path.startsWith("packages/evt-pkg/"));
     try {
       expectOk(await upload([dist.wheel, dist.sdist], deployer));
       const got = await events.until("both files' events", (es) => es.length >= 2);

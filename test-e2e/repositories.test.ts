@@ -1,7 +1,7 @@
 import { createHash, randomBytes } from "node:crypto";
 import { existsSync, readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freshName as fresh, startSuite, type Suite } from "./suite.js";
 import { collectArtifactEvents, eventually } from "./upstream.js";
 
@@ -83,7 +83,7 @@ describe("repositories with a format", () => {
   it("refuses to remove a repository that holds artifacts unless forced, and then removes each with its event", async () => {
     const name = fresh("gone");
     await s.createRepository(name, "raw");
-    const events = await collectArtifactEvents(inject("natsUrl"), s.tenant, (e) => e.repository === name);
+    const events = await collectArtifactEvents(s.natsUrl, s.tenant, (e) => e.repository === name);
     try {
       for (const p of ["p/1.txt", "p/2.txt"]) expect((await s.call("PUT", `/repository/${name}/${p}`, { key: deployer, body: p })).status).toBe(201);
       const refused = await s.call("DELETE", `/api/repositories/${name}`, { key: admin });
@@ -113,7 +113,7 @@ describe("repositories with a format", () => {
     for (let round = 0; round < 3; round++) {
       const name = fresh("racing");
       expect((await s.call("POST", "/api/repositories", { key: admin, body: { name, format: "raw" } })).status).toBe(201);
-      const events = await collectArtifactEvents(inject("natsUrl"), s.tenant, (e) => e.repository === name && e.kind === "artifact.removed");
+      const events = await collectArtifactEvents(s.natsUrl, s.tenant, (e) => e.repository === name && e.kind === "artifact.removed");
       try {
         const answers: { status: number; path: string; content: string; detail?: string }[] = [];
         // Each uploader publishes new content until the repository is gone for it (a removal that

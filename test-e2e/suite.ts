@@ -5,13 +5,20 @@ import { request } from "node:http";
 import { Redis } from "ioredis";
 import { inject } from "vitest";
 import type { RepositoryFormat } from "@svc/contracts";
-import { createDatabase } from "@svc/devstack";
+import { createDatabase, startInfra, type Infra } from "@svc/devstack";
 import { startServices, type RunningServices, type ServicesOptions } from "@svc/devstack/service-runner";
 
 export interface Suite extends RunningServices {
   databaseUrl: string;
   /** The suite's own Redis database (its rate buckets). */
   redisUrl: string;
+  /**
+   * The suite's own NATS server (unless the test named one in SVC_NATS_URL): every suite's tenant
+   * is `default`, and on a shared server one suite's notifier took another's events from their
+   * tenant's shared durable consumer and delivered them to its own endpoints (seen: a webhook
+   * endpoint of webhooks-masked.test.ts with a delivery of an event it never published).
+   */
+  natsUrl: string;
   /** A request to the gateway. `key` goes in Service-Repository-Key unless headers say otherwise. */
   call(method: string, path: string, opts?: CallOptions): Promise<Response>;
   /** A request with the path sent byte for byte, as a hostile client would (fetch would normalise it). */
@@ -82,13 +89,28 @@ export async function startSuite(opts: Partial<Pick<ServicesOptions, "env" | "ar
   const dataDir = join(inject("dataDir"), name);
   mkdirSync(dataDir, { recursive: true });
   const redisUrl = await suiteRedisUrl();
-  const services = await startServices({ databaseUrl, redisUrl, natsUrl: inject("natsUrl"), dataDir, ...opts });
+  const named = opts.env?.SVC_NATS_URL;
+  let nats: Infra | undefined;
+  if (!named) {
+    const natsDir = join(dataDir, "nats");
+    mkdirSync(natsDir, { recursive: true });
+    nats = await startInfra({ dataDir: natsDir, log: () => {}, env: { SVC_DATABASE_URL: inject("adminDatabaseUrl"), SVC_REDIS_URL: inject("redisUrl") } });
+  }
+  const natsUrl = named ?? nats!.natsUrl;
+  let services: RunningServices;
+  try {
+    services = await startServices({ databaseUrl, redisUrl, natsUrl, dataDir, ...opts });
+  } catch (err) {
+    await nats?.stop();
+    throw err;
+  }
 
   const entry = { services, refused: [] as string[] };
   running.add(entry);
   const stop = async () => {
     running.delete(entry);
     await services.stop();
+    await nats?.stop();
   };
 
   const call = async (method: string, path: string, o: CallOptions = {}): Promise<Response> => {
@@ -142,5 +164,5 @@ export async function startSuite(opts: Partial<Pick<ServicesOptions, "env" | "ar
     });
   };
 
-  return { ...services, stop, databaseUrl, redisUrl, call, rawCall, mint, createRepository };
+  return { ...services, stop, databaseUrl, redisUrl, natsUrl, call, rawCall, mint, createRepository };
 }

@@ -2,7 +2,7 @@ import { createHash, randomBytes } from "node:crypto";
 import { existsSync, linkSync, mkdirSync, rmSync, utimesSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import pg from "pg";
-import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { WalkRunView, WalkView } from "@svc/contracts";
 import { keyId } from "@svc/keys";
 import { identityHeaders } from "@svc/kit";
@@ -259,7 +259,7 @@ describe("walks", () => {
 
   it("retention removes exactly what the repository's policy says, and publishes each removal", async () => {
     const dir = `retention-${randomBytes(4).toString("hex")}`;
-    const events = await collectArtifactEvents(inject("natsUrl"), s.tenant, (e) => e.path.startsWith(`${dir}/`) && e.kind === "artifact.removed");
+    const events = await collectArtifactEvents(s.natsUrl, s.tenant, (e) => e.path.startsWith(`${dir}/`) && e.kind === "artifact.removed");
     try {
       const policy = await repos("PUT", "/api/repositories/default/retention", { path: `${dir}/app`, keepVersions: 2 });
       expect(policy.status).toBe(200);

@@ -215,7 +215,7 @@ export function useWebhookSuite(): void {
       },
     });
     const { log } = createLogger("webhooks-test", "silent");
-    bus = createBus({ url: inject("natsUrl"), tenant, name: "webhooks-test", log });
+    bus = createBus({ url: s.natsUrl, tenant, name: "webhooks-test", log });
     await eventually("the test's NATS link", () => (bus.connected() ? true : undefined));
     await eventually("the notifier to consume events", () => (consumingLines() > 0 ? true : undefined));
     for (const kind of ["artifact.published", "artifact.removed"] as const) {

@@ -39,6 +39,10 @@ async function artifactsWith(table: readonly FormatModule[], name: string) {
       events.push(event);
       return true;
     },
+    // No NATS here: the read cache stays off (it answers only while events arrive).
+    subscribe: () => {},
+    connected: () => false,
+    losses: () => 0,
   };
   const wiring: Wiring = await wireArtifacts({ config, log: createLogger("artifacts", "silent").log, metrics: createMetrics("artifacts"), bus: bus as never, db, pool }, table);
   const call = (method: "GET" | "PUT" | "POST" | "DELETE", url: string, body?: string, headers: Record<string, string> = {}) =>

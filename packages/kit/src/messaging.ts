@@ -17,6 +17,8 @@ export interface Bus {
   /** Core subscription to a kind's subject: for live reactions such as cache eviction. */
   subscribe<K extends EventKind>(kind: K, handler: (event: EventCatalog[K]) => void): void;
   connected(): boolean;
+  /** How many times the connection was lost so far: core messages sent meanwhile never arrived (a cache fed by events starts again). */
+  losses(): number;
   /** Resolves true once connected (at once if already), false after `timeoutMs` without a connection. */
   ready(timeoutMs: number): Promise<boolean>;
   /**
@@ -115,6 +117,7 @@ export function createBus(opts: { url: string; tenant: string; name: string; log
   let streamReady = false;
   // False while the client is reconnecting: publishing then would only wait for a timeout.
   let up = false;
+  let lost = 0;
   const whenUp: Array<() => void> = [];
   const pending: Array<{ kind: EventKind; handler: (e: never) => void }> = [];
   const responders: Array<{ subject: string; handler: (request: unknown) => unknown | Promise<unknown> }> = [];
@@ -219,6 +222,7 @@ export function createBus(opts: { url: string; tenant: string; name: string; log
           for await (const s of conn.status()) {
             if (s.type === "disconnect") {
               up = false;
+              lost++;
               log.warn("lost the NATS connection; reconnecting");
             }
             if (s.type === "reconnect") {
@@ -261,6 +265,7 @@ export function createBus(opts: { url: string; tenant: string; name: string; log
       if (nc) attach(nc, kind, handler);
     },
     connected: () => nc !== undefined && !nc.isClosed() && up,
+    losses: () => lost,
     ready(timeoutMs) {
       if (nc && !nc.isClosed() && up) return Promise.resolve(true);
       return new Promise((resolve) => {

@@ -296,6 +296,8 @@ export const SETTINGS = {
     description: "A request body (an upload, an API write) that sends nothing for this long is cut: the gateway answers 408 and drops it, and the stored artifact keeps its old content. The artifacts service applies it too, a little later (up to 5 s), as a backstop. `0` waits for ever." }),
   storageReclaimGraceMs: def("svc.storage.reclaim-grace", duration, 3_600_000, { readBy: ["walker"], defaultText: "1h",
     description: "How long a blob no index row references is left before a walk's reclaim removes it (counted from its last write or re-use), so a publish in progress, whose blob is committed a moment before its index row, never loses its content. Give it more than the longest publish takes." }),
+  indexCacheTtlMs: def("svc.index-cache.ttl", duration, 10_000, { readBy: ["artifacts"], defaultText: "10s",
+    description: "How long an artifacts node answers what a downloaded path holds from its memory instead of asking Postgres; `0` switches the cache off. A change made on the node evicts the entry as it commits, and one made on another node when its artifact event arrives; this bounds the delay when an event is lost. Bypassed while NATS is away, and never holds a path that has no artifact." }),
   uploadConcurrency: def("svc.upload-concurrency", count, 16, { readBy: ["gateway"],
     description: "Most artifact uploads (`/repository/` bodies) one caller (a key; keyless callers by client address) may be sending through one gateway at once; the next is refused with 429 and `Retry-After`. Administration bodies are not counted. `0` removes the cap." }),
   artifactsSeparateOrigin: def("svc.artifacts.separate-origin", bool, false, { readBy: ["gateway"],

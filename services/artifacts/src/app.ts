@@ -7,6 +7,7 @@ import type { RepositoryExport } from "./domain/repository-export.js";
 import type { BlobStore } from "@svc/blobs";
 import type { Formats } from "./formats/format.js";
 import type { MetadataStore } from "./store/metadata-store.js";
+import type { IndexReadCache } from "./domain/index-read-cache.js";
 import { exportRoutes } from "./routes/export-routes.js";
 import { internalRoutes } from "./routes/internal-routes.js";
 import { rawRoutes } from "./routes/raw-routes.js";
@@ -15,6 +16,8 @@ import { repositoryRoutes } from "./routes/repository-routes.js";
 export interface ArtifactsDeps extends UpstreamAppDeps {
   blobs: BlobStore;
   metadata: MetadataStore;
+  /** What a downloaded path holds, through the read cache. */
+  reads: Pick<IndexReadCache, "find" | "evict">;
   artifacts: ArtifactService;
   downloads: Pick<DownloadRecorder, "record">;
   repositories: () => ReadonlySet<string>;

@@ -2,7 +2,7 @@ import { loadSettings, requireSettings, type Settings, type NodeAgentSettings } 
 
 export type ArtifactsConfig = Pick<
   Settings,
-  "tenant" | "repository" | "repositoryFormat" | "readOnly" | "filesystemRoot" | "internalSecret" | "internalSecretPrevious" | "databaseUrl" | "natsUrl" | "host" | "port" | "logLevel" | "shutdownGraceMs" | "databasePoolSize" | "uploadIdleTimeoutMs" | "uiPublicUrl"
+  "tenant" | "repository" | "repositoryFormat" | "readOnly" | "filesystemRoot" | "internalSecret" | "internalSecretPrevious" | "databaseUrl" | "natsUrl" | "host" | "port" | "logLevel" | "shutdownGraceMs" | "databasePoolSize" | "uploadIdleTimeoutMs" | "uiPublicUrl" | "indexCacheTtlMs"
 > &
   NodeAgentSettings;
 

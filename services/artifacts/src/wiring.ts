@@ -1,8 +1,10 @@
-import { pingDb, type BootContext, type DatabaseContext, type Wiring } from "@svc/kit";
+import { Counter } from "prom-client";
+import { pingDb, type Bus, type BootContext, type DatabaseContext, type Wiring } from "@svc/kit";
 import { buildApp } from "./app.js";
 import type { ArtifactsConfig } from "./config.js";
 import { artifactServiceFactory } from "./domain/artifact-service.js";
 import { downloadRecorderFactory } from "./domain/download-recorder.js";
+import { indexReadCacheFactory } from "./domain/index-read-cache.js";
 import { filesystemBlobStore } from "@svc/blobs";
 import { migrateLegacyLayout } from "./domain/legacy-layout.js";
 import { outboxRelayFactory } from "./domain/outbox-relay.js";
@@ -18,7 +20,7 @@ import { metadataStoreFactory } from "./store/metadata-store.js";
 import { outboxStoreFactory } from "./store/outbox-store.js";
 import type { ArtifactsDatabase } from "./store/schema.js";
 
-export type ArtifactsContext = Pick<BootContext<ArtifactsConfig>, "config" | "log" | "metrics"> & { bus: Parameters<typeof artifactEventPublisherFactory>[0] } & DatabaseContext<ArtifactsDatabase>;
+export type ArtifactsContext = Pick<BootContext<ArtifactsConfig>, "config" | "log" | "metrics"> & { bus: Pick<Bus, "publish" | "subscribe" | "connected" | "losses"> } & DatabaseContext<ArtifactsDatabase>;
 
 /**
  * The artifacts service wired from its settings, database and bus (main.ts boots it): the
@@ -26,6 +28,13 @@ export type ArtifactsContext = Pick<BootContext<ArtifactsConfig>, "config" | "lo
  */
 export async function wireArtifacts({ config, log, metrics, bus, db, pool }: ArtifactsContext, table: readonly FormatModule[] = FORMATS): Promise<Wiring> {
   const metadata = metadataStoreFactory(db, pool);
+  // What a downloaded path holds, kept in memory: evicted by this process's changes as they
+  // commit and by other processes' artifact events (docs/internals/storage.md, "The read cache").
+  const lookups = new Counter({ name: "svc_index_cache_lookups_total", help: "Downloads' index look-ups: answered from the read cache (hit), from Postgres (miss), or from Postgres with the cache off or bypassed while NATS is away (off)", labelNames: ["result"] as const, registers: [metrics.registry] });
+  const reads = indexReadCacheFactory({ find: metadata.findForRead, ttlMs: config.indexCacheTtlMs, maxEntries: 50_000, feed: { connected: bus.connected, losses: bus.losses }, count: (result) => lookups.inc({ result }) });
+  metadata.changes.listen(reads.evict);
+  bus.subscribe("artifact.published", (e) => reads.evict(e.repository, e.path));
+  bus.subscribe("artifact.removed", (e) => reads.evict(e.repository, e.path));
   await metadata.ensureRepository(config.repository, config.repositoryFormat);
   // Content by digest; the path index in Postgres says which path holds which (the single truth).
   const blobs = filesystemBlobStore({ root: config.filesystemRoot, readOnly: config.readOnly });
@@ -54,6 +63,6 @@ export async function wireArtifacts({ config, log, metrics, bus, db, pool }: Art
   downloads.start();
   if (config.readOnly) log.warn("svc.read-only is on: every artifact write is refused with 403");
   const checks = [{ name: "postgres", check: () => pingDb(pool) }];
-  const app = buildApp({ log, internalSecret: config.internalSecret, internalSecretPrevious: config.internalSecretPrevious, blobs, metadata, artifacts, admin, exports, formats, downloads, repositories: repositories.names, checks, metrics, uploadIdleTimeoutMs: config.uploadIdleTimeoutMs });
+  const app = buildApp({ log, internalSecret: config.internalSecret, internalSecretPrevious: config.internalSecretPrevious, blobs, metadata, reads, artifacts, admin, exports, formats, downloads, repositories: repositories.names, checks, metrics, uploadIdleTimeoutMs: config.uploadIdleTimeoutMs });
   return { app, ready: { root: config.filesystemRoot, repository: config.repository }, closers: [() => exports.stop(), () => downloads.stop(), () => relay.stop()] };
 }

@@ -7,14 +7,14 @@ import { actorOf, type ArtifactService } from "../domain/artifact-service.js";
 import type { DownloadRecorder } from "../domain/download-recorder.js";
 import { parseDeclaredDigests, parsePreconditions } from "../domain/upload-checks.js";
 import type { BlobStore } from "@svc/blobs";
-import type { MetadataStore } from "../store/metadata-store.js";
+import type { IndexReadCache } from "../domain/index-read-cache.js";
 import type { Formats } from "../formats/format.js";
 import { answerArtifact } from "./artifact-answer.js";
 
 export interface RawRoutesDeps {
   blobs: Pick<BlobStore, "get" | "head" | "readSmall">;
-  /** The path index: what a path holds. */
-  metadata: Pick<MetadataStore, "findForRead">;
+  /** The path index, through the read cache: what a path holds. */
+  reads: Pick<IndexReadCache, "find" | "evict">;
   artifacts: ArtifactService;
   downloads: Pick<DownloadRecorder, "record">;
   /** Names of the repositories this service serves. */
@@ -77,10 +77,21 @@ export function rawRoutes(app: FastifyInstance, deps: RawRoutesDeps): void {
       const a = address(req);
       const own = formatted(req, reply, a);
       if (own) return own;
-      // The index says what the path holds; the bytes are its blob's.
-      const row = await deps.metadata.findForRead(a.repository, a.path);
-      if (!row) throw notFound(`no artifact at ${a.repository}/${a.path}`);
-      const status = await answerArtifact(req, reply, row, deps.blobs);
+      // The index says what the path holds (through the read cache); the bytes are its blob's.
+      const found = await deps.reads.find(a.repository, a.path);
+      if (!found.row) throw notFound(`no artifact at ${a.repository}/${a.path}`);
+      let status: number;
+      try {
+        status = await answerArtifact(req, reply, found.row, deps.blobs);
+      } catch (err) {
+        // A cached row whose blob is gone: the path changed on another node a moment ago and
+        // its event is still on its way. The index says what it holds now.
+        if (!found.cached || !(err instanceof ServiceError) || err.code !== "not_found" || reply.sent) throw err;
+        deps.reads.evict(a.repository, a.path);
+        const fresh = await deps.reads.find(a.repository, a.path);
+        if (!fresh.row) throw notFound(`no artifact at ${a.repository}/${a.path}`);
+        status = await answerArtifact(req, reply, fresh.row, deps.blobs);
+      }
       // Counted in memory and written in batches (retention's "not downloaded for").
       if (req.method === "GET" && (status === 200 || status === 206)) deps.downloads.record(a.repository, a.path);
       return reply;

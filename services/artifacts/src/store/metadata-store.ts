@@ -3,6 +3,7 @@ import { sql, type Kysely } from "kysely";
 import pg from "pg";
 import { isRepositoryName } from "@svc/grants";
 import { kyselyOn } from "@svc/kit";
+import { indexChangeTracker, type IndexChangeTracker } from "./index-changes.js";
 import { SCHEMA, type ArtifactsDatabase } from "./schema.js";
 
 export type Db = Kysely<ArtifactsDatabase>;
@@ -107,8 +108,10 @@ const FIND_FOR_READ = `select ${COLUMNS.join(", ")} from ${escapeIdentifier(SCHE
 /**
  * Repository configuration and per-artifact metadata (size, digest, downloads, holds) in
  * Postgres. Methods take an optional transaction so a change and its outbox row commit together.
+ * Every change to what a path holds is told to `changes`' listeners as it is made and again
+ * once it has committed (store/index-changes.ts): the read cache's eviction.
  */
-export function metadataStoreFactory(root: Db, pool: pg.Pool) {
+export function metadataStoreFactory(root: Db, pool: pg.Pool, changes: IndexChangeTracker = indexChangeTracker()) {
   const db = (tx?: Db) => (tx ?? root).withSchema(SCHEMA);
   const detailOf = async (name: string, tx?: Db): Promise<RepositoryDetail | undefined> => {
     const row = await db(tx)
@@ -120,10 +123,58 @@ export function metadataStoreFactory(root: Db, pool: pg.Pool) {
       .executeTakeFirst();
     return row ? { name: row.name, format: row.format, created: row.created_at, artifacts: Number(row.artifacts), bytes: Number(row.bytes) } : undefined;
   };
+  const lockedTransaction = async <T>(repository: string, path: string, fn: (tx: Db, first: Rows[]) => Promise<T>, opts: LockedOptions<T> = {}): Promise<T> => {
+    // A write that adds to the repository holds it open (shared), so its removal
+    // (closeRepository) waits for it and every later write sees it closed. The check runs
+    // after the shared lock, in a statement of its own, so its snapshot sees a removal that
+    // closed the repository meanwhile (a primary key look-up); it fails with CLOSED when the
+    // repository is gone or closing. The whole prelude is one message: the locks' keys are
+    // numbers and the name is quoted by pg.
+    // A name no repository can have (so none that could end the quoting) is no open repository.
+    if (opts.whenClosed && !isRepositoryName(repository)) return opts.whenClosed();
+    const open = `do $$ begin if not exists (select 1 from ${escapeIdentifier(SCHEMA)}.repositories where name = ${escapeLiteral(repository)} and removing_since is null) then raise exception 'repository closed' using errcode = '${CLOSED}'; end if; end $$`;
+    const first = opts.withBegin ?? [];
+    const prelude = [
+      "begin",
+      ...(opts.whenClosed ? [`select pg_advisory_xact_lock_shared(${lockKey("repository", repository)})`] : []),
+      `select pg_advisory_xact_lock(${lockKey("artifact-path", repository, path)})`,
+      ...(opts.whenClosed ? [open] : []),
+      ...(opts.moreLocks ?? []).map((k) => `select pg_advisory_xact_lock(${k})`),
+      ...(opts.sharedLocks ?? []).map((k) => `select pg_advisory_xact_lock_shared(${k})`),
+      ...first,
+    ];
+    // The raw client: a message of several statements answers each one's rows, which kysely drops.
+    const client = await pool.connect();
+    let broken: Error | undefined;
+    try {
+      let results: pg.QueryResult[];
+      try {
+        const r = (await client.query(prelude.join("; "))) as pg.QueryResult | pg.QueryResult[];
+        results = Array.isArray(r) ? r : [r];
+      } catch (err) {
+        if ((err as { code?: string }).code !== CLOSED || !opts.whenClosed) throw err;
+        await client.query("rollback");
+        return opts.whenClosed();
+      }
+      const result = await fn(kyselyOn(root, client), results.slice(results.length - first.length).map((r) => r.rows));
+      // The last statements (the artifact row, the outbox row) travel with COMMIT; if one fails, Postgres skips the COMMIT.
+      const last = opts.lastStatement?.(result);
+      await client.query(last ? `${last}; commit` : "commit");
+      return result;
+    } catch (err) {
+      await client.query("rollback").catch((e: Error) => (broken = e));
+      throw err;
+    } finally {
+      // A connection that cannot even roll back is dropped, not handed to the next caller.
+      client.release(broken);
+    }
+  };
+  const transaction = <T>(fn: (tx: Db) => Promise<T>): Promise<T> => changes.transaction(() => root.transaction().execute(fn));
   return {
-    transaction<T>(fn: (tx: Db) => Promise<T>): Promise<T> {
-      return root.transaction().execute(fn);
-    },
+    /** Where changes to the path index are told (the read cache listens). */
+    changes,
+
+    transaction,
 
     /**
      * Runs `fn` in a transaction that first takes the path's lock, which serialises every change
@@ -133,51 +184,8 @@ export function metadataStoreFactory(root: Db, pool: pg.Pool) {
      * `lastStatement` goes with COMMIT: round trips saved, each of which costs both processes a
      * wake-up (docs/internals/performance.md, "Publishing").
      */
-    async lockedTransaction<T>(repository: string, path: string, fn: (tx: Db, first: Rows[]) => Promise<T>, opts: LockedOptions<T> = {}): Promise<T> {
-      // A write that adds to the repository holds it open (shared), so its removal
-      // (closeRepository) waits for it and every later write sees it closed. The check runs
-      // after the shared lock, in a statement of its own, so its snapshot sees a removal that
-      // closed the repository meanwhile (a primary key look-up); it fails with CLOSED when the
-      // repository is gone or closing. The whole prelude is one message: the locks' keys are
-      // numbers and the name is quoted by pg.
-      // A name no repository can have (so none that could end the quoting) is no open repository.
-      if (opts.whenClosed && !isRepositoryName(repository)) return opts.whenClosed();
-      const open = `do $$ begin if not exists (select 1 from ${escapeIdentifier(SCHEMA)}.repositories where name = ${escapeLiteral(repository)} and removing_since is null) then raise exception 'repository closed' using errcode = '${CLOSED}'; end if; end $$`;
-      const first = opts.withBegin ?? [];
-      const prelude = [
-        "begin",
-        ...(opts.whenClosed ? [`select pg_advisory_xact_lock_shared(${lockKey("repository", repository)})`] : []),
-        `select pg_advisory_xact_lock(${lockKey("artifact-path", repository, path)})`,
-        ...(opts.whenClosed ? [open] : []),
-        ...(opts.moreLocks ?? []).map((k) => `select pg_advisory_xact_lock(${k})`),
-        ...(opts.sharedLocks ?? []).map((k) => `select pg_advisory_xact_lock_shared(${k})`),
-        ...first,
-      ];
-      // The raw client: a message of several statements answers each one's rows, which kysely drops.
-      const client = await pool.connect();
-      let broken: Error | undefined;
-      try {
-        let results: pg.QueryResult[];
-        try {
-          const r = (await client.query(prelude.join("; "))) as pg.QueryResult | pg.QueryResult[];
-          results = Array.isArray(r) ? r : [r];
-        } catch (err) {
-          if ((err as { code?: string }).code !== CLOSED || !opts.whenClosed) throw err;
-          await client.query("rollback");
-          return opts.whenClosed();
-        }
-        const result = await fn(kyselyOn(root, client), results.slice(results.length - first.length).map((r) => r.rows));
-        // The last statements (the artifact row, the outbox row) travel with COMMIT; if one fails, Postgres skips the COMMIT.
-        const last = opts.lastStatement?.(result);
-        await client.query(last ? `${last}; commit` : "commit");
-        return result;
-      } catch (err) {
-        await client.query("rollback").catch((e: Error) => (broken = e));
-        throw err;
-      } finally {
-        // A connection that cannot even roll back is dropped, not handed to the next caller.
-        client.release(broken);
-      }
+    lockedTransaction<T>(repository: string, path: string, fn: (tx: Db, first: Rows[]) => Promise<T>, opts: LockedOptions<T> = {}): Promise<T> {
+      return changes.transaction(() => lockedTransaction(repository, path, fn, opts));
     },
 
     /**
@@ -202,11 +210,12 @@ export function metadataStoreFactory(root: Db, pool: pg.Pool) {
      * no such repository.
      */
     async closeRepository(name: string, mayClose: (r: RepositoryDetail) => void): Promise<RepositoryDetail | undefined> {
-      return root.transaction().execute(async (tx) => {
+      return transaction(async (tx) => {
         await sql.raw(`select pg_advisory_xact_lock(${lockKey("repository", name)})`).execute(tx);
         const r = await detailOf(name, tx);
         if (!r) return undefined;
         mayClose(r);
+        changes.changing(name);
         await db(tx).updateTable("repositories").set({ removing_since: sql`coalesce(removing_since, now())` }).where("name", "=", name).execute();
         return r;
       });
@@ -227,7 +236,7 @@ export function metadataStoreFactory(root: Db, pool: pg.Pool) {
     repository: (name: string) => detailOf(name),
     /** Drops a repository's row (its metadata goes with it); false when there was none. */
     async dropRepository(name: string): Promise<boolean> {
-      const r = await db().deleteFrom("repositories").where("name", "=", name).executeTakeFirst();
+      const r = await changes.change(name, undefined, () => db().deleteFrom("repositories").where("name", "=", name).executeTakeFirst());
       return Number(r.numDeletedRows) > 0;
     },
     /** undefined: no such repository; null: no policy. */
@@ -290,6 +299,8 @@ export function metadataStoreFactory(root: Db, pool: pg.Pool) {
      */
     recordStatement(a: { repository: string; path: string; size: number; sha256: string; contentType: string | null; at: Date }): string {
       if (!Number.isSafeInteger(a.size) || a.size < 0) throw new Error(`not a size: ${a.size}`);
+      // Sent with a COMMIT (lockedTransaction's lastStatement): told again when that transaction ends.
+      changes.changing(a.repository, a.path);
       const ct = a.contentType === null ? "null" : escapeLiteral(a.contentType);
       return (
         `insert into ${escapeIdentifier(SCHEMA)}.artifacts (repository, path, size, sha256, content_type, updated_at) ` +
@@ -300,11 +311,11 @@ export function metadataStoreFactory(root: Db, pool: pg.Pool) {
 
     /** Corrects size and digest, keeping the publish time, downloads and hold. */
     async correctArtifact(a: { repository: string; path: string; size: number; sha256: string }, tx?: Db) {
-      await db(tx).updateTable("artifacts").set({ size: a.size, sha256: a.sha256 }).where("repository", "=", a.repository).where("path", "=", a.path).execute();
+      await changes.change(a.repository, a.path, () => db(tx).updateTable("artifacts").set({ size: a.size, sha256: a.sha256 }).where("repository", "=", a.repository).where("path", "=", a.path).execute());
     },
 
     async forgetArtifact(repository: string, path: string, tx?: Db): Promise<ArtifactRecord | undefined> {
-      const row = await db(tx).deleteFrom("artifacts").where("repository", "=", repository).where("path", "=", path).returning(COLUMNS).executeTakeFirst();
+      const row = await changes.change(repository, path, () => db(tx).deleteFrom("artifacts").where("repository", "=", repository).where("path", "=", path).returning(COLUMNS).executeTakeFirst());
       return row ? toRecord(row) : undefined;
     },
 

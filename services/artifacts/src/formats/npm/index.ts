@@ -15,7 +15,7 @@ export const npm: FormatModule = {
   name: "npm",
   label: "npm",
   create(deps) {
-    const store = npmStoreFactory(deps.db, deps.pool);
+    const store = npmStoreFactory(deps.db, deps.pool, deps.metadata.changes);
     const registry = npmRegistryFactory({ store, metadata: deps.metadata, artifacts: deps.artifacts, readOnly: deps.readOnly });
     return {
       handle: npmHandler({ npm: registry, store, artifacts: deps.artifacts, publicUrl: deps.publicUrl }),

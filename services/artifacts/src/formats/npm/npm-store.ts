@@ -2,6 +2,7 @@ import { sql } from "kysely";
 import pg from "pg";
 import { lockKey, type Db } from "../../store/metadata-store.js";
 import { SCHEMA } from "../../store/schema.js";
+import { indexChangeTracker, type IndexChangeTracker } from "../../store/index-changes.js";
 
 const { escapeIdentifier, escapeLiteral } = pg;
 const packageOf = (r: { dist_tags: Record<string, string>; rev: number; created_at: Date; modified_at: Date }): NpmPackageRow => ({ distTags: r.dist_tags, rev: r.rev, created: r.created_at, modified: r.modified_at });
@@ -27,7 +28,7 @@ export interface NpmVersionRow {
  * that holds the package's lock first (lockPackage), so two publishes of one package, or a
  * publish and a dist-tag change, happen one after the other on every replica.
  */
-export function npmStoreFactory(root: Db, pool: pg.Pool) {
+export function npmStoreFactory(root: Db, pool: pg.Pool, changes: Pick<IndexChangeTracker, "transaction"> = indexChangeTracker()) {
   const db = (tx?: Db) => (tx ?? root).withSchema(SCHEMA);
   const packageLock = (repository: string, name: string) => lockKey("npm-package", repository, name);
   const wasUnpublished = async (repository: string, name: string, version: string, tx?: Db): Promise<boolean> => {
@@ -35,8 +36,9 @@ export function npmStoreFactory(root: Db, pool: pg.Pool) {
     return r !== undefined;
   };
   return {
+    /** A transaction whose changes to the path index (a version's tarball removed) are told once it ends (store/index-changes.ts). */
     transaction<T>(fn: (tx: Db) => Promise<T>): Promise<T> {
-      return root.transaction().execute(fn);
+      return changes.transaction(() => root.transaction().execute(fn));
     },
 
     async lockPackage(tx: Db, repository: string, name: string): Promise<void> {

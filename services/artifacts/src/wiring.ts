@@ -32,7 +32,7 @@ export async function wireArtifacts({ config, log, metrics, bus, db, pool }: Art
   // commit and by other processes' artifact events (docs/internals/storage.md, "The read cache").
   const lookups = new Counter({ name: "svc_index_cache_lookups_total", help: "Downloads' index look-ups: answered from the read cache (hit), from Postgres (miss), or from Postgres with the cache off or bypassed while NATS is away (off)", labelNames: ["result"] as const, registers: [metrics.registry] });
   const reads = indexReadCacheFactory({ find: metadata.findForRead, ttlMs: config.indexCacheTtlMs, maxEntries: 50_000, feed: { connected: bus.connected, losses: bus.losses }, count: (result) => lookups.inc({ result }) });
-  metadata.changes.listen(reads.evict);
+  metadata.changes.listen(reads.changed);
   bus.subscribe("artifact.published", (e) => reads.evict(e.repository, e.path));
   bus.subscribe("artifact.removed", (e) => reads.evict(e.repository, e.path));
   await metadata.ensureRepository(config.repository, config.repositoryFormat);

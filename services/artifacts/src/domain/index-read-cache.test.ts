@@ -150,7 +150,45 @@ describe("the read cache", () => {
   });
 });
 
+describe("the read cache told of this process's changes", () => {
+  it("keeps the row a committed publish wrote, and evicts on a change without one", async () => {
+    const f = fixture();
+    f.index.set("a", "1");
+    await f.read("a");
+    f.cache.changed("r", "a", record("a", "2"));
+    expect(await f.read("a")).toBe("2");
+    expect(f.lookups()).toBe(1);
+    f.cache.changed("r", "a");
+    f.index.set("a", "3");
+    expect(await f.read("a")).toBe("3");
+    expect(f.lookups()).toBe(2);
+  });
+
+  it("keeps nothing told while NATS is away", async () => {
+    const f = fixture();
+    f.feed.up = false;
+    f.cache.changed("r", "a", record("a", "2"));
+    expect(f.cache.size()).toBe(0);
+  });
+});
+
 describe("the index change tracker", () => {
+  it("tells a publish's row only once its transaction committed, never after a rollback", async () => {
+    const t = indexChangeTracker();
+    const told: Array<string | undefined> = [];
+    t.listen((_repository, _path, now) => told.push(now?.sha256));
+    await t.transaction(async () => t.changing("r", "a", record("a", "1")));
+    expect(told).toEqual([undefined, "1"]);
+    told.length = 0;
+    await expect(
+      t.transaction(async () => {
+        t.changing("r", "a", record("a", "2"));
+        throw new Error("rolled back");
+      }),
+    ).rejects.toThrow("rolled back");
+    expect(told).toEqual([undefined, undefined]);
+  });
+
   it("tells a change made in a transaction as it is made and again once the transaction has ended", async () => {
     const t = indexChangeTracker();
     const told: string[] = [];

@@ -1,4 +1,4 @@
-import type { ArtifactRecord } from "../store/metadata-store.js";
+import type { IndexRow } from "../store/index-changes.js";
 
 /** Where the cache hears of changes made by other processes: artifact events on NATS. */
 export interface ChangeFeed {
@@ -10,7 +10,7 @@ export interface ChangeFeed {
 
 export interface IndexReadCacheDeps {
   /** The index look-up the cache saves (metadata-store findForRead). */
-  find: (repository: string, path: string) => Promise<ArtifactRecord | undefined>;
+  find: (repository: string, path: string) => Promise<IndexRow | undefined>;
   /** svc.index-cache.ttl: how long an entry is answered from; 0 switches the cache off. */
   ttlMs: number;
   /** Entries kept at most; the oldest go first. */
@@ -22,7 +22,7 @@ export interface IndexReadCacheDeps {
 }
 
 interface Entry {
-  row: ArtifactRecord;
+  row: IndexRow;
   until: number;
 }
 
@@ -33,7 +33,8 @@ const keyOf = (repository: string, path: string) => `${repository}\n${path}`;
  * Postgres what a path holds every time (docs/internals/storage.md, "The read cache"). What a
  * path holds changes only through the metadata store, and every change is evicted here:
  * - made by this process: as it is made and again once it has committed (store/index-changes.ts),
- *   so a read that began before the commit cannot put the old row back;
+ *   so a read that began before the commit cannot put the old row back; a publish's committed
+ *   row is kept then (a path just published is often downloaded next);
  * - made by another process: when its artifact event arrives (artifact.published or
  *   artifact.removed, which every change of content sends);
  * - anything else (an event lost, a repair of a row by another replica): after `ttlMs` at most.
@@ -63,6 +64,14 @@ export function indexReadCacheFactory(deps: IndexReadCacheDeps) {
     return true;
   };
 
+  const keep = (key: string, row: IndexRow, at: number) => {
+    if (entries.size >= deps.maxEntries) {
+      const oldest = entries.keys().next();
+      if (!oldest.done) entries.delete(oldest.value);
+    }
+    entries.set(key, { row, until: at + deps.ttlMs });
+  };
+
   const evict = (repository: string, path?: string) => {
     epoch++;
     if (path !== undefined) {
@@ -75,7 +84,7 @@ export function indexReadCacheFactory(deps: IndexReadCacheDeps) {
 
   return {
     /** What a path holds: from the cache while an entry is fresh, else from the index. */
-    async find(repository: string, path: string): Promise<{ row: ArtifactRecord | undefined; cached: boolean }> {
+    async find(repository: string, path: string): Promise<{ row: IndexRow | undefined; cached: boolean }> {
       if (!live()) {
         deps.count?.("off");
         return { row: await deps.find(repository, path), cached: false };
@@ -95,17 +104,19 @@ export function indexReadCacheFactory(deps: IndexReadCacheDeps) {
       const seenLosses = losses;
       const row = await deps.find(repository, path);
       // Kept only if nothing was evicted and NATS stayed up meanwhile.
-      if (row && seen === epoch && live() && losses === seenLosses) {
-        if (entries.size >= deps.maxEntries) {
-          const oldest = entries.keys().next();
-          if (!oldest.done) entries.delete(oldest.value);
-        }
-        entries.set(key, { row, until: at + deps.ttlMs });
-      }
+      if (row && seen === epoch && live() && losses === seenLosses) keep(key, row, at);
       return { row, cached: false };
     },
     /** A path's row changed (or a whole repository's, without a path): its entries go. */
     evict,
+    /**
+     * Told of a change this process made (store/index-changes.ts): evicted, and `committed`, the
+     * row a committed publish wrote, kept.
+     */
+    changed(repository: string, path?: string, committed?: IndexRow): void {
+      evict(repository, path);
+      if (committed && path !== undefined && live()) keep(keyOf(repository, path), committed, now());
+    },
     /** Entries held now (for tests and the metric). */
     size: () => entries.size,
   };

@@ -300,7 +300,7 @@ export function metadataStoreFactory(root: Db, pool: pg.Pool, changes: IndexChan
     recordStatement(a: { repository: string; path: string; size: number; sha256: string; contentType: string | null; at: Date }): string {
       if (!Number.isSafeInteger(a.size) || a.size < 0) throw new Error(`not a size: ${a.size}`);
       // Sent with a COMMIT (lockedTransaction's lastStatement): told again when that transaction ends.
-      changes.changing(a.repository, a.path);
+      changes.changing(a.repository, a.path, { repository: a.repository, path: a.path, size: a.size, sha256: a.sha256, updated: a.at });
       const ct = a.contentType === null ? "null" : escapeLiteral(a.contentType);
       return (
         `insert into ${escapeIdentifier(SCHEMA)}.artifacts (repository, path, size, sha256, content_type, updated_at) ` +

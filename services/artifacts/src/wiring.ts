@@ -33,7 +33,7 @@ export async function wireArtifacts({ config, log, metrics, bus, db, pool }: Art
   const lookups = new Counter({ name: "svc_index_cache_lookups_total", help: "Downloads' index look-ups: answered from the read cache (hit), from Postgres (miss), or from Postgres with the cache off or bypassed while NATS is away (off)", labelNames: ["result"] as const, registers: [metrics.registry] });
   const reads = indexReadCacheFactory({ find: metadata.findForRead, ttlMs: config.indexCacheTtlMs, maxEntries: 50_000, feed: { connected: bus.connected, losses: bus.losses }, count: (result) => lookups.inc({ result }) });
   metadata.changes.listen(reads.changed);
-  bus.subscribe("artifact.published", (e) => reads.evict(e.repository, e.path));
+  bus.subscribe("artifact.published", (e) => reads.published(e.repository, e.path, e.digest.slice("sha256:".length), e.time));
   bus.subscribe("artifact.removed", (e) => reads.evict(e.repository, e.path));
   await metadata.ensureRepository(config.repository, config.repositoryFormat);
   // Content by digest; the path index in Postgres says which path holds which (the single truth).

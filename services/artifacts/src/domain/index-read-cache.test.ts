@@ -164,6 +164,23 @@ describe("the read cache told of this process's changes", () => {
     expect(f.lookups()).toBe(2);
   });
 
+  it("keeps a publish's row when its own event comes back, and evicts it for another publish's event", async () => {
+    const f = fixture();
+    const row = record("a", "1");
+    f.cache.changed("r", "a", row);
+    f.cache.published("r", "a", "1", row.updated.toISOString());
+    expect(await f.read("a")).toBe("1");
+    expect(f.lookups()).toBe(0);
+    f.index.set("a", "1");
+    // The same content published again elsewhere: a new time, so a new Last-Modified.
+    f.cache.published("r", "a", "1", new Date(5000).toISOString());
+    expect(await f.read("a")).toBe("1");
+    expect(f.lookups()).toBe(1);
+    f.index.set("a", "2");
+    f.cache.published("r", "a", "2", new Date(6000).toISOString());
+    expect(await f.read("a")).toBe("2");
+  });
+
   it("keeps nothing told while NATS is away", async () => {
     const f = fixture();
     f.feed.up = false;

@@ -110,6 +110,15 @@ export function indexReadCacheFactory(deps: IndexReadCacheDeps) {
     /** A path's row changed (or a whole repository's, without a path): its entries go. */
     evict,
     /**
+     * An artifact.published event arrived: the entry goes unless it is the very row the event
+     * announces (this process's own publish, kept as it committed, comes back as an event too).
+     */
+    published(repository: string, path: string, sha256: string, time: string): void {
+      const hit = entries.get(keyOf(repository, path));
+      if (hit && hit.row.sha256 === sha256 && hit.row.updated.getTime() === Date.parse(time)) return;
+      evict(repository, path);
+    },
+    /**
      * Told of a change this process made (store/index-changes.ts): evicted, and `committed`, the
      * row a committed publish wrote, kept.
      */

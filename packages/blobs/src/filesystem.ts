@@ -99,8 +99,20 @@ export function filesystemBlobStore(opts: FilesystemBlobStoreOptions): Filesyste
     const shard = join(blob, "..");
     for (let attempt = 0; ; attempt++) {
       try {
-        await link(from, blob);
-        await syncDir(shard);
+        // The shard folder opened beside the link, so its flush waits for no other round trip.
+        const [linked, dir] = await Promise.allSettled([link(from, blob), open(shard, "r")]);
+        if (linked.status === "rejected") {
+          if (dir.status === "fulfilled") void dir.value.close().catch(() => {});
+          throw linked.reason;
+        }
+        if (dir.status === "rejected") await syncDir(shard);
+        else {
+          try {
+            await dir.value.sync();
+          } finally {
+            await dir.value.close().catch(() => {});
+          }
+        }
         return { created: true };
       } catch (err) {
         const code = errno(err);

@@ -19,7 +19,7 @@ import { Ingress, type IIngress } from "kubernetes-models/networking.k8s.io/v1/I
 import { NetworkPolicy, type INetworkPolicy } from "kubernetes-models/networking.k8s.io/v1/NetworkPolicy";
 import { PodDisruptionBudget, type IPodDisruptionBudget } from "kubernetes-models/policy/v1/PodDisruptionBudget";
 import { DEPLOYMENT_SETTINGS, envName, loadSettings, SETTINGS } from "@svc/kit";
-import { SERVICE_NODE_OPTIONS } from "@svc/devstack/runtime";
+import { serviceNodeOptions } from "@svc/devstack/runtime";
 
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const deployDir = join(repoRoot, "deploy");
@@ -52,7 +52,7 @@ const URL_SETTINGS = FIELDS.flatMap((f) => {
 });
 
 /** The exact command line of tools/devstack/src/runtime.ts and service-runner.ts, from the image's working folder. */
-const commandFor = (service: string) => ["node", ...SERVICE_NODE_OPTIONS, "--import", "tsx", `services/${service}/src/main.ts`];
+const commandFor = (service: string) => ["node", ...serviceNodeOptions(service), "--import", "tsx", `services/${service}/src/main.ts`];
 
 // ---------------------------------------------------------------------------------------------
 // reading the manifests
@@ -588,7 +588,7 @@ describe("deploy/kubernetes", () => {
     const problems: string[] = [];
     // The old generation starts at this size (runtime.ts): a memory limit at or below it would
     // kill the pod before V8 ever collected it.
-    const oldSpaceMb = Number(/^--initial-old-space-size=(\d+)$/.exec(SERVICE_NODE_OPTIONS.find((o) => o.startsWith("--initial-old-space-size=")) ?? "")?.[1] ?? 0);
+    const oldSpaceMb = (service: string) => Number(/^--initial-old-space-size=(\d+)$/.exec(serviceNodeOptions(service).find((o) => o.startsWith("--initial-old-space-size=")) ?? "")?.[1] ?? 0);
     for (const d of deployments) {
       const pod = podSpec(d.m);
       const c = containerOf(d.m);
@@ -610,7 +610,7 @@ describe("deploy/kubernetes", () => {
       const [cReq, cLim] = [cores(r?.requests?.cpu), cores(r?.limits?.cpu)];
       if (mReq !== undefined && mLim !== undefined && mLim < mReq) problems.push(`${where(d.doc)}: memory limit below its request`);
       if (cReq !== undefined && cLim !== undefined && cLim < cReq) problems.push(`${where(d.doc)}: cpu limit below its request`);
-      if (mLim !== undefined && mLim <= oldSpaceMb * 2 ** 20) problems.push(`${where(d.doc)}: memory limit ${r?.limits?.memory} is not above the V8 old space's starting size (${oldSpaceMb} MB, runtime.ts)`);
+      if (mLim !== undefined && mLim <= oldSpaceMb(d.m.metadata?.name ?? "") * 2 ** 20) problems.push(`${where(d.doc)}: memory limit ${r?.limits?.memory} is not above the V8 old space's starting size (${oldSpaceMb(d.m.metadata?.name ?? "")} MB, runtime.ts)`);
     }
     expect(problems).toEqual([]);
   });

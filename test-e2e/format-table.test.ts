@@ -8,7 +8,7 @@ import { createDb, createLogger, createMetrics, identityHeaders, migrate, type W
 import { loadConfig } from "../services/artifacts/src/config.js";
 import { FORMATS } from "../services/artifacts/src/formats/index.js";
 import type { FormatModule } from "../services/artifacts/src/formats/format.js";
-import { migrations } from "../services/artifacts/src/store/migrations.js";
+import { migrationsOf } from "../services/artifacts/src/store/migrations.js";
 import { SCHEMA, type ArtifactsDatabase } from "../services/artifacts/src/store/schema.js";
 import { wireArtifacts } from "../services/artifacts/src/wiring.js";
 import { toyFormat } from "./toy-format/index.js";
@@ -24,7 +24,7 @@ async function artifactsWith(table: readonly FormatModule[], name: string) {
   const root = mkdtempSync(join(tmpdir(), "format-table-"));
   const databaseUrl = await createDatabase(inject("adminDatabaseUrl"), name);
   const { db, pool } = createDb<ArtifactsDatabase>(databaseUrl, { max: 4 });
-  await migrate(db as never, pool, SCHEMA, migrations);
+  await migrate(db as never, pool, SCHEMA, migrationsOf(table));
   const config = loadConfig([], {
     SVC_DATABASE_URL: databaseUrl,
     SVC_INTERNAL_SECRET: SECRET,
@@ -77,7 +77,9 @@ describe("a format is one folder and one row of the format table", () => {
 
     const hello = await withToy.call("GET", "/repository/toys/hello");
     expect(hello.statusCode).toBe(200);
-    expect(hello.body).toBe("the toy format answers for toys");
+    expect(hello.body).toBe("the toy format answers for toys (greeting 1)");
+    // Its own table, made by its own migration.
+    expect((await withToy.call("GET", "/repository/toys/hello")).body).toBe("the toy format answers for toys (greeting 2)");
     // Another format's repository never reaches the toy's handler.
     expect((await withToy.call("GET", "/repository/default/hello")).statusCode).toBe(404);
 

@@ -3,7 +3,7 @@ import { dirname, join, resolve } from "node:path";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { sleep } from "./process.js";
-import { SERVICE_NODE_OPTIONS } from "./runtime.js";
+import { serviceNodeOptions } from "./runtime.js";
 import { freshBundle } from "./service-bundle.js";
 
 /**
@@ -20,8 +20,9 @@ export const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), "../../
  */
 export function serviceCommand(name: string, nodeArgs: readonly string[] = []): { command: string; args: string[] } {
   const bundle = freshBundle(name);
-  if (bundle) return { command: process.execPath, args: [...SERVICE_NODE_OPTIONS, "--enable-source-maps", ...nodeArgs, bundle] };
-  return { command: process.execPath, args: [...SERVICE_NODE_OPTIONS, ...nodeArgs, "--import", "tsx", join(repoRoot, "services", name, "src", "main.ts")] };
+  const v8 = serviceNodeOptions(name);
+  if (bundle) return { command: process.execPath, args: [...v8, "--enable-source-maps", ...nodeArgs, bundle] };
+  return { command: process.execPath, args: [...v8, ...nodeArgs, "--import", "tsx", join(repoRoot, "services", name, "src", "main.ts")] };
 }
 
 export interface ServiceProcessOptions {

@@ -1,3 +1,4 @@
+import type { Migration } from "kysely";
 import type { BlobStore } from "@svc/blobs";
 import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from "fastify";
 import type pg from "pg";
@@ -17,7 +18,7 @@ export type FormatHandler = (req: FastifyRequest, reply: FastifyReply, a: Artifa
 
 /** What every format is built from: the service's shared stores and services (wiring.ts builds them once). */
 export interface FormatDeps {
-  /** The service's database (its schema holds the formats' tables: store/migrations.ts). */
+  /** The service's database (its schema holds the formats' tables: each format's `migrations`). */
   db: Db;
   pool: pg.Pool;
   metadata: MetadataStore;
@@ -73,6 +74,11 @@ export interface FormatModule {
   readonly label: string;
   /** Builds the format from the shared deps; called once per process, before anything is served. */
   create(deps: FormatDeps): Format;
+  /**
+   * Its own tables in the service's schema, by migration name (store/migrations.ts
+   * migrationsOf): names sort in the order they run, across the service and every format.
+   */
+  readonly migrations?: Readonly<Record<string, Migration>>;
 }
 
 /** The formats in use: each repository's, by its format name, and what the service needs of them all. */

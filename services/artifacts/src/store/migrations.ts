@@ -1,8 +1,15 @@
-import { sql, type ColumnDefinitionBuilder, type Kysely, type Migration } from "kysely";
+import { sql, type Kysely, type Migration } from "kysely";
 import { SCHEMA } from "./schema.js";
-import { pypiFilesFollowArtifacts, pypiMigration } from "../formats/pypi/pypi-store.js";
+import type { FormatModule } from "../formats/format.js";
 
-export const migrations: Record<string, Migration> = {
+/**
+ * The service's own tables. A format's tables are its module's (`FormatModule.migrations`, in
+ * its folder); `migrationsOf` puts both together. Names sort in the order they run, across the
+ * service and every format (a new one takes the next number), and never change: a database
+ * records the names it has run. 0004 made the npm format's `npm_unpublished` with the exports
+ * table, before formats were modules, and stays here whole.
+ */
+export const serviceMigrations: Record<string, Migration> = {
   "0001_repositories_and_artifacts": {
     async up(db: Kysely<unknown>) {
       const s = db.schema.withSchema(SCHEMA);
@@ -51,34 +58,6 @@ export const migrations: Record<string, Migration> = {
       await sql`create index outbox_sent on ${sql.id(SCHEMA, "outbox")} (sent_at) where sent_at is not null`.execute(db);
     },
   },
-  "0003_npm_packages": {
-    async up(db: Kysely<unknown>) {
-      const s = db.schema.withSchema(SCHEMA);
-      // One row per package, one per version: a publish inserts its version row, so concurrent
-      // publishes of different versions never rewrite one shared document.
-      await s
-        .createTable("npm_packages")
-        .addColumn("repository", "text", (c) => c.notNull().references(`${SCHEMA}.repositories.name`).onDelete("cascade"))
-        .addColumn("name", "text", (c) => c.notNull())
-        .addColumn("dist_tags", "jsonb", (c) => c.notNull().defaultTo(sql`'{}'::jsonb`))
-        .addColumn("rev", "integer", (c) => c.notNull().defaultTo(1))
-        .addColumn("created_at", "timestamptz", (c) => c.notNull().defaultTo(sql`now()`))
-        .addColumn("modified_at", "timestamptz", (c) => c.notNull().defaultTo(sql`now()`))
-        .addPrimaryKeyConstraint("npm_packages_pk", ["repository", "name"])
-        .execute();
-      await s
-        .createTable("npm_versions")
-        .addColumn("repository", "text", (c) => c.notNull())
-        .addColumn("name", "text", (c) => c.notNull())
-        .addColumn("version", "text", (c) => c.notNull())
-        .addColumn("manifest", "jsonb", (c) => c.notNull())
-        .addColumn("tarball", "text", (c) => c.notNull())
-        .addColumn("published_at", "timestamptz", (c) => c.notNull().defaultTo(sql`now()`))
-        .addPrimaryKeyConstraint("npm_versions_pk", ["repository", "name", "version"])
-        .addForeignKeyConstraint("npm_versions_package", ["repository", "name"], `${SCHEMA}.npm_packages`, ["repository", "name"], (c) => c.onDelete("cascade"))
-        .execute();
-    },
-  },
   "0004_exports_and_npm_tombstones": {
     async up(db: Kysely<unknown>) {
       const s = db.schema.withSchema(SCHEMA);
@@ -113,52 +92,6 @@ export const migrations: Record<string, Migration> = {
         .execute();
     },
   },
-  "0005_maven": {
-    async up(db: Kysely<unknown>) {
-      const s = db.schema.withSchema(SCHEMA);
-      const repository = (c: ColumnDefinitionBuilder) => c.notNull().references(`${SCHEMA}.repositories.name`).onDelete("cascade");
-      // Rows per version and per snapshot file, so deploys of different versions each add their
-      // own row and the metadata documents are written from them, never merged by clients.
-      await s
-        .createTable("maven_versions")
-        .addColumn("repository", "text", repository)
-        .addColumn("group_id", "text", (c) => c.notNull())
-        .addColumn("artifact_id", "text", (c) => c.notNull())
-        .addColumn("version", "text", (c) => c.notNull())
-        .addColumn("deployed_at", "timestamptz", (c) => c.notNull().defaultTo(sql`now()`))
-        .addColumn("updated_at", "timestamptz", (c) => c.notNull().defaultTo(sql`now()`))
-        .addPrimaryKeyConstraint("maven_versions_pk", ["repository", "group_id", "artifact_id", "version"])
-        .execute();
-      await s
-        .createTable("maven_snapshots")
-        .addColumn("repository", "text", repository)
-        .addColumn("group_id", "text", (c) => c.notNull())
-        .addColumn("artifact_id", "text", (c) => c.notNull())
-        .addColumn("version", "text", (c) => c.notNull())
-        .addColumn("classifier", "text", (c) => c.notNull())
-        .addColumn("extension", "text", (c) => c.notNull())
-        .addColumn("value", "text", (c) => c.notNull())
-        .addColumn("timestamp", "text", (c) => c.notNull())
-        .addColumn("build_number", "integer", (c) => c.notNull())
-        .addColumn("updated_at", "timestamptz", (c) => c.notNull().defaultTo(sql`now()`))
-        .addPrimaryKeyConstraint("maven_snapshots_pk", ["repository", "group_id", "artifact_id", "version", "classifier", "extension", "value"])
-        .execute();
-      await s
-        .createTable("maven_digests")
-        .addColumn("sha256", "text", (c) => c.primaryKey())
-        .addColumn("sha1", "text", (c) => c.notNull())
-        .addColumn("md5", "text", (c) => c.notNull())
-        .addColumn("sha512", "text", (c) => c.notNull())
-        .execute();
-      await s
-        .createTable("maven_settings")
-        .addColumn("repository", "text", (c) => c.primaryKey().references(`${SCHEMA}.repositories.name`).onDelete("cascade"))
-        .addColumn("release_redeploy", "boolean", (c) => c.notNull().defaultTo(false))
-        .execute();
-    },
-  },
-  "0006_pypi_files": pypiMigration,
-  "0007_pypi_files_follow_artifacts": pypiFilesFollowArtifacts,
   "0008_repository_removal": {
     async up(db: Kysely<unknown>) {
       await db.schema.withSchema(SCHEMA).alterTable("repositories").addColumn("removing_since", "timestamptz").execute();
@@ -171,3 +104,15 @@ export const migrations: Record<string, Migration> = {
     },
   },
 };
+
+/** The service's migrations and those of every format of `table`; a name used twice refuses. */
+export function migrationsOf(table: readonly Pick<FormatModule, "name" | "migrations">[]): Record<string, Migration> {
+  const all: Record<string, Migration> = { ...serviceMigrations };
+  for (const f of table) {
+    for (const [name, m] of Object.entries(f.migrations ?? {})) {
+      if (Object.hasOwn(all, name)) throw new Error(`migration ${name} of the ${f.name} format has a name already used`);
+      all[name] = m;
+    }
+  }
+  return all;
+}

@@ -4,6 +4,7 @@ import { mavenExportFactory } from "./maven-export.js";
 import { mavenCoordinates } from "./maven-layout.js";
 import { mavenFileIndexing, mavenFileRemoval, mavenRepositoryFactory } from "./maven-repository.js";
 import { mavenHandler, mavenOptionsRoutes } from "./maven-routes.js";
+import { mavenMigrations } from "./maven-migrations.js";
 import { mavenStoreFactory } from "./maven-store.js";
 
 /**
@@ -15,6 +16,7 @@ import { mavenStoreFactory } from "./maven-store.js";
 export const maven: FormatModule = {
   name: "maven",
   label: "maven (the Maven 2 layout)",
+  migrations: mavenMigrations,
   create(deps) {
     const store = mavenStoreFactory(deps.db);
     const repository = mavenRepositoryFactory({ store, artifacts: deps.artifacts, metadata: deps.metadata, blobs: deps.blobs, readOnly: deps.readOnly });

@@ -4,6 +4,7 @@ import { npmCoordinates } from "./npm-documents.js";
 import { npmExportFactory } from "./npm-export.js";
 import { npmRegistryFactory, npmTarballRemoval } from "./npm-registry.js";
 import { npmHandler } from "./npm-routes.js";
+import { npmMigrations } from "./npm-migrations.js";
 import { npmStoreFactory } from "./npm-store.js";
 
 /**
@@ -14,6 +15,7 @@ import { npmStoreFactory } from "./npm-store.js";
 export const npm: FormatModule = {
   name: "npm",
   label: "npm",
+  migrations: npmMigrations,
   create(deps) {
     const store = npmStoreFactory(deps.db, deps.pool, deps.metadata.changes);
     const registry = npmRegistryFactory({ store, metadata: deps.metadata, artifacts: deps.artifacts, readOnly: deps.readOnly });

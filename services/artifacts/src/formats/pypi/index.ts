@@ -3,7 +3,7 @@ import { pypiExportFactory } from "./pypi-export.js";
 import { pypiCoordinates } from "./pypi-index.js";
 import { pypiRegistryFactory } from "./pypi-registry.js";
 import { pypiAdminRoutes, pypiHandler } from "./pypi-routes.js";
-import { pypiStoreFactory } from "./pypi-store.js";
+import { pypiFilesFollowArtifacts, pypiMigration, pypiStoreFactory } from "./pypi-store.js";
 
 /**
  * A Python package index (docs/integration/pypi.md): twine's upload form to the repository's
@@ -14,6 +14,7 @@ import { pypiStoreFactory } from "./pypi-store.js";
 export const pypi: FormatModule = {
   name: "pypi",
   label: "pypi (a package index)",
+  migrations: { "0006_pypi_files": pypiMigration, "0007_pypi_files_follow_artifacts": pypiFilesFollowArtifacts },
   create(deps) {
     const store = pypiStoreFactory(deps.db);
     const registry = pypiRegistryFactory({ store, artifacts: deps.artifacts, readOnly: deps.readOnly });

@@ -1,0 +1,25 @@
+import { describe, expect, it } from "vitest";
+import { FORMATS } from "../formats/index.js";
+import { migrationsOf } from "./migrations.js";
+
+describe("the artifacts service's migrations", () => {
+  it("are the service's and every format's, under the names databases have recorded, in the order they ran", () => {
+    // A database records the names it has run: moving a format's tables into its folder renamed nothing.
+    expect(Object.keys(migrationsOf(FORMATS)).sort()).toEqual([
+      "0001_repositories_and_artifacts",
+      "0002_outbox_downloads_retention_holds",
+      "0003_npm_packages",
+      "0004_exports_and_npm_tombstones",
+      "0005_maven",
+      "0006_pypi_files",
+      "0007_pypi_files_follow_artifacts",
+      "0008_repository_removal",
+      "0009_artifacts_by_sha256",
+    ]);
+  });
+
+  it("refuse a format whose migration takes a name already used, naming both", () => {
+    const clash = { name: "toy", migrations: { "0005_maven": { up: async () => {} } } };
+    expect(() => migrationsOf([...FORMATS, clash])).toThrow("migration 0005_maven of the toy format has a name already used");
+  });
+});

@@ -7,6 +7,9 @@ import { lockKey, parentsOf, type Db, type MetadataStore, type Rows } from "../s
 import type { OutboxStore } from "../store/outbox-store.js";
 import { checkPreconditions, digestCheck, etagOf, type DeclaredDigests, type Preconditions } from "./upload-checks.js";
 
+/** Bodies in memory up to this size are hashed before the transaction begins (publish). */
+const EARLY_DIGEST_BYTES = 1024 * 1024;
+
 export interface ArtifactServiceDeps {
   /** Where content is: the path index (metadata) says which path holds which digest. */
   blobs: Pick<BlobStore, "readOnly" | "stage" | "commit" | "discard" | "head" | "get" | "delete">;
@@ -215,11 +218,14 @@ export function artifactServiceFactory(deps: ArtifactServiceDeps) {
       const late = typeof a === "function";
       // Awaited in the transaction when in memory; never unhandled before that.
       if (Buffer.isBuffer(source) && !late) ready.catch(() => {});
+      // A small body in memory is hashed at once (microseconds), so the blob's lock goes in the
+      // first message with the path's instead of a round trip of its own inside the transaction.
+      const early = Buffer.isBuffer(source) && !late && source.length <= EARLY_DIGEST_BYTES ? createHash("sha256").update(source).digest("hex") : undefined;
       try {
         if (!Buffer.isBuffer(source) || late) await ready;
         const to = late ? await ready.then(({ size, sha256 }) => a({ size, sha256 })) : { address: a, alongside };
         // The blob's lock, shared, in the first message when its digest is known by then.
-        const known = !Buffer.isBuffer(source) || late ? staged : undefined;
+        const known = !Buffer.isBuffer(source) || late ? staged?.sha256 : early;
         const result = await change(
           to.address,
           async (tx, [found = [], clash = [], ...formatRows]) => {
@@ -229,12 +235,14 @@ export function artifactServiceFactory(deps: ArtifactServiceDeps) {
             if (clashes.parent) throw conflict("a parent of this path is a file, not a folder");
             if (clashes.folder) throw conflict("this path is a folder of other artifacts");
             const s = await ready;
+            if (known !== undefined && known !== s.sha256) throw new Error("the staged content is not the content hashed");
             if (!known) await metadata.lockBlob(tx, s.sha256, "shared");
             // Under the blob's lock no reclaim removes it; one that did since the commit above
-            // (the blob had no reference yet) is undone from the staged copy.
-            if (!(await blobs.head(s.sha256))) made = (await blobs.commit(s)).created || made;
-            // A package format's own rows (an npm version) commit with the artifact row, or neither does.
-            await to.alongside?.run(tx, { size: s.size, sha256: s.sha256 }, formatRows);
+            // (the blob had no reference yet) is undone from the staged copy. Asked beside the
+            // package format's own rows (an npm version), which commit with the artifact row, or
+            // neither does.
+            const [present] = await Promise.all([blobs.head(s.sha256), to.alongside?.run(tx, { size: s.size, sha256: s.sha256 }, formatRows)]);
+            if (!present) made = (await blobs.commit(s)).created || made;
             const previous = metadata.recordOf(found);
             if (checks.preconditions) checkPreconditions(checks.preconditions, { sha256: previous?.sha256 });
             const at = new Date();
@@ -248,7 +256,7 @@ export function artifactServiceFactory(deps: ArtifactServiceDeps) {
             locks: to.alongside?.locks,
             // The folders' path locks, shared: a publish at a folder of this path (or a removal
             // there) waits for this one, and this one for it, so the clash check sees it.
-            sharedLocks: [...parentsOf(to.address.path).map((p) => lockKey("artifact-path", to.address.repository, p)), ...(known ? [lockKey("blob", known.sha256)] : [])],
+            sharedLocks: [...parentsOf(to.address.path).map((p) => lockKey("artifact-path", to.address.repository, p)), ...(known ? [lockKey("blob", known)] : [])],
             withBegin: [metadata.findStatement(to.address.repository, to.address.path), metadata.clashStatement(to.address.repository, to.address.path), ...(to.alongside?.withBegin ?? [])],
             closed: () => {
               // Checked before anything lands: a removal that began meanwhile finds nothing of this upload.

@@ -23,6 +23,11 @@ export interface ControlSubjects {
   settings: string;
   /** "Clear caches on this node": every other gateway drops what it remembers of credentials and sessions. */
   caches: string;
+  /**
+   * "What do you serve at these paths?": asked of every artifacts node by the posture's
+   * comparison (services/artifacts content-report.ts answers, admin content-check.ts asks).
+   */
+  content: string;
 }
 
 /**
@@ -41,6 +46,7 @@ export function controlSubjects(internalSecret: string): ControlSubjects {
     openapi: `svc.control.${d}.openapi`,
     settings: `svc.control.${d}.settings`,
     caches: `svc.control.${d}.caches.cleared`,
+    content: `svc.control.${d}.content`,
   };
 }
 

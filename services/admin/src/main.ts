@@ -1,6 +1,7 @@
 import { answerLogs, answerSettings, bootService, controlSubjects, listenedControlSubjects, pingDb, postgresSchema } from "@svc/kit";
 import { buildApp } from "./app.js";
 import { loadConfig } from "./config.js";
+import { contentCheckFactory } from "./domain/content-check.js";
 import { nodeRegistryFactory } from "./domain/node-registry.js";
 import { collectHeartbeats } from "./messaging/heartbeat-collector.js";
 import { nodeControlFactory } from "./messaging/node-control.js";
@@ -17,6 +18,8 @@ await bootService({
     const nodes = nodeRegistryFactory();
     const control = controlSubjects(config.internalSecret);
     for (const listened of listenedControlSubjects(config)) collectHeartbeats({ bus, subject: listened.heartbeat, nodes });
+    // The heartbeats tell which nodes exist, so a gathering need not wait out its window.
+    const peers = nodeControlFactory({ bus, control, nodes, self: metrics.node });
     const app = buildApp({
       log,
       internalSecret: config.internalSecret,
@@ -24,11 +27,11 @@ await bootService({
       capabilities: capabilitiesOf(config),
       checks: [{ name: "postgres", check: () => pingDb(pool) }],
       ownSettings: () => answerSettings(config, metrics.node, "admin"),
-      // The heartbeats tell which nodes exist, so a gathering need not wait out its window.
-      peers: nodeControlFactory({ bus, control, nodes, self: metrics.node }),
+      peers,
       operations: {
         settings: config,
         nodes,
+        content: contentCheckFactory({ ask: peers.gatherContent, nodes: nodes.live }),
         limits: limitStoreFactory(db),
         metrics,
         ownLogs: (q) => answerLogs(ring, metrics.node, "admin", q),

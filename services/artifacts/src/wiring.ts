@@ -1,7 +1,8 @@
 import { Counter } from "prom-client";
-import { pingDb, type Bus, type BootContext, type DatabaseContext, type Wiring } from "@svc/kit";
+import { listenedControlSubjects, pingDb, type Bus, type BootContext, type DatabaseContext, type Wiring } from "@svc/kit";
 import { buildApp } from "./app.js";
 import type { ArtifactsConfig } from "./config.js";
+import { contentReporterFactory, filesystemLocator } from "./domain/content-report.js";
 import { artifactServiceFactory } from "./domain/artifact-service.js";
 import { downloadRecorderFactory } from "./domain/download-recorder.js";
 import { indexReadCacheFactory } from "./domain/index-read-cache.js";
@@ -20,7 +21,7 @@ import { metadataStoreFactory } from "./store/metadata-store.js";
 import { outboxStoreFactory } from "./store/outbox-store.js";
 import type { ArtifactsDatabase } from "./store/schema.js";
 
-export type ArtifactsContext = Pick<BootContext<ArtifactsConfig>, "config" | "log" | "metrics"> & { bus: Pick<Bus, "publish" | "subscribe" | "connected" | "losses"> } & DatabaseContext<ArtifactsDatabase>;
+export type ArtifactsContext = Pick<BootContext<ArtifactsConfig>, "config" | "log" | "metrics"> & { bus: Pick<Bus, "publish" | "subscribe" | "connected" | "losses" | "respond"> } & DatabaseContext<ArtifactsDatabase>;
 
 /**
  * The artifacts service wired from its settings, database and bus (main.ts boots it): the
@@ -62,6 +63,9 @@ export async function wireArtifacts({ config, log, metrics, bus, db, pool }: Art
   const downloads = downloadRecorderFactory({ store: metadata, log });
   downloads.start();
   if (config.readOnly) log.warn("svc.read-only is on: every artifact write is refused with 403");
+  // What this node serves at a few paths, for the posture's comparison of artifacts nodes (svc.nodes.content-differs).
+  const content = contentReporterFactory({ pool, blobs, node: metrics.node, storageLocator: filesystemLocator(config.filesystemRoot) });
+  for (const listened of listenedControlSubjects(config)) bus.respond(listened.content, (raw) => content.answer(raw));
   const checks = [{ name: "postgres", check: () => pingDb(pool) }];
   const app = buildApp({ log, internalSecret: config.internalSecret, internalSecretPrevious: config.internalSecretPrevious, blobs, metadata, reads, artifacts, admin, exports, formats, downloads, repositories: repositories.names, checks, metrics, uploadIdleTimeoutMs: config.uploadIdleTimeoutMs });
   return { app, ready: { root: config.filesystemRoot, repository: config.repository }, closers: [() => exports.stop(), () => downloads.stop(), () => relay.stop()] };

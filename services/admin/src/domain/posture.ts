@@ -21,11 +21,12 @@ export interface Advisory {
 const rank: Record<Severity, number> = { critical: 0, warning: 1 };
 
 /**
- * Every advisory the current configuration raises, most severe first. Reads settings and the
- * nodes' heartbeats only: observing it changes nothing and never shows a value of a secret.
+ * Every advisory the current configuration raises, most severe first. Reads settings, the
+ * nodes' heartbeats and what `observed` found by asking the nodes only: observing it changes nothing and never shows a value of a secret.
  */
-export function computePosture(s: Settings, nodes: Heartbeat[], own: { fingerprint: string; settings: Record<string, string> }): Advisory[] {
-  const out: Advisory[] = [];
+export function computePosture(s: Settings, nodes: Heartbeat[], own: { fingerprint: string; settings: Record<string, string> }, observed: Advisory[] = []): Advisory[] {
+  // Advisories found by asking the nodes (content-check.ts), sorted in with the rest.
+  const out: Advisory[] = [...observed];
   if (!s.auth) {
     out.push({
       name: "svc.auth.open",

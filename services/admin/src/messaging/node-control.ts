@@ -16,7 +16,7 @@ export interface MetricsReply {
  */
 export function nodeControlFactory(deps: {
   bus: Pick<Bus, "gather" | "announce">;
-  control: Pick<ControlSubjects, "logs" | "metrics" | "openapi" | "limits" | "settings">;
+  control: Pick<ControlSubjects, "logs" | "metrics" | "openapi" | "limits" | "settings" | "content">;
   nodes: Pick<NodeRegistry, "known">;
   /** This process's node name. */
   self: string;
@@ -48,6 +48,13 @@ export function nodeControlFactory(deps: {
     },
     async gatherApiReports(): Promise<ApiReport[]> {
       return (await gather(deps.control.openapi, {})) as ApiReport[];
+    },
+    /**
+     * Asks the artifacts nodes what they serve at some paths (the posture's content check): waits
+     * for those nodes only, at most knownWaitMs; a node that has not answered by then is left out.
+     */
+    async gatherContent(request: unknown, expectNodes: string[]): Promise<unknown[]> {
+      return deps.bus.gather(deps.control.content, request, Math.max(gatherMs, knownWaitMs), { expectNodes });
     },
     /** Tells every gateway to re-read the tenant's rate-limit override; false when NATS is not connected. */
     announceLimitsChanged(tenant: string): boolean {

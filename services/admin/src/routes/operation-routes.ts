@@ -4,6 +4,7 @@ import { isTenant } from "@svc/keys";
 import { Answer, NoContent, StringEnum, errorResponses, problemResponses, aggregateMetrics, settingsDigest, type ServiceApp, type LogReply, type ServiceMetrics, type Settings } from "@svc/kit";
 import { mergeLogs, readLogQuery } from "../domain/log-query.js";
 import type { NodeRegistry } from "../domain/node-registry.js";
+import type { ContentCheck } from "../domain/content-check.js";
 import { computePosture } from "../domain/posture.js";
 import type { NodeControl } from "../messaging/node-control.js";
 import type { LimitStore } from "../store/limit-store.js";
@@ -13,6 +14,8 @@ export interface OperationsDeps {
   /** The other nodes, over the control subjects. */
   peers: Pick<NodeControl, "gatherLogs" | "gatherMetrics" | "announceLimitsChanged">;
   nodes: Pick<NodeRegistry, "live">;
+  /** The artifacts nodes' content compared (svc.nodes.content-differs); cached, read-only. */
+  content?: Pick<ContentCheck, "advisories">;
   limits: LimitStore;
   metrics: ServiceMetrics;
   /** This process's own log entries, answered locally so logs work with NATS down. */
@@ -39,7 +42,7 @@ export function operationsRoutes(app: ServiceApp, deps: OperationsDeps): void {
     "/api/posture",
     { schema: { response: { 200: Answer({ count: Type.Integer(), advisories: Type.Array(advisorySchema) }), ...errorResponses() } } },
     async () => {
-      const advisories = computePosture(deps.settings, deps.nodes.live(), own);
+      const advisories = computePosture(deps.settings, deps.nodes.live(), own, (await deps.content?.advisories()) ?? []);
       return { count: advisories.length, advisories };
     },
   );

@@ -1,2 +1,3 @@
 export * from "./blob-store.js";
 export * from "./filesystem.js";
+export * from "./s3.js";

@@ -56,4 +56,22 @@ describe("the suite on the S3 blob store", () => {
     expect(range.status).toBe(206);
     expect(await range.text()).toBe("from");
   });
+
+  it("is not ready while the object store is down, and serves again once it is back, without a restart", async () => {
+    const ready = async () => (await fetch(`${s.urls.artifacts}/health/ready`)).status;
+    expect(await ready()).toBe(200);
+    await os.stopGateway();
+    try {
+      expect(await ready()).toBe(503);
+      const admin = (await (await s.call("GET", "/health/ready", { key: s.bootstrapKey })).json()) as { checks: Record<string, { status: string }> };
+      expect(admin.checks.artifacts?.status).toBe("down");
+    } finally {
+      await os.startGateway();
+    }
+    expect(await ready()).toBe(200);
+    const get = await s.call("GET", "/repository/default/s3/hello.txt", { key: s.bootstrapKey });
+    expect(await get.text()).toBe("hello from the bucket\n");
+    const put = await s.call("PUT", "/repository/default/s3/after.txt", { key: s.bootstrapKey, body: "after the outage\n" });
+    expect(put.status).toBe(201);
+  });
 });

@@ -55,3 +55,28 @@ export async function openBlobStore(s: StorageSettings): Promise<OpenedBlobStore
 export function storageIdentity(s: StorageSettings): Record<string, string> {
   return s.storage === "s3" ? { storage: "s3", bucket: s.s3Bucket, ...(s.s3Endpoint ? { endpoint: s.s3Endpoint } : {}), ...(s.s3Prefix ? { prefix: s.s3Prefix } : {}) } : { storage: "filesystem", root: s.filesystemRoot };
 }
+
+/**
+ * The readiness check of the store (/health/ready): for S3 the bucket listed (nothing written on
+ * every probe), answering within 3 s; none for the filesystem (a local folder).
+ */
+export function blobStoreHealthChecks(opened: OpenedBlobStore): { name: string; check: () => Promise<{ ok: true } | { ok: false; error: string }> }[] {
+  if (opened.kind !== "s3") return [];
+  const store = opened.store;
+  return [
+    {
+      name: "object-store",
+      async check() {
+        let timer: NodeJS.Timeout | undefined;
+        try {
+          await Promise.race([store.check({ write: false }), new Promise((_, reject) => (timer = setTimeout(() => reject(new Error("timed out")), 3000)))]);
+          return { ok: true };
+        } catch (err) {
+          return { ok: false, error: (err as Error).message };
+        } finally {
+          clearTimeout(timer);
+        }
+      },
+    },
+  ];
+}

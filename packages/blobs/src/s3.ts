@@ -74,7 +74,8 @@ export interface S3BlobStoreOptions {
 
 export interface S3BlobStore extends BlobStore {
   readonly bucket: string;
-  check(): Promise<void>;
+  /** The bucket answers, and (`write`, default unless read-only) takes an object and lets it go. */
+  check(opts?: { write?: boolean }): Promise<void>;
   listAbandonedUploads(opts: { olderThanMs: number; limit: number }): Promise<AbandonedUpload[]>;
   abortUpload(upload: AbandonedUpload): Promise<void>;
   /** Releases the client's sockets. */
@@ -380,7 +381,7 @@ export function s3BlobStore(opts: S3BlobStoreOptions): S3BlobStore {
       });
     },
 
-    async check() {
+    async check({ write = !opts.readOnly } = {}) {
       try {
         await send(() => client.send(new HeadBucketCommand({ Bucket: bucket })));
       } catch (err) {
@@ -388,7 +389,7 @@ export function s3BlobStore(opts: S3BlobStoreOptions): S3BlobStore {
         if (statusOf(err) === 404 || (err as SdkError).name === "NotFound") throw new BlobStoreMisconfigured(BUCKET_SETTING, `the object store has no bucket "${bucket}" (${BUCKET_SETTING})`);
         throw err;
       }
-      if (opts.readOnly) {
+      if (!write) {
         await send(() => client.send(new ListObjectsV2Command({ Bucket: bucket, Prefix: blobsPrefix, MaxKeys: 1 })));
         return;
       }

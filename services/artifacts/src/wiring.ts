@@ -3,7 +3,7 @@ import { buildApp } from "./app.js";
 import type { ArtifactsConfig } from "./config.js";
 import { artifactServiceFactory } from "./domain/artifact-service.js";
 import { downloadRecorderFactory } from "./domain/download-recorder.js";
-import { openBlobStore, storageIdentity } from "@svc/blobs";
+import { blobStoreHealthChecks, openBlobStore, storageIdentity } from "@svc/blobs";
 import { migrateLegacyLayout } from "./domain/legacy-layout.js";
 import { outboxRelayFactory } from "./domain/outbox-relay.js";
 import { repositoryListFactory } from "./domain/repository-list.js";
@@ -54,7 +54,7 @@ export async function wireArtifacts({ config, log, metrics, bus, db, pool }: Art
   const downloads = downloadRecorderFactory({ store: metadata, log });
   downloads.start();
   if (config.readOnly) log.warn("svc.read-only is on: every artifact write is refused with 403");
-  const checks = [{ name: "postgres", check: () => pingDb(pool) }];
+  const checks = [{ name: "postgres", check: () => pingDb(pool) }, ...blobStoreHealthChecks(opened)];
   const app = buildApp({ log, internalSecret: config.internalSecret, internalSecretPrevious: config.internalSecretPrevious, blobs, metadata, artifacts, admin, exports, formats, downloads, repositories: repositories.names, checks, metrics, uploadIdleTimeoutMs: config.uploadIdleTimeoutMs });
   return { app, ready: { ...storageIdentity(config), repository: config.repository }, closers: [...(opened.kind === "s3" ? [async () => opened.store.close()] : []), () => exports.stop(), () => downloads.stop(), () => relay.stop()] };
 }

@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { openBlobStore, storageIdentity } from "@svc/blobs";
+import { blobStoreHealthChecks, openBlobStore, storageIdentity } from "@svc/blobs";
 import { bootService, pingDb, postgresSchema } from "@svc/kit";
 import { buildApp } from "./app.js";
 import { loadConfig } from "./config.js";
@@ -42,7 +42,7 @@ await bootService({
     const scheduler = schedulerFactory({ store, runner, holder, log });
     const walks = walkServiceFactory({ store, runner, changed: () => scheduler.reload() });
     if (config.readOnly) log.warn("svc.read-only is on: walks look at the store and count, but change nothing");
-    const app = buildApp({ log, internalSecret: config.internalSecret, internalSecretPrevious: config.internalSecretPrevious, walks, checks: [{ name: "postgres", check: () => pingDb(pool) }], metrics });
+    const app = buildApp({ log, internalSecret: config.internalSecret, internalSecretPrevious: config.internalSecretPrevious, walks, checks: [{ name: "postgres", check: () => pingDb(pool) }, ...blobStoreHealthChecks(opened)], metrics });
     return {
       app,
       onListening: () => scheduler.start(),

@@ -1,4 +1,5 @@
-import type { Readable, Transform } from "node:stream";
+import { createHash } from "node:crypto";
+import { Transform, type Readable } from "node:stream";
 
 /**
  * Content stored once per SHA-256 digest, behind one interface for every backend: the
@@ -59,6 +60,46 @@ export interface BlobStore {
   listStaged(opts: { after?: string; limit: number }): Promise<StagedInfo[]>;
   /** Removes a staged leftover if it is still untouched for `olderThanMs`: the bytes freed, or undefined. */
   deleteStaged(name: string, olderThanMs: number): Promise<number | undefined>;
+
+  /**
+   * Optional, for backends with multipart uploads (S3): uploads started and never completed
+   * nor aborted (a process killed mid-stage), begun more than `olderThanMs` ago. The reclaim
+   * walk aborts them with abortUpload. The filesystem has none.
+   */
+  listAbandonedUploads?(opts: { olderThanMs: number; limit: number }): Promise<AbandonedUpload[]>;
+  abortUpload?(upload: AbandonedUpload): Promise<void>;
+  /** Optional: the store reachable (and writable unless read-only), for startup and readiness; throws BlobStoreUnavailable / BlobStoreMisconfigured. */
+  check?(): Promise<void>;
+}
+
+export interface AbandonedUpload {
+  key: string;
+  uploadId: string;
+  initiated: Date;
+}
+
+/**
+ * The object store did not answer, or not in time (down, unreachable, overloaded): an outage
+ * the services expect and answer with 503 and Retry-After, not a failure of the request.
+ */
+export class BlobStoreUnavailable extends Error {
+  override readonly name = "BlobStoreUnavailable";
+  /** Seconds a client may wait before it tries again. */
+  readonly retryAfterSeconds: number = 5;
+}
+
+/**
+ * The object store answered that the settings are wrong: no such bucket, or credentials
+ * refused. `setting` names the setting to fix; the message never holds a credential.
+ */
+export class BlobStoreMisconfigured extends Error {
+  override readonly name = "BlobStoreMisconfigured";
+  constructor(
+    readonly setting: string,
+    message: string,
+  ) {
+    super(message);
+  }
 }
 
 /** Content staged, not yet a blob; `name` identifies the staged copy (listStaged shows it). */
@@ -97,3 +138,28 @@ export interface ByteRange {
 export const isDigest = (s: string): boolean => /^[0-9a-f]{64}$/.test(s);
 
 export const READ_ONLY = "this server is read-only (svc.read-only): writes are refused";
+
+/** A pass-through that counts and hashes what goes by: its size and SHA-256 once it has ended. */
+export function hashing(): { stream: Transform; result: () => { sha256: string; size: number } } {
+  const hash = createHash("sha256");
+  let size = 0;
+  const stream = new Transform({
+    transform(chunk: Buffer, _enc, cb) {
+      hash.update(chunk);
+      size += chunk.length;
+      cb(null, chunk);
+    },
+  });
+  return { stream, result: () => ({ sha256: hash.digest("hex"), size }) };
+}
+
+/** put() of every backend: stage, commit, and discard the staged copy whatever happened. */
+export async function putThroughStaging(store: Pick<BlobStore, "stage" | "commit" | "discard">, source: Readable | Buffer, opts?: { through?: readonly Transform[] }): Promise<StoredBlob> {
+  const staged = await store.stage(source, opts);
+  try {
+    const { created } = await store.commit(staged);
+    return { sha256: staged.sha256, size: staged.size, created };
+  } finally {
+    await store.discard(staged);
+  }
+}

@@ -4,9 +4,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Readable, Transform } from "node:stream";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
-import { ServiceError } from "@svc/contracts";
 import { filesystemBlobStore, type FilesystemBlobStore } from "./filesystem.js";
-import type { BlobStore } from "./blob-store.js";
+import { blobStoreContract, generated, peakGrowth } from "./contract.fixture.js";
 
 const sha = (s: string | Buffer) => createHash("sha256").update(s).digest("hex");
 const text = async (r: Readable | undefined) => {
@@ -38,23 +37,8 @@ describe("filesystemBlobStore", () => {
   it("a streamed put of a large body keeps memory flat", async () => {
     const chunk = Buffer.alloc(1024 * 1024, 7);
     const total = 256;
-    let sent = 0;
-    const source = new Readable({
-      read() {
-        this.push(sent++ < total ? chunk : null);
-      },
-    });
-    global.gc?.();
-    const before = process.memoryUsage();
-    let peak = 0;
-    const meter = setInterval(() => (peak = Math.max(peak, process.memoryUsage().rss - before.rss)), 5);
-    try {
-      const out = await store.put(source);
-      expect(out.size).toBe(total * chunk.length);
-    } finally {
-      clearInterval(meter);
-    }
-    peak = Math.max(peak, process.memoryUsage().rss - before.rss);
+    const { value: out, peak } = await peakGrowth(() => store.put(generated(chunk, total)));
+    expect(out.size).toBe(total * chunk.length);
     // 256 MiB went through; what the process grew by is a small part of it.
     expect(peak).toBeLessThan(96 * 1024 * 1024);
   });
@@ -70,20 +54,6 @@ describe("filesystemBlobStore", () => {
     } finally {
       rmSync(fresh, { recursive: true, force: true });
     }
-  });
-
-  it("answers byte ranges, inclusive as HTTP counts them", async () => {
-    const { sha256 } = await store.put(Buffer.from("0123456789"));
-    expect(await text(await store.get(sha256, { start: 2, end: 4 }))).toBe("234");
-    expect(await text(await store.get(sha256, { start: 9, end: 9 }))).toBe("9");
-    expect(await text(await store.get(sha256, { start: 0, end: 9 }))).toBe("0123456789");
-  });
-
-  it("answers undefined for a blob it does not have, and for what is not a digest", async () => {
-    expect(await store.get(sha("absent"))).toBeUndefined();
-    expect(await store.head(sha("absent"))).toBeUndefined();
-    expect(await store.get("../../etc/passwd")).toBeUndefined();
-    expect(await store.delete(sha("absent"))).toBe(false);
   });
 
   it("commit is a conditional create: an existing blob is kept and its time moves forward", async () => {
@@ -102,22 +72,6 @@ describe("filesystemBlobStore", () => {
     await store.discard(staged);
     await store.discard(staged); // gone already: no error
     expect(await text(await store.get(first.sha256))).toBe("same");
-  });
-
-  it("a source that fails or a check that throws leaves nothing staged", async () => {
-    const failing = new Readable({
-      read() {
-        this.destroy(new Error("client went away"));
-      },
-    });
-    await expect(store.stage(failing)).rejects.toThrow(/went away/);
-    const refuse = new Transform({
-      transform(_c, _e, cb) {
-        cb(new Error("declared digest differs"));
-      },
-    });
-    await expect(store.stage(Readable.from([Buffer.from("x")]), { through: [refuse] })).rejects.toThrow(/declared/);
-    expect(await store.listStaged({ limit: 10 })).toEqual([]);
   });
 
   it("lists blobs in digest order, page by page, across shard folders", async () => {
@@ -168,21 +122,15 @@ describe("filesystemBlobStore", () => {
     expect(await store.adopt(loose, sha256)).toMatchObject({ sha256: sha("loose") });
   });
 
-  it("read-only is enforced by the store itself: every write refuses with 403", async () => {
-    const { sha256 } = await store.put(Buffer.from("kept"));
-    const ro: BlobStore = filesystemBlobStore({ root, readOnly: true });
-    const refused = async (p: Promise<unknown>) => {
-      const err = await p.then(() => undefined, (e: unknown) => e);
-      expect(err).toBeInstanceOf(ServiceError);
-      expect((err as ServiceError).status).toBe(403);
+});
+
+describe("filesystemBlobStore: the behaviour every backend shares", () => {
+  blobStoreContract(async () => {
+    const root = mkdtempSync(join(tmpdir(), "blobs-contract-"));
+    return {
+      store: filesystemBlobStore({ root, readOnly: false }),
+      readOnly: filesystemBlobStore({ root, readOnly: true }),
+      cleanup: async () => rmSync(root, { recursive: true, force: true }),
     };
-    await refused(ro.stage(Buffer.from("x")));
-    await refused(ro.put(Readable.from([Buffer.from("x")])));
-    await refused(ro.commit({ name: "x", sha256, size: 4 }));
-    await refused(ro.delete(sha256));
-    await refused(ro.deleteStaged("x", 0));
-    // Reads go on.
-    expect(await text(await ro.get(sha256))).toBe("kept");
-    expect((await ro.list({ limit: 10 })).map((b) => b.sha256)).toEqual([sha256]);
   });
 });

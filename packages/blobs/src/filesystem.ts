@@ -5,7 +5,7 @@ import { join } from "node:path";
 import { Readable, Transform } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import { forbidden } from "@svc/contracts";
-import { READ_ONLY, isDigest, type BlobInfo, type BlobStore, type ByteRange, type StagedBlob, type StagedInfo, type StoredBlob } from "./blob-store.js";
+import { READ_ONLY, hashing, isDigest, putThroughStaging, type BlobInfo, type BlobStore, type ByteRange, type StagedBlob, type StagedInfo } from "./blob-store.js";
 
 /**
  * The filesystem backend, on the layout under svc.filesystem-root:
@@ -55,19 +55,6 @@ async function syncDir(dir: string): Promise<void> {
   } finally {
     await fh.close();
   }
-}
-
-function hashing(): { stream: Transform; result: () => { sha256: string; size: number } } {
-  const hash = createHash("sha256");
-  let size = 0;
-  const stream = new Transform({
-    transform(chunk: Buffer, _enc, cb) {
-      hash.update(chunk);
-      size += chunk.length;
-      cb(null, chunk);
-    },
-  });
-  return { stream, result: () => ({ sha256: hash.digest("hex"), size }) };
 }
 
 /** Reads a file through once: its size and SHA-256. */
@@ -214,15 +201,7 @@ export function filesystemBlobStore(opts: FilesystemBlobStoreOptions): Filesyste
     commit,
     discard,
 
-    async put(source, o) {
-      const staged = await stage(source, o);
-      try {
-        const { created } = await commit(staged);
-        return { sha256: staged.sha256, size: staged.size, created } satisfies StoredBlob;
-      } finally {
-        await discard(staged);
-      }
-    },
+    put: (source, o) => putThroughStaging({ stage, commit, discard }, source, o),
 
     async head(sha256) {
       const st = await statBlob(sha256);

@@ -150,7 +150,12 @@ export async function bootService(spec: EitherSpec): Promise<void> {
   const db = database?.db;
   const last: Shutdown[] = [async () => agent.stop(), () => bus.close(), ...(db ? [() => db.destroy()] : [])];
 
-  const wiring = await spec.wire({ config, log, ring, metrics, bus, ...database });
+  // An error naming a setting (`setting`, as the blob store's BlobStoreMisconfigured does: a missing
+  // bucket, refused credentials) is a start-up refusal like a bad setting, not a crash.
+  const wiring = await Promise.resolve().then(() => spec.wire({ config, log, ring, metrics, bus, ...database })).catch((err: unknown) => {
+    if (err instanceof Error && typeof (err as { setting?: unknown }).setting === "string") refuseStart(spec.name, err);
+    throw err;
+  });
   status = wiring.status;
 
   await wiring.app.listen({ host: config.host, port: config.port });

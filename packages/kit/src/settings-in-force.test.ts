@@ -27,6 +27,19 @@ describe("settings in force", () => {
     expect(text).not.toContain(SECRET);
   });
 
+  it("reports the S3 blob store's keys as secrets, its bucket and endpoint as they are", () => {
+    const s = load({ SVC_INTERNAL_SECRET: SECRET, SVC_STORAGE: "s3", SVC_STORAGE_S3_BUCKET: "artifacts", SVC_STORAGE_S3_ENDPOINT: "https://rgw.example.com", SVC_STORAGE_S3_ACCESS_KEY: "AKIAEXAMPLEKEY", SVC_STORAGE_S3_SECRET_KEY: "wJalr-secret-text" });
+    expect(s.storage).toBe("s3");
+    expect(entry(s, "svc.storage.s3.access-key")).toMatchObject({ secret: true, set: true });
+    expect(entry(s, "svc.storage.s3.secret-key")).toMatchObject({ secret: true, set: true });
+    expect(entry(s, "svc.storage.s3.bucket")).toMatchObject({ secret: false, value: "artifacts" });
+    const text = JSON.stringify(s.inForce);
+    expect(text).not.toContain("wJalr-secret-text");
+    expect(text).not.toContain("AKIAEXAMPLEKEY");
+    expect(load({ SVC_STORAGE: "S3" }).storage).toBe("s3");
+    expect(() => load({ SVC_STORAGE: "nfs" })).toThrow(/svc\.storage .*must be filesystem or s3/);
+  });
+
   it("gives equal values equal digests however they are written, and keys a secret's digest by the internal secret", () => {
     const a = load({ SVC_INTERNAL_SECRET: SECRET, SVC_CACHE_TTL: "1m", SVC_DATABASE_URL: "postgres://a@db/x" });
     const b = load({ SVC_INTERNAL_SECRET: SECRET, SVC_CACHE_TTL: "60s", SVC_DATABASE_URL: "postgres://a@db/x" });

@@ -154,6 +154,10 @@ const oneOf =
     const v = raw.trim().toUpperCase() as T;
     return values.includes(v) ? { ok: true, value: v } : { ok: false, reason: `must be one of ${values.join(", ")}` };
   };
+const storageKind: Parser<"filesystem" | "s3"> = (raw) => {
+  const v = raw.trim().toLowerCase();
+  return v === "filesystem" || v === "s3" ? { ok: true, value: v } : { ok: false, reason: "must be filesystem or s3" };
+};
 const profile: Parser<string> = (raw) => {
   const v = raw.trim().toLowerCase();
   return v === "" || v === "dev" ? { ok: true, value: v } : { ok: false, reason: "must be blank or dev" };
@@ -225,8 +229,26 @@ export const SETTINGS = {
     description: "`true` switches on the console's Deploy action (publishing one file from the browser): the console offers it, and the gateway lets a signed-in person publish to `/repository/` with the console session, under the same rights as a key; off, such writes are refused with 403 (keys are unaffected)." }),
   walkerUrl: def("svc.walker.url", url(["http", "https"]), "http://127.0.0.1:18085", { readBy: ["gateway"],
     description: "Where the gateway reaches the walker (`/api/walks`)." }),
-  filesystemRoot: def("svc.filesystem-root", str, "", { readBy: ["artifacts", "walker"], defaultText: "required (artifacts, walker)",
+  storage: def("svc.storage", storageKind, "filesystem", { readBy: ["artifacts", "walker"],
+    description: "Where the blob store keeps content: `filesystem` (a folder, `svc.filesystem-root`) or `s3` (an S3-compatible bucket, `svc.storage.s3.*`: AWS S3, Ceph RGW, MinIO, ...). Every artifacts replica and the walker must use the same store." }),
+  filesystemRoot: def("svc.filesystem-root", str, "", { readBy: ["artifacts", "walker"], defaultText: "required with svc.storage=filesystem (artifacts, walker)",
     description: "The blob store's folder (`blobs/` and `tmp/` under it; a `repositories/` folder left by a version before the blob store is migrated into it on start). Every artifacts replica and the walker must see the same folder." }),
+  s3Bucket: def("svc.storage.s3.bucket", str, "", { readBy: ["artifacts", "walker"], defaultText: "required with svc.storage=s3",
+    description: "The bucket of the S3 blob store (`<prefix>blobs/sha256/<ab>/<digest>`, `<prefix>staging/<uuid>`). It must exist: the services refuse to start, naming this setting, when it does not." }),
+  s3Endpoint: def("svc.storage.s3.endpoint", url(["http", "https"]), "", { readBy: ["artifacts", "walker"], defaultText: "blank (AWS S3)",
+    description: "The S3 API's base URL of a self-hosted store (e.g. `https://rgw.example.com`); blank for AWS S3 in `svc.storage.s3.region`." }),
+  s3Region: def("svc.storage.s3.region", str, "us-east-1", { readBy: ["artifacts", "walker"],
+    description: "The bucket's region (signatures name it; most self-hosted stores accept any)." }),
+  s3PathStyle: def("svc.storage.s3.path-style", bool, false, { readBy: ["artifacts", "walker"],
+    description: "`true`: path-style requests (`<endpoint>/<bucket>/<key>`), what most self-hosted stores need; `false`: virtual-hosted style (`<bucket>.<endpoint>`)." }),
+  s3Prefix: def("svc.storage.s3.prefix", str, "", { readBy: ["artifacts", "walker"],
+    description: "A prefix of every key (e.g. `svc/`), for a bucket shared with other data." }),
+  s3AccessKey: def("svc.storage.s3.access-key", str, "", { readBy: ["artifacts", "walker"], defaultText: "blank (the AWS credential chain)",
+    description: "The access key id; with `svc.storage.s3.secret-key`. Both blank: the standard AWS chain (environment, web identity of a Kubernetes service account, profile, instance role)." }, true),
+  s3SecretKey: def("svc.storage.s3.secret-key", str, "", { readBy: ["artifacts", "walker"], defaultText: "blank (the AWS credential chain)",
+    description: "The secret access key that goes with `svc.storage.s3.access-key`." }, true),
+  s3EqualParts: def("svc.storage.s3.equal-parts", bool, false, { readBy: ["artifacts", "walker"],
+    description: "`true`: multipart uploads in equal 64 MiB parts (stores that require equal parts; objects up to 625 GiB). `false`: parts from 8 MiB, doubling every 1,000 parts, so any object fits S3's 10,000-part cap." }),
   logLevel: def("svc.log-level", logLevel, "info", { readBy: ALL,
     description: "pino level: `fatal`, `error`, `warn`, `info`, `debug`, `trace` or `silent`." }),
   uiSessionLifetimeMs: def("svc.ui.session.lifetime", duration, 12 * 3_600_000, { readBy: ["console"], defaultText: "PT12H",

@@ -2,15 +2,15 @@ import { loadSettings, requireSettings, type Settings, type NodeAgentSettings } 
 
 export type ArtifactsConfig = Pick<
   Settings,
-  "tenant" | "repository" | "repositoryFormat" | "readOnly" | "filesystemRoot" | "internalSecret" | "internalSecretPrevious" | "databaseUrl" | "natsUrl" | "host" | "port" | "logLevel" | "shutdownGraceMs" | "databasePoolSize" | "uploadIdleTimeoutMs" | "uiPublicUrl" | "indexCacheTtlMs"
+  "tenant" | "repository" | "repositoryFormat" | "readOnly" | "filesystemRoot" | "storage" | "s3Bucket" | "s3Endpoint" | "s3Region" | "s3PathStyle" | "s3Prefix" | "s3AccessKey" | "s3SecretKey" | "s3EqualParts" | "internalSecret" | "internalSecretPrevious" | "databaseUrl" | "natsUrl" | "host" | "port" | "logLevel" | "shutdownGraceMs" | "databasePoolSize" | "uploadIdleTimeoutMs" | "uiPublicUrl" | "indexCacheTtlMs"
 > &
   NodeAgentSettings;
 
-/** Settings this service refuses to start without (deploy/manifests.test.ts checks each Deployment sets them). */
-export const REQUIRED_SETTINGS = ["databaseUrl", "internalSecret", "filesystemRoot", "natsUrl"] satisfies Parameters<typeof requireSettings>[1];
+/** Settings this service refuses to start without (deploy/manifests.test.ts checks each Deployment sets them); and the store's own: svc.filesystem-root, or svc.storage.s3.bucket with svc.storage=s3. */
+export const REQUIRED_SETTINGS = ["databaseUrl", "internalSecret", "natsUrl"] satisfies Parameters<typeof requireSettings>[1];
 
 export function loadConfig(argv = process.argv.slice(2), env = process.env): ArtifactsConfig {
   const s = loadSettings({ argv, env });
-  requireSettings(s, REQUIRED_SETTINGS);
+  requireSettings(s, [...REQUIRED_SETTINGS, s.storage === "s3" ? "s3Bucket" : "filesystemRoot"]);
   return s;
 }

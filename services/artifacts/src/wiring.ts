@@ -2,11 +2,11 @@ import { Counter } from "prom-client";
 import { listenedControlSubjects, pingDb, type Bus, type BootContext, type DatabaseContext, type Wiring } from "@svc/kit";
 import { buildApp } from "./app.js";
 import type { ArtifactsConfig } from "./config.js";
-import { contentReporterFactory, filesystemLocator } from "./domain/content-report.js";
+import { contentReporterFactory, storageLocator } from "./domain/content-report.js";
 import { artifactServiceFactory } from "./domain/artifact-service.js";
 import { downloadRecorderFactory } from "./domain/download-recorder.js";
 import { indexReadCacheFactory } from "./domain/index-read-cache.js";
-import { filesystemBlobStore } from "@svc/blobs";
+import { blobStoreHealthChecks, openBlobStore, storageIdentity } from "@svc/blobs";
 import { migrateLegacyLayout } from "./domain/legacy-layout.js";
 import { outboxRelayFactory } from "./domain/outbox-relay.js";
 import { repositoryListFactory } from "./domain/repository-list.js";
@@ -38,8 +38,9 @@ export async function wireArtifacts({ config, log, metrics, bus, db, pool }: Art
   bus.subscribe("artifact.removed", (e) => reads.evict(e.repository, e.path));
   await metadata.ensureRepository(config.repository, config.repositoryFormat);
   // Content by digest; the path index in Postgres says which path holds which (the single truth).
-  const blobs = filesystemBlobStore({ root: config.filesystemRoot, readOnly: config.readOnly });
-  await blobs.init();
+  // svc.storage: a folder or an S3 bucket; a missing bucket or refused credentials refuse the start, naming the setting.
+  const opened = await openBlobStore(config);
+  const blobs = opened.store;
   const repositories = repositoryListFactory({ metadata, log });
   await repositories.start();
   // Events: written to the outbox with each change, published as the request is answered
@@ -53,7 +54,7 @@ export async function wireArtifacts({ config, log, metrics, bus, db, pool }: Art
   const artifacts = artifactServiceFactory({ blobs, metadata, outbox, deliver: relay.deliver, tenant: config.tenant, ...formats.hooks });
   formats.build({ db, pool, metadata, blobs, artifacts, readOnly: config.readOnly, publicUrl: config.uiPublicUrl, log });
   // A data folder the code before the blob store wrote is migrated before anything is served.
-  await migrateLegacyLayout({ root: config.filesystemRoot, blobs, artifacts, metadata, pool, log });
+  if (opened.kind === "filesystem") await migrateLegacyLayout({ root: config.filesystemRoot, blobs: opened.store, artifacts, metadata, pool, log });
   // Staged leftovers of uploads a crash interrupted more than a day ago (the walker's reclaim takes younger ones after its grace).
   if (!config.readOnly) for (const s of await blobs.listStaged({ limit: 10_000 })) await blobs.deleteStaged(s.name, 86_400_000);
   const admin = repositoryAdminFactory({ metadata, blobs, artifacts, list: repositories, formats: formats.names });
@@ -64,9 +65,9 @@ export async function wireArtifacts({ config, log, metrics, bus, db, pool }: Art
   downloads.start();
   if (config.readOnly) log.warn("svc.read-only is on: every artifact write is refused with 403");
   // What this node serves at a few paths, for the posture's comparison of artifacts nodes (svc.nodes.content-differs).
-  const content = contentReporterFactory({ pool, blobs, node: metrics.node, storageLocator: filesystemLocator(config.filesystemRoot) });
+  const content = contentReporterFactory({ pool, blobs, node: metrics.node, storageLocator: storageLocator(config) });
   for (const listened of listenedControlSubjects(config)) bus.respond(listened.content, (raw) => content.answer(raw));
-  const checks = [{ name: "postgres", check: () => pingDb(pool) }];
+  const checks = [{ name: "postgres", check: () => pingDb(pool) }, ...blobStoreHealthChecks(opened)];
   const app = buildApp({ log, internalSecret: config.internalSecret, internalSecretPrevious: config.internalSecretPrevious, blobs, metadata, reads, artifacts, admin, exports, formats, downloads, repositories: repositories.names, checks, metrics, uploadIdleTimeoutMs: config.uploadIdleTimeoutMs });
-  return { app, ready: { root: config.filesystemRoot, repository: config.repository }, closers: [() => exports.stop(), () => downloads.stop(), () => relay.stop()] };
+  return { app, ready: { ...storageIdentity(config), repository: config.repository }, closers: [...(opened.kind === "s3" ? [async () => opened.store.close()] : []), () => exports.stop(), () => downloads.stop(), () => relay.stop()] };
 }

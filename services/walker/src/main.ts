@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { filesystemBlobStore } from "@svc/blobs";
+import { blobStoreHealthChecks, openBlobStore, storageIdentity } from "@svc/blobs";
 import { bootService, pingDb, postgresSchema } from "@svc/kit";
 import { buildApp } from "./app.js";
 import { loadConfig } from "./config.js";
@@ -17,7 +17,7 @@ await bootService({
   name: "walker",
   loadConfig,
   database: postgresSchema<WalkerDatabase>({ schema: SCHEMA, migrations, max: 4 }),
-  wire({ config, log, metrics, db, pool }) {
+  async wire({ config, log, metrics, db, pool }) {
     const store = walkStoreFactory(db);
     // Unique per process: a restarted walker is a new holder, so its predecessor's runs read as interrupted.
     const holder = `${metrics.node}#${randomBytes(3).toString("hex")}`;
@@ -25,7 +25,9 @@ await bootService({
     // Removals and their events go through the artifacts service: the walker publishes nothing itself.
     const artifacts = artifactsClientFactory({ baseUrl: config.artifactsUrl, internalSecret: config.internalSecret, tenant: config.tenant });
     // The store the artifacts service writes: the walk reads its listing and bytes, and removes staged leftovers.
-    const blobs = filesystemBlobStore({ root: config.filesystemRoot, readOnly: config.readOnly });
+    // svc.storage: a folder or an S3 bucket; a missing bucket or refused credentials refuse the start, naming the setting.
+    const opened = await openBlobStore(config);
+    const blobs = opened.store;
     const runner = walkRunnerFactory({
       store,
       leases,
@@ -40,11 +42,11 @@ await bootService({
     const scheduler = schedulerFactory({ store, runner, holder, log });
     const walks = walkServiceFactory({ store, runner, changed: () => scheduler.reload() });
     if (config.readOnly) log.warn("svc.read-only is on: walks look at the store and count, but change nothing");
-    const app = buildApp({ log, internalSecret: config.internalSecret, internalSecretPrevious: config.internalSecretPrevious, walks, checks: [{ name: "postgres", check: () => pingDb(pool) }], metrics });
+    const app = buildApp({ log, internalSecret: config.internalSecret, internalSecretPrevious: config.internalSecretPrevious, walks, checks: [{ name: "postgres", check: () => pingDb(pool) }, ...blobStoreHealthChecks(opened)], metrics });
     return {
       app,
       onListening: () => scheduler.start(),
-      ready: { holder, root: config.filesystemRoot },
+      ready: { holder, ...storageIdentity(config) },
       closers: [async () => scheduler.stop(), () => runner.stop()],
     };
   },

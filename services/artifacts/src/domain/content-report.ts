@@ -63,6 +63,11 @@ export const fingerprintOf = (what: string): string => createHash("sha256").upda
 /** The filesystem backend's location: its root, resolved (a relative root means the same folder only from the same working directory). */
 export const filesystemLocator = (root: string): string => `filesystem:${resolve(root)}`;
 
+/** Where a node's blob store points, from its settings (never a credential): a folder, or an endpoint, bucket and prefix. */
+export function storageLocator(s: { storage: string; filesystemRoot: string; s3Bucket: string; s3Endpoint: string; s3Prefix: string }): string {
+  return s.storage === "s3" ? `s3:${s.s3Endpoint || "aws"}|${s.s3Bucket}|${s.s3Prefix}` : filesystemLocator(s.filesystemRoot);
+}
+
 const SAMPLE_SQL = `select a.repository, a.path from unnest($1::text[]) as r(start)
   cross join lateral (select repository, path from ${pg.escapeIdentifier(SCHEMA)}.artifacts
     where sha256 >= r.start and updated_at < now() - make_interval(secs => $2::float8 / 1000)

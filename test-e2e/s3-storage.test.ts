@@ -1,0 +1,77 @@
+import { createHash } from "node:crypto";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { ListObjectsV2Command, S3Client } from "@aws-sdk/client-s3";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startObjectStore, type ObjectStore } from "@svc/devstack";
+import { startSuite, type Suite } from "./suite.js";
+
+/** The whole suite with svc.storage=s3 on a real RADOS Gateway: what is published lands in the bucket and is served from it. */
+describe("the suite on the S3 blob store", () => {
+  let os: ObjectStore;
+  let s: Suite;
+  const dataDir = mkdtempSync(join(tmpdir(), "svc-s3e-"));
+  const prefix = "svc/";
+  beforeAll(async () => {
+    os = await startObjectStore({ dataDir, log: () => {} });
+    await os.createBucket("svc-suite");
+    s = await startSuite({
+      env: {
+        SVC_STORAGE: "s3",
+        SVC_STORAGE_S3_BUCKET: "svc-suite",
+        SVC_STORAGE_S3_ENDPOINT: os.endpoint,
+        SVC_STORAGE_S3_PATH_STYLE: "true",
+        SVC_STORAGE_S3_PREFIX: prefix,
+        SVC_STORAGE_S3_ACCESS_KEY: os.accessKey,
+        SVC_STORAGE_S3_SECRET_KEY: os.secretKey,
+      },
+    });
+  }, 600_000);
+  afterAll(async () => {
+    await s?.stop();
+    await os?.stop();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  it("stores a published file as a blob in the bucket and serves it whole and in ranges", async () => {
+    const body = "hello from the bucket\n";
+    const sha256 = createHash("sha256").update(body).digest("hex");
+    const put = await s.call("PUT", "/repository/default/s3/hello.txt", { key: s.bootstrapKey, body, headers: { "content-type": "text/plain" } });
+    expect(put.status).toBe(201);
+    expect(((await put.json()) as { sha256: string }).sha256).toBe(sha256);
+    const client = new S3Client({ endpoint: os.endpoint, region: os.region, forcePathStyle: true, credentials: { accessKeyId: os.accessKey, secretAccessKey: os.secretKey } });
+    try {
+      const keys = (await client.send(new ListObjectsV2Command({ Bucket: "svc-suite", Prefix: prefix }))).Contents?.map((c) => c.Key);
+      expect(keys).toContain(`${prefix}blobs/sha256/${sha256.slice(0, 2)}/${sha256}`);
+      // The staged copy went once the index row committed (the check object of each start too).
+      expect(keys?.filter((k) => k?.startsWith(`${prefix}staging/`))).toEqual([]);
+    } finally {
+      client.destroy();
+    }
+    const get = await s.call("GET", "/repository/default/s3/hello.txt", { key: s.bootstrapKey });
+    expect(get.status).toBe(200);
+    expect(await get.text()).toBe(body);
+    const range = await s.call("GET", "/repository/default/s3/hello.txt", { key: s.bootstrapKey, headers: { range: "bytes=6-9" } });
+    expect(range.status).toBe(206);
+    expect(await range.text()).toBe("from");
+  });
+
+  it("is not ready while the object store is down, and serves again once it is back, without a restart", async () => {
+    const ready = async () => (await fetch(`${s.urls.artifacts}/health/ready`)).status;
+    expect(await ready()).toBe(200);
+    await os.stopGateway();
+    try {
+      expect(await ready()).toBe(503);
+      const admin = (await (await s.call("GET", "/health/ready", { key: s.bootstrapKey })).json()) as { checks: Record<string, { status: string }> };
+      expect(admin.checks.artifacts?.status).toBe("down");
+    } finally {
+      await os.startGateway();
+    }
+    expect(await ready()).toBe(200);
+    const get = await s.call("GET", "/repository/default/s3/hello.txt", { key: s.bootstrapKey });
+    expect(await get.text()).toBe("hello from the bucket\n");
+    const put = await s.call("PUT", "/repository/default/s3/after.txt", { key: s.bootstrapKey, body: "after the outage\n" });
+    expect(put.status).toBe(201);
+  });
+});

@@ -65,6 +65,14 @@ describe("the suite on the S3 blob store", () => {
       expect(await ready()).toBe(503);
       const admin = (await (await s.call("GET", "/health/ready", { key: s.bootstrapKey })).json()) as { checks: Record<string, { status: string }> };
       expect(admin.checks.artifacts?.status).toBe("down");
+      // An outage we expect: 503 with Retry-After, never a 500; the upload leaves nothing behind.
+      const refusedPut = await s.call("PUT", "/repository/default/s3/during.txt", { key: s.bootstrapKey, body: "during the outage\n" });
+      expect(refusedPut.status).toBe(503);
+      expect(refusedPut.headers.get("retry-after")).toMatch(/^\d+$/);
+      const refusedGet = await s.call("GET", "/repository/default/s3/hello.txt", { key: s.bootstrapKey, headers: { "cache-control": "no-cache" } });
+      expect(refusedGet.status).toBe(503);
+      expect(refusedGet.headers.get("retry-after")).toMatch(/^\d+$/);
+      expect(await refusedGet.text()).not.toMatch(/secret|access-key|SVC_STORAGE|stack/i);
     } finally {
       await os.startGateway();
     }
@@ -73,5 +81,7 @@ describe("the suite on the S3 blob store", () => {
     expect(await get.text()).toBe("hello from the bucket\n");
     const put = await s.call("PUT", "/repository/default/s3/after.txt", { key: s.bootstrapKey, body: "after the outage\n" });
     expect(put.status).toBe(201);
+    // The upload refused during the outage was not stored.
+    expect((await s.call("GET", "/repository/default/s3/during.txt", { key: s.bootstrapKey })).status).toBe(404);
   });
 });

@@ -12,6 +12,7 @@ describe("dependencyFailure", () => {
     expect(dependencyFailure(sysErr("08006"))).toBe("unavailable");
     expect(dependencyFailure(new Error("Connection terminated unexpectedly"))).toBe("unavailable");
     expect(dependencyFailure(Object.assign(new Error("auth answered 503"), { name: "InternalCallError", status: 503 }))).toBe("unavailable");
+    expect(dependencyFailure(Object.assign(new Error("the object store did not answer"), { name: "BlobStoreUnavailable" }))).toBe("unavailable");
     expect(dependencyFailure(sysErr("ENOSPC"))).toBe("full");
   });
 

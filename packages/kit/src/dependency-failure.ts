@@ -41,6 +41,8 @@ export function dependencyFailure(err: unknown, depth = 0): DependencyFailure | 
   if (typeof e.message === "string" && DOWN_MESSAGE.test(e.message)) return "unavailable";
   // Another service of ours said it cannot serve now.
   if (e.name === "InternalCallError" && e.status === 503) return "unavailable";
+  // The object store does not answer (@svc/blobs: unreachable, timed out, or answering 5xx).
+  if (e.name === "BlobStoreUnavailable") return "unavailable";
   for (const inner of [e.cause, e.error, ...(Array.isArray(e.errors) ? e.errors : [])]) {
     const found = dependencyFailure(inner, depth + 1);
     if (found) return found;

@@ -20,6 +20,13 @@ if (filters.length === 0) {
   }
 }
 
+// Ceph's packages, once, before any test file runs: the object store's tests start a RADOS
+// Gateway of their own, and several at once must not each run apt-get (tools/devstack/src/object-store.ts).
+if (filters.length === 0 || filters.some((f) => /s3|object-store/.test(f))) {
+  const { CEPH_PACKAGES, ensureDebianPackages } = await import("@svc/devstack");
+  await ensureDebianPackages(CEPH_PACKAGES);
+}
+
 const vitest = await startVitest("test", filters, { run: true, watch: false, root });
 let passed = 0;
 let failed = 0;

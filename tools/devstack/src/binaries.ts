@@ -114,12 +114,18 @@ function runLogged(cmd: string, args: string[], log: (l: string) => void, prefix
 let aptUpdated: Promise<void> | undefined;
 let installing: Promise<void> | undefined;
 
+/**
+ * How long apt-get waits for another apt-get or dpkg of this machine (another test process's
+ * install, the machine's own updates) to let go of its lock, instead of failing at once.
+ */
+const APT_LOCK_WAIT_S = 600;
+
 /** `apt-get update`, once per process (root, or `sudo -n`). */
 export function updateAptLists(log: (l: string) => void): Promise<void> {
   const asAdmin = (cmd: string, args: string[]): [string, string[]] => (isRoot() ? [cmd, args] : ["sudo", ["-n", cmd, ...args]]);
   aptUpdated ??= (async () => {
     log("[infra] apt-get update");
-    const [c, a] = asAdmin("apt-get", ["update"]);
+    const [c, a] = asAdmin("apt-get", ["-o", `DPkg::Lock::Timeout=${APT_LOCK_WAIT_S}`, "update"]);
     const code = await runLogged(c, a, () => {}, "", { ...process.env, DEBIAN_FRONTEND: "noninteractive" });
     if (code !== 0) {
       aptUpdated = undefined;
@@ -164,8 +170,8 @@ export async function installPackages(packages: string[], log: (l: string) => vo
     await updateAptLists(log);
     log(`[infra] installing ${packages.join(" ")} (apt-get, services are not started)`);
     const [c, a] = asAdmin(root ? "apt-get" : "env", root
-      ? ["install", "-y", ...packages]
-      : ["DEBIAN_FRONTEND=noninteractive", "apt-get", "install", "-y", ...packages]);
+      ? ["-o", `DPkg::Lock::Timeout=${APT_LOCK_WAIT_S}`, "install", "-y", ...packages]
+      : ["DEBIAN_FRONTEND=noninteractive", "apt-get", "-o", `DPkg::Lock::Timeout=${APT_LOCK_WAIT_S}`, "install", "-y", ...packages]);
     const tail: string[] = [];
     const code = await runLogged(c, a, (l) => {
       tail.push(l);

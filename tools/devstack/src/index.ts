@@ -432,4 +432,5 @@ export async function startInfra(opts: InfraOptions): Promise<Infra> {
       }
     },
   };
-}export { CEPH_PACKAGES, startObjectStore, type ObjectStore, type ObjectStoreOptions } from "./object-store.js";
+}
+export { CEPH_PACKAGES, startObjectStore, type ObjectStore, type ObjectStoreOptions } from "./object-store.js";

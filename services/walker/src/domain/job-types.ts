@@ -9,7 +9,7 @@ import type {
   RetentionRemoveRequest,
   VerifyBlobRequest,
 } from "@svc/contracts";
-import type { BlobInfo, StagedInfo } from "@svc/blobs";
+import type { AbandonedUpload, BlobInfo, StagedInfo } from "@svc/blobs";
 
 /**
  * A walk reads the path index (each repository's metadata pages, from the artifacts service)
@@ -58,6 +58,8 @@ export interface WalkActions {
   backfill(repository: string, paths: string[]): Promise<{ filled: number }>;
   /** Deletes a staged leftover if it is still untouched for `olderThanMs`: the bytes freed, or undefined. */
   deleteStaged(name: string, olderThanMs: number): Promise<number | undefined>;
+  /** Aborts a multipart upload an object store holds for an upload nobody completed (false: not done). */
+  abortUpload(upload: AbandonedUpload): Promise<boolean>;
 }
 
 /** What the jobs read of the blob store (never a change: that is WalkActions). */
@@ -83,6 +85,8 @@ export interface Job {
   leaveFolder?(repository: string, folder: string): Promise<void>;
   /** Each staged leftover (an upload nobody committed or discarded). */
   staged?(s: StagedInfo): Promise<void>;
+  /** Each multipart upload the object store holds that nobody completed, begun before the walk's bound (none on the filesystem). */
+  abandonedUpload?(u: AbandonedUpload): Promise<void>;
   /** Each page of the blob listing, in digest order, before its blobs go to `blob`. */
   blobPage?(blobs: BlobInfo[]): Promise<void>;
   /** Each blob of the listing. */

@@ -68,6 +68,7 @@ describe("a walk's memory stays flat however large the store", () => {
       verifyBlob: async () => (calls.verify++, { outcome: "intact", forgottenCount: 0 }),
       backfill: async () => (calls.backfill++, { filled: 0 }),
       deleteStaged: async () => undefined,
+      abortUpload: async () => false,
     };
     const names: JobName[] = ["retention", "reclaim", "repair", "backfill"];
     const jobs = makeJobs(names, { actions, blobs: localActionsFactory(blobs), now: new Date(NOW), reclaimGraceMs: 3_600_000 });

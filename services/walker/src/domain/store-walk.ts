@@ -3,6 +3,11 @@ import type { BlobStore } from "@svc/blobs";
 import { InternalCallError } from "@svc/kit";
 import { parentOf, type BlobInfo, type Job, type MetaInfo, type RepositoryInfo, type StoreEntry } from "./job-types.js";
 
+/** A multipart upload begun this long ago and not completed was abandoned (as a staged leftover: jobs/reclaim.ts). */
+export const ABANDONED_AFTER_MS = 3_600_000;
+/** Abandoned multipart uploads listed per walk, at most. */
+const ABANDONED_PER_WALK = 10_000;
+
 /** Byte order of UTF-8, the order of Postgres' "C" collation the index is paged in. */
 export const comparePaths = (a: string, b: string): number => Buffer.compare(Buffer.from(a), Buffer.from(b));
 
@@ -39,7 +44,7 @@ export function isEntryProblem(err: unknown): boolean {
 
 export interface StoreWalkOptions {
   /** What the walk reads of the blob store: its listing, its staged leftovers, a blob's head. */
-  blobs: Pick<BlobStore, "list" | "listStaged" | "head">;
+  blobs: Pick<BlobStore, "list" | "listStaged" | "head" | "listAbandonedUploads">;
   repositories: RepositoryInfo[];
   /** A repository's index rows in byte order of the path, a page at a time. */
   metadata: (repository: string) => AsyncIterable<MetaInfo[]>;
@@ -87,6 +92,15 @@ export async function walkStore(o: StoreWalkOptions): Promise<"complete" | "stop
       }
       if (page.length < pageSize) break;
       after = page[page.length - 1]!.name;
+    }
+  }
+  // An object store's multipart uploads nobody completed (a crash, a cut upload), begun before
+  // the bound: one listing of at most ABANDONED_PER_WALK a walk (the next walk takes the rest).
+  const uploadJobs = o.jobs.filter((j) => j.abandonedUpload);
+  if (uploadJobs.length && o.blobs.listAbandonedUploads) {
+    for (const u of await o.blobs.listAbandonedUploads({ olderThanMs: ABANDONED_AFTER_MS, limit: ABANDONED_PER_WALK })) {
+      if (o.shouldStop()) return "stopped";
+      for (const j of uploadJobs) await guarded({ repository: null, path: `uploads/${u.key}`, job: j.name }, () => j.abandonedUpload!(u));
     }
   }
   const blobJobs = o.jobs.filter((j) => j.blob || j.blobPage);

@@ -20,7 +20,7 @@ function setup(o: { leaseFree?: boolean; readOnly?: boolean; repositories?: () =
   let released = 0;
   const leasesTaken: string[] = [];
   let repositoryReads = 0;
-  const actions: Omit<WalkActions, "deleteStaged"> = {
+  const actions: Omit<WalkActions, "deleteStaged" | "abortUpload"> = {
     removeForRetention: async () => ({ removed: true }),
     forget: async () => ({ forgotten: true }),
     reclaimBlobs: async (a) => ({ removed: a.digests.map((sha256) => ({ sha256, size: 1 })) }),
@@ -153,7 +153,7 @@ describe("walk runner", () => {
     await started!.done;
     const rec = ro.records.get(started!.run.id)!;
     expect(rec.counts).toEqual({
-      reclaim: { tempFiles: 0, blobs: 0, blobBytes: 0, bytes: 0 },
+      reclaim: { tempFiles: 0, uploads: 0, blobs: 0, blobBytes: 0, bytes: 0 },
       repair: { checked: 2, hashedBytes: 15, corrupt: 0, missing: 1, forgotten: 0 },
       backfill: { filled: 0 },
     });

@@ -21,9 +21,9 @@ export interface WalkRunnerDeps {
   leases: Pick<LeaseManager, "acquire" | "holder">;
   source: WalkSource;
   /** The artifacts service's internal routes (the walker's own change, deleting staged leftovers, is made here). */
-  actions: Omit<WalkActions, "deleteStaged">;
+  actions: Omit<WalkActions, "deleteStaged" | "abortUpload">;
   /** The store the artifacts service writes, read here (listing, heads, bytes). */
-  blobs: Pick<BlobStore, "list" | "listStaged" | "head" | "get" | "deleteStaged">;
+  blobs: Pick<BlobStore, "list" | "listStaged" | "head" | "get" | "deleteStaged" | "listAbandonedUploads" | "abortUpload">;
   /** svc.storage.reclaim-grace. */
   reclaimGraceMs: number;
   log: Logger;
@@ -43,6 +43,7 @@ const frozen: WalkActions = {
   verifyBlob: async () => ({ outcome: "read-only", forgottenCount: 0 }),
   backfill: async () => ({ filled: 0 }),
   deleteStaged: async () => undefined,
+  abortUpload: async () => false,
 };
 
 type Lease = { lost(): boolean; release(): Promise<void> };
@@ -81,7 +82,7 @@ export function walkRunnerFactory(deps: WalkRunnerDeps) {
   const execute = async (group: RunRecord[], lease: Lease) => {
     const names = [...new Set(group.flatMap((g) => g.jobs))] as JobName[];
     const local = localActionsFactory(deps.blobs);
-    const actions: WalkActions = deps.readOnly ? frozen : { ...deps.actions, deleteStaged: local.deleteStaged };
+    const actions: WalkActions = deps.readOnly ? frozen : { ...deps.actions, deleteStaged: local.deleteStaged, abortUpload: local.abortUpload };
     const jobs = makeJobs(names, { actions, blobs: local, now: new Date(), reclaimGraceMs: deps.reclaimGraceMs });
     const progress = newProgress();
     const began = performance.now();

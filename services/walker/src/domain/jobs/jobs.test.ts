@@ -60,6 +60,7 @@ function recorder(overrides: Partial<WalkActions> = {}) {
     verifyBlob: async (a) => (calls.push(`verify ${a.sha256.slice(0, 4)}`), { outcome: "corrupt", forgottenCount: 2 }),
     backfill: async (repository, paths) => (calls.push(`backfill ${repository} ${paths.join(",")}`), { filled: paths.length - 1 }),
     deleteStaged: async (n) => (calls.push(`staged ${n}`), 5),
+    abortUpload: async (u) => (calls.push(`abort ${u.key}`), true),
     ...overrides,
   };
   /** What the store's bytes hash to now: each blob's own digest unless a test says otherwise. */
@@ -114,7 +115,21 @@ describe("reclaim job", () => {
     await job.staged!({ name: "stale", size: 5, modified: new Date(NOW.getTime() - STALE_STAGED_MS - 1) });
     await job.staged!({ name: "fresh", size: 5, modified: new Date(NOW.getTime() - 1000) });
     expect(calls).toEqual(["staged stale"]);
-    expect(job.counts).toEqual({ tempFiles: 1, blobs: 0, blobBytes: 0, bytes: 5 });
+    expect(job.counts).toEqual({ tempFiles: 1, uploads: 0, blobs: 0, blobBytes: 0, bytes: 5 });
+  });
+
+  it("aborts an object store's multipart uploads begun over an hour before and never completed, and keeps younger ones", async () => {
+    const { calls, ctx } = recorder();
+    const job = reclaimJob(ctx);
+    await job.abandonedUpload!({ key: "staging/old", uploadId: "1", initiated: new Date(NOW.getTime() - STALE_STAGED_MS - 1) });
+    await job.abandonedUpload!({ key: "staging/young", uploadId: "2", initiated: new Date(NOW.getTime() - 1000) });
+    expect(calls).toEqual(["abort staging/old"]);
+    expect(job.counts).toMatchObject({ uploads: 1 });
+
+    const { ctx: frozen } = recorder({ abortUpload: async () => false });
+    const none = reclaimJob(frozen);
+    await none.abandonedUpload!({ key: "staging/old", uploadId: "1", initiated: new Date(0) });
+    expect(none.counts).toMatchObject({ uploads: 0 });
   });
 
   it("asks the artifacts service to remove the blobs of a page older than the grace, in one call with the grace, and counts what it removed", async () => {
@@ -124,7 +139,7 @@ describe("reclaim job", () => {
     // Younger than svc.storage.reclaim-grace: a publish may be about to commit its row; not even asked about.
     await job.blobPage!([blob("a", GRACE + 1), blob("b", GRACE - 1), blob("c", 30 * DAY)]);
     expect(calls).toEqual(["staged stale", `reclaim aaaa,cccc after ${GRACE}`]);
-    expect(job.counts).toEqual({ tempFiles: 1, blobs: 2, blobBytes: 14, bytes: 19 });
+    expect(job.counts).toEqual({ tempFiles: 1, uploads: 0, blobs: 2, blobBytes: 14, bytes: 19 });
   });
 
   it("counts only what the artifacts service removed (the others referenced, touched meanwhile, or read-only), and asks nothing for a page of young blobs", async () => {

@@ -10,7 +10,7 @@ export const STALE_STAGED_MS = 3_600_000;
 
 /**
  * Reclaims space that nothing refers to: staged leftovers (a crash, a cut upload) untouched
- * for an hour, and blobs no index row references any more, once untouched for
+ * for an hour, an object store's multipart uploads begun over an hour ago and never completed, and blobs no index row references any more, once untouched for
  * svc.storage.reclaim-grace. The walker only lists the blobs; the artifacts service removes
  * each under its digest's lock, the one a publish's commit takes, and only when no row
  * references it and it is older than the grace: a publish in progress (its blob committed,
@@ -18,10 +18,11 @@ export const STALE_STAGED_MS = 3_600_000;
  * touched by the commit and so young again.
  *
  * `bytes` counts everything freed; `blobs` and `blobBytes` the unreferenced blobs' share,
- * `tempFiles` the staged leftovers removed.
+ * `tempFiles` the staged leftovers removed, `uploads` the multipart uploads an object store held
+ * for uploads nobody completed (begun over an hour before), aborted.
  */
 export function reclaimJob(ctx: JobContext): Job {
-  const counts = { tempFiles: 0, blobs: 0, blobBytes: 0, bytes: 0 };
+  const counts = { tempFiles: 0, uploads: 0, blobs: 0, blobBytes: 0, bytes: 0 };
   const age = (modified: Date) => ctx.now.getTime() - modified.getTime();
   return {
     name: "reclaim",
@@ -33,6 +34,11 @@ export function reclaimJob(ctx: JobContext): Job {
         counts.tempFiles++;
         counts.bytes += freed;
       }
+    },
+    async abandonedUpload(u) {
+      // Listed as begun before the bound; what is aborted frees the parts it held.
+      if (age(u.initiated) < STALE_STAGED_MS) return;
+      if (await ctx.actions.abortUpload(u)) counts.uploads++;
     },
     async blobPage(page) {
       // Only those old enough to be asked about; the artifacts service checks the age again under the lock.

@@ -80,3 +80,20 @@ export function blobStoreHealthChecks(opened: OpenedBlobStore): { name: string; 
     },
   ];
 }
+
+/** Whether a host name or address is this machine's loopback (as kit's isLoopback). */
+const loopback = (host: string) => host === "localhost" || host === "[::1]" || host === "::1" || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(host);
+
+/**
+ * What a node's heartbeat reports of its store for the posture (svc.storage.s3.plain-http): an
+ * S3 endpoint reached over plain http on an address that is not this machine's loopback.
+ */
+export function storageStatus(s: Pick<StorageSettings, "storage" | "s3Endpoint">): Record<string, string> {
+  if (s.storage !== "s3" || !s.s3Endpoint) return {};
+  try {
+    const u = new URL(s.s3Endpoint);
+    return u.protocol === "http:" && !loopback(u.hostname) ? { "object-store": "plain-http" } : {};
+  } catch {
+    return {};
+  }
+}

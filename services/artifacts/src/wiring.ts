@@ -6,7 +6,7 @@ import { contentReporterFactory, storageLocator } from "./domain/content-report.
 import { artifactServiceFactory } from "./domain/artifact-service.js";
 import { downloadRecorderFactory } from "./domain/download-recorder.js";
 import { indexReadCacheFactory } from "./domain/index-read-cache.js";
-import { blobStoreHealthChecks, openBlobStore, storageIdentity } from "@svc/blobs";
+import { blobStoreHealthChecks, openBlobStore, storageIdentity, storageStatus } from "@svc/blobs";
 import { migrateLegacyLayout } from "./domain/legacy-layout.js";
 import { outboxRelayFactory } from "./domain/outbox-relay.js";
 import { repositoryListFactory } from "./domain/repository-list.js";
@@ -69,5 +69,5 @@ export async function wireArtifacts({ config, log, metrics, bus, db, pool }: Art
   for (const listened of listenedControlSubjects(config)) bus.respond(listened.content, (raw) => content.answer(raw));
   const checks = [{ name: "postgres", check: () => pingDb(pool) }, ...blobStoreHealthChecks(opened)];
   const app = buildApp({ log, internalSecret: config.internalSecret, internalSecretPrevious: config.internalSecretPrevious, blobs, metadata, reads, artifacts, admin, exports, formats, downloads, repositories: repositories.names, checks, metrics, uploadIdleTimeoutMs: config.uploadIdleTimeoutMs });
-  return { app, ready: { ...storageIdentity(config), repository: config.repository }, closers: [...(opened.kind === "s3" ? [async () => opened.store.close()] : []), () => exports.stop(), () => downloads.stop(), () => relay.stop()] };
+  return { app, ready: { ...storageIdentity(config), repository: config.repository }, status: () => storageStatus(config), closers: [...(opened.kind === "s3" ? [async () => opened.store.close()] : []), () => exports.stop(), () => downloads.stop(), () => relay.stop()] };
 }

@@ -1,5 +1,5 @@
 import { randomBytes } from "node:crypto";
-import { blobStoreHealthChecks, openBlobStore, storageIdentity } from "@svc/blobs";
+import { blobStoreHealthChecks, openBlobStore, storageIdentity, storageStatus } from "@svc/blobs";
 import { bootService, pingDb, postgresSchema } from "@svc/kit";
 import { buildApp } from "./app.js";
 import { loadConfig } from "./config.js";
@@ -47,7 +47,8 @@ await bootService({
       app,
       onListening: () => scheduler.start(),
       ready: { holder, ...storageIdentity(config) },
-      closers: [async () => scheduler.stop(), () => runner.stop()],
+      status: () => storageStatus(config),
+      closers: [async () => scheduler.stop(), () => runner.stop(), ...(opened.kind === "s3" ? [async () => opened.store.close()] : [])],
     };
   },
 });

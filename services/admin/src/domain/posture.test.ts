@@ -39,6 +39,13 @@ describe("the posture of one node", () => {
     expect(posture({ [setting]: value })).toEqual([expect.objectContaining({ name, severity, setting })]);
   });
 
+  it("an artifacts or walker node reporting a plain-http object store raises svc.storage.s3.plain-http, naming it; https or loopback raise nothing", () => {
+    const plain = heartbeat("artifacts@b", {}, { nats: "up", "object-store": "plain-http" });
+    const walker = heartbeat("walker@c", {}, { nats: "up", "object-store": "plain-http" });
+    expect(posture({}, [plain, walker])).toEqual([expect.objectContaining({ name: "svc.storage.s3.plain-http", severity: "warning", setting: "svc.storage.s3.endpoint", nodes: ["artifacts@b", "walker@c"] })]);
+    expect(posture({}, [heartbeat("artifacts@b", {}, { nats: "up" })])).toEqual([]);
+  });
+
   it("a console node reporting a plain-http issuer raises svc.ui.oidc.plain-http, naming the node", () => {
     const hb = heartbeat("console@a", {}, { nats: "up", "oidc-issuer": "plain-http" });
     expect(posture({}, [hb])).toEqual([expect.objectContaining({ name: "svc.ui.oidc.plain-http", nodes: ["console@a"] })]);

@@ -173,6 +173,19 @@ export function computePosture(s: Settings, nodes: Heartbeat[], own: { fingerpri
       ...(plainIssuerNodes.length > 0 ? { nodes: plainIssuerNodes } : {}),
     });
   }
+  // An object store reached over plain http beyond this machine: the artifacts and walker nodes say so in their heartbeats.
+  const plainStoreNodes = nodes.filter((n) => n.status["object-store"] === "plain-http").map((n) => n.node).sort();
+  if (plainStoreNodes.length > 0) {
+    out.push({
+      name: "svc.storage.s3.plain-http",
+      severity: "warning",
+      summary: "The artifacts are stored in an object store reached over plain http",
+      why: "Every artifact, and the object store's signed requests, cross the network unencrypted: anyone on the way reads what is published and may serve other bytes in its place.",
+      setting: "svc.storage.s3.endpoint",
+      remedy: "use the object store's https endpoint (its CA through NODE_EXTRA_CA_CERTS)",
+      nodes: plainStoreNodes,
+    });
+  }
   if (s.rateLimit === 0) {
     out.push({
       name: "svc.ratelimit.unset",

@@ -57,6 +57,32 @@ describe("the suite on the S3 blob store", () => {
     expect(await range.text()).toBe("from");
   });
 
+  it("a read-only mirror on the same bucket and database serves what the writer publishes at once, and refuses every write with 403", async () => {
+    // docs/install/read-only-mirror.md: the public nodes run with svc.read-only=true on the writer's bucket and database.
+    const mirror = await s.startReplica("artifacts", { SVC_READ_ONLY: "true" });
+    const front = await s.startGateway({ SVC_ARTIFACTS_URL: mirror.url, SVC_READ_ONLY: "true" });
+    try {
+      const at = (gateway: string, path: string, init: RequestInit = {}) =>
+        fetch(`${gateway}/repository/default/${path}`, { ...init, headers: { "service-repository-key": s.bootstrapKey, ...(init.headers as Record<string, string> | undefined) } });
+      for (let i = 0; i < 3; i++) {
+        const path = `mirror/file-${i}.txt`;
+        expect((await s.call("PUT", `/repository/default/${path}`, { key: s.bootstrapKey, body: `published ${i}\n` })).status).toBe(201);
+        const got = await at(front.url, path);
+        expect(got.status, path).toBe(200);
+        expect(await got.text()).toBe(`published ${i}\n`);
+      }
+      const refused = await at(front.url, "mirror/from-the-mirror.txt", { method: "PUT", body: "no" });
+      expect(refused.status).toBe(403);
+      expect((await at(front.url, "mirror/file-0.txt", { method: "DELETE" })).status).toBe(403);
+      // Nothing of the refused write landed, and the writer still holds what it published.
+      expect((await s.call("GET", "/repository/default/mirror/from-the-mirror.txt", { key: s.bootstrapKey })).status).toBe(404);
+      expect((await s.call("GET", "/repository/default/mirror/file-0.txt", { key: s.bootstrapKey })).status).toBe(200);
+    } finally {
+      await front.stop();
+      await mirror.stop();
+    }
+  });
+
   it("is not ready while the object store is down, and serves again once it is back, without a restart", async () => {
     const ready = async () => (await fetch(`${s.urls.artifacts}/health/ready`)).status;
     expect(await ready()).toBe(200);

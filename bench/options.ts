@@ -18,7 +18,8 @@ if (flag("help")) {
   console.log(`usage: npm run bench -- [--profile[=gateway|artifacts|auth]] [--connections=50] [--duration=8] [--rounds=2] [--warmup=3] [--large-runs=5] [--rate-limit=999999999|0] [--no-nginx] [--no-large] [--no-small]
        npm run bench -- --scale [--sizes=10000,100000,1000000] [--sample=200] [--rows-per-blob=100] [--concurrency=8]
        npm run bench -- --npm [--versions=500] [--big-versions=2000] [--packages=200] [--burst=20] [--installs=8] [--connections=50] [--duration=8] [--rounds=2] [--warmup=3] [--profile]
-       npm run bench -- --against=<another checkout> [--packages=200]`);
+       npm run bench -- --against=<another checkout> [--packages=200]
+       npm run bench -- --s3 [--publishes=1000] [--connections=50] [--duration=8] [--rounds=2] [--large-runs=5]`);
   process.exit(0);
 }
 
@@ -73,6 +74,11 @@ export const SCALE_CONCURRENCY = Math.min(Math.floor(option("concurrency", 8)), 
 
 // --against=<checkout>: this checkout's services beside another checkout's (bench/against.ts).
 export const AGAINST = process.argv.find((a) => a.startsWith("--against="))?.slice("--against=".length) || undefined;
+
+// --s3: the S3 blob store beside the filesystem one (bench/s3.ts).
+export const S3 = flag("s3");
+/** Small publishes per store in the --s3 run. */
+export const S3_PUBLISHES = Math.floor(option("publishes", 1000));
 
 // --npm: the npm repository side by side with Verdaccio (bench/npm-bench.ts).
 export const NPM = flag("npm");

@@ -105,6 +105,18 @@ export async function startSuite(opts: Partial<Pick<ServicesOptions, "env" | "ar
     throw err;
   }
 
+  // The services answer once they have started; the gateway is ready once each has connected
+  // to its NATS too, which a suite's fresh NATS server may take a second more for (a connect
+  // timing out on a busy machine is retried a second later). A test starts from a ready
+  // deployment: up to 30 s for the gateway's /health/ready, and on regardless (a test of a
+  // deployment that is never ready says so itself).
+  if (!opts.services || opts.services.includes("gateway")) {
+    for (const until = Date.now() + 30_000; Date.now() < until; await new Promise((r) => setTimeout(r, 200))) {
+      const ready = await fetch(`${services.gatewayUrl}/health/ready`).then((r) => r.status === 200, () => false);
+      if (ready) break;
+    }
+  }
+
   const entry = { services, refused: [] as string[] };
   running.add(entry);
   const stop = async () => {

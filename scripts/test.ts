@@ -34,7 +34,12 @@ let skipped = 0;
 for (const file of vitest?.state.getFiles() ?? []) {
   const walk = (tasks: typeof file.tasks) => {
     for (const t of tasks) {
-      if (t.type === "suite") walk(t.tasks);
+      if (t.type === "suite") {
+        // A suite whose beforeAll failed: its tests show as skipped, the failure is the suite's.
+        const before = failed;
+        walk(t.tasks);
+        if (t.result?.state === "fail" && failed === before) failed++;
+      }
       else if (t.result?.state === "pass") passed++;
       else if (t.result?.state === "fail") failed++;
       else skipped++;

@@ -69,5 +69,5 @@ export async function wireArtifacts({ config, log, metrics, bus, db, pool }: Art
   for (const listened of listenedControlSubjects(config)) bus.respond(listened.content, (raw) => content.answer(raw));
   const checks = [{ name: "postgres", check: () => pingDb(pool) }, ...blobStoreHealthChecks(opened)];
   const app = buildApp({ log, internalSecret: config.internalSecret, internalSecretPrevious: config.internalSecretPrevious, blobs, metadata, reads, artifacts, admin, exports, formats, downloads, repositories: repositories.names, checks, metrics, uploadIdleTimeoutMs: config.uploadIdleTimeoutMs });
-  return { app, ready: { ...storageIdentity(config), repository: config.repository }, status: () => storageStatus(config), closers: [...(opened.kind === "s3" ? [async () => opened.store.close()] : []), () => exports.stop(), () => downloads.stop(), () => relay.stop()] };
+  return { app, ready: { ...storageIdentity(config), repository: config.repository }, status: () => storageStatus(config), closers: [() => exports.stop(), () => downloads.stop(), () => relay.stop(), ...(opened.kind === "s3" ? [async () => opened.store.close()] : [])] };
 }

@@ -118,6 +118,12 @@ describe("start-up refusals", () => {
     expect(arg.output).toMatch(/svc\.read-only \(from -Dsvc\.read-only\)/);
   });
 
+  it("refuses a repository format the artifacts service does not serve, naming the ones it does", async () => {
+    const r = await runToExit("artifacts", { ...env(), SVC_REPOSITORY_FORMAT: "cobol" });
+    expect(r.code).toBe(78);
+    expect(r.output).toMatch(/svc\.repository-format is "cobol", a format this artifacts service does not serve \(it serves raw, npm, maven, pypi\)/);
+  });
+
   it("refuses a misspelt -D setting naming the one it most likely meant, and warns of a misspelt SVC_ variable", async () => {
     const typo = await runToExit("gateway", env(), ["-Dsvc.repository-scope-from-pth=true"]);
     expect(typo.code).not.toBe(0);

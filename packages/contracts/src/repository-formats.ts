@@ -1,8 +1,9 @@
 /**
- * The formats a repository may be created with. `raw`, `npm` and `maven` have their own
- * protocol; `pypi` is accepted and served as raw files until its protocol lands.
+ * How a format is named: the `format` of a repository and the value of `svc.repository-format`.
+ * Which formats exist is the artifacts service's format table (services/artifacts/src/formats/index.ts),
+ * the one place a format is listed; the service checks a configured name against it at start.
  */
-export const REPOSITORY_FORMATS = ["raw", "npm", "maven", "pypi"] as const;
-export type RepositoryFormat = (typeof REPOSITORY_FORMATS)[number];
+export const FORMAT_NAME = /^[a-z][a-z0-9-]{0,31}$/;
+export type RepositoryFormat = string;
 
-export const isRepositoryFormat = (v: string): v is RepositoryFormat => (REPOSITORY_FORMATS as readonly string[]).includes(v);
+export const isFormatName = (v: string): v is RepositoryFormat => FORMAT_NAME.test(v);

@@ -1,7 +1,7 @@
 import { readFileSync } from "node:fs";
 import { parseKey, isTenant } from "@svc/keys";
 import { isPersonId, isRepositoryName, parseAnonymousRights, PERSON_ID_RULE, type GrantSpec } from "@svc/grants";
-import { REPOSITORY_FORMATS, maskUrlsIn, type RepositoryFormat } from "@svc/contracts";
+import { isFormatName, maskUrlsIn, type RepositoryFormat } from "@svc/contracts";
 import { parseAddressList } from "./addresses.js";
 import { parseSettingDuration, parseIsoDuration, durationMs } from "./duration.js";
 import { closestName } from "./closest-name.js";
@@ -111,8 +111,9 @@ const tenant: Parser<string> = (raw) =>
 const repository: Parser<string> = (raw) =>
   isRepositoryName(raw.trim()) ? { ok: true, value: raw.trim() } : { ok: false, reason: "must be a repository name (letters, digits, . _ -)" };
 const repositoryFormat: Parser<RepositoryFormat> = (raw) => {
-  const v = raw.trim().toLowerCase() as RepositoryFormat;
-  return REPOSITORY_FORMATS.includes(v) ? { ok: true, value: v } : { ok: false, reason: `must be one of ${REPOSITORY_FORMATS.join(", ")}` };
+  // Whether the artifacts service has the format is checked there, against its format table, at start.
+  const v = raw.trim().toLowerCase();
+  return isFormatName(v) ? { ok: true, value: v } : { ok: false, reason: "must be a format name (lowercase letters, digits and hyphens)" };
 };
 const key: Parser<string> = (raw) => {
   const t = raw.trim();
@@ -174,7 +175,7 @@ export const SETTINGS = {
   repository: def("svc.repository", repository, "default", { readBy: ["artifacts"],
     description: "The repository created under the store at first start." }),
   repositoryFormat: def("svc.repository-format", repositoryFormat, "raw" as RepositoryFormat, { readBy: ["artifacts"],
-    description: "The format `svc.repository` is created with at first start: `raw`, `npm`, `maven` or `pypi`. An existing repository keeps its format." }),
+    description: "The format `svc.repository` is created with at first start: one of the artifacts service's formats (docs/administration/repositories.md lists them); a name it does not serve refuses its start. An existing repository keeps its format." }),
   repositoryScopeFromPath: def("svc.repository-scope-from-path", bool, false, { readBy: ["gateway", "admin"],
     description: "`true`: an artifact request without `Service-Repository-Name` is authorised against the repository its path names (`/repository/<repository>/…`), never another, instead of against `*`; for clients that cannot send the header (npm, pnpm, yarn, pip). Raises the advisory `svc.repository-scope.from-path` while on." }),
   auth: def("svc.auth", bool, true, { readBy: ["gateway", "admin"],

@@ -1,4 +1,6 @@
-import { loadSettings, requireSettings, type Settings, type NodeAgentSettings } from "@svc/kit";
+import { SettingsError, loadSettings, requireSettings, type Settings, type NodeAgentSettings } from "@svc/kit";
+import type { FormatModule } from "./formats/format.js";
+import { FORMATS } from "./formats/index.js";
 
 export type ArtifactsConfig = Pick<
   Settings,
@@ -9,8 +11,12 @@ export type ArtifactsConfig = Pick<
 /** Settings this service refuses to start without (deploy/manifests.test.ts checks each Deployment sets them); and the store's own: svc.filesystem-root, or svc.storage.s3.bucket with svc.storage=s3. */
 export const REQUIRED_SETTINGS = ["databaseUrl", "internalSecret", "natsUrl"] satisfies Parameters<typeof requireSettings>[1];
 
-export function loadConfig(argv = process.argv.slice(2), env = process.env): ArtifactsConfig {
+export function loadConfig(argv = process.argv.slice(2), env = process.env, formats: readonly FormatModule[] = FORMATS): ArtifactsConfig {
   const s = loadSettings({ argv, env });
   requireSettings(s, [...REQUIRED_SETTINGS, s.storage === "s3" ? "s3Bucket" : "filesystemRoot"]);
+  // The format table is the one list of formats: a name it lacks refuses the start, before anything is written.
+  if (!formats.some((f) => f.name === s.repositoryFormat)) {
+    throw new SettingsError([`svc.repository-format is "${s.repositoryFormat}", a format this artifacts service does not serve (it serves ${formats.map((f) => f.name).join(", ")})`]);
+  }
   return s;
 }

@@ -85,17 +85,17 @@ export const freshName = (what: string) => `${what}-${randomBytes(4).toString("h
 /** A fresh database and store with the real services in front of the run's shared servers. */
 export async function startSuite(opts: Partial<Pick<ServicesOptions, "env" | "args" | "services">> = {}): Promise<Suite> {
   const name = `t_${randomBytes(6).toString("hex")}`;
-  const databaseUrl = await createDatabase(inject("adminDatabaseUrl"), name);
   const dataDir = join(inject("dataDir"), name);
   mkdirSync(dataDir, { recursive: true });
-  const redisUrl = await suiteRedisUrl();
   const named = opts.env?.SVC_NATS_URL;
-  let nats: Infra | undefined;
-  if (!named) {
+  const startNats = async (): Promise<Infra | undefined> => {
+    if (named) return undefined;
     const natsDir = join(dataDir, "nats");
     mkdirSync(natsDir, { recursive: true });
-    nats = await startInfra({ dataDir: natsDir, log: () => {}, env: { SVC_DATABASE_URL: inject("adminDatabaseUrl"), SVC_REDIS_URL: inject("redisUrl") } });
-  }
+    return startInfra({ dataDir: natsDir, log: () => {}, env: { SVC_DATABASE_URL: inject("adminDatabaseUrl"), SVC_REDIS_URL: inject("redisUrl") } });
+  };
+  // The suite's database, Redis database and NATS server, made side by side.
+  const [databaseUrl, redisUrl, nats] = await Promise.all([createDatabase(inject("adminDatabaseUrl"), name), suiteRedisUrl(), startNats()]);
   const natsUrl = named ?? nats!.natsUrl;
   let services: RunningServices;
   try {

@@ -163,10 +163,9 @@ export async function startServices(opts: ServicesOptions): Promise<RunningServi
     return proc ? proc.stop(signal) : Promise.resolve(null);
   };
 
-  const upstreams = names.filter((n) => n !== "gateway");
   try {
-    await Promise.all(upstreams.map((n) => launch(n)));
-    if (names.includes("gateway")) await launch("gateway");
+    // All at once, the gateway too: it answers before its upstreams do, and is ready once they are.
+    await Promise.all(names.map((n) => launch(n)));
   } catch (err) {
     await Promise.all([...children.keys()].map((n) => stopOne(n, "SIGKILL")));
     throw err;

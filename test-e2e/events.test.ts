@@ -135,4 +135,41 @@ describe("artifact events while NATS is away", () => {
       await events.close();
     }
   });
+
+  it("a read-only mirror on the writer's database and a NATS of its own leaves the writer's undelivered events to the writer", async () => {
+    // docs/install/read-only-mirror.md: the mirror shares the database (and so the outbox), not the NATS.
+    const dir = folder();
+    const mirrorNats = inject("natsUrl");
+    const mirror = await s.startReplica("artifacts", { SVC_READ_ONLY: "true", SVC_NATS_URL: mirrorNats });
+    // The mirror makes the tenant's stream on its NATS once it connects.
+    let onMirror: Awaited<ReturnType<typeof collectArtifactEvents>> | undefined;
+    for (const until = Date.now() + 30_000; !onMirror; await new Promise((r) => setTimeout(r, 250))) {
+      onMirror = await collectArtifactEvents(mirrorNats, s.tenant, (e) => e.path.startsWith(`${dir}/`)).catch((err: unknown) => {
+        if (Date.now() > until) throw err;
+        return undefined;
+      });
+    }
+    try {
+      await infra.stopServer("nats");
+      try {
+        expect((await s.call("PUT", `/repository/default/${dir}/while-away.txt`, { key: s.bootstrapKey, body: "away" })).status).toBe(201);
+        // Past the relay's minimum age (5 s) and several of its sweeps (every 2 s): a mirror that
+        // swept the shared outbox would have sent the event to its own NATS by now.
+        await new Promise((r) => setTimeout(r, 9_000));
+      } finally {
+        await infra.startServer("nats");
+      }
+      const onWriter = await collectArtifactEvents(infra.natsUrl, s.tenant, (e) => e.path.startsWith(`${dir}/`));
+      try {
+        const got = await onWriter.until("the writer's event", (es) => es.some((e) => e.path === `${dir}/while-away.txt`), 60_000);
+        expect(got.map((e) => `${e.kind} ${e.path}`)).toEqual([`artifact.published ${dir}/while-away.txt`]);
+      } finally {
+        await onWriter.close();
+      }
+      expect(onMirror.events).toEqual([]);
+    } finally {
+      await onMirror.close();
+      await mirror.stop();
+    }
+  });
 });

@@ -47,7 +47,9 @@ export async function wireArtifacts({ config, log, metrics, bus, db, pool }: Art
   // (JetStream message id = event id), and relayed again from the outbox while NATS is away.
   const outbox = outboxStoreFactory(db);
   const relay = outboxRelayFactory({ outbox, publish: artifactEventPublisherFactory(bus), log });
-  relay.start();
+  // A read-only node makes no events; its sweep would take the writer's undelivered ones from the
+  // shared outbox to its own NATS (a mirror, docs/install/read-only-mirror.md), and the writer's subscribers would never see them.
+  if (!config.readOnly) relay.start();
   // Each repository's format: its events' package coordinates, its rows about a file that goes
   // (whatever removes it) and about a file a walk indexes, its protocol, routes and export.
   const formats = formatsOf(table, repositories.formatOf);

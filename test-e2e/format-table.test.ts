@@ -45,7 +45,7 @@ async function artifactsWith(table: readonly FormatModule[], name: string) {
     connected: () => false,
     losses: () => 0,
   };
-  const wiring: Wiring = await wireArtifacts({ config, log: createLogger("artifacts", "silent").log, metrics: createMetrics("artifacts"), bus: bus as never, db, pool }, table);
+  const wiring: Wiring = await wireArtifacts({ config, log: createLogger("artifacts", "silent").log, metrics: createMetrics("artifacts"), bus: bus as never, db, pool, replica: false }, table);
   const call = (method: "GET" | "PUT" | "POST" | "DELETE", url: string, body?: string, headers: Record<string, string> = {}) =>
     wiring.app.inject({ method, url, headers: identityHeaders(SECRET, method, url, ADMIN, Date.now(), { body, headers }), payload: body });
   const stop = async () => {

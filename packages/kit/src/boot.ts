@@ -2,7 +2,7 @@ import type { FastifyInstance } from "fastify";
 import type { Kysely, Migration } from "kysely";
 import type pg from "pg";
 import type { Logger } from "pino";
-import { createDb, migrate } from "./db.js";
+import { createDb, isReadReplica, migrate, pendingMigrations } from "./db.js";
 import { createLogger, type LogRing } from "./logger.js";
 import { createBus, type Bus } from "./messaging.js";
 import { createMetrics, type ServiceMetrics } from "./metrics.js";
@@ -36,6 +36,13 @@ export interface DatabaseSpec<DB> {
   migrations: Record<string, Migration>;
   /** Pool size when svc.database-pool-size is not set (10 unless given). */
   max?: number;
+  /**
+   * Whether the service may run on a read replica of its database (a hot standby) with these
+   * settings: undefined when it may (it then checks the schema instead of migrating it, and the
+   * wiring is told: `replica`), else why not, naming the setting. A service without it refuses
+   * to start on a replica.
+   */
+  replica?: (config: never) => string | undefined;
   /** Carries `DB` to the wiring's context; never set at run time. */
   readonly __db?: DB;
 }
@@ -58,6 +65,8 @@ export interface BootContext<C> {
 export interface DatabaseContext<DB> {
   db: Kysely<DB>;
   pool: pg.Pool;
+  /** The database is a read replica (DatabaseSpec.replica): write nothing to it. */
+  replica: boolean;
 }
 
 /** What the wiring hands back to boot. */
@@ -126,14 +135,28 @@ export async function bootService(spec: EitherSpec): Promise<void> {
   if (spec.database) {
     const { databaseUrl, databasePoolSize } = config as DbSettings;
     const { db, pool } = createDb<unknown>(databaseUrl, { configured: databasePoolSize, applicationName: `svc-${spec.name}`, max: spec.database.max });
+    let replica = false;
     try {
-      const applied = await migrate(db, pool, spec.database.schema, spec.database.migrations);
-      if (applied.length) log.info({ applied }, "applied migrations");
+      replica = await isReadReplica(pool);
+      if (!replica) {
+        const applied = await migrate(db, pool, spec.database.schema, spec.database.migrations);
+        if (applied.length) log.info({ applied }, "applied migrations");
+      }
     } catch (err) {
       log.fatal({ err }, `could not migrate the ${spec.name} schema`);
       process.exit(1);
     }
-    database = { db, pool };
+    if (replica) {
+      // A hot standby: nothing can be written, so nothing is migrated; the primary's service does it.
+      const refused = spec.database.replica ? spec.database.replica(config as never) : `the ${spec.name} service writes to its database: point it at the primary`;
+      if (refused !== undefined) refuseStart(spec.name, new Error(`svc.database-url is a read replica (its server is in recovery), and ${refused}`));
+      const pending = await pendingMigrations(pool, spec.database.schema, spec.database.migrations);
+      if (pending.length > 0) {
+        refuseStart(spec.name, new Error(`svc.database-url is a read replica whose ${spec.database.schema} schema lacks ${pending.length} migration(s) of this version (${pending.slice(0, 3).join(", ")}${pending.length > 3 ? ", ..." : ""}): start this version against the primary first, which migrates it`));
+      }
+      log.info("svc.database-url is a read replica: the schema is checked, not migrated, and nothing is written to it");
+    }
+    database = { db, pool, replica };
   }
 
   const bus = createBus({ url: config.natsUrl, tenant: config.tenant, name: spec.name, log });

@@ -84,6 +84,22 @@ export async function migrate(
   }
 }
 
+/** Whether the server is a hot standby (a read replica): it answers reads and refuses every write. */
+export async function isReadReplica(pool: pg.Pool): Promise<boolean> {
+  return (await pool.query<{ r: boolean }>("select pg_is_in_recovery() as r")).rows[0]?.r === true;
+}
+
+/**
+ * On a read replica, where nothing can be migrated: the migrations of `migrations` the schema
+ * has not had (its primary runs them). Empty when the schema is as this version expects.
+ */
+export async function pendingMigrations(pool: pg.Pool, schema: string, migrations: Record<string, Migration>): Promise<string[]> {
+  const table = await pool.query<{ t: string | null }>("select to_regclass($1) as t", [`${pg.escapeIdentifier(schema)}.migrations`]);
+  if (!table.rows[0]?.t) return Object.keys(migrations).sort();
+  const applied = new Set((await pool.query<{ name: string }>(`select name from ${pg.escapeIdentifier(schema)}.migrations`)).rows.map((r) => r.name));
+  return Object.keys(migrations).filter((m) => !applied.has(m)).sort();
+}
+
 /** Health check: a value, never a throw. */
 export async function pingDb(pool: pg.Pool, timeoutMs = 2000): Promise<{ ok: true } | { ok: false; error: string }> {
   let timer: NodeJS.Timeout | undefined;

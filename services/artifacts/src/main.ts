@@ -1,5 +1,5 @@
 import { bootService, postgresSchema } from "@svc/kit";
-import { loadConfig } from "./config.js";
+import { loadConfig, type ArtifactsConfig } from "./config.js";
 import { FORMATS } from "./formats/index.js";
 import { migrationsOf } from "./store/migrations.js";
 import { SCHEMA, type ArtifactsDatabase } from "./store/schema.js";
@@ -8,6 +8,11 @@ import { wireArtifacts } from "./wiring.js";
 await bootService({
   name: "artifacts",
   loadConfig,
-  database: postgresSchema<ArtifactsDatabase>({ schema: SCHEMA, migrations: migrationsOf(FORMATS) }),
+  database: postgresSchema<ArtifactsDatabase>({
+    schema: SCHEMA,
+    migrations: migrationsOf(FORMATS),
+    // A read-only mirror may read a replica of the writer's database (docs/install/read-only-mirror.md).
+    replica: (config: ArtifactsConfig) => (config.readOnly ? undefined : "svc.read-only is false: only a read-only artifacts node (svc.read-only=true) runs on a replica"),
+  }),
   wire: (ctx) => wireArtifacts(ctx),
 });

@@ -27,7 +27,7 @@ export type ArtifactsContext = Pick<BootContext<ArtifactsConfig>, "config" | "lo
  * The artifacts service wired from its settings, database and bus (main.ts boots it): the
  * stores, the artifact service, the formats of `table` (formats/index.ts) and the app.
  */
-export async function wireArtifacts({ config, log, metrics, bus, db, pool }: ArtifactsContext, table: readonly FormatModule[] = FORMATS): Promise<Wiring> {
+export async function wireArtifacts({ config, log, metrics, bus, db, pool, replica }: ArtifactsContext, table: readonly FormatModule[] = FORMATS): Promise<Wiring> {
   const metadata = metadataStoreFactory(db, pool);
   // What a downloaded path holds, kept in memory: evicted by this process's changes as they
   // commit and by other processes' artifact events (docs/internals/storage.md, "The read cache").
@@ -36,7 +36,8 @@ export async function wireArtifacts({ config, log, metrics, bus, db, pool }: Art
   metadata.changes.listen(reads.changed);
   bus.subscribe("artifact.published", (e) => reads.published(e.repository, e.path, e.digest.slice("sha256:".length), e.time));
   bus.subscribe("artifact.removed", (e) => reads.evict(e.repository, e.path));
-  await metadata.ensureRepository(config.repository, config.repositoryFormat);
+  // On a read replica (a read-only mirror's, docs/install/read-only-mirror.md) nothing is written: the writer made the row.
+  if (!replica) await metadata.ensureRepository(config.repository, config.repositoryFormat);
   // Content by digest; the path index in Postgres says which path holds which (the single truth).
   // svc.storage: a folder or an S3 bucket; a missing bucket or refused credentials refuse the start, naming the setting.
   const opened = await openBlobStore(config);
@@ -62,8 +63,9 @@ export async function wireArtifacts({ config, log, metrics, bus, db, pool }: Art
   const admin = repositoryAdminFactory({ metadata, blobs, artifacts, list: repositories, formats: formats.names });
   // A format without an export step is refused an export, naming it.
   const exports = repositoryExportFactory({ metadata, store: exportStoreFactory(db), formats: formats.exports(), readOnly: config.readOnly, log });
-  await exports.sweep();
-  const downloads = downloadRecorderFactory({ store: metadata, log });
+  if (!replica) await exports.sweep();
+  // On a read replica the counts have nowhere to go: retention's "not downloaded for" counts the writer's downloads.
+  const downloads = downloadRecorderFactory({ store: replica ? { recordDownloads: async () => {} } : metadata, log });
   downloads.start();
   if (config.readOnly) log.warn("svc.read-only is on: every artifact write is refused with 403");
   // What this node serves at a few paths, for the posture's comparison of artifacts nodes (svc.nodes.content-differs).

@@ -17,6 +17,7 @@ import { restartBackoff, type RestartPolicy } from "./service-supervisor.js";
 import {
   pgPrepare,
   pgStart,
+  pgStartReplica,
   pgStop,
   pgStopImmediateSync,
   pgSystemUser,
@@ -106,6 +107,11 @@ export interface Infra {
   stopServer(name: ServerName): Promise<void>;
   /** Starts a stopped managed server again on the same port and data. */
   startServer(name: ServerName): Promise<void>;
+  /**
+   * A read replica of the managed Postgres (a hot standby streaming from it, on a port of its
+   * own): `databaseUrl(db)` is a URL of it. Stopped with the infra, or by its own stop().
+   */
+  startReadReplica(): Promise<{ databaseUrl(db: string): string; stop(): Promise<void> }>;
 }
 
 const DEFAULT_READY_TIMEOUT_MS = 30_000;
@@ -146,6 +152,7 @@ export async function startInfra(opts: InfraOptions): Promise<Infra> {
   const reserved = new Set<number>();
 
   let pgState: PgState | undefined;
+  const replicas = new Set<PgState>();
   const children: Partial<Record<"redis" | "nats", ChildState>> = {};
   let stopped = false;
   let stopping: Promise<void> | undefined;
@@ -162,6 +169,7 @@ export async function startInfra(opts: InfraOptions): Promise<Infra> {
         rmSync(st.pidFile, { force: true });
       }
     }
+    for (const r of replicas) if (r.running) pgStopImmediateSync(r);
     if (pgState?.running) pgStopImmediateSync(pgState);
     if (lockFile) rmSync(lockFile, { force: true });
   };
@@ -173,6 +181,7 @@ export async function startInfra(opts: InfraOptions): Promise<Infra> {
   const stopAll = async () => {
     for (const n of ["postgres", "redis", "nats"] as const) held.add(n);
     await Promise.all(Object.values(children).map((st) => (st ? childStop(st) : undefined)));
+    for (const r of replicas) await pgStop(r, "fast").catch((err) => log(`[infra] postgres replica stop: ${(err as Error).message}`));
     if (pgState) await pgStop(pgState, "fast").catch((err) => log(`[infra] postgres stop: ${(err as Error).message}`));
     for (const n of ["postgres", "redis", "nats"] as const) reaper?.forget(reaperKey(n));
     await reaper?.idle();
@@ -413,6 +422,21 @@ export async function startInfra(opts: InfraOptions): Promise<Infra> {
       const st = children[name];
       if (st) await childStop(st);
       log(`[infra] ${name} stopped`);
+    },
+    async startReadReplica() {
+      requireManaged("postgres");
+      if (!pgState) throw new Error("no postgres of ours to replicate");
+      const port = await reservePort();
+      reserved.add(port);
+      const st = await pgStartReplica(pgState, join(pgState.home, `replica-${port}`), port, timeoutMs, log);
+      replicas.add(st);
+      return {
+        databaseUrl: (db: string) => pgUrl(st, db),
+        stop: async () => {
+          replicas.delete(st);
+          await pgStop(st, "fast");
+        },
+      };
     },
     async startServer(name) {
       requireManaged(name);

@@ -2,8 +2,8 @@
 // the `postgres` (or a `svcdata`) system user, since postgres refuses to run as root.
 import { spawn, spawnSync, type SpawnOptions } from "node:child_process";
 import { createHash, createHmac, pbkdf2Sync, randomBytes } from "node:crypto";
-import { chmodSync, closeSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { chmodSync, closeSync, existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
 import pg from "pg";
 import type { PgBinaries } from "./binaries.js";
 import { openLog, pidAlive, procCwd, readPidFile, samePath, sleep, tailOf } from "./process.js";
@@ -169,12 +169,12 @@ function pgMajor(postgresBin: string): string {
   return major >= 10 ? String(major) : `${m[1]}.${m[2] ?? "0"}`;
 }
 
-function runPg(st: PgState, cmd: string, args: string[], logFd?: number, timeoutMs = 60_000, input?: string): Promise<{ code: number; output: string }> {
+function runPg(st: PgState, cmd: string, args: string[], logFd?: number, timeoutMs = 60_000, input?: string, env: Record<string, string> = {}): Promise<{ code: number; output: string }> {
   const [c, a] = asPgUser(st, cmd, args);
   return new Promise((resolvePromise, reject) => {
     const opts: SpawnOptions = {
       cwd: st.home,
-      env: { ...process.env, LC_ALL: "C", LANG: "C" },
+      env: { ...process.env, LC_ALL: "C", LANG: "C", ...env },
       stdio: [input === undefined ? "ignore" : "pipe", logFd ?? "pipe", logFd ?? "pipe"],
     };
     const child = spawn(c, a, opts);
@@ -261,6 +261,15 @@ export async function pgPrepare(st: PgState, log: (l: string) => void): Promise<
 }
 
 const HBA_MARK = "# tools/devstack: password authentication";
+/** Every connection asks for the password; replication connections too (pgStartReplica's base backup and stream). */
+const HBA = [
+  HBA_MARK,
+  "local all all scram-sha-256",
+  "host all all 127.0.0.1/32 scram-sha-256",
+  "host all all ::1/128 scram-sha-256",
+  "host replication postgres 127.0.0.1/32 scram-sha-256",
+  "",
+].join("\n");
 
 /**
  * The SCRAM-SHA-256 verifier Postgres stores for `password` (RFC 5802, 7677): set in this form,
@@ -288,7 +297,7 @@ async function pgEnsurePassword(st: PgState, log: (l: string) => void): Promise<
   } catch {
     // none yet
   }
-  if (hba.startsWith(HBA_MARK) && !st.passwordNew) return;
+  if (hba === HBA && !st.passwordNew) return;
   log("[infra] setting the postgres password (password authentication)");
   const fd = openLog(st.logFile, "postgres --single (password)");
   let r: { code: number; output: string };
@@ -300,11 +309,7 @@ async function pgEnsurePassword(st: PgState, log: (l: string) => void): Promise<
     closeSync(fd);
   }
   if (r.code !== 0) throw new Error(`could not set the postgres password (exit code ${r.code}). Tail of ${st.logFile}:\n${tailOf(st.logFile)}`);
-  writeFileSync(
-    hbaFile,
-    [HBA_MARK, "local all all scram-sha-256", "host all all 127.0.0.1/32 scram-sha-256", "host all all ::1/128 scram-sha-256", ""].join("\n"),
-    { mode: 0o600 },
-  );
+  writeFileSync(hbaFile, HBA, { mode: 0o600 });
   if (st.user) {
     const { uid, gid } = uidGid(st.user);
     spawnSync("chown", [`${uid}:${gid}`, hbaFile], { stdio: "ignore" });
@@ -376,4 +381,33 @@ export function pgStopImmediateSync(st: PgState): void {
   const [c, a] = asPgUser(st, st.bins.pgCtl, ["stop", "-D", st.data, "-m", "immediate", "-w", "-t", "10"]);
   spawnSync(c, a, { stdio: "ignore", cwd: st.home, timeout: 15_000 });
   st.running = false;
+}
+
+/**
+ * A hot standby of `primary` (a read replica, streaming from it) in `home`, started on `port`:
+ * a base backup taken over a replication connection (pg_basebackup -R writes the standby's
+ * settings), then a server that answers reads and refuses every write. Its data goes with `home`.
+ */
+export async function pgStartReplica(primary: PgState, home: string, port: number, timeoutMs: number, log: (l: string) => void): Promise<PgState> {
+  mkdirSync(home, { recursive: true, mode: 0o700 });
+  if (primary.user) {
+    const { uid, gid } = uidGid(primary.user);
+    spawnSync("chown", ["-R", `${uid}:${gid}`, home], { stdio: "ignore" });
+  }
+  const st: PgState = { ...primary, home, data: join(home, "data"), sockDir: join(home, "run"), logFile: join(home, "replica.log"), port, running: false, passwordNew: false };
+  rmSync(st.data, { recursive: true, force: true });
+  // Beside the server's own pg_ctl (Debian's are in /usr/lib/postgresql/<major>/bin; PATH may hold links to some).
+  const basebackup = join(dirname(realpathSync(primary.bins.pgCtl)), "pg_basebackup");
+  log(`[infra] base backup of 127.0.0.1:${primary.port} into ${st.data}`);
+  const fd = openLog(st.logFile, "pg_basebackup");
+  let r: { code: number; output: string };
+  try {
+    r = await runPg(st, basebackup, ["-h", "127.0.0.1", "-p", String(primary.port), "-U", "postgres", "-D", st.data, "-R", "-X", "stream", "-c", "fast"], fd, 120_000, undefined, { PGPASSWORD: primary.password });
+  } finally {
+    closeSync(fd);
+  }
+  if (r.code !== 0) throw new Error(`pg_basebackup failed (exit code ${r.code}). Tail of ${st.logFile}:\n${tailOf(st.logFile)}`);
+  await pgStart(st, timeoutMs);
+  log(`[infra] read replica of 127.0.0.1:${primary.port} ready on 127.0.0.1:${port}`);
+  return st;
 }

@@ -1,8 +1,8 @@
-import { loadSettings, requireSettings, type Settings, type NodeAgentSettings } from "@svc/kit";
+import { SettingsError, loadSettings, requireSettings, type Settings, type NodeAgentSettings } from "@svc/kit";
 
 export type ArtifactsConfig = Pick<
   Settings,
-  "tenant" | "repository" | "repositoryFormat" | "readOnly" | "filesystemRoot" | "storage" | "s3Bucket" | "s3Endpoint" | "s3Region" | "s3PathStyle" | "s3Prefix" | "s3AccessKey" | "s3SecretKey" | "s3EqualParts" | "internalSecret" | "internalSecretPrevious" | "databaseUrl" | "natsUrl" | "host" | "port" | "logLevel" | "shutdownGraceMs" | "databasePoolSize" | "uploadIdleTimeoutMs" | "uiPublicUrl" | "indexCacheTtlMs"
+  "tenant" | "repository" | "repositoryFormat" | "readOnly" | "filesystemRoot" | "storage" | "s3Bucket" | "s3Endpoint" | "s3Region" | "s3PathStyle" | "s3Prefix" | "s3AccessKey" | "s3SecretKey" | "s3EqualParts" | "s3Redirect" | "s3RedirectTtlMs" | "internalSecret" | "internalSecretPrevious" | "databaseUrl" | "natsUrl" | "host" | "port" | "logLevel" | "shutdownGraceMs" | "databasePoolSize" | "uploadIdleTimeoutMs" | "uiPublicUrl" | "indexCacheTtlMs"
 > &
   NodeAgentSettings;
 
@@ -12,5 +12,10 @@ export const REQUIRED_SETTINGS = ["databaseUrl", "internalSecret", "natsUrl"] sa
 export function loadConfig(argv = process.argv.slice(2), env = process.env): ArtifactsConfig {
   const s = loadSettings({ argv, env });
   requireSettings(s, [...REQUIRED_SETTINGS, s.storage === "s3" ? "s3Bucket" : "filesystemRoot"]);
+  // A redirect sends clients to the bucket: a node on a folder has none, and would silently serve
+  // the bytes itself while the operator counts on the object store doing it.
+  if (s.s3Redirect && s.storage !== "s3") {
+    throw new SettingsError([`svc.storage.s3.redirect=true needs svc.storage=s3 (this node stores on the filesystem, svc.storage=${s.storage}): unset svc.storage.s3.redirect, or move the node to the S3 blob store`]);
+  }
   return s;
 }

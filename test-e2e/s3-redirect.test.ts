@@ -5,6 +5,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startObjectStore, type ObjectStore } from "@svc/devstack";
 import { ensureClients, expectOk, run, scratchEnv, type Clients } from "./npm-clients.js";
+import { ensurePythonClients, pythonEnv, uploadForm, type PythonClients } from "./pypi-clients.js";
 import { startSuite, type Suite } from "./suite.js";
 import { eventually, systemCall } from "./upstream.js";
 
@@ -19,6 +20,7 @@ describe("svc.storage.s3.redirect: artifact GETs answered with a signed URL of t
   let os: ObjectStore;
   let s: Suite;
   let clients: Clients;
+  let py: PythonClients;
   let reader: string;
   let nothing: string;
   const dataDir = mkdtempSync(join(tmpdir(), "svc-s3r-"));
@@ -46,8 +48,10 @@ describe("svc.storage.s3.redirect: artifact GETs answered with a signed URL of t
       }),
       ensureClients(),
     ]);
+    py = await ensurePythonClients();
     await s.createRepository("npm", "npm");
-    reader = (await s.mint({ label: "reader", grants: [{ scope: "default", tokens: ["read-only"] }, { scope: "npm", tokens: ["read-only"] }] })).key;
+    await s.createRepository("pypi", "pypi");
+    reader = (await s.mint({ label: "reader", grants: ["default", "npm", "pypi"].map((scope) => ({ scope, tokens: ["read-only"] })) })).key;
     nothing = (await s.mint({ label: "no rights" })).key;
   }, 600_000);
   afterAll(async () => {
@@ -195,5 +199,49 @@ describe("svc.storage.s3.redirect: artifact GETs answered with a signed URL of t
     // The lockfile names the server's URL, not the expiring one of the bucket.
     const lock = JSON.parse(readFileSync(join(consumer, "project", "package-lock.json"), "utf8")) as { packages: Record<string, { resolved: string }> };
     expect(lock.packages["node_modules/redirected-e2e"]!.resolved).toBe(tarball);
+  });
+
+  it("pip downloads a wheel: the simple index links to the server, the file GET follows the redirect and its #sha256 checks", async () => {
+    const work = mkdtempSync(join(dataDir, "pip-"));
+    // A minimal wheel, made with Python's zipfile (nothing to build).
+    const wheelName = "redirected_e2e-1.0.0-py3-none-any.whl";
+    const made = await run(
+      py.python,
+      [
+        "-c",
+        [
+          "import sys, zipfile",
+          "z = zipfile.ZipFile(sys.argv[1], 'w')",
+          "z.writestr('redirected_e2e/__init__.py', 'VERSION = \"1.0.0\"\\n')",
+          "z.writestr('redirected_e2e-1.0.0.dist-info/METADATA', 'Metadata-Version: 2.1\\nName: redirected-e2e\\nVersion: 1.0.0\\n')",
+          "z.writestr('redirected_e2e-1.0.0.dist-info/WHEEL', 'Wheel-Version: 1.0\\nGenerator: e2e\\nRoot-Is-Purelib: true\\nTag: py3-none-any\\n')",
+          "z.writestr('redirected_e2e-1.0.0.dist-info/RECORD', '')",
+          "z.close()",
+        ].join("\n"),
+        join(work, wheelName),
+      ],
+      { cwd: work, env: pythonEnv(work) },
+    );
+    expectOk(made);
+    const content = readFileSync(join(work, wheelName));
+    const sha256 = createHash("sha256").update(content).digest("hex");
+    const basic = (key: string) => ({ authorization: `Basic ${Buffer.from(`__token__:${key}`).toString("base64")}` });
+    const form = uploadForm({ name: "redirected-e2e", version: "1.0.0", filetype: "bdist_wheel", pyversion: "py3", sha256_digest: sha256 }, { name: wheelName, content });
+    const uploaded = await s.call("POST", "/repository/pypi/", { headers: { ...basic(s.bootstrapKey), "content-type": form.contentType }, body: form.body });
+    expect(uploaded.status, await uploaded.text()).toBe(200);
+
+    const page = await (await get("/repository/pypi/simple/redirected-e2e/", undefined, basic(reader))).text();
+    expect(page).toContain(`#sha256=${sha256}`);
+    expect(page).not.toContain(endpoint());
+    const href = /href="([^"]+)"/.exec(page)![1]!;
+    const file = new URL(href, `${s.gatewayUrl}/repository/pypi/simple/redirected-e2e/`);
+    expect(file.origin).toBe(new URL(s.gatewayUrl).origin);
+    expect((await get(file.pathname, undefined, basic(reader))).status).toBe(307);
+
+    const index = `${s.gatewayUrl.replace("://", `://__token__:${reader}@`)}/repository/pypi/simple/`;
+    const dest = join(work, "downloaded");
+    const pip = await run(py.python, ["-m", "pip", "download", "--isolated", "--no-cache-dir", "--no-deps", "--only-binary", ":all:", "--dest", dest, "--index-url", index, "-v", "redirected-e2e==1.0.0"], { cwd: work, env: pythonEnv(work) });
+    expectOk(pip);
+    expect(readFileSync(join(dest, wheelName)).equals(content)).toBe(true);
   });
 });

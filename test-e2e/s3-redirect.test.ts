@@ -142,6 +142,23 @@ describe("svc.storage.s3.redirect: artifact GETs answered with a signed URL of t
     expect((await get("/repository/default/ranges/hello.txt", reader, { range: "bytes=500-600" })).status).toBe(416);
   });
 
+  it("off (the default), the same bucket's bytes stream through the server: a 200, no redirect", async () => {
+    const body = "streamed as before\n";
+    await put("/repository/default/off/plain.txt", body, "text/plain");
+    const streaming = await s.startReplica("artifacts", { SVC_STORAGE_S3_REDIRECT: "false" });
+    const front = await s.startGateway({ SVC_ARTIFACTS_URL: streaming.url });
+    try {
+      const got = await fetch(`${front.url}/repository/default/off/plain.txt`, { redirect: "manual", headers: { "service-repository-key": reader } });
+      expect(got.status).toBe(200);
+      expect(got.headers.get("location")).toBeNull();
+      expect(got.headers.get("etag")).toBe(`"${createHash("sha256").update(body).digest("hex")}"`);
+      expect(await got.text()).toBe(body);
+    } finally {
+      await front.stop();
+      await streaming.stop();
+    }
+  });
+
   it("refuses without read rights (401, 403) and answers a missing path 404, never with a redirect", async () => {
     await put("/repository/default/guarded/secret.bin", Buffer.from([1, 2, 3]));
     const keyless = await get("/repository/default/guarded/secret.bin", undefined);

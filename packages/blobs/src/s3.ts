@@ -18,6 +18,7 @@ import {
   UploadPartCopyCommand,
   type CompletedPart,
 } from "@aws-sdk/client-s3";
+import { getSignedUrl } from "@aws-sdk/s3-request-presigner";
 import { forbidden } from "@svc/contracts";
 import {
   BlobStoreMisconfigured,
@@ -78,6 +79,14 @@ export interface S3BlobStore extends BlobStore {
   check(opts?: { write?: boolean }): Promise<void>;
   listAbandonedUploads(opts: { olderThanMs: number; limit: number }): Promise<AbandonedUpload[]>;
   abortUpload(upload: AbandonedUpload): Promise<void>;
+  /**
+   * A pre-signed GET URL of a blob's object, valid `expiresInSeconds` (svc.storage.s3.redirect):
+   * signed for that one key, with the answer's Content-Type and Content-Disposition as the
+   * server would send them (S3's response-content-type / response-content-disposition). Made
+   * locally: nothing is asked of the store. It holds the signature, the access key id and, with
+   * temporary credentials, their session token; never the secret key. Never log it.
+   */
+  signedGetUrl(sha256: string, opts: { expiresInSeconds: number; contentType: string; contentDisposition?: string }): Promise<string>;
   /** Releases the client's sockets. */
   close(): void;
 }
@@ -397,6 +406,17 @@ export function s3BlobStore(opts: S3BlobStoreOptions): S3BlobStore {
       const key = stagedKey(`check-${randomUUID()}`);
       await send(() => client.send(new PutObjectCommand({ Bucket: bucket, Key: key, Body: Buffer.from("check"), ContentLength: 5 })));
       await send(() => client.send(new DeleteObjectCommand({ Bucket: bucket, Key: key })));
+    },
+
+    async signedGetUrl(sha256, o) {
+      if (!isDigest(sha256)) throw new Error("not a blob digest");
+      const command = new GetObjectCommand({
+        Bucket: bucket,
+        Key: blobKey(sha256),
+        ResponseContentType: o.contentType,
+        ...(o.contentDisposition ? { ResponseContentDisposition: o.contentDisposition } : {}),
+      });
+      return send(() => getSignedUrl(client, command, { expiresIn: Math.max(1, Math.round(o.expiresInSeconds)) }));
     },
 
     close() {

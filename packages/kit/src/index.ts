@@ -20,3 +20,4 @@ export * from "./openapi.js";
 export * from "./schemas.js";
 export * from "./outbox-relay.js";
 export * from "./identity-body.js";
+export * from "./inert.js";

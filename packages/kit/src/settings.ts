@@ -76,6 +76,11 @@ const duration: Parser<number> = (raw) => {
   const ms = parseSettingDuration(raw);
   return ms === undefined ? { ok: false, reason: "must be a duration such as PT5M, 300s, 5m or 300 (seconds)" } : { ok: true, value: ms };
 };
+/** The lifetime of a signed object-store URL: at least a second, at most the 7 days SigV4 allows. */
+const signedUrlTtl: Parser<number> = (raw) => {
+  const ms = parseSettingDuration(raw);
+  return ms === undefined || ms < 1000 || ms > 7 * 86_400_000 ? { ok: false, reason: "must be a duration from 1s to 7 days, such as 60s" } : { ok: true, value: ms };
+};
 /** An ISO-8601 duration kept as text (applied on the calendar), blank = unset. */
 const isoDuration: Parser<string | undefined> = (raw) => {
   const t = raw.trim();
@@ -250,6 +255,10 @@ export const SETTINGS = {
     description: "The secret access key that goes with `svc.storage.s3.access-key`." }, true),
   s3EqualParts: def("svc.storage.s3.equal-parts", bool, false, { readBy: ["artifacts", "walker"],
     description: "`true`: multipart uploads in equal 64 MiB parts (stores that require equal parts; objects up to 625 GiB). `false`: parts from 8 MiB, doubling every 1,000 parts, so any object fits S3's 10,000-part cap." }),
+  s3Redirect: def("svc.storage.s3.redirect", bool, false, { readBy: ["artifacts"],
+    description: "`true`: a GET of an artifact is answered with a 307 redirect to a short-lived pre-signed URL of its object in the bucket, after every check a download has (access, preconditions, the download recorded), so the object store sends the bytes instead of the artifacts service; HEAD, 304, errors and requests with `If-Match`, `If-Unmodified-Since` or `If-Range` are still answered by the server. Clients must reach `svc.storage.s3.endpoint` (docs/install/s3-redirect.md). Needs `svc.storage=s3`: a node on the filesystem refuses to start with it." }),
+  s3RedirectTtlMs: def("svc.storage.s3.redirect.ttl", signedUrlTtl, 60_000, { readBy: ["artifacts"], defaultText: "60s",
+    description: "How long a redirect's pre-signed URL stays valid (1s to 7 days): a client must start its download within it (one under way is not cut when it expires)." }),
   logLevel: def("svc.log-level", logLevel, "info", { readBy: ALL,
     description: "pino level: `fatal`, `error`, `warn`, `info`, `debug`, `trace` or `silent`." }),
   uiSessionLifetimeMs: def("svc.ui.session.lifetime", duration, 12 * 3_600_000, { readBy: ["console"], defaultText: "PT12H",

@@ -11,6 +11,7 @@ import type { IndexReadCache } from "./domain/index-read-cache.js";
 import { exportRoutes } from "./routes/export-routes.js";
 import { internalRoutes } from "./routes/internal-routes.js";
 import { rawRoutes } from "./routes/raw-routes.js";
+import type { ByteRedirect } from "./routes/artifact-answer.js";
 import { repositoryRoutes } from "./routes/repository-routes.js";
 
 export interface ArtifactsDeps extends UpstreamAppDeps {
@@ -27,6 +28,8 @@ export interface ArtifactsDeps extends UpstreamAppDeps {
   formats: Pick<Formats, "of" | "names" | "description" | "routes">;
   /** svc.upload-idle-timeout; 0: never. */
   uploadIdleTimeoutMs: number;
+  /** svc.storage.s3.redirect: artifact GETs answered with a signed URL of the bucket. */
+  redirect?: ByteRedirect;
 }
 
 export function buildApp(deps: ArtifactsDeps): FastifyInstance {

@@ -6,7 +6,8 @@ import { contentReporterFactory, storageLocator } from "./domain/content-report.
 import { artifactServiceFactory } from "./domain/artifact-service.js";
 import { downloadRecorderFactory } from "./domain/download-recorder.js";
 import { indexReadCacheFactory } from "./domain/index-read-cache.js";
-import { blobStoreHealthChecks, openBlobStore, storageIdentity, storageStatus } from "@svc/blobs";
+import { blobStoreHealthChecks, openBlobStore, storageIdentity, storageStatus, type OpenedBlobStore } from "@svc/blobs";
+import type { ByteRedirect } from "./routes/artifact-answer.js";
 import { migrateLegacyLayout } from "./domain/legacy-layout.js";
 import { outboxRelayFactory } from "./domain/outbox-relay.js";
 import { repositoryListFactory } from "./domain/repository-list.js";
@@ -72,6 +73,16 @@ export async function wireArtifacts({ config, log, metrics, bus, db, pool, repli
   const content = contentReporterFactory({ pool, blobs, node: metrics.node, storageLocator: storageLocator(config) });
   for (const listened of listenedControlSubjects(config)) bus.respond(listened.content, (raw) => content.answer(raw));
   const checks = [{ name: "postgres", check: () => pingDb(pool) }, ...blobStoreHealthChecks(opened)];
-  const app = buildApp({ log, internalSecret: config.internalSecret, internalSecretPrevious: config.internalSecretPrevious, blobs, metadata, reads, artifacts, admin, exports, formats, downloads, repositories: repositories.names, checks, metrics, uploadIdleTimeoutMs: config.uploadIdleTimeoutMs });
+  // svc.storage.s3.redirect (only with svc.storage=s3: config.ts refuses it otherwise): the bucket sends a GET's bytes.
+  const redirect = redirectOf(opened, config);
+  if (redirect) log.info({ ttlMs: config.s3RedirectTtlMs }, "svc.storage.s3.redirect is on: artifact GETs are answered with a signed URL of the bucket");
+  const app = buildApp({ redirect, log, internalSecret: config.internalSecret, internalSecretPrevious: config.internalSecretPrevious, blobs, metadata, reads, artifacts, admin, exports, formats, downloads, repositories: repositories.names, checks, metrics, uploadIdleTimeoutMs: config.uploadIdleTimeoutMs });
   return { app, ready: { ...storageIdentity(config), repository: config.repository }, status: () => storageStatus(config), closers: [() => exports.stop(), () => downloads.stop(), () => relay.stop(), ...(opened.kind === "s3" ? [async () => opened.store.close()] : [])] };
+}
+
+/** The GET redirect of svc.storage.s3.redirect: a signed URL of the blob's object, valid svc.storage.s3.redirect.ttl. */
+function redirectOf(opened: OpenedBlobStore, config: ArtifactsContext["config"]): ByteRedirect | undefined {
+  if (!config.s3Redirect || opened.kind !== "s3") return undefined;
+  const store = opened.store;
+  return (row, answer) => store.signedGetUrl(row.sha256, { expiresInSeconds: config.s3RedirectTtlMs / 1000, ...answer });
 }

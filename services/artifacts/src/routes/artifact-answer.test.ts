@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import send from "@fastify/send";
 import { describe, expect, it } from "vitest";
-import { contentTypeOf, planAnswer } from "./artifact-answer.js";
+import { contentTypeOf, planAnswer, redirectedAnswer } from "./artifact-answer.js";
 
 const sha = "ab".repeat(32);
 const updated = new Date("2024-05-06T07:08:09.123Z");
@@ -60,5 +60,17 @@ describe("planAnswer", () => {
     expect(planAnswer({ range: "bytes=2-5", "if-range": '"other"' }, row()).status).toBe(200);
     expect(planAnswer({ range: "bytes=2-5", "if-range": updated.toUTCString() }, row()).status).toBe(206);
     expect(planAnswer({ range: "bytes=2-5", "if-range": new Date(updated.getTime() - 5000).toUTCString() }, row()).status).toBe(200);
+  });
+});
+
+describe("redirectedAnswer (svc.storage.s3.redirect)", () => {
+  it("gives the object store's answer the server's type, and attachment for what a browser would render or run", () => {
+    expect(redirectedAnswer("site/page.html", contentTypeOf("site/page.html"))).toEqual({ contentType: "text/html; charset=utf-8", contentDisposition: 'attachment; filename="page.html"' });
+    expect(redirectedAnswer("a/logo.svg", contentTypeOf("a/logo.svg"))).toMatchObject({ contentDisposition: 'attachment; filename="logo.svg"' });
+    expect(redirectedAnswer("a/notes.txt", contentTypeOf("a/notes.txt"))).toEqual({ contentType: "text/plain; charset=utf-8" });
+    expect(redirectedAnswer("a/app-1.0.jar", contentTypeOf("a/app-1.0.jar"))).toEqual({ contentType: "application/java-archive" });
+    // No type known: saved, as the gateway saves an answer without a type.
+    expect(redirectedAnswer("a/blob", undefined)).toEqual({ contentType: "application/octet-stream", contentDisposition: 'attachment; filename="blob"' });
+    expect(redirectedAnswer("a/ü.html", "text/html")).toEqual({ contentType: "text/html", contentDisposition: `attachment; filename="_.html"; filename*=UTF-8''%C3%BC.html` });
   });
 });

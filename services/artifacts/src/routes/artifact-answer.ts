@@ -4,6 +4,7 @@ import { isUtf8MimeType, mime } from "@fastify/send";
 import parseRange from "range-parser";
 import type { BlobStore } from "@svc/blobs";
 import { ServiceError, notFound } from "@svc/contracts";
+import { attachment, mustBeSaved } from "@svc/kit";
 import { etagOf, opaque } from "../domain/upload-checks.js";
 
 /** What a GET or HEAD of an artifact answers from: its index row (the truth of what the path holds). */
@@ -100,13 +101,38 @@ function rangeFresh(ifRange: string | undefined, etag: string, modifiedAt: numbe
 }
 
 /**
+ * Where a GET's bytes are fetched from instead of this service (svc.storage.s3.redirect): a
+ * short-lived signed URL of the blob's object, whose answer carries `contentType` and, when
+ * given, `contentDisposition`, as this server would have sent them.
+ */
+export type ByteRedirect = (row: ArtifactRow, answer: { contentType: string; contentDisposition?: string }) => Promise<string>;
+
+/**
+ * Preconditions that name this server's validators (the SHA-256 entity tag, the publish time),
+ * which the object store does not know: its ETag and modified time are its own, so a redirected
+ * request carrying them would fail there (412) or lose its range. Such a request is streamed.
+ */
+const OWN_VALIDATORS = ["if-match", "if-unmodified-since", "if-range"] as const;
+
+/**
+ * What the object store answers a redirected GET with, as the gateway would have made this
+ * server's answer inert: the same type, and `attachment` for whatever a browser would render or
+ * run (the object store's origin can send no sandbox policy, so this holds whatever
+ * svc.artifacts.separate-origin says).
+ */
+export function redirectedAnswer(path: string, type: string | undefined): { contentType: string; contentDisposition?: string } {
+  const name = path.slice(path.lastIndexOf("/") + 1);
+  return { contentType: type ?? "application/octet-stream", ...(mustBeSaved(name, type) ? { contentDisposition: attachment(name) } : {}) };
+}
+
+/**
  * Answers a GET or HEAD of an artifact from its index row and its blob. A row whose blob is
  * gone (deleted behind the service's back, until a walk's repair forgets it) answers 404.
  * `type` overrides the content type (a Maven metadata document). Resolves, once the answer is
  * on its way, to the status sent (the handler then returns `reply`: never awaited, as a reply
  * is a thenable that settles when the response ends).
  */
-export async function answerArtifact(req: FastifyRequest, reply: FastifyReply, row: ArtifactRow, blobs: Pick<BlobStore, "get" | "head" | "readSmall">, type?: string): Promise<number> {
+export async function answerArtifact(req: FastifyRequest, reply: FastifyReply, row: ArtifactRow, blobs: Pick<BlobStore, "get" | "head" | "readSmall">, type?: string, redirect?: ByteRedirect): Promise<number> {
   const plan = planAnswer(req.headers, row);
   const headers = type && plan.status !== 304 ? { ...plan.headers, "content-type": type } : plan.headers;
   const missing = () => notFound(`no artifact at ${row.repository}/${row.path}`);
@@ -114,6 +140,17 @@ export async function answerArtifact(req: FastifyRequest, reply: FastifyReply, r
   if (plan.status === 304 || req.method === "HEAD") {
     reply.code(plan.status).headers(headers).send();
     return plan.status;
+  }
+  if (redirect && !OWN_VALIDATORS.some((h) => req.headers[h] !== undefined)) {
+    // Like distribution's S3 driver: the object checked first, so a blob gone answers 404 here, not at the bucket.
+    if (!(await blobs.head(row.sha256))) {
+      req.log.warn({ repository: row.repository, path: row.path, sha256: row.sha256 }, "the index names a blob the store does not have");
+      throw missing();
+    }
+    const location = await redirect(row, redirectedAnswer(row.path, headers["content-type"]));
+    // Never cached: the URL expires within svc.storage.s3.redirect.ttl. Never logged: it holds a signature.
+    reply.code(307).headers({ location, "cache-control": "no-store" }).send();
+    return 307;
   }
   const range = plan.status === 206 ? plan.range : undefined;
   if (!range && row.size <= SMALL_FILE_BYTES && blobs.readSmall) {

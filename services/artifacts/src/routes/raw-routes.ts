@@ -9,7 +9,7 @@ import { parseDeclaredDigests, parsePreconditions } from "../domain/upload-check
 import type { BlobStore } from "@svc/blobs";
 import type { IndexReadCache } from "../domain/index-read-cache.js";
 import type { Formats } from "../formats/format.js";
-import { answerArtifact } from "./artifact-answer.js";
+import { answerArtifact, type ByteRedirect } from "./artifact-answer.js";
 
 export interface RawRoutesDeps {
   blobs: Pick<BlobStore, "get" | "head" | "readSmall">;
@@ -26,6 +26,8 @@ export interface RawRoutesDeps {
    * download, is served here as a file), and it says how an upload is stored.
    */
   formats: Pick<Formats, "of">;
+  /** svc.storage.s3.redirect: a GET's bytes come from the object store, through a signed URL. */
+  redirect?: ByteRedirect;
 }
 
 /** How much longer than svc.upload-idle-timeout this service waits, at most, before cutting an upload. */
@@ -82,7 +84,7 @@ export function rawRoutes(app: FastifyInstance, deps: RawRoutesDeps): void {
       if (!found.row) throw notFound(`no artifact at ${a.repository}/${a.path}`);
       let status: number;
       try {
-        status = await answerArtifact(req, reply, found.row, deps.blobs);
+        status = await answerArtifact(req, reply, found.row, deps.blobs, undefined, deps.redirect);
       } catch (err) {
         // A cached row whose blob is gone: the path changed on another node a moment ago and
         // its event is still on its way. The index says what it holds now.
@@ -90,10 +92,10 @@ export function rawRoutes(app: FastifyInstance, deps: RawRoutesDeps): void {
         deps.reads.evict(a.repository, a.path);
         const fresh = await deps.reads.find(a.repository, a.path);
         if (!fresh.row) throw notFound(`no artifact at ${a.repository}/${a.path}`);
-        status = await answerArtifact(req, reply, fresh.row, deps.blobs);
+        status = await answerArtifact(req, reply, fresh.row, deps.blobs, undefined, deps.redirect);
       }
-      // Counted in memory and written in batches (retention's "not downloaded for").
-      if (req.method === "GET" && (status === 200 || status === 206)) deps.downloads.record(a.repository, a.path);
+      // Counted in memory and written in batches (retention's "not downloaded for"); a redirect to the object store counts.
+      if (req.method === "GET" && (status === 200 || status === 206 || status === 307)) deps.downloads.record(a.repository, a.path);
       return reply;
     };
     scoped.route({ method: ["GET", "HEAD"], url: "/repository/*", exposeHeadRoute: false, handler: read });

@@ -1,4 +1,9 @@
 import type { FastifyReply, FastifyRequest } from "fastify";
+import { attachment, mustBeSaved } from "@svc/kit";
+
+// Which answers must be saved, and how they are named, is shared with the artifacts service (its
+// redirects to the object store carry the same choice: @svc/kit inert.ts).
+export { attachment, mustBeSaved };
 
 /**
  * Uploaded content is served inert. Anyone who may write under a path can put an HTML page, an
@@ -18,52 +23,6 @@ export const INERT_CSP = "sandbox; default-src 'none'";
 
 const OURS = new Set(["content-security-policy", "x-content-type-options", "content-disposition"]);
 
-/**
- * Types a browser shows as text or an image, or saves: never a document that runs anything.
- * Not `application/octet-stream`: the artifacts service answers a file of an unknown extension
- * with it or with no type at all (HEAD, a large file); both are saved, the same for every request.
- */
-const INERT_TYPES = new Set([
-  "text/plain",
-  "text/csv",
-  "text/css",
-  "text/markdown",
-  "application/json",
-  "application/java-archive",
-  "application/x-java-archive",
-  "application/zip",
-  "application/gzip",
-  "application/x-gzip",
-  "application/x-tar",
-  "application/x-bzip2",
-  "application/x-xz",
-  "application/zstd",
-  "application/pgp-signature",
-  "image/png",
-  "image/jpeg",
-  "image/gif",
-  "image/webp",
-  "image/avif",
-  "image/bmp",
-  "image/x-icon",
-]);
-
-/** Extensions a browser renders or runs, whatever type they are served with. */
-const ACTIVE_EXTENSIONS = new Set([
-  "html", "htm", "shtml", "xhtml", "xht", "mht", "mhtml", "svg", "svgz", "xml", "xsl", "xslt", "rdf",
-  "js", "mjs", "cjs", "pdf", "swf", "htc", "hta", "vtt",
-]);
-
-/** Whether an answer of this type for this path must be saved rather than opened. */
-export function mustBeSaved(name: string, contentType: string | undefined): boolean {
-  const dot = name.lastIndexOf(".");
-  if (dot >= 0 && ACTIVE_EXTENSIONS.has(name.slice(dot + 1).toLowerCase())) return true;
-  if (contentType === undefined) return true;
-  const semi = contentType.indexOf(";");
-  const essence = (semi < 0 ? contentType : contentType.slice(0, semi)).trim().toLowerCase();
-  return !(INERT_TYPES.has(essence) || essence.endsWith("+json"));
-}
-
 /** The file name a URL's path ends in, decoded (as the store names it); "" for a folder. */
 export function fileNameOf(url: string): string {
   const q = url.indexOf("?");
@@ -75,19 +34,6 @@ export function fileNameOf(url: string): string {
   } catch {
     return segment;
   }
-}
-
-/**
- * `attachment` with the file's name: a plain ASCII `filename` (anything else becomes `_`) and,
- * when that lost something, the exact name as RFC 6266 `filename*`.
- */
-export function attachment(name: string): string {
-  const safe = name.replace(/[^A-Za-z0-9._+-]/g, "_").replace(/^\.+/, "_").slice(0, 200);
-  // A folder's answer (an index page) has no name of its own.
-  if (safe === "") return `attachment; filename="download"`;
-  if (safe === name) return `attachment; filename="${safe}"`;
-  const exact = encodeURIComponent(name.slice(0, 200)).replace(/['()*!]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`);
-  return `attachment; filename="${safe}"; filename*=UTF-8''${exact}`;
 }
 
 export interface InertContent {

@@ -99,6 +99,10 @@ describe("the suite on the S3 blob store", () => {
       expect(refusedGet.status).toBe(503);
       expect(refusedGet.headers.get("retry-after")).toMatch(/^\d+$/);
       expect(await refusedGet.text()).not.toMatch(/secret|access-key|SVC_STORAGE|stack/i);
+      // Without no-cache, a small file read before the outage is served from the node's memory (its digest's bytes never change).
+      const kept = await s.call("GET", "/repository/default/s3/hello.txt", { key: s.bootstrapKey });
+      expect(kept.status).toBe(200);
+      expect(await kept.text()).toBe("hello from the bucket\n");
     } finally {
       await os.startGateway();
     }

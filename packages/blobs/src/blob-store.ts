@@ -42,9 +42,10 @@ export interface BlobStore {
   head(sha256: string): Promise<BlobInfo | undefined>;
   /**
    * The blob's bytes, or undefined when there is none; with a range, bytes `start` to `end`
-   * inclusive (as HTTP counts them; the caller checked them against the size).
+   * inclusive (as HTTP counts them; the caller checked them against the size). `fresh`: read
+   * the backend itself, not a copy kept in memory (a request with Cache-Control: no-cache).
    */
-  get(sha256: string, range?: ByteRange): Promise<Readable | undefined>;
+  get(sha256: string, range?: ByteRange, opts?: { fresh?: boolean }): Promise<Readable | undefined>;
   /**
    * Optional, for backends that can: a small blob's bytes read at once, without a stream
    * (the filesystem: synchronously, from the page cache, no trip to the thread pool); undefined

@@ -6,7 +6,7 @@ import { contentReporterFactory, storageLocator } from "./domain/content-report.
 import { artifactServiceFactory } from "./domain/artifact-service.js";
 import { downloadRecorderFactory } from "./domain/download-recorder.js";
 import { indexReadCacheFactory } from "./domain/index-read-cache.js";
-import { blobStoreHealthChecks, openBlobStore, storageIdentity, storageStatus, type OpenedBlobStore } from "@svc/blobs";
+import { blobStoreHealthChecks, openBlobStore, storageIdentity, storageStatus, withSmallBlobCache, type OpenedBlobStore } from "@svc/blobs";
 import type { ByteRedirect } from "./routes/artifact-answer.js";
 import { migrateLegacyLayout } from "./domain/legacy-layout.js";
 import { outboxRelayFactory } from "./domain/outbox-relay.js";
@@ -42,7 +42,8 @@ export async function wireArtifacts({ config, log, metrics, bus, db, pool, repli
   // Content by digest; the path index in Postgres says which path holds which (the single truth).
   // svc.storage: a folder or an S3 bucket; a missing bucket or refused credentials refuse the start, naming the setting.
   const opened = await openBlobStore(config);
-  const blobs = opened.store;
+  // Small blobs kept in memory on a backend where each read is a round trip (S3); the filesystem reads them from the page cache.
+  const blobs = withSmallBlobCache(opened.store);
   const repositories = repositoryListFactory({ metadata, log });
   await repositories.start();
   // Events: written to the outbox with each change, published as the request is answered

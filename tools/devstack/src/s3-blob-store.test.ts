@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { randomUUID } from "node:crypto";
 import { CreateMultipartUploadCommand, S3Client, UploadPartCommand } from "@aws-sdk/client-s3";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { BlobStoreMisconfigured, BlobStoreUnavailable, partSizeOf, s3BlobStore, type S3BlobStoreOptions } from "@svc/blobs";
+import { BlobStoreMisconfigured, BlobStoreUnavailable, partSizeOf, s3BlobStore, withSmallBlobCache, type S3BlobStoreOptions } from "@svc/blobs";
 import { blobStoreContract, generated, peakGrowth, sha, text } from "@svc/blobs/contract";
 import { startObjectStore, type ObjectStore } from "./object-store.js";
 
@@ -163,5 +163,49 @@ describe("s3BlobStore", () => {
     }
     expect(() => s3BlobStore(settings({ secretKey: undefined }))).toThrow(BlobStoreMisconfigured);
     await s3BlobStore(settings()).check();
+  });
+});
+
+describe("s3BlobStore with the small-blob cache (withSmallBlobCache, as the artifacts service opens it)", () => {
+  blobStoreContract(async () => {
+    const o = settings();
+    const inner = s3BlobStore(o);
+    const innerReadOnly = s3BlobStore({ ...o, readOnly: true });
+    return {
+      store: withSmallBlobCache(inner),
+      readOnly: withSmallBlobCache(innerReadOnly),
+      cleanup: async () => {
+        inner.close();
+        innerReadOnly.close();
+      },
+    };
+  });
+
+  it("keeps a small blob once read whole, serves it while the store is away unless asked for a fresh read, and forgets it on delete", async () => {
+    const inner = s3BlobStore(settings());
+    const store = withSmallBlobCache(inner, { maxBlobBytes: 1024 });
+    try {
+      const small = await store.put(Buffer.from("a small blob"));
+      const large = await store.put(Buffer.alloc(4096, 7));
+      expect(store.readSmall!(small.sha256, 1024)).toBeUndefined();
+      expect(await text(await store.get(small.sha256))).toBe("a small blob");
+      expect(await text(await store.get(small.sha256, { start: 2, end: 6 }))).toBe("small");
+      expect((await text(await store.get(large.sha256)))?.length).toBe(4096);
+      expect(store.readSmall!(small.sha256, 1024)?.toString()).toBe("a small blob");
+      expect(store.readSmall!(large.sha256, 1024 * 1024)).toBeUndefined();
+      await os.stopGateway();
+      try {
+        expect(await text(await store.get(small.sha256))).toBe("a small blob");
+        await expect(store.get(small.sha256, undefined, { fresh: true })).rejects.toBeInstanceOf(BlobStoreUnavailable);
+        await expect(store.get(large.sha256)).rejects.toBeInstanceOf(BlobStoreUnavailable);
+      } finally {
+        await os.startGateway();
+      }
+      expect(await store.delete(small.sha256)).toBe(true);
+      expect(store.readSmall!(small.sha256, 1024)).toBeUndefined();
+      expect(await store.get(small.sha256)).toBeUndefined();
+    } finally {
+      inner.close();
+    }
   });
 });

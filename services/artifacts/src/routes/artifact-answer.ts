@@ -153,7 +153,9 @@ export async function answerArtifact(req: FastifyRequest, reply: FastifyReply, r
     return 307;
   }
   const range = plan.status === 206 ? plan.range : undefined;
-  if (!range && row.size <= SMALL_FILE_BYTES && blobs.readSmall) {
+  // Cache-Control: no-cache reads the store itself, never a copy kept in memory.
+  const fresh = (req.headers["cache-control"] ?? "").includes("no-cache");
+  if (!range && !fresh && row.size <= SMALL_FILE_BYTES && blobs.readSmall) {
     // A small blob read at once (from the page cache, mostly: it was just written or read).
     const body = blobs.readSmall(row.sha256, SMALL_FILE_BYTES);
     if (body && body.length === row.size) {
@@ -161,7 +163,7 @@ export async function answerArtifact(req: FastifyRequest, reply: FastifyReply, r
       return plan.status;
     }
   }
-  const stream = await blobs.get(row.sha256, range);
+  const stream = await blobs.get(row.sha256, range, fresh ? { fresh } : undefined);
   if (!stream) {
     // The index names content the store does not have: deleted behind the service's back (a walk's repair forgets the row).
     req.log.warn({ repository: row.repository, path: row.path, sha256: row.sha256 }, "the index names a blob the store does not have");

@@ -1,6 +1,9 @@
 // Keeps deploy/ (the Dockerfile and the Kubernetes manifests) consistent with the code: the
 // services that exist, the settings catalog, the command line every service runs with, the
-// ports, the health probes, who calls whom, and the shared store. Every check collects what is
+// ports, the health probes, who calls whom, and the shared store: the S3 bucket of the
+// recommended manifests (deploy/kubernetes) and the ReadWriteMany volume of their filesystem
+// overlay (deploy/kubernetes-filesystem, rendered as `kubectl kustomize` does by
+// deploy/image-check/render.ts; kubectl itself is not needed). Every check collects what is
 // wrong and fails with that list. (Over 400 lines: every check reads the same parsed manifests
 // and helpers at the top; split into files, each would parse them again or import a helper file
 // that exists only for them.)
@@ -15,15 +18,19 @@ import { Namespace } from "kubernetes-models/v1/Namespace";
 import { PersistentVolumeClaim } from "kubernetes-models/v1/PersistentVolumeClaim";
 import { Secret } from "kubernetes-models/v1/Secret";
 import { Service, type IService } from "kubernetes-models/v1/Service";
+import { ServiceAccount } from "kubernetes-models/v1/ServiceAccount";
 import { Ingress, type IIngress } from "kubernetes-models/networking.k8s.io/v1/Ingress";
 import { NetworkPolicy, type INetworkPolicy } from "kubernetes-models/networking.k8s.io/v1/NetworkPolicy";
 import { PodDisruptionBudget, type IPodDisruptionBudget } from "kubernetes-models/policy/v1/PodDisruptionBudget";
 import { DEPLOYMENT_SETTINGS, envName, loadSettings, SETTINGS } from "@svc/kit";
 import { serviceNodeOptions } from "@svc/devstack/runtime";
+import { kustomize } from "./image-check/render.js";
 
 const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const deployDir = join(repoRoot, "deploy");
 const k8sDir = join(deployDir, "kubernetes");
+/** The overlay of k8sDir with the blob store on a ReadWriteMany volume (single-node installs). */
+const filesystemDir = join(deployDir, "kubernetes-filesystem");
 const rel = (p: string) => p.slice(repoRoot.length + 1);
 
 /** Services that exist: a folder under services/ with src/main.ts (as `npm start` finds them). */
@@ -45,6 +52,10 @@ const KNOWN_ENV = new Map(FIELDS.map((f) => [envName(SETTINGS[f].name), f]));
 const isSecretSetting = (f: Field) => (SETTINGS[f] as { secret?: boolean }).secret === true;
 const SECRET_ENV = FIELDS.filter(isSecretSetting).map((f) => envName(SETTINGS[f].name)).sort();
 const DEPLOYMENT_WIDE_ENV = new Set(DEPLOYMENT_SETTINGS.map((f) => envName(SETTINGS[f].name)));
+/** Services that use the blob store: the ones that read svc.storage. */
+const STORE_USERS = SERVICES.filter((s) => (SETTINGS.storage.readBy as readonly string[]).includes(s));
+/** The settings that say where the blob store is (svc.storage, svc.filesystem-root, svc.storage.s3.*). */
+const STORAGE_FIELDS = FIELDS.filter((f) => f === "storage" || f === "filesystemRoot" || SETTINGS[f].name.startsWith("svc.storage.s3."));
 /** svc.<service>.url settings: where one service finds another. */
 const URL_SETTINGS = FIELDS.flatMap((f) => {
   const m = /^svc\.([a-z0-9-]+)\.url$/.exec(SETTINGS[f].name);
@@ -193,6 +204,38 @@ function cores(q: string | number | undefined): number | undefined {
   return m ? Number(m[1]) / (m[2] ? 1000 : 1) : undefined;
 }
 
+/** Each object checked against the Kubernetes API schema (types and required fields, kubernetes-models). */
+function schemaProblems(docs: Doc[]): string[] {
+  const models: Record<string, (o: never) => { validate(): void }> = {
+    "v1/Namespace": (o) => new Namespace(o),
+    "v1/ConfigMap": (o) => new ConfigMap(o),
+    "v1/Secret": (o) => new Secret(o),
+    "v1/Service": (o) => new Service(o),
+    "v1/ServiceAccount": (o) => new ServiceAccount(o),
+    "v1/PersistentVolumeClaim": (o) => new PersistentVolumeClaim(o),
+    "apps/v1/Deployment": (o) => new Deployment(o),
+    "networking.k8s.io/v1/NetworkPolicy": (o) => new NetworkPolicy(o),
+    "networking.k8s.io/v1/Ingress": (o) => new Ingress(o),
+    "policy/v1/PodDisruptionBudget": (o) => new PodDisruptionBudget(o),
+  };
+  const problems: string[] = [];
+  for (const d of docs) {
+    if (d.obj.kind === "Kustomization") continue;
+    const key = `${String(d.obj.apiVersion)}/${String(d.obj.kind)}`;
+    const make = models[key];
+    if (!make) {
+      problems.push(`${where(d)}: no schema for ${key} in this test; add its kubernetes-models class to the table`);
+      continue;
+    }
+    try {
+      make(d.obj as never).validate();
+    } catch (err) {
+      problems.push(`${where(d)}: ${(err as Error).message}`);
+    }
+  }
+  return problems;
+}
+
 // ---------------------------------------------------------------------------------------------
 
 describe("deploy/kubernetes", () => {
@@ -218,33 +261,7 @@ describe("deploy/kubernetes", () => {
   });
 
   it("every object is valid against the Kubernetes API schema (kubernetes-models)", () => {
-    const models: Record<string, (o: never) => { validate(): void }> = {
-      "v1/Namespace": (o) => new Namespace(o),
-      "v1/ConfigMap": (o) => new ConfigMap(o),
-      "v1/Secret": (o) => new Secret(o),
-      "v1/Service": (o) => new Service(o),
-      "v1/PersistentVolumeClaim": (o) => new PersistentVolumeClaim(o),
-      "apps/v1/Deployment": (o) => new Deployment(o),
-      "networking.k8s.io/v1/NetworkPolicy": (o) => new NetworkPolicy(o),
-      "networking.k8s.io/v1/Ingress": (o) => new Ingress(o),
-      "policy/v1/PodDisruptionBudget": (o) => new PodDisruptionBudget(o),
-    };
-    const problems: string[] = [];
-    for (const d of all) {
-      if (d.obj.kind === "Kustomization") continue;
-      const key = `${String(d.obj.apiVersion)}/${String(d.obj.kind)}`;
-      const make = models[key];
-      if (!make) {
-        problems.push(`${where(d)}: no schema for ${key} in this test; add its kubernetes-models class to the table`);
-        continue;
-      }
-      try {
-        make(d.obj as never).validate();
-      } catch (err) {
-        problems.push(`${where(d)}: ${(err as Error).message}`);
-      }
-    }
-    expect(problems).toEqual([]);
+    expect(schemaProblems(all)).toEqual([]);
   });
 
   it("the kustomization lists every manifest of the folder and none of the *.example.yaml templates", () => {
@@ -549,37 +566,68 @@ describe("deploy/kubernetes", () => {
     expect(problems).toEqual([]);
   });
 
-  it("services that use the store share one ReadWriteMany volume at svc.filesystem-root", () => {
+  it("the recommended variant keeps the blob store in one S3 bucket: no PersistentVolumeClaim, nothing needs ReadWriteMany", () => {
     const problems: string[] = [];
-    const claims = new Set<string>();
-    const roots = new Set<string>();
-    let pods = 0;
+    for (const pvc of ofKind(applied, "PersistentVolumeClaim")) problems.push(`${where(pvc)}: the S3 variant needs no volume; the store volume belongs in ${rel(filesystemDir)}`);
     for (const d of deployments) {
-      const name = d.m.metadata?.name ?? "";
-      if (!requiredFields(name).includes("filesystemRoot")) continue;
-      const root = literalEnv(d.m).SVC_FILESYSTEM_ROOT ?? settingsData.SVC_FILESYSTEM_ROOT;
-      if (!root?.startsWith("/")) {
-        problems.push(`${where(d.doc)}: services/${name} requires svc.filesystem-root; set SVC_FILESYSTEM_ROOT to an absolute path`);
+      for (const v of podSpec(d.m)?.volumes ?? []) if (v.persistentVolumeClaim) problems.push(`${where(d.doc)} mounts the claim ${v.persistentVolumeClaim.claimName} (volume ${v.name}); pods of the S3 variant share no volume`);
+    }
+    if (settingsData.SVC_STORAGE !== "s3") problems.push(`ConfigMap ${SETTINGS_CONFIGMAP} sets SVC_STORAGE to ${JSON.stringify(settingsData.SVC_STORAGE)}, want "s3"`);
+    if (!settingsData.SVC_STORAGE_S3_BUCKET?.trim()) problems.push(`ConfigMap ${SETTINGS_CONFIGMAP} does not set SVC_STORAGE_S3_BUCKET (svc.storage.s3.bucket is required with svc.storage=s3)`);
+    expect(problems).toEqual([]);
+  });
+
+  it("every service that uses the store loads the same S3 store, with the optional keys from the Secret", () => {
+    const problems: string[] = [];
+    const seen = new Map<string, string>();
+    if (STORE_USERS.length === 0) problems.push("no service reads svc.storage (readBy in packages/kit/src/settings.ts)");
+    for (const name of STORE_USERS) {
+      const d = deploymentNamed(name);
+      if (!d) continue; // "every service in services/ has a Deployment" names it
+      const c = containerOf(d.m);
+      for (const e of c?.env ?? []) if (e.name === "SVC_FILESYSTEM_ROOT" || e.name.startsWith("SVC_STORAGE") && e.value !== undefined) problems.push(`${where(d.doc)} sets ${e.name} itself; the store is the ConfigMap's, the same for every pod`);
+      let s: ReturnType<typeof loadSettings>;
+      try {
+        s = loadSettings({ argv: [], env: { ...settingsData, ...literalEnv(d.m) } });
+      } catch (err) {
+        problems.push(`${where(d.doc)}: ${(err as Error).message}`);
         continue;
       }
-      roots.add(root);
-      const mount = (containerOf(d.m)?.volumeMounts ?? []).filter((m) => root === m.mountPath || root.startsWith(`${m.mountPath.replace(/\/$/, "")}/`)).sort((a, b) => b.mountPath.length - a.mountPath.length)[0];
-      const volume = podSpec(d.m)?.volumes?.find((v) => v.name === mount?.name);
-      if (!mount || !volume) problems.push(`${where(d.doc)}: no volume is mounted at ${root} (svc.filesystem-root)`);
-      else if (!volume.persistentVolumeClaim) problems.push(`${where(d.doc)}: the store at ${root} is volume ${volume.name}, not a PersistentVolumeClaim: artifacts would vanish with the pod`);
-      else {
-        claims.add(volume.persistentVolumeClaim.claimName);
-        if (mount.readOnly || volume.persistentVolumeClaim.readOnly) problems.push(`${where(d.doc)}: the store is mounted read-only; ${name} writes to it`);
-        pods += d.m.spec?.replicas ?? 1;
+      if (s.storage !== "s3" || s.s3Bucket === "") problems.push(`${where(d.doc)}: services/${name} would run with svc.storage=${s.storage}, bucket "${s.s3Bucket}"; want the S3 store and its bucket`);
+      const store = JSON.stringify(STORAGE_FIELDS.filter((f) => !isSecretSetting(f)).map((f) => [SETTINGS[f].name, s[f]]));
+      seen.set(name, store);
+      // Blank or absent keys mean the AWS chain (web identity), so the keys must not be required.
+      const sources = settingSources(d.m);
+      for (const env of ["SVC_STORAGE_S3_ACCESS_KEY", "SVC_STORAGE_S3_SECRET_KEY"]) {
+        if (sources.get(env) !== "optional-secret") problems.push(`${where(d.doc)}: ${env} is ${sources.get(env) ?? "not passed"}; want an optional secretKeyRef (blank: the AWS credential chain)`);
       }
     }
-    if (claims.size > 1) problems.push(`the services that use the store mount different claims (${[...claims].join(", ")}): the walker must walk what the artifacts service writes`);
-    if (roots.size > 1) problems.push(`SVC_FILESYSTEM_ROOT differs between services (${[...roots].join(", ")})`);
-    for (const claim of claims) {
-      const pvc = ofKind(applied, "PersistentVolumeClaim").find((p) => nameOf(p) === claim);
-      const modes = ((pvc?.obj.spec as { accessModes?: string[] } | undefined)?.accessModes ?? []);
-      if (!pvc) problems.push(`no PersistentVolumeClaim ${claim} in ${rel(k8sDir)}`);
-      else if (pods > 1 && !modes.includes("ReadWriteMany")) problems.push(`${where(pvc)} is mounted by ${pods} pods but is not ReadWriteMany (${modes.join(", ")})`);
+    if (new Set(seen.values()).size > 1) problems.push(`the services that use the store see different stores: ${[...seen].map(([n, v]) => `${n} ${v}`).join("; ")}`);
+    expect(problems).toEqual([]);
+  });
+
+  it("the services that use the store run as one service account that exists and holds no API token", () => {
+    // Its annotation (IRSA) is the bucket's web identity when the Secret leaves the keys blank.
+    const problems: string[] = [];
+    const accounts = new Set<string>();
+    for (const name of STORE_USERS) {
+      const d = deploymentNamed(name);
+      if (!d) continue;
+      const pod = podSpec(d.m);
+      if (!pod?.serviceAccountName) problems.push(`${where(d.doc)} names no serviceAccountName: its web identity would be the namespace's default account`);
+      else accounts.add(pod.serviceAccountName);
+      if (pod?.automountServiceAccountToken !== false) problems.push(`${where(d.doc)}: automountServiceAccountToken is not false; the pods never call the Kubernetes API`);
+    }
+    if (accounts.size > 1) problems.push(`the services that use the store run as different service accounts (${[...accounts].join(", ")}): one bucket, one identity`);
+    for (const a of accounts) {
+      const sa = ofKind(applied, "ServiceAccount").find((x) => nameOf(x) === a);
+      if (!sa) problems.push(`no ServiceAccount ${a} in ${rel(k8sDir)}`);
+      else if (sa.obj.automountServiceAccountToken !== false) problems.push(`${where(sa)}: automountServiceAccountToken is not false`);
+    }
+    for (const d of deployments) {
+      const name = d.m.metadata?.name ?? "";
+      const account = podSpec(d.m)?.serviceAccountName;
+      if (account && accounts.has(account) && !STORE_USERS.includes(name)) problems.push(`${where(d.doc)} runs as ${account}, the bucket's identity, but services/${name} does not use the store`);
     }
     expect(problems).toEqual([]);
   });
@@ -611,6 +659,89 @@ describe("deploy/kubernetes", () => {
       if (mReq !== undefined && mLim !== undefined && mLim < mReq) problems.push(`${where(d.doc)}: memory limit below its request`);
       if (cReq !== undefined && cLim !== undefined && cLim < cReq) problems.push(`${where(d.doc)}: cpu limit below its request`);
       if (mLim !== undefined && mLim <= oldSpaceMb(d.m.metadata?.name ?? "") * 2 ** 20) problems.push(`${where(d.doc)}: memory limit ${r?.limits?.memory} is not above the V8 old space's starting size (${oldSpaceMb(d.m.metadata?.name ?? "")} MB, runtime.ts)`);
+    }
+    expect(problems).toEqual([]);
+  });
+});
+
+describe("deploy/kubernetes-filesystem (the filesystem variant: an overlay of deploy/kubernetes)", () => {
+  const k = readFileSync(join(filesystemDir, "kustomization.yaml"), "utf8");
+  const overlay = parseAllDocuments(k)[0]?.toJS() as { resources?: string[]; patches?: { path?: string }[]; namespace?: string } | undefined;
+  const rendered: Doc[] = kustomize(filesystemDir).map((obj) => ({ file: `kubectl kustomize ${rel(filesystemDir)}`, obj }));
+  const base: Doc[] = kustomize(k8sDir).map((obj) => ({ file: `kubectl kustomize ${rel(k8sDir)}`, obj }));
+  const fsDeployments = ofKind(rendered, "Deployment").map((d) => ({ doc: d, m: d.obj as unknown as IDeployment }));
+  const fsSettings = (ofKind(rendered, "ConfigMap").find((d) => nameOf(d) === SETTINGS_CONFIGMAP)?.obj.data ?? {}) as Record<string, string>;
+
+  it("its kustomization takes deploy/kubernetes whole and lists every file of its folder", () => {
+    const problems: string[] = [];
+    const listed = [...(overlay?.resources ?? []), ...(overlay?.patches ?? []).flatMap((p) => (p.path ? [p.path] : []))];
+    if (!overlay?.resources?.some((r) => resolve(filesystemDir, r) === k8sDir)) problems.push(`${rel(filesystemDir)}/kustomization.yaml does not take ${rel(k8sDir)} as a resource`);
+    for (const f of readdirSync(filesystemDir).filter((n) => /\.ya?ml$/.test(n) && n !== "kustomization.yaml")) {
+      if (!listed.includes(f)) problems.push(`${rel(filesystemDir)}/kustomization.yaml does not list ${f}: \`kubectl apply -k\` would leave it out`);
+    }
+    for (const f of listed) if (!existsSync(join(filesystemDir, f))) problems.push(`${rel(filesystemDir)}/kustomization.yaml lists ${f}, which does not exist`);
+    if (overlay?.namespace !== kustomization?.namespace) problems.push(`its namespace is ${overlay?.namespace}, the base's ${kustomization?.namespace}: its own objects (the claim) would land elsewhere`);
+    expect(problems).toEqual([]);
+  });
+
+  it("every rendered object is valid against the Kubernetes API schema (kubernetes-models)", () => {
+    expect(schemaProblems(rendered)).toEqual([]);
+  });
+
+  it("changes only the store: the claim, the ConfigMap's svc.storage and the store volume of the services that use it", () => {
+    const problems: string[] = [];
+    const key = (d: Doc) => `${String(d.obj.kind)} ${nameOf(d)}`;
+    const byKey = new Map(base.map((d) => [key(d), d]));
+    const changed = rendered.filter((d) => JSON.stringify(d.obj) !== JSON.stringify(byKey.get(key(d))?.obj)).map(key).sort();
+    const want = [...STORE_USERS.map((s) => `Deployment ${s}`), `ConfigMap ${SETTINGS_CONFIGMAP}`, ...ofKind(rendered, "PersistentVolumeClaim").map(key)].sort();
+    if (JSON.stringify(changed) !== JSON.stringify(want)) problems.push(`the overlay changes [${changed.join(", ")}], want [${want.join(", ")}]`);
+    const gone = base.filter((d) => !rendered.some((r) => key(r) === key(d))).map(key);
+    if (gone.length > 0) problems.push(`the overlay loses ${gone.join(", ")}`);
+    const data = (ofKind(base, "ConfigMap").find((d) => nameOf(d) === SETTINGS_CONFIGMAP)?.obj.data ?? {}) as Record<string, string>;
+    const settingsChanged = Object.keys({ ...data, ...fsSettings }).filter((k2) => data[k2] !== fsSettings[k2]);
+    if (JSON.stringify(settingsChanged) !== JSON.stringify(["SVC_STORAGE"])) problems.push(`the overlay changes the settings [${settingsChanged.join(", ")}], want only SVC_STORAGE`);
+    expect(problems).toEqual([]);
+  });
+
+  it("services that use the store load svc.storage=filesystem and share one ReadWriteMany volume at svc.filesystem-root", () => {
+    const problems: string[] = [];
+    const claims = new Set<string>();
+    const roots = new Set<string>();
+    let pods = 0;
+    for (const d of fsDeployments) {
+      const name = d.m.metadata?.name ?? "";
+      if (!STORE_USERS.includes(name)) continue;
+      let s: ReturnType<typeof loadSettings> | undefined;
+      try {
+        s = loadSettings({ argv: [], env: { ...fsSettings, ...literalEnv(d.m) } });
+      } catch (err) {
+        problems.push(`${where(d.doc)}: ${(err as Error).message}`);
+      }
+      if (s && s.storage !== "filesystem") problems.push(`${where(d.doc)}: services/${name} would run with svc.storage=${s.storage}; want filesystem`);
+      const root = s?.filesystemRoot;
+      if (!root?.startsWith("/")) {
+        problems.push(`${where(d.doc)}: services/${name} requires svc.filesystem-root with svc.storage=filesystem; set SVC_FILESYSTEM_ROOT to an absolute path`);
+        continue;
+      }
+      roots.add(root);
+      const mount = (containerOf(d.m)?.volumeMounts ?? []).filter((m) => root === m.mountPath || root.startsWith(`${m.mountPath.replace(/\/$/, "")}/`)).sort((a, b) => b.mountPath.length - a.mountPath.length)[0];
+      const volume = podSpec(d.m)?.volumes?.find((v) => v.name === mount?.name);
+      if (!mount || !volume) problems.push(`${where(d.doc)}: no volume is mounted at ${root} (svc.filesystem-root)`);
+      else if (!volume.persistentVolumeClaim) problems.push(`${where(d.doc)}: the store at ${root} is volume ${volume.name}, not a PersistentVolumeClaim: artifacts would vanish with the pod`);
+      else {
+        claims.add(volume.persistentVolumeClaim.claimName);
+        if (mount.readOnly || volume.persistentVolumeClaim.readOnly) problems.push(`${where(d.doc)}: the store is mounted read-only; ${name} writes to it`);
+        pods += d.m.spec?.replicas ?? 1;
+      }
+    }
+    if (claims.size === 0 && problems.length === 0) problems.push(`no service of [${STORE_USERS.join(", ")}] mounts the store`);
+    if (claims.size > 1) problems.push(`the services that use the store mount different claims (${[...claims].join(", ")}): the walker must walk what the artifacts service writes`);
+    if (roots.size > 1) problems.push(`SVC_FILESYSTEM_ROOT differs between services (${[...roots].join(", ")})`);
+    for (const claim of claims) {
+      const pvc = ofKind(rendered, "PersistentVolumeClaim").find((p) => nameOf(p) === claim);
+      const modes = ((pvc?.obj.spec as { accessModes?: string[] } | undefined)?.accessModes ?? []);
+      if (!pvc) problems.push(`no PersistentVolumeClaim ${claim} in ${rel(filesystemDir)}`);
+      else if (pods > 1 && !modes.includes("ReadWriteMany")) problems.push(`${where(pvc)} is mounted by ${pods} pods but is not ReadWriteMany (${modes.join(", ")})`);
     }
     expect(problems).toEqual([]);
   });

@@ -1,45 +1,82 @@
-// The manifests of deploy/kubernetes as `kubectl kustomize` renders them, and the same objects
+// The manifests of deploy/kubernetes (or of its overlay deploy/kubernetes-filesystem) as
+// `kubectl kustomize` renders them, and the same objects
 // adapted to what `podman kube play` (podman 4.3, Debian bookworm) runs. The adaptation lives
 // here, never in the manifests: podman ignores Services (so every Deployment's pods get the
 // Service's name as a network alias, see run.ts), turns a probe's named port into 0, publishes every
 // containerPort on the host, takes
 // Secrets only as JSON and has no NetworkPolicy or PodDisruptionBudget.
-import { readFileSync } from "node:fs";
+import { readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
+import jsonpatch, { type Operation } from "fast-json-patch";
 import { parseAllDocuments, parse as parseYaml, stringify } from "yaml";
 
 export type Obj = Record<string, any>;
 
 /** The fields of kustomization.yaml this renderer understands; any other is refused, not ignored. */
-const KNOWN_FIELDS = new Set(["apiVersion", "kind", "namespace", "resources", "images"]);
+const KNOWN_FIELDS = new Set(["apiVersion", "kind", "namespace", "resources", "patches", "images"]);
+/** The fields of a `patches` entry and of its target this renderer understands. */
+const KNOWN_PATCH_FIELDS = new Set(["path", "patch", "target"]);
+const KNOWN_TARGET_FIELDS = new Set(["kind", "name"]);
 const CLUSTER_SCOPED = new Set(["Namespace", "PersistentVolume", "ClusterRole", "ClusterRoleBinding", "StorageClass"]);
 
 /**
- * `kubectl kustomize <dir>` for what deploy/kubernetes/kustomization.yaml uses: its resources,
- * the namespace set on every namespaced object (and the Namespace renamed), and its images
- * entries applied to every container's image.
+ * `kubectl kustomize <dir>` for what deploy/kubernetes and its overlay deploy/kubernetes-filesystem
+ * use: its resources (files, or a folder with a kustomization.yaml of its own, rendered first),
+ * its `patches` that are JSON 6902 patches aimed by kind and name (applied with fast-json-patch;
+ * a strategic-merge patch, a target by other fields or one that matches nothing is refused), the
+ * namespace set on every namespaced object (and the Namespace renamed), and its images entries
+ * applied to every container's image.
  */
 export function kustomize(dir: string): Obj[] {
-  const k = parseYaml(readFileSync(join(dir, "kustomization.yaml"), "utf8")) as Obj;
+  const where = join(dir, "kustomization.yaml");
+  const k = parseYaml(readFileSync(where, "utf8")) as Obj;
+  const refuse = (what: string): never => {
+    throw new Error(`${where} uses ${what}, which the image check's renderer does not handle (deploy/image-check/render.ts)`);
+  };
   const unknown = Object.keys(k).filter((f) => !KNOWN_FIELDS.has(f));
-  if (unknown.length > 0) throw new Error(`kustomization.yaml uses ${unknown.join(", ")}, which the image check's renderer does not handle (deploy/image-check/render.ts)`);
+  if (unknown.length > 0) refuse(unknown.join(", "));
   const images = (k.images ?? []) as { name: string; newName?: string; newTag?: string }[];
   const out: Obj[] = [];
-  for (const file of (k.resources ?? []) as string[]) {
-    for (const doc of parseAllDocuments(readFileSync(join(dir, file), "utf8"))) {
-      if (doc.errors.length > 0) throw new Error(`${file}: ${doc.errors[0]!.message}`);
+  for (const entry of (k.resources ?? []) as string[]) {
+    const path = join(dir, entry);
+    if (statSync(path).isDirectory()) {
+      out.push(...kustomize(path));
+      continue;
+    }
+    for (const doc of parseAllDocuments(readFileSync(path, "utf8"))) {
+      if (doc.errors.length > 0) throw new Error(`${entry}: ${doc.errors[0]!.message}`);
       const obj = doc.toJS() as Obj | null;
-      if (!obj) continue;
-      if (k.namespace) {
-        if (obj.kind === "Namespace") obj.metadata.name = k.namespace;
-        else if (!CLUSTER_SCOPED.has(obj.kind)) obj.metadata.namespace = k.namespace;
+      if (obj) out.push(obj);
+    }
+  }
+  for (const p of (k.patches ?? []) as Obj[]) {
+    const extra = Object.keys(p).filter((f) => !KNOWN_PATCH_FIELDS.has(f));
+    if (extra.length > 0) refuse(`a patch with ${extra.join(", ")}`);
+    const target = (p.target ?? {}) as Obj;
+    const extraTarget = Object.keys(target).filter((f) => !KNOWN_TARGET_FIELDS.has(f));
+    if (!target.kind || !target.name || extraTarget.length > 0) refuse(`a patch target other than kind and name (${JSON.stringify(target)})`);
+    if ((p.path === undefined) === (p.patch === undefined)) refuse(`a patch with ${p.path === undefined ? "neither path nor patch" : "both path and patch"}`);
+    const ops = parseYaml(p.path !== undefined ? readFileSync(join(dir, p.path), "utf8") : p.patch) as unknown;
+    if (!Array.isArray(ops)) refuse(`a strategic-merge patch (${p.path ?? "inline"}); only JSON 6902 patches (a list of operations) are handled`);
+    const matches = out.map((o, i) => [o, i] as const).filter(([o]) => o.kind === target.kind && o.metadata?.name === target.name);
+    if (matches.length === 0) throw new Error(`${where}: the patch ${p.path ?? "(inline)"} targets ${target.kind} ${target.name}, which its resources do not define`);
+    for (const [o, i] of matches) {
+      try {
+        out[i] = jsonpatch.applyPatch(o, ops as Operation[], true, false).newDocument;
+      } catch (err) {
+        throw new Error(`${where}: the patch ${p.path ?? "(inline)"} does not apply to ${target.kind} ${target.name}: ${(err as Error).message.split("\n")[0]}`);
       }
-      for (const c of obj.spec?.template?.spec?.containers ?? []) {
-        const [name, tag] = splitImage(c.image);
-        const entry = images.find((i) => i.name === name);
-        if (entry) c.image = `${entry.newName ?? name}:${entry.newTag ?? tag ?? "latest"}`;
-      }
-      out.push(obj);
+    }
+  }
+  for (const obj of out) {
+    if (k.namespace) {
+      if (obj.kind === "Namespace") obj.metadata.name = k.namespace;
+      else if (!CLUSTER_SCOPED.has(obj.kind)) obj.metadata.namespace = k.namespace;
+    }
+    for (const c of obj.spec?.template?.spec?.containers ?? []) {
+      const [name, tag] = splitImage(c.image);
+      const entry = images.find((i) => i.name === name);
+      if (entry) c.image = `${entry.newName ?? name}:${entry.newTag ?? tag ?? "latest"}`;
     }
   }
   return out;
@@ -74,8 +111,8 @@ export interface PodmanPlan {
  * The rendered objects as podman 4.3 runs them: only the Deployments, each container's
  * `envFrom` ConfigMap and `secretKeyRef`s resolved to literal values (an optional key that is
  * absent is left out, as Kubernetes does), named probe ports resolved to numbers and the
- * container ports dropped (podman would publish them on the host), the image
- * and the replicas set. Everything else of the manifests (commands, security contexts,
+ * container ports dropped (podman would publish them on the host), the service account left
+ * out, the image and the replicas set. Everything else of the manifests (commands, security contexts,
  * read-only root, volumes, resources, probes) is kept as written.
  */
 export function forPodman(objects: Obj[], opts: PodmanOptions): PodmanPlan {
@@ -90,6 +127,9 @@ export function forPodman(objects: Obj[], opts: PodmanOptions): PodmanPlan {
     d.spec.replicas = replicas;
     d.spec.template.metadata.labels = { ...d.spec.template.metadata.labels, [opts.label[0]]: opts.label[1] };
     const pod = d.spec.template.spec;
+    // podman has no service accounts (svc-storage is the bucket's web identity, which the
+    // filesystem variant the check runs does not use).
+    delete pod.serviceAccountName;
     for (const v of pod.volumes ?? []) if (v.persistentVolumeClaim) claims.add(v.persistentVolumeClaim.claimName);
     for (const c of pod.containers) {
       c.image = opts.image;

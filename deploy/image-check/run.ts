@@ -1,4 +1,5 @@
-// `npm run image-check`: builds deploy/Dockerfile for real and runs deploy/kubernetes with it,
+// `npm run image-check`: builds deploy/Dockerfile for real and runs the Kubernetes manifests with
+// it (their filesystem variant, deploy/kubernetes-filesystem: the check has no object store),
 // on this machine, without a container registry and without a cluster (deploy/README.md, "The
 // image, built and run"). Needs root (rootful podman) on Debian bookworm; installs podman,
 // buildah, debootstrap and runc with apt-get when they are missing.
@@ -10,7 +11,8 @@
 //      machine's CA bundle mounted for the build only, the proxy passed on).
 //   3. PostgreSQL, Redis and NATS (Debian's packages, in a container from the base image) on a
 //      network of the check's own.
-//   4. The manifests rendered as `kubectl kustomize deploy/kubernetes` does, adapted to podman
+//   4. The manifests rendered as `kubectl kustomize deploy/kubernetes-filesystem` does (the
+//      overlay of deploy/kubernetes with the store on a volume), adapted to podman
 //      4.3 (render.ts), played with `podman kube play`; each pod gets its Service's name.
 //   5. Through the gateway: /health/ready, /api/capabilities with the bootstrap key, a PUT and
 //      GET of a raw artifact, the console's sign-in page; then every service stops cleanly
@@ -259,10 +261,10 @@ async function main(): Promise<void> {
     const servers = await startServers(password, ulimit);
     const key = makeKey("default");
     const secret = { ...servers, SVC_INTERNAL_SECRET: randomBytes(32).toString("base64"), SVC_BOOTSTRAP_KEY: key };
-    const plan = forPodman(kustomize(join(repoRoot, "deploy", "kubernetes")), { image: APP_IMAGE, secret, replicas, label: LABEL });
+    const plan = forPodman(kustomize(join(repoRoot, "deploy", "kubernetes-filesystem")), { image: APP_IMAGE, secret, replicas, label: LABEL });
     for (const claim of plan.claims) {
       podman(["volume", "create", "--label", `${LABEL[0]}=${LABEL[1]}`, claim]);
-      // The store's root must be writable by uid 1000 (store.yaml; podman has no fsGroup).
+      // The store's root must be writable by uid 1000 (kubernetes-filesystem/store.yaml; podman has no fsGroup).
       podman(["run", "--rm", "-v", `${claim}:/store`, BASE_IMAGE, "chown", "1000:1000", "/store"]);
     }
     const work = mkdtempSync(join(tmpdir(), `${NAME}-`));

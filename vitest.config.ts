@@ -1,5 +1,8 @@
 import { defineConfig } from "vitest/config";
 
+/** The e2e files that run a second time on the S3 blob store (project e2e-s3). */
+const E2E_S3_FILES = ["artifacts", "npm-format", "maven-format", "export"].map((f) => `test-e2e/${f}.test.ts`);
+
 export default defineConfig({
   test: {
     projects: [
@@ -24,6 +27,25 @@ export default defineConfig({
           testTimeout: 180_000,
           hookTimeout: 180_000,
           // Each file starts its own suite of service processes; two at a time fit two cores.
+          maxWorkers: 2,
+          isolate: true,
+        },
+      },
+      {
+        // The S3 pass: the files where storage matters, again with every suite on the S3 blob
+        // store (a bucket of its own on one RADOS Gateway for the run, test-e2e/global-setup-s3.ts).
+        // Only files whose every test is backend-neutral: blob-store, walks and pypi-format put
+        // files into the store's folder by hand (docs/install/local.md).
+        test: {
+          name: "e2e-s3",
+          // After the e2e group, not beside it: four suites at once would only share two cores.
+          sequence: { groupOrder: 2 },
+          include: E2E_S3_FILES,
+          globalSetup: ["test-e2e/global-setup.ts", "test-e2e/global-setup-s3.ts"],
+          setupFiles: ["test-e2e/setup.ts"],
+          env: { SVC_TEST_STORAGE: "s3" },
+          testTimeout: 180_000,
+          hookTimeout: 180_000,
           maxWorkers: 2,
           isolate: true,
         },

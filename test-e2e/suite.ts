@@ -28,6 +28,8 @@ export interface Suite extends RunningServices {
   mint(opts?: { label?: string; expires?: string; grants?: { scope: string; tokens: string[]; expires?: string }[] }): Promise<{ id: string; key: string }>;
   /** Creates a repository through the API with the bootstrap key unless `key`; throws with the answer when it is not created. */
   createRepository(name: string, format: RepositoryFormat, key?: string): Promise<void>;
+  /** The bucket the suite stores its blobs in when it runs on the S3 blob store (the S3 pass); else undefined. */
+  bucket: string | undefined;
 }
 
 export interface CallOptions {
@@ -125,8 +127,10 @@ export async function startSuite(opts: Partial<Pick<ServicesOptions, "env" | "ar
   }
   const natsUrl = named ?? nats!.natsUrl;
   let services: RunningServices;
+  let bucket: string | undefined;
   try {
     const env = process.env.SVC_TEST_STORAGE === "s3" ? { ...(await s3Env(name)), ...opts.env } : opts.env;
+    if (env?.SVC_STORAGE === "s3") bucket = env.SVC_STORAGE_S3_BUCKET;
     services = await startServices({ databaseUrl, redisUrl, natsUrl, dataDir, ...opts, env });
   } catch (err) {
     await nats?.stop();
@@ -204,5 +208,5 @@ export async function startSuite(opts: Partial<Pick<ServicesOptions, "env" | "ar
     });
   };
 
-  return { ...services, stop, databaseUrl, redisUrl, natsUrl, call, rawCall, mint, createRepository };
+  return { ...services, stop, databaseUrl, redisUrl, natsUrl, call, rawCall, mint, createRepository, bucket };
 }

@@ -1,7 +1,13 @@
 import { defineConfig } from "vitest/config";
 
+import LongestFirst from "./test-e2e/sequencer.js";
+
+/** The e2e files that run a second time on the S3 blob store (project e2e-s3): the formats with their clients, export, the walks (retention among them) and the blob store. */
+const E2E_S3_FILES = ["artifacts", "npm-format", "maven-format", "pypi-format", "export", "walks", "blob-store"].map((f) => `test-e2e/${f}.test.ts`);
+
 export default defineConfig({
   test: {
+    sequence: { sequencer: LongestFirst },
     projects: [
       {
         test: {
@@ -24,6 +30,26 @@ export default defineConfig({
           testTimeout: 180_000,
           hookTimeout: 180_000,
           // Each file starts its own suite of service processes; two at a time fit two cores.
+          maxWorkers: 2,
+          isolate: true,
+        },
+      },
+      {
+        // The S3 pass: the files where storage matters, again with every suite on the S3 blob
+        // store (a bucket of its own on one RADOS Gateway for the run, test-e2e/global-setup-s3.ts).
+        // A step a test takes behind the server's back reaches the folder or the bucket
+        // (test-e2e/store-objects.ts); a test about the folder alone is defined on the filesystem only.
+        test: {
+          name: "e2e-s3",
+          // In the e2e group: the same two workers take e2e and e2e-s3 files, longest first
+          // (test-e2e/sequencer.ts), so the S3 files fill the run rather than trail it.
+          sequence: { groupOrder: 1 },
+          include: E2E_S3_FILES,
+          globalSetup: ["test-e2e/global-setup.ts", "test-e2e/global-setup-s3.ts"],
+          setupFiles: ["test-e2e/setup.ts"],
+          env: { SVC_TEST_STORAGE: "s3" },
+          testTimeout: 180_000,
+          hookTimeout: 180_000,
           maxWorkers: 2,
           isolate: true,
         },

@@ -8,9 +8,18 @@ import { fileURLToPath } from "node:url";
 import { startVitest } from "vitest/node";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
-const filters = process.argv.slice(2);
+// `--project <name>` (repeatable) picks vitest projects (unit, e2e, e2e-s3); the rest are file filters.
+const args = process.argv.slice(2);
+const projects: string[] = [];
+const filters: string[] = [];
+for (let i = 0; i < args.length; i++) {
+  const a = args[i]!;
+  if (a === "--project" && i + 1 < args.length) projects.push(args[++i]!);
+  else if (a.startsWith("--project=")) projects.push(a.slice("--project=".length));
+  else filters.push(a);
+}
 
-if (filters.length === 0) {
+if (filters.length === 0 && projects.length === 0) {
   console.log("typecheck: tsc --noEmit");
   const tsc = spawnSync(process.execPath, [join(root, "node_modules/typescript/bin/tsc"), "-p", join(root, "tsconfig.json"), "--noEmit"], { stdio: "inherit" });
   if (tsc.status !== 0) {
@@ -22,12 +31,12 @@ if (filters.length === 0) {
 
 // Ceph's packages, once, before any test file runs: the object store's tests start a RADOS
 // Gateway of their own, and several at once must not each run apt-get (tools/devstack/src/object-store.ts).
-if (filters.length === 0 || filters.some((f) => /s3|object-store/.test(f))) {
+if ((filters.length === 0 && projects.length === 0) || projects.includes("e2e-s3") || filters.some((f) => /s3|object-store/.test(f))) {
   const { CEPH_PACKAGES, ensureDebianPackages } = await import("@svc/devstack");
   await ensureDebianPackages(CEPH_PACKAGES);
 }
 
-const vitest = await startVitest("test", filters, { run: true, watch: false, root });
+const vitest = await startVitest("test", filters, { run: true, watch: false, root, ...(projects.length ? { project: projects } : {}) });
 let passed = 0;
 let failed = 0;
 let skipped = 0;

@@ -25,7 +25,8 @@ let infra: Infra | undefined;
 export default async function setup(project: TestProject) {
   // Every file starts its own suite: from bundles, each start costs about a second of CPU per service instead of four (service-bundle.ts).
   await ensureServiceBundles(SERVICE_NAMES);
-  const dataDir = resolve(import.meta.dirname, "..", ".data", `test-${process.pid}`);
+  // Each e2e project (e2e, e2e-s3) has its own servers and folder: a run of both tears each down on its own.
+  const dataDir = resolve(import.meta.dirname, "..", ".data", `test-${process.pid}${project.name === "e2e" ? "" : `-${project.name}`}`);
   mkdirSync(dataDir, { recursive: true });
   infra = await startInfra({ dataDir: join(dataDir, "infra"), log: () => {} });
   project.provide("adminDatabaseUrl", infra.adminDatabaseUrl);

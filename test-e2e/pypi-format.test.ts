@@ -7,6 +7,7 @@ import { keyId } from "@svc/keys";
 import { identityHeaders } from "@svc/kit";
 import { run, type Run } from "./npm-clients.js";
 import { buildDist, ensurePythonClients, pythonEnv, uploadForm, type Dist, type PythonClients } from "./pypi-clients.js";
+import { storeObjects } from "./store-objects.js";
 import { startSuite, type Suite } from "./suite.js";
 import { collectArtifactEvents } from "./upstream.js";
 
@@ -265,9 +266,12 @@ describe("pypi repositories with twine and pip", () => {
     // What a crash between the file's blob commit and the index commit leaves: the blob of the
     // very file, with no path and no index row; the upload sent again finds its blob there.
     const digest = createHash("sha256").update(content).digest("hex");
-    const blob = join(s.storeRoot, "blobs", "sha256", digest.slice(0, 2), digest);
-    mkdirSync(join(blob, ".."), { recursive: true });
-    writeFileSync(blob, content);
+    const store = storeObjects(s);
+    try {
+      await store.writeBlob(digest, content);
+    } finally {
+      store.close();
+    }
     expect((await s.call("GET", `/repository/pypi/packages/cut-short/1.0/${filename}`, { headers: basic(reader) })).status).toBe(404);
     const form = wheelForm("cut_short", "1.0", content);
     const r = await s.call("POST", "/repository/pypi/", { headers: { ...basic(deployer), "content-type": form.contentType }, body: form.body });

@@ -2,6 +2,7 @@ import { randomBytes } from "node:crypto";
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { request } from "node:http";
+import { CreateBucketCommand, S3Client } from "@aws-sdk/client-s3";
 import { Redis } from "ioredis";
 import { inject } from "vitest";
 import type { RepositoryFormat } from "@svc/contracts";
@@ -27,6 +28,8 @@ export interface Suite extends RunningServices {
   mint(opts?: { label?: string; expires?: string; grants?: { scope: string; tokens: string[]; expires?: string }[] }): Promise<{ id: string; key: string }>;
   /** Creates a repository through the API with the bootstrap key unless `key`; throws with the answer when it is not created. */
   createRepository(name: string, format: RepositoryFormat, key?: string): Promise<void>;
+  /** The bucket the suite stores its blobs in when it runs on the S3 blob store (the S3 pass); else undefined. */
+  bucket: string | undefined;
 }
 
 export interface CallOptions {
@@ -79,6 +82,32 @@ async function suiteRedisUrl(): Promise<string> {
   }
 }
 
+/**
+ * The S3 pass (project e2e-s3 in vitest.config.ts sets SVC_TEST_STORAGE=s3): the suite stores its
+ * blobs in a fresh bucket of its own on the run's RADOS Gateway (test-e2e/global-setup-s3.ts), so
+ * files running side by side never see each other's objects. A test that names its own storage
+ * in `env` keeps it.
+ */
+async function s3Env(name: string): Promise<Record<string, string>> {
+  const s3 = inject("s3");
+  const bucket = name.replaceAll("_", "-");
+  const client = new S3Client({ endpoint: s3.endpoint, region: s3.region, forcePathStyle: true, credentials: { accessKeyId: s3.accessKey, secretAccessKey: s3.secretKey } });
+  try {
+    await client.send(new CreateBucketCommand({ Bucket: bucket }));
+  } finally {
+    client.destroy();
+  }
+  return {
+    SVC_STORAGE: "s3",
+    SVC_STORAGE_S3_BUCKET: bucket,
+    SVC_STORAGE_S3_ENDPOINT: s3.endpoint,
+    SVC_STORAGE_S3_REGION: s3.region,
+    SVC_STORAGE_S3_PATH_STYLE: "true",
+    SVC_STORAGE_S3_ACCESS_KEY: s3.accessKey,
+    SVC_STORAGE_S3_SECRET_KEY: s3.secretKey,
+  };
+}
+
 /** A repository name of this test's own. */
 export const freshName = (what: string) => `${what}-${randomBytes(4).toString("hex")}`;
 
@@ -98,8 +127,11 @@ export async function startSuite(opts: Partial<Pick<ServicesOptions, "env" | "ar
   const [databaseUrl, redisUrl, nats] = await Promise.all([createDatabase(inject("adminDatabaseUrl"), name), suiteRedisUrl(), startNats()]);
   const natsUrl = named ?? nats!.natsUrl;
   let services: RunningServices;
+  let bucket: string | undefined;
   try {
-    services = await startServices({ databaseUrl, redisUrl, natsUrl, dataDir, ...opts });
+    const env = process.env.SVC_TEST_STORAGE === "s3" ? { ...(await s3Env(name)), ...opts.env } : opts.env;
+    if (env?.SVC_STORAGE === "s3") bucket = env.SVC_STORAGE_S3_BUCKET;
+    services = await startServices({ databaseUrl, redisUrl, natsUrl, dataDir, ...opts, env });
   } catch (err) {
     await nats?.stop();
     throw err;
@@ -176,5 +208,5 @@ export async function startSuite(opts: Partial<Pick<ServicesOptions, "env" | "ar
     });
   };
 
-  return { ...services, stop, databaseUrl, redisUrl, natsUrl, call, rawCall, mint, createRepository };
+  return { ...services, stop, databaseUrl, redisUrl, natsUrl, call, rawCall, mint, createRepository, bucket };
 }

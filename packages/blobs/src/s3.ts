@@ -11,6 +11,7 @@ import {
   HeadBucketCommand,
   HeadObjectCommand,
   ListMultipartUploadsCommand,
+  ListPartsCommand,
   ListObjectsV2Command,
   PutObjectCommand,
   S3Client,
@@ -168,6 +169,20 @@ export function s3BlobStore(opts: S3BlobStoreOptions): S3BlobStore {
   const stagingPrefix = `${prefix}staging/`;
   const blobKey = (sha256: string) => `${blobsPrefix}${sha256.slice(0, 2)}/${sha256}`;
   const stagedKey = (name: string) => `${stagingPrefix}${name}`;
+  /** When the newest part of a multipart upload arrived (undefined: no part yet, or the upload is gone). */
+  const lastPartAt = async (key: string, uploadId: string): Promise<Date | undefined> => {
+    let newest: Date | undefined;
+    let marker: string | undefined;
+    for (;;) {
+      const page = await send(() => client.send(new ListPartsCommand({ Bucket: bucket, Key: key, UploadId: uploadId, PartNumberMarker: marker }))).catch((err: unknown) => {
+        if ((err as SdkError).name === "NoSuchUpload" || statusOf(err) === 404) return undefined;
+        throw err;
+      });
+      for (const p of page?.Parts ?? []) if (p.LastModified && (!newest || p.LastModified > newest)) newest = p.LastModified;
+      if (!page?.IsTruncated || !page.NextPartNumberMarker) return newest;
+      marker = page.NextPartNumberMarker;
+    }
+  };
   const writable = () => {
     if (opts.readOnly) throw forbidden(READ_ONLY);
   };
@@ -372,6 +387,9 @@ export function s3BlobStore(opts: S3BlobStoreOptions): S3BlobStore {
         const page = await send(() => client.send(new ListMultipartUploadsCommand({ Bucket: bucket, Prefix: prefix || undefined, KeyMarker: keyMarker, UploadIdMarker: uploadIdMarker })));
         for (const u of page.Uploads ?? []) {
           if (!u.Key || !u.UploadId || !u.Initiated || Date.now() - u.Initiated.getTime() < olderThanMs) continue;
+          // Begun long ago is not abandoned: a 100 GiB upload takes hours. One whose last part came within the bound is still going.
+          const last = await lastPartAt(u.Key, u.UploadId);
+          if (last && Date.now() - last.getTime() < olderThanMs) continue;
           out.push({ key: u.Key, uploadId: u.UploadId, initiated: u.Initiated });
           if (out.length >= limit) break;
         }

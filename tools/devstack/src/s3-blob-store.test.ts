@@ -117,6 +117,26 @@ describe("s3BlobStore", () => {
     }
   });
 
+  it("does not count an upload begun long ago as abandoned while its parts keep coming", async () => {
+    const o = settings();
+    const store = s3BlobStore(o);
+    const raw = new S3Client({ endpoint: os.endpoint, region: os.region, forcePathStyle: true, credentials: { accessKeyId: os.accessKey, secretAccessKey: os.secretKey } });
+    try {
+      const key = `${o.prefix}staging/${randomUUID()}`;
+      const { UploadId } = await raw.send(new CreateMultipartUploadCommand({ Bucket: BUCKET, Key: key }));
+      await new Promise((r) => setTimeout(r, 2100));
+      // Begun over 2 s ago, its last part a moment ago: a long upload still going.
+      await raw.send(new UploadPartCommand({ Bucket: BUCKET, Key: key, UploadId, PartNumber: 1, Body: Buffer.alloc(5 * MiB, 1) }));
+      expect(await store.listAbandonedUploads({ olderThanMs: 2000, limit: 10 })).toEqual([]);
+      await new Promise((r) => setTimeout(r, 2100));
+      expect((await store.listAbandonedUploads({ olderThanMs: 2000, limit: 10 })).map((u) => u.uploadId)).toEqual([UploadId]);
+      await store.abortUpload({ key, uploadId: UploadId!, initiated: new Date() });
+    } finally {
+      raw.destroy();
+      store.close();
+    }
+  });
+
   it("the object store down: BlobStoreUnavailable, quickly; back up: the same store works again", async () => {
     const store = s3BlobStore(settings());
     try {

@@ -6,7 +6,7 @@
 // whose checks measure the lookup at that table's size.
 import { createHash, randomBytes } from "node:crypto";
 import pg from "pg";
-import { filesystemBlobStore } from "@svc/blobs";
+import type { BlobStore } from "@svc/blobs";
 import { inParallel, send, type Api } from "./scale-client.js";
 import { log, SCALE_CONCURRENCY, SCALE_ROWS_PER_BLOB } from "./options.js";
 
@@ -63,7 +63,7 @@ async function inBatches(from: number, to: number, statement: (a: number, b: num
  * does what autovacuum would do after so many inserts, so every size is measured with fresh
  * statistics rather than whenever autovacuum happened to come by.
  */
-export async function bulkFill(db: pg.Client, storeRoot: string, tenant: string, state: FillState, size: number): Promise<Filled> {
+export async function bulkFill(db: pg.Client, blobs: Pick<BlobStore, "put" | "kind">, tenant: string, state: FillState, size: number): Promise<Filled> {
   const t0 = performance.now();
   const count = async (table: string, where = "") => Number((await db.query<{ n: string }>(`select count(*) as n from ${table} ${where}`)).rows[0]!.n);
   const keysNow = await count("auth.credentials");
@@ -95,14 +95,16 @@ export async function bulkFill(db: pg.Client, storeRoot: string, tenant: string,
   const t2 = performance.now();
 
   const newFiles = Math.max(0, size - filesNow);
-  // Written through the filesystem blob store itself, as the artifacts service would commit them.
-  const blobs = filesystemBlobStore({ root: storeRoot, readOnly: false });
-  await blobs.init();
+  // Written through the suite's blob store itself (filesystem or S3), as the artifacts service would commit them.
   const blobsNeeded = Math.ceil((state.files + newFiles) / SCALE_ROWS_PER_BLOB);
-  log(`scale: ${blobsNeeded - state.blobs.length} blobs into ${storeRoot}, ${newFiles} rows into artifacts.artifacts (${filesNow} -> ${filesNow + newFiles}, ${SCALE_ROWS_PER_BLOB} rows per blob)`);
-  for (let k = state.blobs.length; k < blobsNeeded; k++) {
-    state.blobs.push((await blobs.put(blobContent(k))).sha256);
-  }
+  log(`scale: ${blobsNeeded - state.blobs.length} blobs into the ${blobs.kind} store, ${newFiles} rows into artifacts.artifacts (${filesNow} -> ${filesNow + newFiles}, ${SCALE_ROWS_PER_BLOB} rows per blob)`);
+  // A few at once (an object store answers each PUT in milliseconds, not microseconds), kept in order.
+  const from = state.blobs.length;
+  const made = new Array<string>(Math.max(0, blobsNeeded - from));
+  await inParallel(made.length, 8, async (i) => {
+    made[i] = (await blobs.put(blobContent(from + i))).sha256;
+  });
+  state.blobs.push(...made);
   await inBatches(state.files, state.files + newFiles, async (a, b) => {
     // Row g points at blob floor(g / rows-per-blob): the digests go along as one array.
     const first = Math.floor(a / SCALE_ROWS_PER_BLOB);

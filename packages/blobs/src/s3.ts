@@ -68,9 +68,9 @@ export interface S3BlobStoreOptions {
   partSize?: number;
   /** Milliseconds to connect before the store counts as unreachable (default 3000). */
   connectTimeoutMs?: number;
-  /** Milliseconds a request may stay silent before the store counts as too slow (default 30000). */
-  requestTimeoutMs?: number;
-  /** Attempts per request, the first included (default 3). */
+  /** Milliseconds a request's connection may stay silent (nothing sent or received) before the store counts as hung (default 20000). */
+  idleTimeoutMs?: number;
+  /** Attempts per request, the first included (default 2). */
   maxAttempts?: number;
 }
 
@@ -162,8 +162,13 @@ export function s3BlobStore(opts: S3BlobStoreOptions): S3BlobStore {
     // SDK >= 3.729 adds checksums by default, which break a streamed upload on Ceph RGW 16.
     requestChecksumCalculation: "WHEN_REQUIRED",
     responseChecksumValidation: "WHEN_REQUIRED",
-    maxAttempts: opts.maxAttempts ?? 3,
-    requestHandler: { connectionTimeout: opts.connectTimeoutMs ?? 3000, requestTimeout: opts.requestTimeoutMs ?? 30_000 },
+    // A hung store costs attempts × the idle bound: 2 × 20 s answers a 503 before the
+    // gateway's own 60 s bound on a silent upstream.
+    maxAttempts: opts.maxAttempts ?? 2,
+    // A store that accepts the connection and then says nothing (hung) must not hold a request
+    // forever: the socket's idle time is bounded. Never the total time (the SDK's
+    // requestTimeout): a part of a huge upload or a long download may take as long as it flows.
+    requestHandler: { connectionTimeout: opts.connectTimeoutMs ?? 3000, socketTimeout: opts.idleTimeoutMs ?? 20_000 },
   });
   const blobsPrefix = `${prefix}blobs/sha256/`;
   const stagingPrefix = `${prefix}staging/`;
@@ -276,7 +281,14 @@ export function s3BlobStore(opts: S3BlobStoreOptions): S3BlobStore {
     const h = hashing();
     // The last stage consumes the hashed bytes part by part (pipeline's own typing has no spread of stages).
     const run = pipeline as unknown as (...stages: unknown[]) => Promise<void>;
-    await run(Buffer.isBuffer(source) ? Readable.from([source]) : source, ...(o.through ?? []), h.stream, (body: AsyncIterable<Buffer>) => upload(body, stagedKey(name)));
+    // When the upload fails, leaving its loop destroys the hashed stream with an AbortError that
+    // reaches the pipeline first (the upload still aborts its multipart upload): the upload's
+    // own error (an outage: 503) is the one to answer.
+    let uploading: Promise<void> | undefined;
+    const consume = (body: AsyncIterable<Buffer>) => (uploading = upload(body, stagedKey(name)));
+    await run(Buffer.isBuffer(source) ? Readable.from([source]) : source, ...(o.through ?? []), h.stream, consume).catch(async (err: unknown) => {
+      throw (await uploading?.then(() => undefined, (e: unknown) => ({ e })))?.e ?? err;
+    });
     return { name, ...h.result() };
   };
 

@@ -45,6 +45,9 @@ export interface ObjectStore {
   /** Stops the gateway only (the object store "down"); startGateway brings it back on the same port. */
   stopGateway(): Promise<void>;
   startGateway(): Promise<void>;
+  /** Freezes the gateway (SIGSTOP): it still accepts connections (the kernel does) but answers nothing, a hung store; resumeGateway thaws it. */
+  pauseGateway(): void;
+  resumeGateway(): void;
 }
 
 const DAEMONS = ["mon", "osd", "rgw"] as const;
@@ -188,6 +191,12 @@ export async function startObjectStore(opts: ObjectStoreOptions): Promise<Object
     reaper.forget(reaperKey(d));
     const pid = running(d);
     if (pid === undefined) return;
+    // A paused gateway (pauseGateway) hears no SIGTERM until it runs again.
+    try {
+      process.kill(pid, "SIGCONT");
+    } catch {
+      /* gone */
+    }
     for (const [signal, waitMs] of STOP_STEPS) {
       try {
         process.kill(pid, signal);
@@ -329,6 +338,15 @@ export async function startObjectStore(opts: ObjectStoreOptions): Promise<Object
         await startDaemon("rgw");
         await waitGateway(rgwPort);
         log(`[object-store] RADOS Gateway started again on ${endpoint}`);
+      },
+      pauseGateway() {
+        const pid = running("rgw");
+        if (pid === undefined) throw new Error("the RADOS Gateway is not running");
+        process.kill(pid, "SIGSTOP");
+      },
+      resumeGateway() {
+        const pid = running("rgw");
+        if (pid !== undefined) process.kill(pid, "SIGCONT");
       },
     };
   } catch (err) {

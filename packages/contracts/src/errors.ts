@@ -19,6 +19,7 @@ export const ERROR_STATUS = {
   unexpected: 500,
   bad_gateway: 502,
   unavailable: 503,
+  gateway_timeout: 504,
   insufficient_storage: 507,
 } as const;
 
@@ -54,6 +55,7 @@ const TITLES: Record<ErrorCode, string> = {
   unexpected: "Unexpected failure",
   bad_gateway: "Bad gateway",
   unavailable: "Service unavailable",
+  gateway_timeout: "Gateway timeout",
   insufficient_storage: "Insufficient storage",
 };
 

@@ -40,6 +40,8 @@ export interface GatewayDeps {
   uploadConcurrency?: number;
   /** svc.artifacts.separate-origin: artifacts are not forced to be saved (they stay sandboxed). */
   artifactsSeparateOrigin?: boolean;
+  /** How long a download's upstream may send nothing, before its answer or within it (default 60 s). */
+  upstreamSilenceMs?: number;
 }
 
 /** The upstream services' body limit (createBaseApp): the gateway refuses a larger API body itself. */

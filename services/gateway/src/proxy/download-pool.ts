@@ -1,5 +1,5 @@
 import { connect, type Socket } from "node:net";
-import { UPSTREAM_CLOSED } from "./upstream-failure.js";
+import { UPSTREAM_CLOSED, UPSTREAM_SILENT } from "./upstream-failure.js";
 
 /**
  * Keep-alive HTTP/1.1 connections to one upstream for GET requests whose answers are mostly
@@ -139,7 +139,7 @@ class Connection {
         this.socket.setTimeout(timeoutMs);
         return;
       }
-      this.socket.destroy(this.call ? new Error(`the upstream sent nothing for ${this.call.answered ? timeoutMs : answerTimeoutMs} ms`) : undefined);
+      this.socket.destroy(this.call ? Object.assign(new Error(`the upstream sent nothing for ${this.call.answered ? timeoutMs : answerTimeoutMs} ms`), { code: UPSTREAM_SILENT }) : undefined);
     });
   }
 

@@ -27,6 +27,8 @@ export interface ProxyDeps {
   trustedProxies: AddressMatcher;
   /** Artifacts are served from an origin of their own (svc.artifacts.separate-origin): nothing is forced to be saved. */
   artifactsSeparateOrigin?: boolean;
+  /** How long a download's upstream may send nothing, before its answer or within it (default 60 s): then 504. */
+  upstreamSilenceMs?: number;
 }
 
 /**
@@ -83,7 +85,7 @@ export function registerProxyRoutes(app: FastifyInstance, deps: ProxyDeps, route
     if (upstream.protocol !== "http:") return undefined;
     let downloads = downloadPools.get(upstream.origin);
     if (!downloads) {
-      downloads = new DownloadPool({ host: upstream.hostname, port: Number(upstream.port || 80), connections, timeoutMs: 60_000 });
+      downloads = new DownloadPool({ host: upstream.hostname, port: Number(upstream.port || 80), connections, timeoutMs: deps.upstreamSilenceMs ?? 60_000 });
       downloadPools.set(upstream.origin, downloads);
     }
     const pool = downloads;

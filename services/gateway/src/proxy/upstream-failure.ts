@@ -4,6 +4,8 @@ import { newReference, sendProblem, sendUnexpected, surfaceOf } from "@svc/kit";
 
 /** The code the download pool gives a connection its upstream closed (no system error to name it). */
 export const UPSTREAM_CLOSED = "SVC_UPSTREAM_CLOSED";
+/** The code the download pool gives a connection whose upstream sent nothing for its whole timeout. */
+export const UPSTREAM_SILENT = "SVC_UPSTREAM_SILENT";
 
 /** Seconds a client is asked to wait when the service behind the gateway went away mid-request (as kit answers a refused one). */
 const RETRY_AFTER = "5";
@@ -17,13 +19,17 @@ const LINGER_MS = 10_000;
  */
 const LOST = new Set(["ECONNRESET", "EPIPE", "UND_ERR_SOCKET", "UND_ERR_CLOSED", "ERR_STREAM_PREMATURE_CLOSE", UPSTREAM_CLOSED]);
 
-/** Whether a forwarding failure is the upstream's connection lost mid-request, walking wrapped causes. */
-export function upstreamLost(err: unknown, depth = 0): boolean {
+/** Whether a forwarding failure (or one it wraps) carries one of `codes`. */
+function hasCode(err: unknown, codes: ReadonlySet<string>, depth = 0): boolean {
   if (depth > 5 || typeof err !== "object" || err === null) return false;
   const e = err as { code?: unknown; cause?: unknown; error?: unknown; errors?: unknown };
-  if (typeof e.code === "string" && LOST.has(e.code)) return true;
-  return [e.cause, e.error, ...(Array.isArray(e.errors) ? e.errors : [])].some((inner) => upstreamLost(inner, depth + 1));
+  if (typeof e.code === "string" && codes.has(e.code)) return true;
+  return [e.cause, e.error, ...(Array.isArray(e.errors) ? e.errors : [])].some((inner) => hasCode(inner, codes, depth + 1));
 }
+
+/** Whether a forwarding failure is the upstream's connection lost mid-request, walking wrapped causes. */
+export const upstreamLost = (err: unknown): boolean => hasCode(err, LOST);
+const SILENT = new Set([UPSTREAM_SILENT]);
 
 /**
  * Answers a request whose upstream failed before answering. An upstream that went away is an
@@ -37,7 +43,13 @@ export function upstreamLost(err: unknown, depth = 0): boolean {
 export function answerUpstreamFailure(request: FastifyRequest, reply: FastifyReply, err: unknown): void {
   const midBody = !request.raw.complete && !request.raw.destroyed;
   if (midBody) reply.header("connection", "close");
-  if (upstreamLost(err)) {
+  if (hasCode(err, SILENT)) {
+    // Hung or overloaded behind the gateway (an object store that stopped answering, say): an outage to wait out.
+    const reference = newReference();
+    request.log.error({ err, reference, status: 504 }, `Unexpected failure ${reference} while ${request.method} ${request.url}`);
+    const p = problem("gateway_timeout", "the service that serves this request sent nothing in time: retry shortly", { reference });
+    sendProblem(reply, surfaceOf(request.url, request.headers.accept, request.headers["user-agent"]), p, { "retry-after": RETRY_AFTER });
+  } else if (upstreamLost(err)) {
     const reference = newReference();
     request.log.error({ err, reference, status: 502 }, `Unexpected failure ${reference} while ${request.method} ${request.url}`);
     const p = problem("bad_gateway", "the service that serves this request closed its connection before answering (it stopped or restarted): retry shortly", { reference });

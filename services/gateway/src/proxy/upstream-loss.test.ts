@@ -11,6 +11,8 @@ const secret = "s".repeat(32);
 let upstream: Server;
 let gateway: FastifyInstance;
 let down: FastifyInstance;
+let impatient: FastifyInstance;
+let impatientKey = "";
 let key = "";
 let downKey = "";
 
@@ -28,12 +30,16 @@ beforeAll(async () => {
       return;
     }
     if (req.url?.includes("die-at-once")) return die(req.socket);
+    if (req.url?.includes("hang")) return; // hung: the request read, nothing ever answered
     req.resume();
     req.on("end", () => res.writeHead(200, { "content-length": "2" }).end("ok"));
   });
   await new Promise<void>((r) => upstream.listen(0, "127.0.0.1", r));
   ({ app: gateway, key } = testGateway(`http://127.0.0.1:${(upstream.address() as AddressInfo).port}`, secret));
   await gateway.listen({ host: "127.0.0.1", port: 0 });
+  // The same upstream behind a gateway that waits 300 ms for a download's answer (60 s in service).
+  ({ app: impatient, key: impatientKey } = testGateway(`http://127.0.0.1:${(upstream.address() as AddressInfo).port}`, secret, { upstreamSilenceMs: 300 }));
+  await impatient.listen({ host: "127.0.0.1", port: 0 });
   // A gateway whose upstream is not running at all: a port that was just free.
   const probe = createServer();
   await new Promise<void>((r) => probe.listen(0, "127.0.0.1", r));
@@ -46,6 +52,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await gateway?.close();
   await down?.close();
+  await impatient?.close();
   await new Promise<void>((r) => upstream?.close(() => r()));
 });
 
@@ -102,6 +109,14 @@ describe("an upstream that goes away", () => {
     const api = await fetch(`${base}/api/die-at-once`, { headers: { "service-repository-key": key, accept: "application/json" } });
     expect(api.status).toBe(502);
     expect(await api.json()).toMatchObject({ status: 502, title: "Bad gateway", reference: expect.stringMatching(/^[A-Za-z0-9]{12}$/) });
+  });
+
+  it("hung (the request taken, nothing answered): a download ends in 504 with Retry-After and a reference, never a 500", async () => {
+    const base = `http://127.0.0.1:${(impatient.server.address() as AddressInfo).port}`;
+    const download = await fetch(`${base}/repository/default/hang/app.jar`, { headers: { "service-repository-key": impatientKey } });
+    expect(download.status).toBe(504);
+    expect(download.headers.get("retry-after")).toBe("5");
+    expect(await download.text()).toMatch(/sent nothing in time[\s\S]*Reference: [A-Za-z0-9]{12}/);
   });
 
   it("not running at all: 503 with Retry-After for downloads, writes and the API", async () => {

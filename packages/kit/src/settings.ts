@@ -546,3 +546,31 @@ export function requireSettings(s: Settings, names: (keyof Defs)[]): void {
     throw new SettingsError(missing.map((m) => `${m} is required (set ${envName(m)} or -D${m}=...)`));
   }
 }
+
+/**
+ * Settings an administrator may change while the deployment runs (`PUT /api/settings/<name>`,
+ * the console's Settings page): stored by the admin service, announced over NATS and applied
+ * without a restart, unless the operator fixed them at start (environment, `-D`, properties
+ * file), which wins. Only settings whose every reader applies a change live are listed here:
+ * the gateway's rate ceiling and the posture's gate settings.
+ */
+export const RUNTIME_SETTINGS = ["rateLimit", "malwareAction", "vulnerabilityAction", "vulnerabilityThreshold", "denyListAction", "blockPrivateImportHosts"] as const satisfies readonly (keyof Defs)[];
+export type RuntimeSetting = (typeof RUNTIME_SETTINGS)[number];
+
+/** The run-time setting a name as the spec writes it (`rate-limit`, or `svc.rate-limit`) means; undefined for any other. */
+export function runtimeSetting(name: string): RuntimeSetting | undefined {
+  const full = name.startsWith("svc.") ? name : `svc.${name}`;
+  return RUNTIME_SETTINGS.find((f) => SETTINGS[f].name === full);
+}
+
+/** Where the operator fixed a setting at start (`environment SVC_RATE_LIMIT`, `-Dsvc.rate-limit`, …); undefined when it is the default. */
+export function fixedAt(s: Pick<Settings, "sources">, field: keyof Defs): string | undefined {
+  const source = s.sources[SETTINGS[field].name];
+  return source === undefined || source === "default" ? undefined : source;
+}
+
+/** A setting value written back as text, the way its parser reads it. */
+export function settingText(value: unknown): string {
+  if (Array.isArray(value)) return value.join(",");
+  return value === undefined || value === null ? "" : String(value);
+}

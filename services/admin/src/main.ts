@@ -26,7 +26,7 @@ await bootService({
     for (const listened of listenedControlSubjects(config)) {
       collectHeartbeats({ bus, subject: listened.heartbeat, nodes });
       // Another admin node changed a run-time setting: read the stored values again.
-      bus.listen(listened.settingsChanged, () => void live.refresh().catch((err: Error) => log.warn({ err: { message: err.message } }, "could not read the run-time settings")));
+      bus.listen(listened.settingsChanged, () => void live.fresh());
     }
     // The heartbeats tell which nodes exist, so a gathering need not wait out its window.
     const peers = nodeControlFactory({ bus, control, nodes, self: metrics.node });

@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { loadSettings } from "@svc/kit";
-import { overlayRuntime, parseRuntimeValue } from "./live-settings.js";
+import { createLogger } from "@svc/kit";
+import { liveSettingsFactory, overlayRuntime, parseRuntimeValue } from "./live-settings.js";
 
 const SECRET = "s".repeat(32);
 const start = (env: Record<string, string> = {}) => loadSettings({ argv: [], env: { SVC_INTERNAL_SECRET: SECRET, ...env } });
@@ -32,5 +33,21 @@ describe("run-time settings", () => {
     const live = overlayRuntime(start(), new Map([["svc.rate-limit", "lots"]]), (name) => bad.push(name));
     expect(live.rateLimit).toBe(6000);
     expect(bad).toEqual(["svc.rate-limit"]);
+  });
+
+  it("answers the last values read while Postgres is away", async () => {
+    let down = false;
+    const store = {
+      load: async () => {
+        if (down) throw new Error("connection refused");
+        return new Map([["svc.malware-action", "ALLOW"]]);
+      },
+      set: async () => {},
+    };
+    const live = liveSettingsFactory({ config: start(), store, log: createLogger("test", "silent").log });
+    expect((await live.fresh()).malwareAction).toBe("ALLOW");
+    down = true;
+    expect((await live.fresh()).malwareAction).toBe("ALLOW");
+    await expect(live.refresh()).rejects.toThrow("connection refused");
   });
 });

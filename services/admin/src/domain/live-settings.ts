@@ -40,6 +40,15 @@ export function liveSettingsFactory(deps: { config: Settings; store: Pick<Runtim
   return {
     current: (): Settings => current,
     refresh,
+    /** The stored values read again; with Postgres away, the last ones read (the posture and the rate ceiling still answer). */
+    async fresh(): Promise<Settings> {
+      try {
+        return await refresh();
+      } catch (err) {
+        deps.log.warn({ err: { message: (err as Error).message } }, "could not read the run-time settings; using the last ones read");
+        return current;
+      }
+    },
     /** Stores a parsed value and records who changed it; answers the old and new text. */
     async change(field: RuntimeSetting, text: string, principal: string): Promise<{ oldValue: string; newValue: string }> {
       const d = SETTINGS[field] as SettingDef<unknown>;

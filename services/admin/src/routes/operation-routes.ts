@@ -13,7 +13,7 @@ import type { LimitStore } from "../store/limit-store.js";
 export interface OperationsDeps {
   settings: Settings;
   /** The settings with the run-time values stored in Postgres laid over them: the posture and the rate ceiling follow these. */
-  live: Pick<LiveSettings, "refresh">;
+  live: Pick<LiveSettings, "fresh">;
   /** The other nodes, over the control subjects. */
   peers: Pick<NodeControl, "gatherLogs" | "gatherMetrics" | "announceLimitsChanged">;
   nodes: Pick<NodeRegistry, "live">;
@@ -45,7 +45,7 @@ export function operationsRoutes(app: ServiceApp, deps: OperationsDeps): void {
     "/api/posture",
     { schema: { response: { 200: Answer({ count: Type.Integer(), advisories: Type.Array(advisorySchema) }), ...errorResponses() } } },
     async () => {
-      const advisories = computePosture(await deps.live.refresh(), deps.nodes.live(), own, (await deps.content?.advisories()) ?? []);
+      const advisories = computePosture(await deps.live.fresh(), deps.nodes.live(), own, (await deps.content?.advisories()) ?? []);
       return { count: advisories.length, advisories };
     },
   );
@@ -95,7 +95,7 @@ export function operationsRoutes(app: ServiceApp, deps: OperationsDeps): void {
     },
     async () => {
       const rows = await deps.limits.list();
-      return { default: (await deps.live.refresh()).rateLimit, tenants: rows.map((r) => ({ tenant: r.tenant, requestsPerMinute: r.requests_per_minute })) };
+      return { default: (await deps.live.fresh()).rateLimit, tenants: rows.map((r) => ({ tenant: r.tenant, requestsPerMinute: r.requests_per_minute })) };
     },
   );
 
@@ -143,7 +143,7 @@ export function operationsRoutes(app: ServiceApp, deps: OperationsDeps): void {
     async (req): Promise<RateLimitsDoc> => {
       if (req.principal.kind !== "system") throw forbidden("internal route");
       const rows = await deps.limits.list();
-      return { default: (await deps.live.refresh()).rateLimit, tenants: Object.fromEntries(rows.map((r) => [r.tenant, r.requests_per_minute])) };
+      return { default: (await deps.live.fresh()).rateLimit, tenants: Object.fromEntries(rows.map((r) => [r.tenant, r.requests_per_minute])) };
     },
   );
 }

@@ -82,7 +82,7 @@ export function settingsRoutes(app: ServiceApp, deps: SettingsDeps): void {
     },
     async (_req, reply) => {
       reply.header("cache-control", "no-store");
-      const live = await deps.live.refresh();
+      const live = await deps.live.fresh();
       return withRuntime(settingsTable([deps.own(), ...(await deps.peers.gatherSettings())]), live);
     },
   );

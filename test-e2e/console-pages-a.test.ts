@@ -154,6 +154,22 @@ describe("console operations pages in a browser", () => {
     await b.screenshot(page, "console-settings");
   });
 
+  it("Settings: an administrator changes a run-time setting in its form; a bad value is refused on the page; the change is listed", async () => {
+    await open("/ui/settings");
+    expect(await page.textContent("#runtime-vulnerability-threshold")).toContain("HIGH");
+    await page.fill("#value-vulnerability-threshold", "SOMETIMES");
+    await Promise.all([page.waitForURL(/\/ui\/settings$/), page.click("#runtime-vulnerability-threshold button[type=submit]")]);
+    expect(await notice()).toMatch(/^Not done: svc.vulnerability-threshold must be one of CRITICAL, HIGH, MEDIUM, LOW, NONE/);
+    expect(await page.textContent("#runtime-vulnerability-threshold")).toContain("HIGH");
+    await page.fill("#value-vulnerability-threshold", "low");
+    await Promise.all([page.waitForURL(/\/ui\/settings$/), page.click("#runtime-vulnerability-threshold button[type=submit]")]);
+    expect(await notice()).toBe("vulnerability-threshold changed");
+    expect(await page.textContent("#runtime-vulnerability-threshold")).toContain("LOW");
+    const history = await page.textContent("#setting-changes");
+    expect(history).toContain("svc.vulnerability-threshold");
+    expect(history).toMatch(/HIGH\s*LOW\s*dev\/admin/);
+  });
+
   it("a viewer reads the pages but is refused clearing caches and changing walks, on the 403 page naming the right", async () => {
     const viewer = await signIn("viewer");
     try {

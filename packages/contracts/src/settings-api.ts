@@ -26,9 +26,27 @@ export interface SettingRow {
   /** Whether every node reporting it runs with the same value (for a secret: compared by keyed digest, never by value). */
   agree: boolean;
   nodes: SettingNodeValue[];
+  /** Present on a setting that changes at run time (`PUT /api/settings/<name>`): true. */
+  runtime?: boolean;
+  /** A run-time setting's live value, as text its parser reads. */
+  value?: string;
+  /** A run-time setting fixed by the operator at start: a PUT is refused (409). */
+  fixed?: boolean;
+  /** Where it is fixed (`environment SVC_RATE_LIMIT`, `-Dsvc.rate-limit`, `properties file …`). */
+  fixedAt?: string;
 }
 
 export interface SettingsTable {
   nodes: { node: string; service: string }[];
   settings: SettingRow[];
+}
+
+/** One change of a run-time setting (`GET /api/settings/changes`): a secret's values are null, never shown. */
+export interface SettingChangeRow {
+  id: string;
+  name: string;
+  oldValue: string | null;
+  newValue: string | null;
+  principal: string;
+  at: string;
 }

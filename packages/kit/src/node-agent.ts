@@ -17,6 +17,8 @@ export interface ControlSubjects {
   metrics: string;
   logs: string;
   limits: string;
+  /** "A run-time setting changed": every admin node reads the stored values again (PUT /api/settings/<name>). */
+  settingsChanged: string;
   /** Each process's API description (openapi.ts). */
   openapi: string;
   /** The settings each process runs with (settings-in-force.ts: secrets only as set or not). */
@@ -43,6 +45,7 @@ export function controlSubjects(internalSecret: string): ControlSubjects {
     metrics: `svc.control.${d}.metrics`,
     logs: `svc.control.${d}.logs`,
     limits: `svc.control.${d}.limits.changed`,
+    settingsChanged: `svc.control.${d}.settings.changed`,
     openapi: `svc.control.${d}.openapi`,
     settings: `svc.control.${d}.settings`,
     caches: `svc.control.${d}.caches.cleared`,

@@ -294,17 +294,17 @@ export const SETTINGS = {
   profile: def("svc.profile", profile, "", { readBy: "every",
     description: "`dev` raises the critical advisory `svc.profile.dev`; refused at start unless `svc.host` is a loopback address." }),
   rateLimit: def("svc.rate-limit", count, 6000, { readBy: ["gateway", "admin"],
-    description: "Requests per minute per tenant, shared by every gateway through Redis (one bucket per tenant, one for keyless callers); `0` removes the limit and raises `svc.ratelimit.unset`. Per-tenant overrides: `/api/rate-limits`." }),
+    description: "Requests per minute per tenant, shared by every gateway through Redis (one bucket per tenant, one for keyless callers); `0` removes the limit and raises `svc.ratelimit.unset`. Per-tenant overrides: `/api/rate-limits`. Changes at run time (`PUT /api/settings/rate-limit`) unless fixed at start." }),
   malwareAction: def("svc.malware-action", oneOf(["BLOCK", "WARN", "ALLOW"] as const), "BLOCK", { readBy: ["admin"],
-    description: "`BLOCK`, `WARN` or `ALLOW`. Posture only for now: `ALLOW` raises `svc.malware.allow` (critical)." }),
+    description: "`BLOCK`, `WARN` or `ALLOW`. Posture only for now: `ALLOW` raises `svc.malware.allow` (critical). Changes at run time unless fixed at start." }),
   vulnerabilityAction: def("svc.vulnerability-action", oneOf(["BLOCK", "WARN", "ALLOW"] as const), "BLOCK", { readBy: ["admin"],
-    description: "`BLOCK`, `WARN` or `ALLOW`. Posture only for now: `ALLOW` raises `svc.vulnerability.allow`." }),
+    description: "`BLOCK`, `WARN` or `ALLOW`. Posture only for now: `ALLOW` raises `svc.vulnerability.allow`. Changes at run time unless fixed at start." }),
   vulnerabilityThreshold: def("svc.vulnerability-threshold", oneOf(["CRITICAL", "HIGH", "MEDIUM", "LOW", "NONE"] as const), "HIGH", { readBy: ["admin"],
-    description: "`CRITICAL`, `HIGH`, `MEDIUM`, `LOW` or `NONE`. Posture only for now: `NONE` raises `svc.vulnerability.threshold-none`." }),
+    description: "`CRITICAL`, `HIGH`, `MEDIUM`, `LOW` or `NONE`. Posture only for now: `NONE` raises `svc.vulnerability.threshold-none`. Changes at run time unless fixed at start." }),
   denyListAction: def("svc.deny-list-action", oneOf(["BLOCK", "WARN", "ALLOW"] as const), "BLOCK", { readBy: ["admin"],
-    description: "`BLOCK`, `WARN` or `ALLOW`. Posture only for now: `ALLOW` raises `svc.deny-list.allow`." }),
+    description: "`BLOCK`, `WARN` or `ALLOW`. Posture only for now: `ALLOW` raises `svc.deny-list.allow`. Changes at run time unless fixed at start." }),
   blockPrivateImportHosts: def("svc.block-private-import-hosts", bool, true, { readBy: ["admin"],
-    description: "`false` would let imports reach internal or plain-http hosts. Posture only for now: `false` raises `svc.import.private-hosts`." }),
+    description: "`false` would let imports reach internal or plain-http hosts. Posture only for now: `false` raises `svc.import.private-hosts`. Changes at run time unless fixed at start." }),
   webhook: def("svc.webhook", bool, false, { readBy: ["notifier"],
     description: "`true` delivers webhooks. Off, the notifier still reads and acknowledges events but records nothing: events published meanwhile are never sent." }),
   /** One endpoint a line; the notifier validates the line syntax at start. */
@@ -545,4 +545,32 @@ export function requireSettings(s: Settings, names: (keyof Defs)[]): void {
   if (missing.length > 0) {
     throw new SettingsError(missing.map((m) => `${m} is required (set ${envName(m)} or -D${m}=...)`));
   }
+}
+
+/**
+ * Settings an administrator may change while the deployment runs (`PUT /api/settings/<name>`,
+ * the console's Settings page): stored by the admin service, announced over NATS and applied
+ * without a restart, unless the operator fixed them at start (environment, `-D`, properties
+ * file), which wins. Only settings whose every reader applies a change live are listed here:
+ * the gateway's rate ceiling and the posture's gate settings.
+ */
+export const RUNTIME_SETTINGS = ["rateLimit", "malwareAction", "vulnerabilityAction", "vulnerabilityThreshold", "denyListAction", "blockPrivateImportHosts"] as const satisfies readonly (keyof Defs)[];
+export type RuntimeSetting = (typeof RUNTIME_SETTINGS)[number];
+
+/** The run-time setting a name as the spec writes it (`rate-limit`, or `svc.rate-limit`) means; undefined for any other. */
+export function runtimeSetting(name: string): RuntimeSetting | undefined {
+  const full = name.startsWith("svc.") ? name : `svc.${name}`;
+  return RUNTIME_SETTINGS.find((f) => SETTINGS[f].name === full);
+}
+
+/** Where the operator fixed a setting at start (`environment SVC_RATE_LIMIT`, `-Dsvc.rate-limit`, …); undefined when it is the default. */
+export function fixedAt(s: Pick<Settings, "sources">, field: keyof Defs): string | undefined {
+  const source = s.sources[SETTINGS[field].name];
+  return source === undefined || source === "default" ? undefined : source;
+}
+
+/** A setting value written back as text, the way its parser reads it. */
+export function settingText(value: unknown): string {
+  if (Array.isArray(value)) return value.join(",");
+  return value === undefined || value === null ? "" : String(value);
 }

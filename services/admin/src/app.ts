@@ -6,13 +6,18 @@ import { capabilityRoutes, type Capabilities } from "./routes/capability-routes.
 import { openapiRoutes } from "./routes/openapi-routes.js";
 import { operationsRoutes, type OperationsDeps } from "./routes/operation-routes.js";
 import { settingsRoutes } from "./routes/settings-routes.js";
+import type { LiveSettings } from "./domain/live-settings.js";
+import type { RuntimeSettingStore } from "./store/runtime-setting-store.js";
 
 export interface AdminDeps {
   log: Logger;
   internalSecret: string;
   internalSecretPrevious?: string;
   capabilities: Capabilities;
-  operations: Omit<OperationsDeps, "peers">;
+  operations: Omit<OperationsDeps, "peers" | "live">;
+  /** The run-time settings (stored values over the ones read at start) and their store. */
+  live: LiveSettings;
+  runtimeSettings: Pick<RuntimeSettingStore, "changes">;
   /** What admin asks of, and tells, the other nodes. */
   peers: NodeControl;
   checks: Check[];
@@ -23,8 +28,8 @@ export interface AdminDeps {
 export function buildApp(deps: AdminDeps): FastifyInstance {
   const app = createBaseApp({ log: deps.log, internalSecret: deps.internalSecret, internalSecretPrevious: deps.internalSecretPrevious, checks: deps.checks, metrics: deps.operations.metrics });
   capabilityRoutes(app, deps.capabilities);
-  operationsRoutes(app, { ...deps.operations, peers: deps.peers });
-  settingsRoutes(app, { peers: deps.peers, own: deps.ownSettings });
+  operationsRoutes(app, { ...deps.operations, peers: deps.peers, live: deps.live });
+  settingsRoutes(app, { peers: deps.peers, own: deps.ownSettings, live: deps.live, store: deps.runtimeSettings });
   openapiRoutes(app, { peers: deps.peers, own: () => apiReport(deps.operations.metrics) });
   return app;
 }

@@ -2,22 +2,32 @@ import { answerLogs, answerSettings, bootService, controlSubjects, listenedContr
 import { buildApp } from "./app.js";
 import { loadConfig } from "./config.js";
 import { contentCheckFactory } from "./domain/content-check.js";
+import { liveSettingsFactory } from "./domain/live-settings.js";
 import { nodeRegistryFactory } from "./domain/node-registry.js";
 import { collectHeartbeats } from "./messaging/heartbeat-collector.js";
 import { nodeControlFactory } from "./messaging/node-control.js";
 import { capabilitiesOf } from "./routes/capability-routes.js";
 import { limitStoreFactory } from "./store/limit-store.js";
 import { migrations } from "./store/migrations.js";
+import { runtimeSettingStoreFactory } from "./store/runtime-setting-store.js";
 import { SCHEMA, type AdminDatabase } from "./store/schema.js";
 
 await bootService({
   name: "admin",
   loadConfig,
   database: postgresSchema<AdminDatabase>({ schema: SCHEMA, migrations, max: 4 }),
-  wire({ config, log, ring, metrics, bus, db, pool }) {
+  async wire({ config, log, ring, metrics, bus, db, pool }) {
     const nodes = nodeRegistryFactory();
     const control = controlSubjects(config.internalSecret);
-    for (const listened of listenedControlSubjects(config)) collectHeartbeats({ bus, subject: listened.heartbeat, nodes });
+    const runtimeSettings = runtimeSettingStoreFactory(db);
+    const live = liveSettingsFactory({ config, store: runtimeSettings, log });
+    // A node started after a change runs with the stored value from its first answer.
+    await live.refresh();
+    for (const listened of listenedControlSubjects(config)) {
+      collectHeartbeats({ bus, subject: listened.heartbeat, nodes });
+      // Another admin node changed a run-time setting: read the stored values again.
+      bus.listen(listened.settingsChanged, () => void live.fresh());
+    }
     // The heartbeats tell which nodes exist, so a gathering need not wait out its window.
     const peers = nodeControlFactory({ bus, control, nodes, self: metrics.node });
     const app = buildApp({
@@ -28,6 +38,8 @@ await bootService({
       checks: [{ name: "postgres", check: () => pingDb(pool) }],
       ownSettings: () => answerSettings(config, metrics.node, "admin"),
       peers,
+      live,
+      runtimeSettings,
       operations: {
         settings: config,
         nodes,

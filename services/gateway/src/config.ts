@@ -29,6 +29,7 @@ export type GatewayConfig = Pick<
   | "uploadIdleTimeoutMs"
   | "uploadConcurrency"
   | "artifactsSeparateOrigin"
+  | "sources"
 > &
   NodeAgentSettings;
 

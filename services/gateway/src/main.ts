@@ -1,4 +1,4 @@
-import { addressMatcher, bootService, controlSubjects } from "@svc/kit";
+import { addressMatcher, bootService, controlSubjects, fixedAt } from "@svc/kit";
 import { buildApp } from "./app.js";
 import { loadConfig } from "./config.js";
 import { accessPolicy } from "./domain/admission.js";
@@ -31,7 +31,7 @@ await bootService({
     const sessions = sessionCacheFactory({ ttlMs: Math.min(config.cacheTtlMs, SESSION_TTL_MS), lookup: consoleClient.session });
     const gatewayMetrics = gatewayMetricsFactory(metrics, cache, sessions);
     // The rate limit: svc.rate-limit per tenant per minute, overrides from the admin service.
-    const limits = limitSourceFactory({ adminUrl: config.adminUrl, internalSecret: config.internalSecret, tenant: config.tenant, defaultPerMinute: config.rateLimit, log });
+    const limits = limitSourceFactory({ adminUrl: config.adminUrl, internalSecret: config.internalSecret, tenant: config.tenant, defaultPerMinute: config.rateLimit, defaultFixed: fixedAt(config, "rateLimit") !== undefined, log });
     const limiter = config.redisUrl ? rateLimiterFactory({ redisUrl: config.redisUrl, log, tenant: config.tenant, limitFor: limits.limitFor }) : undefined;
     void limits.refresh();
     const usage = config.trackKeyUsage ? usageRecorderFactory({ send: authClient.postUsage, log }) : undefined;

@@ -3,7 +3,7 @@ import type { Bus, GatherOptions, Heartbeat } from "@svc/kit";
 import { nodeRegistryFactory } from "../domain/node-registry.js";
 import { nodeControlFactory } from "./node-control.js";
 
-const control = { logs: "c.logs", metrics: "c.metrics", openapi: "c.openapi", limits: "c.limits", settings: "c.settings", content: "c.content" };
+const control = { logs: "c.logs", metrics: "c.metrics", openapi: "c.openapi", limits: "c.limits", settingsChanged: "c.settings.changed", settings: "c.settings", content: "c.content" };
 const beat = (node: string) => ({ node, fingerprint: "f" }) as Heartbeat;
 
 /** A bus that answers every gathering with `replies` and remembers what it was asked. */

@@ -16,7 +16,7 @@ export interface MetricsReply {
  */
 export function nodeControlFactory(deps: {
   bus: Pick<Bus, "gather" | "announce">;
-  control: Pick<ControlSubjects, "logs" | "metrics" | "openapi" | "limits" | "settings" | "content">;
+  control: Pick<ControlSubjects, "logs" | "metrics" | "openapi" | "limits" | "settingsChanged" | "settings" | "content">;
   nodes: Pick<NodeRegistry, "known">;
   /** This process's node name. */
   self: string;
@@ -59,6 +59,10 @@ export function nodeControlFactory(deps: {
     /** Tells every gateway to re-read the tenant's rate-limit override; false when NATS is not connected. */
     announceLimitsChanged(tenant: string): boolean {
       return deps.bus.announce(deps.control.limits, { tenant });
+    },
+    /** Tells every admin node a run-time setting changed (they read the stored values again); false when NATS is not connected. */
+    announceSettingsChanged(name: string): boolean {
+      return deps.bus.announce(deps.control.settingsChanged, { name });
     },
   };
 }

@@ -6,11 +6,14 @@ import { mergeLogs, readLogQuery } from "../domain/log-query.js";
 import type { NodeRegistry } from "../domain/node-registry.js";
 import type { ContentCheck } from "../domain/content-check.js";
 import { computePosture } from "../domain/posture.js";
+import type { LiveSettings } from "../domain/live-settings.js";
 import type { NodeControl } from "../messaging/node-control.js";
 import type { LimitStore } from "../store/limit-store.js";
 
 export interface OperationsDeps {
   settings: Settings;
+  /** The settings with the run-time values stored in Postgres laid over them: the posture and the rate ceiling follow these. */
+  live: Pick<LiveSettings, "fresh">;
   /** The other nodes, over the control subjects. */
   peers: Pick<NodeControl, "gatherLogs" | "gatherMetrics" | "announceLimitsChanged">;
   nodes: Pick<NodeRegistry, "live">;
@@ -42,7 +45,7 @@ export function operationsRoutes(app: ServiceApp, deps: OperationsDeps): void {
     "/api/posture",
     { schema: { response: { 200: Answer({ count: Type.Integer(), advisories: Type.Array(advisorySchema) }), ...errorResponses() } } },
     async () => {
-      const advisories = computePosture(deps.settings, deps.nodes.live(), own, (await deps.content?.advisories()) ?? []);
+      const advisories = computePosture(await deps.live.fresh(), deps.nodes.live(), own, (await deps.content?.advisories()) ?? []);
       return { count: advisories.length, advisories };
     },
   );
@@ -92,7 +95,7 @@ export function operationsRoutes(app: ServiceApp, deps: OperationsDeps): void {
     },
     async () => {
       const rows = await deps.limits.list();
-      return { default: deps.settings.rateLimit, tenants: rows.map((r) => ({ tenant: r.tenant, requestsPerMinute: r.requests_per_minute })) };
+      return { default: (await deps.live.fresh()).rateLimit, tenants: rows.map((r) => ({ tenant: r.tenant, requestsPerMinute: r.requests_per_minute })) };
     },
   );
 
@@ -140,7 +143,7 @@ export function operationsRoutes(app: ServiceApp, deps: OperationsDeps): void {
     async (req): Promise<RateLimitsDoc> => {
       if (req.principal.kind !== "system") throw forbidden("internal route");
       const rows = await deps.limits.list();
-      return { default: deps.settings.rateLimit, tenants: Object.fromEntries(rows.map((r) => [r.tenant, r.requests_per_minute])) };
+      return { default: (await deps.live.fresh()).rateLimit, tenants: Object.fromEntries(rows.map((r) => [r.tenant, r.requests_per_minute])) };
     },
   );
 }

@@ -1,13 +1,19 @@
 import { Type } from "@sinclair/typebox";
-import { Answer, StringEnum, errorResponses, type ServiceApp, type SettingsReply } from "@svc/kit";
+import { conflict, invalid, notFound, type SettingsTable } from "@svc/contracts";
+import { Answer, SETTINGS, StringEnum, errorResponses, fixedAt, pagingQuerySchema, readPaging, runtimeSetting, settingText, RUNTIME_SETTINGS, type ServiceApp, type SettingsReply } from "@svc/kit";
+import { parseRuntimeValue, type LiveSettings } from "../domain/live-settings.js";
 import { settingsTable } from "../domain/settings-table.js";
 import type { NodeControl } from "../messaging/node-control.js";
+import type { RuntimeSettingStore } from "../store/runtime-setting-store.js";
 
 export interface SettingsDeps {
-  /** The other nodes' reports, over the control subjects. */
-  peers: Pick<NodeControl, "gatherSettings">;
+  /** The other nodes' reports, over the control subjects; the announcement of a change. */
+  peers: Pick<NodeControl, "gatherSettings" | "announceSettingsChanged" | "announceLimitsChanged">;
   /** This process's own report, answered locally so the table has admin's row with NATS down. */
   own: () => SettingsReply;
+  /** The run-time settings as they stand (stored values over the ones read at start). */
+  live: LiveSettings;
+  store: Pick<RuntimeSettingStore, "changes">;
 }
 
 const nodeValue = Answer({
@@ -17,14 +23,40 @@ const nodeValue = Answer({
   set: Type.Boolean(),
   value: Type.Optional(Type.String({ description: "the value as written, or the default; never present for a secret" })),
 });
+const changeRow = Answer({
+  id: Type.String(),
+  name: Type.String(),
+  oldValue: Type.Union([Type.String(), Type.Null()], { description: "null for a secret" }),
+  newValue: Type.Union([Type.String(), Type.Null()], { description: "null for a secret" }),
+  principal: Type.String(),
+  at: Type.String(),
+});
 
-/** `GET /api/settings`: every setting in force on each node, where it came from, whether the nodes agree. Read-only. */
+/** Adds each run-time setting's live value and whether the operator fixed it to the nodes' table. */
+export function withRuntime(table: SettingsTable, live: ReturnType<LiveSettings["current"]>): SettingsTable {
+  return {
+    ...table,
+    settings: table.settings.map((row) => {
+      const field = runtimeSetting(row.name);
+      if (field === undefined) return row;
+      const at = fixedAt(live, field);
+      const secret = SETTINGS[field].secret === true;
+      return { ...row, runtime: true, ...(secret ? {} : { value: settingText(live[field]) }), fixed: at !== undefined, ...(at === undefined ? {} : { fixedAt: at }) };
+    }),
+  };
+}
+
+/**
+ * `GET /api/settings`: every setting in force on each node, where it came from, whether the nodes
+ * agree, and for a run-time setting its live value. `PUT /api/settings/<name>` changes a run-time
+ * setting (stored, recorded, announced); `GET /api/settings/changes` lists the changes.
+ */
 export function settingsRoutes(app: ServiceApp, deps: SettingsDeps): void {
   app.get(
     "/api/settings",
     {
       schema: {
-        summary: "Every setting in force on each node (service process): value, origin, agreement; secrets only as set or not set",
+        summary: "Every setting in force on each node (service process): value, origin, agreement; secrets only as set or not set; a run-time setting's live value and whether it is fixed",
         response: {
           200: Answer({
             nodes: Type.Array(Answer({ node: Type.String(), service: Type.String() })),
@@ -37,6 +69,10 @@ export function settingsRoutes(app: ServiceApp, deps: SettingsDeps): void {
                 readBy: Type.Array(Type.String()),
                 agree: Type.Boolean(),
                 nodes: Type.Array(nodeValue),
+                runtime: Type.Optional(Type.Boolean({ description: "changeable at run time with PUT /api/settings/<name>" })),
+                value: Type.Optional(Type.String({ description: "a run-time setting's live value" })),
+                fixed: Type.Optional(Type.Boolean({ description: "a run-time setting fixed by the operator at start (it wins; a PUT is refused)" })),
+                fixedAt: Type.Optional(Type.String({ description: "where it is fixed" })),
               }),
             ),
           }),
@@ -46,7 +82,62 @@ export function settingsRoutes(app: ServiceApp, deps: SettingsDeps): void {
     },
     async (_req, reply) => {
       reply.header("cache-control", "no-store");
-      return settingsTable([deps.own(), ...(await deps.peers.gatherSettings())]);
+      const live = await deps.live.fresh();
+      return withRuntime(settingsTable([deps.own(), ...(await deps.peers.gatherSettings())]), live);
+    },
+  );
+
+  app.get(
+    "/api/settings/changes",
+    {
+      schema: {
+        summary: "Changes of run-time settings, newest first: who, when, old and new value (a secret's never)",
+        querystring: pagingQuerySchema,
+        response: { 200: Answer({ changes: Type.Array(changeRow) }), ...errorResponses(400) },
+      },
+    },
+    async (req, reply) => {
+      const page = readPaging(req.query);
+      if (page.after !== undefined && !/^\d{1,18}$/.test(page.after)) throw invalid("after", "after must be the id of a change");
+      const changes = await deps.store.changes(page);
+      if (changes.length === page.limit) reply.header("x-next-cursor", changes[changes.length - 1]!.id);
+      return { changes };
+    },
+  );
+
+  app.put(
+    "/api/settings/:name",
+    {
+      schema: {
+        summary: "Changes a run-time setting (name without svc., e.g. rate-limit): stored, recorded and applied by every node without a restart",
+        params: Type.Object({ name: Type.String({ maxLength: 200 }) }),
+        body: Type.Object({ value: Type.Union([Type.String({ maxLength: 65_536 }), Type.Number(), Type.Boolean()]) }, { additionalProperties: false }),
+        response: {
+          200: Answer({ name: Type.String(), value: Type.String(), previous: Type.String() }),
+          ...errorResponses(400, 404, 409, 413, 415),
+        },
+      },
+    },
+    async (req) => {
+      const field = runtimeSetting(req.params.name);
+      if (field === undefined) {
+        const full = req.params.name.startsWith("svc.") ? req.params.name : `svc.${req.params.name}`;
+        if (Object.values(SETTINGS).some((d) => d.name === full)) {
+          throw invalid("name", `${full} is read at start only and cannot be changed at run time (set it in the environment, a -D argument or the properties file and restart); run-time settings: ${RUNTIME_SETTINGS.map((f) => SETTINGS[f].name.slice(4)).join(", ")}`);
+        }
+        throw notFound(`no setting named ${req.params.name}`);
+      }
+      const name = SETTINGS[field].name;
+      const at = fixedAt(deps.live.current(), field);
+      if (at !== undefined) throw conflict(`${name} is fixed by the operator at start (${at}) and wins over a run-time change; change it there and restart`);
+      const parsed = parseRuntimeValue(field, req.body.value);
+      if (!parsed.ok) throw invalid("value", parsed.reason);
+      const { oldValue, newValue } = await deps.live.change(field, parsed.text, req.principal.id);
+      deps.peers.announceSettingsChanged(name);
+      if (field === "rateLimit") deps.peers.announceLimitsChanged(deps.live.current().tenant);
+      const secret = SETTINGS[field].secret === true;
+      req.log.info({ setting: name, ...(secret ? {} : { from: oldValue, to: newValue }), principal: req.principal.id }, "run-time setting changed");
+      return secret ? { name } : { name, value: newValue, previous: oldValue };
     },
   );
 }

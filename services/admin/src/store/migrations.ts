@@ -13,4 +13,25 @@ export const migrations: Record<string, Migration> = {
         .execute();
     },
   },
+  "0002_runtime_settings": {
+    async up(db: Kysely<unknown>) {
+      await db.schema
+        .withSchema(SCHEMA)
+        .createTable("runtime_settings")
+        .addColumn("name", "text", (c) => c.primaryKey())
+        .addColumn("value", "text", (c) => c.notNull())
+        .addColumn("updated_at", "timestamptz", (c) => c.notNull().defaultTo(sql`now()`))
+        .execute();
+      await db.schema
+        .withSchema(SCHEMA)
+        .createTable("setting_changes")
+        .addColumn("id", "bigserial", (c) => c.primaryKey())
+        .addColumn("name", "text", (c) => c.notNull())
+        .addColumn("old_value", "text")
+        .addColumn("new_value", "text")
+        .addColumn("principal", "text", (c) => c.notNull())
+        .addColumn("changed_at", "timestamptz", (c) => c.notNull().defaultTo(sql`now()`))
+        .execute();
+    },
+  },
 };

@@ -8,6 +8,25 @@ export interface RateLimitTable {
   updated_at: ColumnType<Date, Date | undefined, Date>;
 }
 
+/** A run-time setting's stored value, as text its catalog parser reads (kit RUNTIME_SETTINGS). */
+export interface RuntimeSettingTable {
+  name: string;
+  value: string;
+  updated_at: ColumnType<Date, Date | undefined, Date>;
+}
+
+/** One change of a run-time setting: who, when, the value before and after (null for a secret, never its text). */
+export interface SettingChangeTable {
+  id: ColumnType<string, never, never>;
+  name: string;
+  old_value: string | null;
+  new_value: string | null;
+  principal: string;
+  changed_at: ColumnType<Date, Date | undefined, never>;
+}
+
 export interface AdminDatabase {
   rate_limits: RateLimitTable;
+  runtime_settings: RuntimeSettingTable;
+  setting_changes: SettingChangeTable;
 }

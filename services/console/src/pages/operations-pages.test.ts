@@ -192,6 +192,33 @@ describe("Settings page", () => {
     const only = context({ "GET /api/settings": { body: table } }, { query: { differ: "on" } });
     expect(main(await settingsPage.get(only.ctx))).not.toContain("svc.internal-secret");
   });
+
+  const runtimeTable = {
+    nodes: [{ node: "admin@a", service: "admin" }],
+    settings: [
+      { name: "svc.rate-limit", environment: "SVC_RATE_LIMIT", description: "ceiling", secret: false, readBy: ["admin", "gateway"], agree: true, nodes: [{ node: "admin@a", service: "admin", from: "default", set: true, value: "6000" }], runtime: true, value: "40", fixed: false },
+      { name: "svc.malware-action", environment: "SVC_MALWARE_ACTION", description: "gate", secret: false, readBy: ["admin"], agree: true, nodes: [{ node: "admin@a", service: "admin", from: "environment", set: true, value: "WARN" }], runtime: true, value: "WARN", fixed: true, fixedAt: "environment SVC_MALWARE_ACTION" },
+    ],
+  };
+  const changes = { changes: [{ id: "3", name: "svc.rate-limit", oldValue: "6000", newValue: "40", principal: "dev/admin", at: "2026-01-02T03:04:05.000Z" }] };
+
+  it("offers a form per run-time setting, shows a fixed one as fixed, and lists the changes", async () => {
+    const { ctx, calls } = context({ "GET /api/settings": { body: runtimeTable }, "GET /api/settings/changes": { body: changes } });
+    const html = main(await settingsPage.get(ctx));
+    expect(html).toMatch(/<tr id="runtime-rate-limit">.*<code>40<\/code>.*<form method="post" action="\/ui\/settings".*name="_csrf" value="tok-123".*name="name" value="rate-limit".*name="value" type="text" value="40"/s);
+    expect(html).toMatch(/<tr id="runtime-malware-action">.*<strong>fixed<\/strong> at start \(environment SVC_MALWARE_ACTION\)/s);
+    expect(html).not.toMatch(/<tr id="runtime-malware-action">[^\n]*<form/);
+    expect(html).toMatch(/id="setting-changes".*<code>svc.rate-limit<\/code>.*<code>6000<\/code>.*<code>40<\/code>.*<code>dev\/admin<\/code>/s);
+    expect(calls.map((c) => c.path)).toContain("/api/settings/changes?limit=20");
+  });
+
+  it("changes a run-time setting through the API and shows a refusal's reason on the page", async () => {
+    const ok = context({ "PUT /api/settings/rate-limit": { body: { name: "svc.rate-limit", value: "50", previous: "40" } } }, { form: { name: "rate-limit", value: "50" } });
+    expect(await settingsPage.actions!.set!(ok.ctx)).toEqual({ kind: "redirect", location: "/ui/settings", notice: "rate-limit changed" });
+    expect(ok.calls[0]).toEqual({ method: "PUT", path: "/api/settings/rate-limit", body: { value: "50" } });
+    const bad = context({ "PUT /api/settings/rate-limit": { status: 400, body: { detail: "svc.rate-limit must be a whole number (0 or more)" } } }, { form: { name: "rate-limit", value: "lots" } });
+    expect(await settingsPage.actions!.set!(bad.ctx)).toEqual({ kind: "redirect", location: "/ui/settings", notice: "Not done: svc.rate-limit must be a whole number (0 or more)" });
+  });
 });
 
 describe("Metrics page", () => {

@@ -1,7 +1,7 @@
-import type { SettingNodeValue as NodeValue, SettingRow, SettingsTable } from "@svc/contracts";
+import type { SettingChangeRow, SettingNodeValue as NodeValue, SettingRow, SettingsTable } from "@svc/contracts";
 import { html, type Html } from "./html.js";
-import { expectOk, type ConsolePage } from "./page-contract.js";
-import { pager } from "./page-widgets.js";
+import { expectOk, type ConsolePage, type PageContext } from "./page-contract.js";
+import { actionForm, afterChange, field, pager, seg, when } from "./page-widgets.js";
 
 
 const PAGE = 25;
@@ -23,10 +23,44 @@ function values(row: SettingRow): Html {
   return html`<ul class="per-node">${row.nodes.map((n) => html`<li><code>${n.node}</code>: ${shown(row, n)} <span class="origin">from ${ORIGIN[n.from]}</span></li>`)}</ul>`;
 }
 
+const SETTINGS_PAGE = "/ui/settings";
+const HISTORY = 20;
+
+/** The run-time settings: each one's live value and a form to change it, or where the operator fixed it. */
+function runtimeSection(ctx: PageContext, rows: SettingRow[]): Html {
+  return html`<table class="data" id="runtime-settings">
+<caption>Settings that change at run time</caption>
+<thead><tr><th scope="col">Setting</th><th scope="col">Live value</th><th scope="col">Change</th></tr></thead>
+<tbody>
+${rows.map((r) => {
+  const short = r.name.replace(/^svc\./, "");
+  const live = r.value === undefined ? html`<em>set</em>` : r.value === "" ? html`<em>blank</em>` : html`<code>${r.value}</code>`;
+  const change = r.fixed
+    ? html`<strong>fixed</strong> at start (${r.fixedAt ?? "by the operator"}): change it there and restart`
+    : actionForm(ctx, { to: SETTINGS_PAGE, action: "set", button: "Change", fields: { name: short }, controls: field({ id: `value-${short}`, name: "value", label: `New value of ${r.name}`, value: r.value ?? "", required: true }) });
+  return html`<tr id="runtime-${short}"><th scope="row"><code>${r.name}</code></th><td>${live}</td><td>${change}</td></tr>`;
+})}
+</tbody>
+</table>`;
+}
+
+function historySection(changes: SettingChangeRow[]): Html {
+  if (changes.length === 0) return html`<p id="setting-changes">No run-time setting has been changed.</p>`;
+  const shownValue = (v: string | null) => (v === null ? html`<em>secret</em>` : v === "" ? html`<em>blank</em>` : html`<code>${v}</code>`);
+  return html`<table class="data" id="setting-changes">
+<caption>Latest changes (newest first)</caption>
+<thead><tr><th scope="col">When</th><th scope="col">Setting</th><th scope="col">Old value</th><th scope="col">New value</th><th scope="col">By</th></tr></thead>
+<tbody>
+${changes.map((c) => html`<tr><td>${when(c.at)}</td><td><code>${c.name}</code></td><td>${shownValue(c.oldValue)}</td><td>${shownValue(c.newValue)}</td><td><code>${c.principal}</code></td></tr>`)}
+</tbody>
+</table>`;
+}
+
 /**
  * Every setting in force on each node (GET /api/settings), where its value came from and
- * whether the nodes reading it agree; secrets only as set or not set. Read-only: settings are
- * changed where they are set, and take effect on restart.
+ * whether the nodes reading it agree; secrets only as set or not set. The settings that change
+ * at run time have a form each (PUT /api/settings/<name>, manage:write) unless the operator
+ * fixed them at start, and their latest changes are listed (GET /api/settings/changes).
  */
 export const settingsPage: ConsolePage = {
   slug: "settings",
@@ -34,6 +68,8 @@ export const settingsPage: ConsolePage = {
   needs: "manage:read on *",
   async get(ctx) {
     const t = expectOk(await ctx.api<SettingsTable>("GET", "/api/settings"));
+    const runtime = t.settings.filter((r) => r.runtime === true);
+    const changes = runtime.length === 0 ? [] : expectOk(await ctx.api<{ changes: SettingChangeRow[] }>("GET", `/api/settings/changes?limit=${HISTORY}`)).changes;
     const text = (ctx.query.q ?? "").trim().toLowerCase();
     const onlyDiffering = ctx.query.differ === "on";
     const matching = t.settings.filter(
@@ -49,7 +85,8 @@ export const settingsPage: ConsolePage = {
       title: "Settings",
       main: html`<p>The settings each of the ${t.nodes.length} nodes runs with, as the nodes report them (${t.nodes.map((n) => n.node).join(", ")}). ${
         differing === 0 ? "Every node reading a setting agrees with the others." : html`<strong>${differing} ${differing === 1 ? "setting differs" : "settings differ"} between nodes.</strong>`
-      } Read-only: change a setting where it is set (environment, <code>-D</code> argument or properties file) and restart.</p>
+      } A setting read at start only is changed where it is set (environment, <code>-D</code> argument or properties file), then restart.</p>
+${runtime.length === 0 ? "" : html`${runtimeSection(ctx, runtime)}${historySection(changes)}`}
 <form method="get" action="/ui/settings" class="filters" role="search">
 <label for="q">Setting or text</label>
 <input id="q" name="q" value="${ctx.query.q ?? ""}" maxlength="100">
@@ -68,5 +105,12 @@ ${shownRows.map(
 ${matching.length === 0 ? html`<p>No setting matches.</p>` : ""}
 ${pager({ base: "/ui/settings", param: "after", current: ctx.query.after, next, keep: { q: ctx.query.q, differ: onlyDiffering ? "on" : undefined }, label: "settings" })}`,
     };
+  },
+  actions: {
+    async set(ctx) {
+      const name = (ctx.form.name ?? "").trim();
+      const value = ctx.form.value ?? "";
+      return afterChange(await ctx.api("PUT", `/api/settings/${seg(name)}`, { value }), SETTINGS_PAGE, `${name} changed`);
+    },
   },
 };

@@ -3,11 +3,12 @@ import { ADMIN_INTERNAL, type RateLimitsDoc } from "@svc/contracts";
 import { internalClient } from "@svc/kit";
 
 /**
- * The rate ceilings this gateway applies: `svc.rate-limit` for every tenant, and the per-tenant
- * overrides kept by the admin service. Loaded at start, again when the admin service announces a
+ * The rate ceilings this gateway applies: `svc.rate-limit` for every tenant (the admin service's
+ * live value, changed at run time with `PUT /api/settings/rate-limit`, unless this gateway's
+ * operator fixed it at start: `defaultFixed`), and the per-tenant overrides kept by the admin service. Loaded at start, again when the admin service announces a
  * change, and every 30 s in case an announcement was lost.
  */
-export function limitSourceFactory(opts: { adminUrl: string; internalSecret: string; tenant: string; defaultPerMinute: number; log: Logger; refreshMs?: number }) {
+export function limitSourceFactory(opts: { adminUrl: string; internalSecret: string; tenant: string; defaultPerMinute: number; defaultFixed?: boolean; log: Logger; refreshMs?: number }) {
   const admin = internalClient({
     baseUrl: opts.adminUrl,
     service: "admin service",
@@ -18,6 +19,7 @@ export function limitSourceFactory(opts: { adminUrl: string; internalSecret: str
     timeoutMs: 3000,
   });
   let overrides = new Map<string, number>();
+  let defaultPerMinute = opts.defaultPerMinute;
   let warned = false;
   const refreshMs = opts.refreshMs ?? 30_000;
   // For GET /api/caches: ceilings answered from memory, and loads from the admin service.
@@ -29,6 +31,7 @@ export function limitSourceFactory(opts: { adminUrl: string; internalSecret: str
     try {
       const { body } = await admin.get<RateLimitsDoc>(ADMIN_INTERNAL.rateLimits, { expect: [200] });
       overrides = new Map(Object.entries(body.tenants));
+      if (!opts.defaultFixed && Number.isInteger(body.default) && body.default >= 0) defaultPerMinute = body.default;
       warned = false;
     } catch (err) {
       if (!warned) opts.log.warn({ err: { message: (err as Error).message } }, "could not load rate-limit overrides; using the last known ones");
@@ -42,7 +45,7 @@ export function limitSourceFactory(opts: { adminUrl: string; internalSecret: str
     refresh,
     limitFor: (tenant: string): number => {
       hits++;
-      return overrides.get(tenant) ?? opts.defaultPerMinute;
+      return overrides.get(tenant) ?? defaultPerMinute;
     },
     /** Forgets the overrides and reads them again at once. */
     clear: (): Promise<void> => {

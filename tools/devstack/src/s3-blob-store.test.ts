@@ -37,6 +37,17 @@ const settings = (more: Partial<S3BlobStoreOptions> = {}): S3BlobStoreOptions =>
   ...more,
 });
 
+/** A client of the bucket of its own, for what the tests do behind the store's back. */
+const rawClient = () => new S3Client({ endpoint: os.endpoint, region: os.region, forcePathStyle: true, credentials: { accessKeyId: os.accessKey, secretAccessKey: os.secretKey } });
+
+/** A multipart upload begun under the store's staging/ by another client, as a process killed mid-stage leaves one; `part` sends its one part. */
+async function beginUpload(raw: S3Client, prefix: string) {
+  const key = `${prefix}staging/${randomUUID()}`;
+  const { UploadId } = await raw.send(new CreateMultipartUploadCommand({ Bucket: BUCKET, Key: key }));
+  const part = () => raw.send(new UploadPartCommand({ Bucket: BUCKET, Key: key, UploadId, PartNumber: 1, Body: Buffer.alloc(5 * MiB, 1) }));
+  return { key, uploadId: UploadId!, part };
+}
+
 describe("s3BlobStore: the behaviour every backend shares", () => {
   blobStoreContract(async () => {
     const o = settings();
@@ -57,7 +68,7 @@ describe("s3BlobStore", () => {
   it("keeps blobs and staged copies under the prefix, on the documented layout", async () => {
     const o = settings();
     const store = s3BlobStore(o);
-    const raw = new S3Client({ endpoint: os.endpoint, region: os.region, forcePathStyle: true, credentials: { accessKeyId: os.accessKey, secretAccessKey: os.secretKey } });
+    const raw = rawClient();
     try {
       const { sha256 } = await store.put(Buffer.from("layout"));
       const staged = await store.stage(Buffer.from("staged"));
@@ -99,11 +110,10 @@ describe("s3BlobStore", () => {
   it("lists an abandoned multipart upload once it is old enough, and aborts it", async () => {
     const o = settings();
     const store = s3BlobStore(o);
-    const raw = new S3Client({ endpoint: os.endpoint, region: os.region, forcePathStyle: true, credentials: { accessKeyId: os.accessKey, secretAccessKey: os.secretKey } });
+    const raw = rawClient();
     try {
-      const key = `${o.prefix}staging/${randomUUID()}`;
-      const { UploadId } = await raw.send(new CreateMultipartUploadCommand({ Bucket: BUCKET, Key: key }));
-      await raw.send(new UploadPartCommand({ Bucket: BUCKET, Key: key, UploadId, PartNumber: 1, Body: Buffer.alloc(5 * MiB, 1) }));
+      const { key, uploadId: UploadId, part } = await beginUpload(raw, o.prefix!);
+      await part();
       expect(await store.listAbandonedUploads({ olderThanMs: 3_600_000, limit: 10 })).toEqual([]);
       await new Promise((r) => setTimeout(r, 1100));
       const found = await store.listAbandonedUploads({ olderThanMs: 500, limit: 10 });
@@ -120,13 +130,12 @@ describe("s3BlobStore", () => {
   it("does not count an upload begun long ago as abandoned while its parts keep coming", async () => {
     const o = settings();
     const store = s3BlobStore(o);
-    const raw = new S3Client({ endpoint: os.endpoint, region: os.region, forcePathStyle: true, credentials: { accessKeyId: os.accessKey, secretAccessKey: os.secretKey } });
+    const raw = rawClient();
     try {
-      const key = `${o.prefix}staging/${randomUUID()}`;
-      const { UploadId } = await raw.send(new CreateMultipartUploadCommand({ Bucket: BUCKET, Key: key }));
+      const { key, uploadId: UploadId, part } = await beginUpload(raw, o.prefix!);
       await new Promise((r) => setTimeout(r, 2100));
       // Begun over 2 s ago, its last part a moment ago: a long upload still going.
-      await raw.send(new UploadPartCommand({ Bucket: BUCKET, Key: key, UploadId, PartNumber: 1, Body: Buffer.alloc(5 * MiB, 1) }));
+      await part();
       expect(await store.listAbandonedUploads({ olderThanMs: 2000, limit: 10 })).toEqual([]);
       await new Promise((r) => setTimeout(r, 2100));
       expect((await store.listAbandonedUploads({ olderThanMs: 2000, limit: 10 })).map((u) => u.uploadId)).toEqual([UploadId]);

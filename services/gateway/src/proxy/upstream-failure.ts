@@ -63,12 +63,35 @@ export function answerUpstreamFailure(request: FastifyRequest, reply: FastifyRep
 
 function drainAfterAnswer(request: FastifyRequest): void {
   const body = request.raw;
+  const socket = body.socket;
   const wrapper = request.body;
   if (wrapper && typeof (wrapper as { unpipe?: unknown }).unpipe === "function") (wrapper as NodeJS.ReadableStream).unpipe();
   body.unpipe();
-  const linger = setTimeout(() => body.destroy(), LINGER_MS);
+  // Node closes a `Connection: close` socket as soon as the answer is written, and closing one
+  // with unread bytes resets it: a client still sending would see a reset (EPIPE), not the answer.
+  // Instead the answer is ended with a FIN and the socket closed once the body is all read (or the
+  // linger is over), so the client reads the answer after its last byte.
+  let answered = false;
+  let read = false;
+  const closeWhenDone = () => {
+    if (answered && read) socket.destroy();
+  };
+  const onAnswered = () => {
+    answered = true;
+    closeWhenDone();
+  };
+  socket.destroySoon = () => {
+    socket.end();
+    if (socket.writableFinished) onAnswered();
+    else socket.once("finish", onAnswered);
+  };
+  const linger = setTimeout(() => socket.destroy(), LINGER_MS);
   linger.unref();
-  body.once("close", () => clearTimeout(linger));
+  socket.once("close", () => clearTimeout(linger));
+  body.once("end", () => {
+    read = true;
+    closeWhenDone();
+  });
   body.on("data", () => {});
   body.resume();
 }

@@ -87,7 +87,7 @@ const statusOf = (answer: string) => Number(/^HTTP\/1\.1 (\d{3})/.exec(answer)?.
 describe("an upstream that goes away", () => {
   it("mid-upload: the client that sends its whole body first still reads a 502 with Retry-After and a reference", async () => {
     const port = (gateway.server.address() as AddressInfo).port;
-    const body = Buffer.alloc(4 * 1024 * 1024, 7);
+    const body = Buffer.alloc(64 * 1024 * 1024, 7);
     const head = `PUT /repository/default/die-mid-body/app.jar HTTP/1.1\r\nhost: 127.0.0.1\r\nservice-repository-key: ${key}\r\ncontent-length: ${body.length}\r\n\r\n`;
     const { sentWhole, answer } = await sendAllThenRead(port, head, body);
     expect(sentWhole).toBe(true);

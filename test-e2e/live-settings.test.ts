@@ -52,7 +52,7 @@ describe("settings that change at run time", () => {
   it("refuses a bad value with 400 naming the reason and changes nothing; an unknown name is 404, a start-only one 400", async () => {
     const bad = await put("malware-action", "SOMETIMES");
     expect(bad.status).toBe(400);
-    expect(((await bad.json()) as { detail: string }).detail).toContain("must be one of BLOCK, WARN, ALLOW");
+    expect(((await bad.json()) as { detail: string }).detail).toContain("must be one of BLOCK, HOLD, WARN, ALLOW");
     expect((await put("rate-limit", "-3")).status).toBe(400);
     expect((await row("svc.malware-action")).value).toBe("BLOCK");
     expect((await row("svc.rate-limit")).value).toBe("6000");

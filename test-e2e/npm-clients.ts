@@ -117,10 +117,11 @@ export interface NpmSuite {
 /**
  * The suite with an npm repository `npm` (created at first start; scope from the path, since
  * the clients cannot send Service-Repository-Name), the clients, and a deployer and a reader key.
+ * `env`: more settings for the suite.
  */
-export async function startNpmSuite(workPrefix: string): Promise<NpmSuite> {
+export async function startNpmSuite(workPrefix: string, env: Record<string, string> = {}): Promise<NpmSuite> {
   const [suite, clients] = await Promise.all([
-    startSuite({ env: { SVC_REPOSITORY: "npm", SVC_REPOSITORY_FORMAT: "npm", SVC_REPOSITORY_SCOPE_FROM_PATH: "true" } }),
+    startSuite({ env: { SVC_REPOSITORY: "npm", SVC_REPOSITORY_FORMAT: "npm", SVC_REPOSITORY_SCOPE_FROM_PATH: "true", ...env } }),
     ensureClients(),
   ]);
   const work = mkdtempSync(join(inject("dataDir"), workPrefix));

@@ -160,6 +160,22 @@ const oneOf =
     const v = raw.trim().toUpperCase() as T;
     return values.includes(v) ? { ok: true, value: v } : { ok: false, reason: `must be one of ${values.join(", ")}` };
   };
+/** The screening gate's actions (docs/administration/screening.md). */
+const gateAction = oneOf(["BLOCK", "HOLD", "WARN", "ALLOW"] as const);
+/** svc.advisories.sources: absolute folders or files, and https URLs, comma-separated. */
+const advisorySources: Parser<string[]> = (raw) => {
+  const parts = raw.split(",").map((p) => p.trim()).filter((p) => p !== "");
+  for (const p of parts) {
+    if (p.startsWith("/")) continue;
+    if (!/^https:\/\//i.test(p)) return { ok: false, reason: `entry "${p}" must be an absolute path (a folder or a zip) or an https:// URL` };
+    try {
+      new URL(p);
+    } catch {
+      return { ok: false, reason: `entry "${p}" is not a URL` };
+    }
+  }
+  return { ok: true, value: parts };
+};
 const storageKind: Parser<"filesystem" | "s3"> = (raw) => {
   const v = raw.trim().toLowerCase();
   return v === "filesystem" || v === "s3" ? { ok: true, value: v } : { ok: false, reason: "must be filesystem or s3" };
@@ -295,14 +311,18 @@ export const SETTINGS = {
     description: "`dev` raises the critical advisory `svc.profile.dev`; refused at start unless `svc.host` is a loopback address." }),
   rateLimit: def("svc.rate-limit", count, 6000, { readBy: ["gateway", "admin"],
     description: "Requests per minute per tenant, shared by every gateway through Redis (one bucket per tenant, one for keyless callers); `0` removes the limit and raises `svc.ratelimit.unset`. Per-tenant overrides: `/api/rate-limits`. Changes at run time (`PUT /api/settings/rate-limit`) unless fixed at start." }),
-  malwareAction: def("svc.malware-action", oneOf(["BLOCK", "WARN", "ALLOW"] as const), "BLOCK", { readBy: ["admin"],
-    description: "`BLOCK`, `WARN` or `ALLOW`. Posture only for now: `ALLOW` raises `svc.malware.allow` (critical). Changes at run time unless fixed at start." }),
-  vulnerabilityAction: def("svc.vulnerability-action", oneOf(["BLOCK", "WARN", "ALLOW"] as const), "BLOCK", { readBy: ["admin"],
-    description: "`BLOCK`, `WARN` or `ALLOW`. Posture only for now: `ALLOW` raises `svc.vulnerability.allow`. Changes at run time unless fixed at start." }),
-  vulnerabilityThreshold: def("svc.vulnerability-threshold", oneOf(["CRITICAL", "HIGH", "MEDIUM", "LOW", "NONE"] as const), "HIGH", { readBy: ["admin"],
-    description: "`CRITICAL`, `HIGH`, `MEDIUM`, `LOW` or `NONE`. Posture only for now: `NONE` raises `svc.vulnerability.threshold-none`. Changes at run time unless fixed at start." }),
-  denyListAction: def("svc.deny-list-action", oneOf(["BLOCK", "WARN", "ALLOW"] as const), "BLOCK", { readBy: ["admin"],
-    description: "`BLOCK`, `WARN` or `ALLOW`. Posture only for now: `ALLOW` raises `svc.deny-list.allow`. Changes at run time unless fixed at start." }),
+  malwareAction: def("svc.malware-action", gateAction, "BLOCK", { readBy: ["admin", "artifacts"],
+    description: "What the screening gate does with a package version an OSV `MAL-` record names (docs/administration/screening.md): `BLOCK` refuses it, `HOLD` stores it unserved until released, `WARN` stores and serves it with a finding, `ALLOW` does nothing. `ALLOW` raises `svc.malware.allow` (critical). Changes at run time unless fixed at start." }),
+  vulnerabilityAction: def("svc.vulnerability-action", gateAction, "BLOCK", { readBy: ["admin", "artifacts"],
+    description: "What the screening gate does with a package version a vulnerability at or above `svc.vulnerability-threshold` affects: `BLOCK`, `HOLD`, `WARN` or `ALLOW` (as `svc.malware-action`). `ALLOW` raises `svc.vulnerability.allow`. Changes at run time unless fixed at start." }),
+  vulnerabilityThreshold: def("svc.vulnerability-threshold", oneOf(["CRITICAL", "HIGH", "MEDIUM", "LOW", "NONE"] as const), "HIGH", { readBy: ["admin", "artifacts"],
+    description: "`CRITICAL`, `HIGH`, `MEDIUM` or `LOW`: the lowest CVSS level of a vulnerability the gate acts on; `NONE` switches the vulnerability check off and raises `svc.vulnerability.threshold-none`. Changes at run time unless fixed at start." }),
+  denyListAction: def("svc.deny-list-action", gateAction, "BLOCK", { readBy: ["admin", "artifacts"],
+    description: "What the screening gate does with a package version the deny list (`/api/deny-list`) names: `BLOCK`, `HOLD`, `WARN` or `ALLOW` (as `svc.malware-action`). `ALLOW` raises `svc.deny-list.allow`. Changes at run time unless fixed at start." }),
+  advisoriesSources: def("svc.advisories.sources", advisorySources, [] as string[], { readBy: ["artifacts"], defaultText: "blank (no advisory data)",
+    description: "Where the screening gate's advisory data comes from, comma-separated: folders of OSV `.json` records or of OSV zips, paths of zips, and `https://` URLs of an OSV zip (osv.dev's per-ecosystem `all.zip`) or record. Loaded into Postgres at start and every `svc.advisories.refresh`; a source that cannot be read keeps its last good data and is reported (`GET /api/advisories/status`)." }),
+  advisoriesRefreshMs: def("svc.advisories.refresh", duration, 3_600_000, { readBy: ["artifacts"], defaultText: "1h",
+    description: "How often advisory data is loaded again from `svc.advisories.sources` (by one artifacts node at a time); versions already stored are checked again against what is new." }),
   blockPrivateImportHosts: def("svc.block-private-import-hosts", bool, true, { readBy: ["admin"],
     description: "`false` would let imports reach internal or plain-http hosts. Posture only for now: `false` raises `svc.import.private-hosts`. Changes at run time unless fixed at start." }),
   webhook: def("svc.webhook", bool, false, { readBy: ["notifier"],

@@ -13,6 +13,7 @@ import { internalRoutes } from "./routes/internal-routes.js";
 import { rawRoutes } from "./routes/raw-routes.js";
 import type { ByteRedirect } from "./routes/artifact-answer.js";
 import { repositoryRoutes } from "./routes/repository-routes.js";
+import { gateRoutes, type GateRoutesDeps } from "./gate/gate-routes.js";
 
 export interface ArtifactsDeps extends UpstreamAppDeps {
   blobs: BlobStore;
@@ -30,6 +31,8 @@ export interface ArtifactsDeps extends UpstreamAppDeps {
   uploadIdleTimeoutMs: number;
   /** svc.storage.s3.redirect: artifact GETs answered with a signed URL of the bucket. */
   redirect?: ByteRedirect;
+  /** The screening gate's administration routes (deny list, held files, findings, advisory status). */
+  gate?: GateRoutesDeps;
 }
 
 export function buildApp(deps: ArtifactsDeps): FastifyInstance {
@@ -39,5 +42,6 @@ export function buildApp(deps: ArtifactsDeps): FastifyInstance {
   exportRoutes(app, deps);
   deps.formats.routes(app);
   internalRoutes(app, deps);
+  if (deps.gate) gateRoutes(app, deps.gate);
   return app;
 }

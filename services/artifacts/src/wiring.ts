@@ -17,6 +17,7 @@ import { exportStoreFactory } from "./store/export-store.js";
 import type { FormatModule } from "./formats/format.js";
 import { formatsOf } from "./formats/format.js";
 import { FORMATS } from "./formats/index.js";
+import { wireGate } from "./gate/index.js";
 import { artifactEventPublisherFactory } from "./messaging/artifact-event-publisher.js";
 import { metadataStoreFactory } from "./store/metadata-store.js";
 import { outboxStoreFactory } from "./store/outbox-store.js";
@@ -56,7 +57,13 @@ export async function wireArtifacts({ config, log, metrics, bus, db, pool, repli
   // Each repository's format: its events' package coordinates, its rows about a file that goes
   // (whatever removes it) and about a file a walk indexes, its protocol, routes and export.
   const formats = formatsOf(table, repositories.formatOf);
-  const artifacts = artifactServiceFactory({ blobs, metadata, outbox, deliver: relay.deliver, tenant: config.tenant, ...formats.hooks });
+  // The screening gate: every publish of a package version is checked (docs/administration/screening.md).
+  const gate = wireGate({ config, pool, metadata, formats, log, replica: Boolean(replica) });
+  const artifacts = artifactServiceFactory({ blobs, metadata, outbox, deliver: relay.deliver, tenant: config.tenant, ...formats.hooks, gate: gate.publishGate });
+  gate.attach(artifacts);
+  // A hold or release on another node: the read cache must not serve (or refuse) the old state.
+  bus.subscribe("artifact.held", (e) => reads.evict(e.repository, e.path));
+  bus.subscribe("artifact.released", (e) => reads.evict(e.repository, e.path));
   formats.build({ db, pool, metadata, blobs, artifacts, readOnly: config.readOnly, publicUrl: config.uiPublicUrl, log });
   // A data folder the code before the blob store wrote is migrated before anything is served.
   if (opened.kind === "filesystem") await migrateLegacyLayout({ root: config.filesystemRoot, blobs: opened.store, artifacts, metadata, pool, log });
@@ -77,8 +84,9 @@ export async function wireArtifacts({ config, log, metrics, bus, db, pool, repli
   // svc.storage.s3.redirect (only with svc.storage=s3: config.ts refuses it otherwise): the bucket sends a GET's bytes.
   const redirect = redirectOf(opened, config);
   if (redirect) log.info({ ttlMs: config.s3RedirectTtlMs }, "svc.storage.s3.redirect is on: artifact GETs are answered with a signed URL of the bucket");
-  const app = buildApp({ redirect, log, internalSecret: config.internalSecret, internalSecretPrevious: config.internalSecretPrevious, blobs, metadata, reads, artifacts, admin, exports, formats, downloads, repositories: repositories.names, checks, metrics, uploadIdleTimeoutMs: config.uploadIdleTimeoutMs });
-  return { app, ready: { ...storageIdentity(config), repository: config.repository }, status: () => storageStatus(config), closers: [() => exports.stop(), () => downloads.stop(), () => relay.stop(), ...(opened.kind === "s3" ? [async () => opened.store.close()] : [])] };
+  gate.start();
+  const app = buildApp({ gate: gate.routes, redirect, log, internalSecret: config.internalSecret, internalSecretPrevious: config.internalSecretPrevious, blobs, metadata, reads, artifacts, admin, exports, formats, downloads, repositories: repositories.names, checks, metrics, uploadIdleTimeoutMs: config.uploadIdleTimeoutMs });
+  return { app, ready: { ...storageIdentity(config), repository: config.repository }, status: () => storageStatus(config), closers: [() => gate.stop(), () => exports.stop(), () => downloads.stop(), () => relay.stop(), ...(opened.kind === "s3" ? [async () => opened.store.close()] : [])] };
 }
 
 /** The GET redirect of svc.storage.s3.redirect: a signed URL of the blob's object, valid svc.storage.s3.redirect.ttl. */

@@ -32,8 +32,20 @@ export interface ArtifactServiceDeps {
    * the file's modification time, the row's publish time.
    */
   indexing?: (tx: Db, a: Address, at: Date) => Promise<boolean | void>;
+  /** A package format's step when a file's hold changes (its documents stop or start listing the version), in that transaction. */
+  holding?: (tx: Db, a: Address) => Promise<void>;
   /** Whether a repository's format has an `indexing` step at all (a backfill of one without it does nothing). */
   indexes?: (repository: string) => boolean;
+  /** The screening gate (gate/): asked before a publish lands, told what it stored. */
+  gate?: PublishGate;
+}
+
+/** What a publish asks of the screening gate (gate/gate-service.ts). */
+export interface PublishGate {
+  /** BLOCK: refused with `reason`; HOLD: stored held for `reason`; WARN: stored; undefined: nothing matched. */
+  screen(repository: string, path: string): Promise<{ action: "BLOCK" | "HOLD" | "WARN"; reason: string } | undefined>;
+  /** After the publish committed: records its findings, answering those new (each then published as `artifact.finding`). */
+  found(a: Address, verdict: NonNullable<Awaited<ReturnType<PublishGate["screen"]>>>): Promise<Finding[]>;
 }
 
 export interface Address {
@@ -189,6 +201,15 @@ export function artifactServiceFactory(deps: ArtifactServiceDeps) {
     });
   };
 
+  /** Reports a finding (malware, vulnerability, ...) about an artifact; publishes `artifact.finding`. */
+  const recordFinding = async (a: Address, finding: Finding, actor: Actor): Promise<ArtifactFinding> =>
+    change(a, async (tx) => {
+      const row = await metadata.find(a.repository, a.path, tx);
+      if (!row) throw notFound(`no artifact at ${a.repository}/${a.path}`);
+      const event: ArtifactFinding = { ...base(a, row.size, row.sha256, actor), kind: "artifact.finding", finding };
+      return { event, result: event };
+    });
+
   return {
     /**
      * PUT: stores the upload and publishes `artifact.published`. A declared digest that does not
@@ -224,6 +245,12 @@ export function artifactServiceFactory(deps: ArtifactServiceDeps) {
       try {
         if (!Buffer.isBuffer(source) || late) await ready;
         const to = late ? await ready.then(({ size, sha256 }) => a({ size, sha256 })) : { address: a, alongside };
+        // The screening gate, before anything lands: a refusal stores nothing (the blob this
+        // publish made goes below), a hold stores the file held in the same transaction.
+        const verdict = await deps.gate?.screen(to.address.repository, to.address.path);
+        if (verdict?.action === "BLOCK") throw forbidden(verdict.reason);
+        const held = verdict?.action === "HOLD" ? verdict.reason : undefined;
+        let heldEvent: ArtifactHeld | undefined;
         // The blob's lock, shared, in the first message when its digest is known by then.
         const known = !Buffer.isBuffer(source) || late ? staged?.sha256 : early;
         const result = await change(
@@ -246,10 +273,13 @@ export function artifactServiceFactory(deps: ArtifactServiceDeps) {
             const previous = metadata.recordOf(found);
             if (checks.preconditions) checkPreconditions(checks.preconditions, { sha256: previous?.sha256 });
             const at = new Date();
-            const last = metadata.recordStatement({ repository: to.address.repository, path: to.address.path, size: s.size, sha256: s.sha256, contentType, at });
+            const record = metadata.recordStatement({ repository: to.address.repository, path: to.address.path, size: s.size, sha256: s.sha256, contentType, at, heldReason: held ?? previous?.heldReason ?? null });
             const created = previous === undefined;
             if (previous && previous.sha256 !== s.sha256) replaced = previous.sha256;
             const event: ArtifactPublished = { ...base(to.address, s.size, s.sha256, actor, at), kind: "artifact.published", replaced: !created };
+            // A hold's event commits with the row it holds (its outbox row sent with the COMMIT too).
+            if (held !== undefined && previous?.heldReason !== held) heldEvent = { ...base(to.address, s.size, s.sha256, actor, at), kind: "artifact.held", reason: held };
+            const last = heldEvent ? `${record}; ${outbox.addStatement(heldEvent)}` : record;
             return { event, last, result: { size: s.size, sha256: s.sha256, created, etag: etagOf(s.sha256) } };
           },
           {
@@ -265,8 +295,13 @@ export function artifactServiceFactory(deps: ArtifactServiceDeps) {
           },
         );
         stored = true;
+        if (heldEvent) {
+          const e = heldEvent;
+          setImmediate(() => void deliver(e));
+        }
         // The content this path held before goes when no other path holds it.
         await releaseBlob(replaced);
+        if (verdict && deps.gate) for (const f of await deps.gate.found(to.address, verdict)) await recordFinding(to.address, f, actor);
         return result;
       } finally {
         await ready.catch(() => {});
@@ -422,6 +457,7 @@ export function artifactServiceFactory(deps: ArtifactServiceDeps) {
         if (!row) throw notFound(`no artifact at ${a.repository}/${a.path}`);
         if (row.heldReason === reason) return { event: undefined, result: undefined };
         await metadata.setHold(a.repository, a.path, reason, tx);
+        await deps.holding?.(tx, a);
         const event: ArtifactHeld = { ...base(a, row.size, row.sha256, actor), kind: "artifact.held", reason };
         return { event, result: event };
       });
@@ -434,20 +470,13 @@ export function artifactServiceFactory(deps: ArtifactServiceDeps) {
         if (!row) throw notFound(`no artifact at ${a.repository}/${a.path}`);
         if (row.heldReason === null) return { event: undefined, result: undefined };
         await metadata.setHold(a.repository, a.path, null, tx);
+        await deps.holding?.(tx, a);
         const event: ArtifactReleased = { ...base(a, row.size, row.sha256, actor), kind: "artifact.released", reason };
         return { event, result: event };
       });
     },
 
-    /** Reports a finding (malware, vulnerability, ...) about an artifact; publishes `artifact.finding`. */
-    async recordFinding(a: Address, finding: Finding, actor: Actor): Promise<ArtifactFinding> {
-      return change(a, async (tx) => {
-        const row = await metadata.find(a.repository, a.path, tx);
-        if (!row) throw notFound(`no artifact at ${a.repository}/${a.path}`);
-        const event: ArtifactFinding = { ...base(a, row.size, row.sha256, actor), kind: "artifact.finding", finding };
-        return { event, result: event };
-      });
-    },
+    recordFinding,
   };
 }
 export type ArtifactService = ReturnType<typeof artifactServiceFactory>;

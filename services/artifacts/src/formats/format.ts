@@ -8,6 +8,7 @@ import type { ServiceApp } from "@svc/kit";
 import type { Address, ArtifactService } from "../domain/artifact-service.js";
 import type { FormatExport, FormatExports } from "../domain/repository-export.js";
 import type { Db, MetadataStore } from "../store/metadata-store.js";
+import type { Ecosystem } from "../gate/ecosystems.js";
 
 /**
  * A format's protocol under `/repository/<repository>/…` (every method): it answers the request,
@@ -60,10 +61,18 @@ export interface Format {
    * True (or nothing) when it added rows, false when they were all there.
    */
   indexing?: (tx: Db, a: Address, at: Date) => Promise<boolean | void>;
+  /**
+   * A file held or released (the screening gate, an administrator), in the transaction that
+   * changes its hold, under its path's lock: the format's documents stop (or start again) listing
+   * its version (an npm package's revision moves, so its cached documents are built again).
+   */
+  holding?: (tx: Db, a: Address) => Promise<void>;
   /** Copies a repository into another of this format (`POST /api/repositories/<name>/export`); absent: refused, naming the format. */
   export?: FormatExport;
   /** The package a file is (its events carry it); undefined for a file that is no package's. */
   coordinates?: (path: string) => PackageCoordinates | undefined;
+  /** The OSV ecosystem of its packages (`npm`, `PyPI`, `Maven`): the screening gate checks each package version stored (gate/). */
+  ecosystem?: Ecosystem;
 }
 
 /** One row of the format table (formats/index.ts). */
@@ -94,9 +103,12 @@ export interface Formats {
     coordinates: (repository: string, path: string) => PackageCoordinates | undefined;
     removing: (tx: Db, a: Address) => Promise<void>;
     indexing: (tx: Db, a: Address, at: Date) => Promise<boolean | void>;
+    holding: (tx: Db, a: Address) => Promise<void>;
     /** Whether a repository's format has rows of its own for a backfill to restore (`indexing`). */
     indexes: (repository: string) => boolean;
   };
+  /** The OSV ecosystem of a repository's format; undefined: the gate does not screen it (raw). */
+  ecosystemOf(repository: string): Ecosystem | undefined;
   /** Builds every format (once): they need the artifact service, which needs the hooks above. */
   build(deps: Omit<FormatDeps, "formatOf">): void;
   /** Each format's export step, by format name. */
@@ -131,8 +143,10 @@ export function formatsOf(table: readonly FormatModule[], formatOf: (repository:
       coordinates: (repository, path) => of(repository)?.coordinates?.(path),
       removing: async (tx, a) => of(a.repository)?.removing?.(tx, a),
       indexing: async (tx, a, at) => of(a.repository)?.indexing?.(tx, a, at),
+      holding: async (tx, a) => of(a.repository)?.holding?.(tx, a),
       indexes: (repository) => of(repository)?.indexing !== undefined,
     },
+    ecosystemOf: (repository) => of(repository)?.ecosystem,
     build(deps) {
       if (built) throw new Error("the formats are built once");
       built = new Map(table.map((m) => [m.name, m.create({ ...deps, formatOf })]));

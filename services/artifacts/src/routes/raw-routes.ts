@@ -1,6 +1,7 @@
 import { Readable } from "node:stream";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
-import { ServiceError, notFound } from "@svc/contracts";
+import { ServiceError, forbidden, notFound } from "@svc/contracts";
+import type { IndexRow } from "../store/index-changes.js";
 import { parseArtifactTarget, parseArtifactUrl, type ArtifactTarget } from "@svc/grants";
 import { declaredContentType, senderWentAway, setContentTypeAside, watchBodyIdle } from "@svc/kit";
 import { actorOf, type ArtifactService } from "../domain/artifact-service.js";
@@ -36,6 +37,11 @@ const IDLE_GRACE_MS = 5_000;
 /** A declared Content-Type worth recording: a well-formed media type, else nothing. */
 const MEDIA_TYPE = /^[\w!#$%&'*+.^`|~-]+\/[\w!#$%&'*+.^`|~-]+(\s*;.*)?$/;
 const mediaType = (declared: string | undefined): string | null => (declared !== undefined && declared.length <= 255 && MEDIA_TYPE.test(declared.trim()) ? declared.trim() : null);
+
+/** A held file (the screening gate's HOLD, or an administrator's) is not served until released: 403 with the reason. */
+function refuseHeld(a: ArtifactTarget, row: IndexRow): void {
+  if (row.heldReason) throw forbidden(`${a.repository}/${a.path} is held and not served until an administrator releases it: ${row.heldReason}`);
+}
 
 /**
  * Raw repositories: `/repository/<repository>/<path>` with GET, HEAD, PUT and DELETE. A
@@ -82,6 +88,7 @@ export function rawRoutes(app: FastifyInstance, deps: RawRoutesDeps): void {
       // The index says what the path holds (through the read cache); the bytes are its blob's.
       const found = await deps.reads.find(a.repository, a.path);
       if (!found.row) throw notFound(`no artifact at ${a.repository}/${a.path}`);
+      refuseHeld(a, found.row);
       let status: number;
       try {
         status = await answerArtifact(req, reply, found.row, deps.blobs, undefined, deps.redirect);
@@ -92,6 +99,7 @@ export function rawRoutes(app: FastifyInstance, deps: RawRoutesDeps): void {
         deps.reads.evict(a.repository, a.path);
         const fresh = await deps.reads.find(a.repository, a.path);
         if (!fresh.row) throw notFound(`no artifact at ${a.repository}/${a.path}`);
+        refuseHeld(a, fresh.row);
         status = await answerArtifact(req, reply, fresh.row, deps.blobs, undefined, deps.redirect);
       }
       // Counted in memory and written in batches (retention's "not downloaded for"); a redirect to the object store counts.

@@ -7,6 +7,8 @@ export interface IndexRow {
   size: number;
   sha256: string;
   updated: Date;
+  /** Why a policy holds the file (a download is refused); null or absent: not held. */
+  heldReason?: string | null;
 }
 
 /**

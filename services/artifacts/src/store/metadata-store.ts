@@ -297,15 +297,20 @@ export function metadataStoreFactory(root: Db, pool: pg.Pool, changes: IndexChan
      * transaction's COMMIT (lockedTransaction's lastStatement): a publish's last write costs no
      * round trip of its own.
      */
-    recordStatement(a: { repository: string; path: string; size: number; sha256: string; contentType: string | null; at: Date }): string {
+    recordStatement(a: { repository: string; path: string; size: number; sha256: string; contentType: string | null; at: Date; heldReason?: string | null }): string {
       if (!Number.isSafeInteger(a.size) || a.size < 0) throw new Error(`not a size: ${a.size}`);
       // Sent with a COMMIT (lockedTransaction's lastStatement): told again when that transaction ends.
-      changes.changing(a.repository, a.path, { repository: a.repository, path: a.path, size: a.size, sha256: a.sha256, updated: a.at });
+      changes.changing(a.repository, a.path, { repository: a.repository, path: a.path, size: a.size, sha256: a.sha256, updated: a.at, ...(a.heldReason !== undefined ? { heldReason: a.heldReason } : {}) });
       const ct = a.contentType === null ? "null" : escapeLiteral(a.contentType);
+      const values = `${escapeLiteral(a.repository)}, ${escapeLiteral(a.path)}, ${a.size}, ${escapeLiteral(a.sha256)}, ${ct}, ${escapeLiteral(a.at.toISOString())}::timestamptz`;
+      const update = "on conflict (repository, path) do update set size = excluded.size, sha256 = excluded.sha256, content_type = excluded.content_type, updated_at = excluded.updated_at";
+      if (a.heldReason === undefined) return `insert into ${escapeIdentifier(SCHEMA)}.artifacts (repository, path, size, sha256, content_type, updated_at) values (${values}) ${update}`;
+      // The hold the row has once this commits (a publish read the row under its path's lock):
+      // a hold the screening gate puts on the upload lands with the row, never shown unheld.
+      const held = a.heldReason === null ? "null" : escapeLiteral(a.heldReason);
       return (
-        `insert into ${escapeIdentifier(SCHEMA)}.artifacts (repository, path, size, sha256, content_type, updated_at) ` +
-        `values (${escapeLiteral(a.repository)}, ${escapeLiteral(a.path)}, ${a.size}, ${escapeLiteral(a.sha256)}, ${ct}, ${escapeLiteral(a.at.toISOString())}::timestamptz) ` +
-        "on conflict (repository, path) do update set size = excluded.size, sha256 = excluded.sha256, content_type = excluded.content_type, updated_at = excluded.updated_at"
+        `insert into ${escapeIdentifier(SCHEMA)}.artifacts (repository, path, size, sha256, content_type, updated_at, held_reason, held_at) values (${values}, ${held}, ${a.heldReason === null ? "null" : "now()"}) ` +
+        `${update}, held_reason = excluded.held_reason, held_at = case when excluded.held_reason is null then null when artifacts.held_reason = excluded.held_reason then artifacts.held_at else now() end`
       );
     },
 
@@ -332,12 +337,15 @@ export function metadataStoreFactory(root: Db, pool: pg.Pool, changes: IndexChan
     },
 
     async setHold(repository: string, path: string, reason: string | null, tx?: Db) {
-      await db(tx)
-        .updateTable("artifacts")
-        .set({ held_reason: reason, held_at: reason === null ? null : new Date() })
-        .where("repository", "=", repository)
-        .where("path", "=", path)
-        .execute();
+      // Told like any change of the row: a download answered from the read cache must see the hold.
+      await changes.change(repository, path, () =>
+        db(tx)
+          .updateTable("artifacts")
+          .set({ held_reason: reason, held_at: reason === null ? null : new Date() })
+          .where("repository", "=", repository)
+          .where("path", "=", path)
+          .execute(),
+      );
     },
 
     /** One page of a repository's metadata in byte order of the path (the order walks read). */

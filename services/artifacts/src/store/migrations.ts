@@ -1,6 +1,7 @@
 import { sql, type Kysely, type Migration } from "kysely";
 import { SCHEMA } from "./schema.js";
 import type { FormatModule } from "../formats/format.js";
+import { gateMigrations } from "../gate/gate-store.js";
 
 /**
  * The service's own tables. A format's tables are its module's (`FormatModule.migrations`, in
@@ -103,6 +104,8 @@ export const serviceMigrations: Record<string, Migration> = {
       await db.schema.withSchema(SCHEMA).createIndex("artifacts_by_sha256").on("artifacts").column("sha256").execute();
     },
   },
+  // The screening gate's tables (gate/gate-store.ts).
+  ...gateMigrations,
 };
 
 /** The service's migrations and those of every format of `table`; a name used twice refuses. */

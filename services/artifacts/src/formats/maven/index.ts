@@ -29,6 +29,7 @@ export const maven: FormatModule = {
       removing: mavenFileRemoval({ store, metadata: deps.metadata }),
       indexing: mavenFileIndexing({ store }),
       export: mavenExportFactory({ metadata: deps.metadata, deploy, copy: artifactCopierFactory(deps) }),
+      ecosystem: "Maven",
       coordinates: mavenCoordinates,
     };
   },

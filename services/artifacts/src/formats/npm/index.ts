@@ -2,7 +2,7 @@ import { artifactCopierFactory } from "../../domain/export-steps.js";
 import type { FormatModule } from "../format.js";
 import { npmCoordinates } from "./npm-documents.js";
 import { npmExportFactory } from "./npm-export.js";
-import { npmRegistryFactory, npmTarballRemoval } from "./npm-registry.js";
+import { npmRegistryFactory, npmTarballHolding, npmTarballRemoval } from "./npm-registry.js";
 import { npmHandler } from "./npm-routes.js";
 import { npmMigrations } from "./npm-migrations.js";
 import { npmStoreFactory } from "./npm-store.js";
@@ -22,7 +22,9 @@ export const npm: FormatModule = {
     return {
       handle: npmHandler({ npm: registry, store, artifacts: deps.artifacts, publicUrl: deps.publicUrl }),
       removing: npmTarballRemoval(store),
+      holding: npmTarballHolding(store),
       export: npmExportFactory({ store, metadata: deps.metadata, copy: artifactCopierFactory(deps) }),
+      ecosystem: "npm",
       coordinates: npmCoordinates,
     };
   },

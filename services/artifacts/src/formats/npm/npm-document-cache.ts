@@ -2,6 +2,7 @@ import { createHash } from "node:crypto";
 import { promisify } from "node:util";
 import { gzip as gzipCallback } from "node:zlib";
 import type { NpmPackageRow, NpmStore } from "./npm-store.js";
+import semver from "semver";
 import { abbreviated, packument } from "./npm-documents.js";
 import type { Preconditions } from "../../domain/upload-checks.js";
 
@@ -73,6 +74,23 @@ interface Entry {
  * twenty clients fetching it at once move a tenth of the bytes through the gateway and the
  * network, and none compresses it again. Concurrent reads share one compression too.
  */
+/**
+ * Dist-tags that name only versions the document lists: a held version is not listed (the
+ * screening gate), so a tag on it goes and `latest` moves to the newest listed release (the
+ * newest prerelease when there is no release), and `npm install` picks a version it may download.
+ */
+export function visibleTags(tags: Record<string, string>, listed: readonly string[]): Record<string, string> {
+  const present = new Set(listed);
+  const out = Object.fromEntries(Object.entries(tags).filter(([, v]) => present.has(v)));
+  if (out.latest === undefined && listed.length > 0) {
+    const valid = listed.filter((v) => semver.valid(v) !== null);
+    const releases = valid.filter((v) => semver.prerelease(v) === null);
+    const newest = (releases.length > 0 ? releases : valid).sort(semver.rcompare)[0];
+    out.latest = newest ?? listed[listed.length - 1]!;
+  }
+  return out;
+}
+
 export function npmDocumentCacheFactory(deps: NpmDocumentCacheDeps) {
   const { store } = deps;
   const maxBytes = deps.maxBytes ?? 64 * 1024 * 1024;
@@ -132,7 +150,8 @@ export function npmDocumentCacheFactory(deps: NpmDocumentCacheDeps) {
   const build = async (kind: NpmDocumentKind, repository: string, name: string, pkg: NpmPackageRow, base: string): Promise<Buffer> => {
     // The readme is the full document's alone (the latest version's, once for the package).
     const { versions, readme } = await store.documentVersions(repository, name, kind === "full" ? pkg.distTags.latest : undefined);
-    const doc = kind === "full" ? packument(name, pkg, versions, base, readme) : abbreviated(name, pkg, versions, base);
+    const listed = { ...pkg, distTags: visibleTags(pkg.distTags, versions.map((v) => v.version)) };
+    const doc = kind === "full" ? packument(name, listed, versions, base, readme) : abbreviated(name, listed, versions, base);
     return Buffer.from(JSON.stringify(doc));
   };
 

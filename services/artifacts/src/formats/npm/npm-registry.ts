@@ -104,6 +104,19 @@ export function npmTarballRemoval(store: Pick<NpmStore, "lockPackage" | "findPac
   };
 }
 
+/**
+ * A tarball held or released (the screening gate, an administrator), in that transaction: the
+ * package's revision moves, so its documents are built again without (or with) the version.
+ */
+export function npmTarballHolding(store: Pick<NpmStore, "lockPackage" | "touch">) {
+  return async (tx: Db, a: Address): Promise<void> => {
+    const c = npmCoordinates(a.path);
+    if (!c?.version) return;
+    await store.lockPackage(tx, a.repository, c.name);
+    await store.touch(tx, a.repository, c.name);
+  };
+}
+
 /** npmjs's rule: a version number once unpublished is never used again (its tarball could be cached anywhere). */
 const unpublished = (name: string, version: string) =>
   conflict(`cannot publish ${name}@${version}: that version was unpublished, and a version number is never used twice. Publish a new version`);

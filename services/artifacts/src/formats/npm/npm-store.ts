@@ -86,6 +86,11 @@ export function npmStoreFactory(root: Db, pool: pg.Pool, changes: Pick<IndexChan
         .select(["version", "tarball", "published_at", sql<Record<string, unknown>>`manifest - 'readme'`.as("manifest"), sql<string | null>`case when version = ${readmeOf ?? null} then manifest ->> 'readme' end`.as("readme")])
         .where("repository", "=", repository)
         .where("name", "=", name)
+        // A held tarball's version is not listed (the screening gate, docs/administration/screening.md):
+        // clients pick the newest version they may download.
+        .where(({ not, exists, selectFrom }) =>
+          not(exists(selectFrom("artifacts").select("path").whereRef("artifacts.repository", "=", "npm_versions.repository").whereRef("artifacts.path", "=", "npm_versions.tarball").where("artifacts.held_reason", "is not", null))),
+        )
         .orderBy("published_at")
         .execute();
       const readme = rows.find((r) => typeof r.readme === "string")?.readme ?? undefined;

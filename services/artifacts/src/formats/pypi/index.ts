@@ -23,6 +23,7 @@ export const pypi: FormatModule = {
       servesFolders: true,
       routes: (app) => pypiAdminRoutes(app, { registry, formatOf: deps.formatOf }),
       export: pypiExportFactory({ store, metadata: deps.metadata, blobs: deps.blobs, registry }),
+      ecosystem: "PyPI",
       coordinates: pypiCoordinates,
     };
   },

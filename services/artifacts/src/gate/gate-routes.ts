@@ -1,0 +1,157 @@
+import { Type } from "@sinclair/typebox";
+import { LIMITS } from "@svc/contracts";
+import { Answer, NoContent, Nullable, errorResponses, pagingQuerySchema, readPaging, type ServiceApp } from "@svc/kit";
+import { actorOf } from "../domain/artifact-service.js";
+import type { GateService } from "./gate-service.js";
+import type { DenyEntry, FindingRow, GateStore } from "./gate-store.js";
+
+const date = Type.String({ format: "date-time" });
+const denySchema = Answer({
+  id: Type.String(),
+  ecosystem: Type.String({ description: "npm, PyPI or Maven" }),
+  name: Type.String({ description: "the package (PyPI: normalised; Maven: groupId:artifactId)" }),
+  versions: Type.String({ description: "the range, in the ecosystem's syntax; * for every version" }),
+  reason: Type.String(),
+  createdBy: Type.String(),
+  created: date,
+});
+const denyBody = Type.Object(
+  {
+    ecosystem: Type.String({ minLength: 1, maxLength: 20, description: "npm, PyPI or Maven" }),
+    name: Type.String({ minLength: 1, maxLength: 512 }),
+    versions: Type.String({ maxLength: 512, description: "npm: a semver range (^1.2.0, <2); PyPI: a PEP 440 specifier (>=1.0,<1.4); Maven: a range ([1.0,2.0), (,1.5]); * or blank: every version" }),
+    reason: Type.String({ minLength: 1, maxLength: 1000 }),
+  },
+  { additionalProperties: false },
+);
+const heldSchema = Answer({
+  id: Type.String(),
+  repository: Type.String(),
+  path: Type.String(),
+  size: Type.Integer(),
+  sha256: Type.String(),
+  reason: Type.String(),
+  held: Nullable(date),
+  published: date,
+  downloads: Type.Integer(),
+});
+const findingSchema = Answer({
+  id: Type.String(),
+  repository: Type.String(),
+  path: Type.String(),
+  ecosystem: Type.String(),
+  name: Type.String(),
+  version: Type.String(),
+  type: Type.String({ description: "malware, vulnerability or deny-list" }),
+  level: Nullable(Type.String({ description: "the CVSS level (CRITICAL, HIGH, MEDIUM, LOW); null for a deny list entry" })),
+  advisory: Type.String({ description: "the OSV id, or deny-list:<entry id>" }),
+  summary: Type.String(),
+  action: Type.String({ description: "the action its setting named when it was found" }),
+  found: date,
+  dataLoaded: Nullable(date),
+  downloads: Type.Integer({ description: "downloads of the file when it was found (the blast radius)" }),
+  lastDownloaded: Nullable(date),
+});
+const sourceSchema = Answer({
+  source: Type.String(),
+  state: Type.String({ description: "loaded, failed (its last good data stays in use) or pending (not read yet)" }),
+  records: Type.Integer(),
+  loaded: Nullable(date),
+  attempted: Nullable(date),
+  error: Nullable(Type.String()),
+});
+const statusSchema = Answer({
+  sources: Type.Array(sourceSchema),
+  loaded: Nullable(Type.String({ format: "date-time", description: "when the oldest source's data was loaded" })),
+  ageSeconds: Nullable(Type.Integer({ description: "the age of that data" })),
+  refreshSeconds: Type.Integer(),
+  failed: Type.Integer({ description: "sources whose last read failed" }),
+});
+const idParam = Type.Object({ id: Type.String({ minLength: 1, maxLength: 4096 }) });
+const repositoryQuery = Type.Object({ ...pagingQuerySchema.properties, repository: Type.Optional(Type.String({ minLength: 1, maxLength: LIMITS.repositoryName })) }, { additionalProperties: false });
+
+const iso = (d: Date | null) => d?.toISOString() ?? null;
+const deny = (e: DenyEntry) => ({ ...e, created: e.created.toISOString() });
+const finding = (f: FindingRow) => ({ ...f, found: f.found.toISOString(), dataLoaded: iso(f.dataLoaded), lastDownloaded: iso(f.lastDownloaded) });
+/** A source as the API shows it: a URL without its query or fragment (a token may ride there). */
+const shown = (source: string) => source.replace(/[?#].*$/, "");
+
+export interface GateRoutesDeps {
+  gate: GateService;
+  store: Pick<GateStore, "denyList" | "findings" | "sources" | "loadedAt">;
+  /** svc.advisories.sources and svc.advisories.refresh. */
+  sources: readonly string[];
+  refreshMs: number;
+}
+
+/**
+ * The screening gate's administration (docs/administration/screening.md): the deny list, held
+ * files, findings and the advisory data's state. Under /api/, so the gateway asks manage:read
+ * to read and manage:write to change.
+ */
+export function gateRoutes(app: ServiceApp, deps: GateRoutesDeps): void {
+  app.get("/api/deny-list", { schema: { querystring: pagingQuerySchema, response: { 200: Type.Array(denySchema), ...errorResponses(400) } } }, async (req, reply) => {
+    const { after, limit } = readPaging(req.query);
+    const rows = await deps.store.denyList(after && /^[0-9a-f-]{36}$/i.test(after) ? after : undefined, limit + 1);
+    const page = rows.slice(0, limit);
+    if (rows.length > limit) reply.header("x-next-cursor", page[page.length - 1]!.id);
+    return page.map(deny);
+  });
+
+  app.post("/api/deny-list", { schema: { body: denyBody, response: { 201: denySchema, ...errorResponses(400, 413, 415) } } }, async (req, reply) => {
+    const e = await deps.gate.addDenyEntry(req.body, actorOf(req.principal));
+    req.log.info({ entry: e.id, ecosystem: e.ecosystem, name: e.name, versions: e.versions, principal: req.principal.id }, "deny list entry added");
+    return reply.code(201).header("location", `/api/deny-list/${e.id}`).send(deny(e));
+  });
+
+  app.delete("/api/deny-list/:id", { schema: { params: idParam, response: { 204: NoContent, ...errorResponses(400, 404) } } }, async (req, reply) => {
+    await deps.gate.removeDenyEntry(req.params.id);
+    req.log.info({ entry: req.params.id, principal: req.principal.id }, "deny list entry removed");
+    return reply.code(204).send();
+  });
+
+  app.get("/api/held", { schema: { querystring: repositoryQuery, response: { 200: Type.Array(heldSchema), ...errorResponses(400, 404) } } }, async (req, reply) => {
+    const { after, limit } = readPaging(req.query);
+    const rows = await deps.gate.held({ repository: req.query.repository, after, limit: limit + 1 });
+    const page = rows.slice(0, limit);
+    if (rows.length > limit) reply.header("x-next-cursor", page[page.length - 1]!.id);
+    return page.map((h) => ({ ...h, held: iso(h.held), published: h.published.toISOString() }));
+  });
+
+  app.post("/api/held/:id/release", { schema: { params: idParam, response: { 204: NoContent, ...errorResponses(400, 404, 409) } } }, async (req, reply) => {
+    await deps.gate.release(req.params.id, actorOf(req.principal));
+    req.log.info({ held: req.params.id, principal: req.principal.id }, "held file released");
+    return reply.code(204).send();
+  });
+
+  app.delete("/api/held/:id", { schema: { params: idParam, response: { 204: NoContent, ...errorResponses(400, 403, 404) } } }, async (req, reply) => {
+    await deps.gate.discard(req.params.id, actorOf(req.principal));
+    req.log.info({ held: req.params.id, principal: req.principal.id }, "held file discarded");
+    return reply.code(204).send();
+  });
+
+  app.get("/api/findings", { schema: { querystring: repositoryQuery, response: { 200: Type.Array(findingSchema), ...errorResponses(400) } } }, async (req, reply) => {
+    const { after, limit } = readPaging(req.query);
+    const rows = await deps.store.findings({ repository: req.query.repository, after: after && /^[0-9a-f-]{36}$/i.test(after) ? after : undefined, limit: limit + 1 });
+    const page = rows.slice(0, limit);
+    if (rows.length > limit) reply.header("x-next-cursor", page[page.length - 1]!.id);
+    return page.map(finding);
+  });
+
+  app.get("/api/advisories/status", { schema: { response: { 200: statusSchema } } }, async () => {
+    const [states, loaded] = await Promise.all([deps.store.sources(), deps.store.loadedAt()]);
+    const byName = new Map(states.map((s) => [s.source, s]));
+    const sources = deps.sources.map((source) => {
+      const s = byName.get(source);
+      const state = !s ? "pending" : s.error !== null ? "failed" : "loaded";
+      return { source: shown(source), state, records: s?.records ?? 0, loaded: iso(s?.loadedAt ?? null), attempted: iso(s?.attemptedAt ?? null), error: s?.error ?? null };
+    });
+    return {
+      sources,
+      loaded: iso(loaded),
+      ageSeconds: loaded ? Math.max(0, Math.floor((Date.now() - loaded.getTime()) / 1000)) : null,
+      refreshSeconds: Math.round(deps.refreshMs / 1000),
+      failed: sources.filter((s) => s.state === "failed").length,
+    };
+  });
+}

@@ -1,0 +1,70 @@
+import type { FastifyBaseLogger } from "fastify";
+import type pg from "pg";
+import type { ArtifactsConfig } from "../config.js";
+import type { ArtifactService } from "../domain/artifact-service.js";
+import type { Formats } from "../formats/format.js";
+import type { MetadataStore } from "../store/metadata-store.js";
+import { advisoryRefreshFactory } from "./advisory-refresh.js";
+import type { GateSettings } from "./gate.js";
+import { gateServiceFactory } from "./gate-service.js";
+import { gateStoreFactory } from "./gate-store.js";
+import type { GateRoutesDeps } from "./gate-routes.js";
+
+type GateConfig = Pick<ArtifactsConfig, "malwareAction" | "vulnerabilityAction" | "vulnerabilityThreshold" | "denyListAction" | "advisoriesSources" | "advisoriesRefreshMs" | "readOnly">;
+
+/**
+ * The gate's settings as the process has them. The one place they are read: a run-time settings
+ * follower (PUT /api/settings/<name>) replaces this function, and the next check reads its values.
+ */
+export const gateSettingsOf = (config: GateConfig) => (): GateSettings => ({
+  malwareAction: config.malwareAction,
+  vulnerabilityAction: config.vulnerabilityAction,
+  vulnerabilityThreshold: config.vulnerabilityThreshold,
+  denyListAction: config.denyListAction,
+});
+
+/**
+ * The screening gate wired (docs/administration/screening.md): its store, service, publish hooks,
+ * advisory refresh and routes. `attach` hands it the artifact service once that is built (the
+ * artifact service is built with the gate's publish hooks).
+ */
+export function wireGate(deps: { config: GateConfig; pool: pg.Pool; metadata: MetadataStore; formats: Pick<Formats, "ecosystemOf" | "hooks">; log: FastifyBaseLogger; settings?: () => GateSettings; replica?: boolean }) {
+  const store = gateStoreFactory(deps.pool);
+  let artifacts: ArtifactService | undefined;
+  const service = gateServiceFactory({
+    pool: deps.pool,
+    store,
+    metadata: deps.metadata,
+    artifacts: () => {
+      if (!artifacts) throw new Error("the gate is used before the artifact service is attached");
+      return artifacts;
+    },
+    settings: deps.settings ?? gateSettingsOf(deps.config),
+    ecosystemOf: deps.formats.ecosystemOf,
+    coordinates: deps.formats.hooks.coordinates,
+    log: deps.log,
+  });
+  const refresh = advisoryRefreshFactory({
+    pool: deps.pool,
+    store,
+    sources: deps.config.advisoriesSources,
+    refreshMs: deps.config.advisoriesRefreshMs,
+    log: deps.log,
+    changed: async (advisories) => {
+      await service.recheck(advisories);
+    },
+  });
+  const routes: GateRoutesDeps = { gate: service, store, sources: deps.config.advisoriesSources, refreshMs: deps.config.advisoriesRefreshMs };
+  return {
+    publishGate: service.publishGate,
+    routes,
+    attach(a: ArtifactService) {
+      artifacts = a;
+    },
+    /** Loads advisory data now and on its schedule; a read-only node (or one on a replica) writes none. */
+    start() {
+      if (!deps.config.readOnly && !deps.replica) refresh.start();
+    },
+    stop: () => refresh.stop(),
+  };
+}

@@ -1,0 +1,183 @@
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { zipSync, strToU8 } from "fflate";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { inject } from "vitest";
+import { expectOk, run, scratchEnv, startNpmSuite, type Clients, type Run } from "./npm-clients.js";
+import type { Suite } from "./suite.js";
+
+/**
+ * The screening gate with the real npm client: advisory data in the OSV format made here (a
+ * folder of records and a zip), loaded at start and refreshed every few seconds; malware
+ * refused (svc.malware-action=BLOCK), a critical vulnerability held (svc.vulnerability-action=HOLD),
+ * the deny list warning (svc.deny-list-action=WARN); held versions hidden from the packument, so
+ * npm installs the newest allowed one; and new advisory data holding a version already stored.
+ */
+describe("the screening gate", () => {
+  let s: Suite;
+  let clients: Clients;
+  let work: string;
+  let registry: string;
+  let deployer: string;
+  let reader: string;
+  let advisories: string;
+  let admin: string;
+  let n = 0;
+
+  const osv = (id: string, name: string, affected: object, extra: object = {}) => ({ schema_version: "1.6.0", id, modified: "2026-01-01T00:00:00Z", summary: `${id} about ${name}`, affected: [{ package: { ecosystem: "npm", name }, ...affected }], ...extra });
+
+  beforeAll(async () => {
+    advisories = mkdtempSync(join(inject("dataDir"), "gate-osv-"));
+    const records = join(advisories, "records");
+    mkdirSync(records);
+    writeFileSync(join(records, "MAL-2026-0001.json"), JSON.stringify(osv("MAL-2026-0001", "gate-pkg", { versions: ["1.0.1"] })));
+    // A critical vulnerability (its CVSS vector), in a zip as osv.dev exports them.
+    const critical = osv("GHSA-gate-crit-0001", "gate-pkg", { ranges: [{ type: "SEMVER", events: [{ introduced: "1.0.2" }, { fixed: "1.0.3" }] }] }, { severity: [{ type: "CVSS_V3", score: "CVSS:3.1/AV:N/AC:L/PR:N/UI:N/S:U/C:H/I:H/A:H" }] });
+    // A low one, under the threshold (HIGH): nothing happens.
+    const low = osv("GHSA-gate-low-0001", "gate-pkg", { ranges: [{ type: "SEMVER", events: [{ introduced: "0" }] }] }, { database_specific: { severity: "LOW" } });
+    writeFileSync(join(advisories, "npm-all.zip"), zipSync({ "GHSA-gate-crit-0001.json": strToU8(JSON.stringify(critical)), "GHSA-gate-low-0001.json": strToU8(JSON.stringify(low)) }));
+    ({ suite: s, clients, work, registry, deployer, reader } = await startNpmSuite("gate-", {
+      SVC_ADVISORIES_SOURCES: `${advisories},${join(advisories, "missing")}`,
+      SVC_ADVISORIES_REFRESH: "2s",
+      SVC_MALWARE_ACTION: "BLOCK",
+      SVC_VULNERABILITY_ACTION: "HOLD",
+      SVC_VULNERABILITY_THRESHOLD: "HIGH",
+      SVC_DENY_LIST_ACTION: "WARN",
+    }));
+    admin = s.bootstrapKey;
+  }, 600_000);
+  afterAll(async () => {
+    await s?.stop();
+  });
+
+  const scratch = (key: string) => {
+    const dir = join(work, `run-${++n}`);
+    mkdirSync(join(dir, "project"), { recursive: true });
+    const host = registry.replace(/^https?:/, "");
+    writeFileSync(join(dir, "npmrc"), `registry=${registry}\n${host}:_authToken=${key}\nalways-auth=true\n`);
+    return { dir, project: join(dir, "project"), env: scratchEnv(dir) };
+  };
+  const npm = (args: string[], where: { cwd: string; env: Record<string, string> }): Promise<Run> => run(clients.npm, args, where);
+  const publish = (name: string, version: string) => {
+    const dir = join(work, `pkg-${++n}`);
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(join(dir, "package.json"), JSON.stringify({ name, version, main: "index.js", license: "MIT" }));
+    writeFileSync(join(dir, "index.js"), `module.exports = ${JSON.stringify(`${name}@${version}`)};\n`);
+    return npm(["publish"], { cwd: dir, env: scratch(deployer).env });
+  };
+  /** npm installs `spec` in a clean project; answers the version it installed. */
+  const install = async (spec: string) => {
+    const c = scratch(reader);
+    writeFileSync(join(c.project, "package.json"), JSON.stringify({ name: "consumer", version: "1.0.0", private: true }));
+    expectOk(await npm(["install", "--no-package-lock", spec], { cwd: c.project, env: c.env }));
+    return (JSON.parse(readFileSync(join(c.project, "node_modules", "gate-pkg", "package.json"), "utf8")) as { version: string }).version;
+  };
+  const json = async <T>(res: Response): Promise<T> => {
+    expect(res.status, await res.clone().text()).toBe(200);
+    return (await res.json()) as T;
+  };
+  const until = async <T>(what: () => Promise<T | undefined>, ms = 60_000): Promise<T> => {
+    for (const end = Date.now() + ms; ; await new Promise((r) => setTimeout(r, 300))) {
+      const got = await what();
+      if (got !== undefined) return got;
+      if (Date.now() > end) throw new Error("timed out waiting");
+    }
+  };
+  type Held = { id: string; path: string; reason: string };
+
+  it("loads the OSV data at start and reports each source; one that cannot be read is failed, the others loaded", async () => {
+    const status = await until(async () => {
+      const st = await json<{ sources: { source: string; state: string; records: number; error: string | null }[]; ageSeconds: number | null; failed: number }>(await s.call("GET", "/api/advisories/status", { key: admin }));
+      return st.sources.every((x) => x.state !== "pending") ? st : undefined;
+    });
+    expect(status.sources[0]).toMatchObject({ source: advisories, state: "loaded", records: 3 });
+    expect(status.sources[1]).toMatchObject({ state: "failed", error: expect.stringContaining("ENOENT") });
+    expect(status.failed).toBe(1);
+    expect(status.ageSeconds).not.toBeNull();
+  });
+
+  it("npm publish of a malware version is refused with the reason and stores nothing; a clean one is stored", async () => {
+    expectOk(await publish("gate-pkg", "1.0.0"));
+    const refused = await publish("gate-pkg", "1.0.1");
+    expect(refused.code).not.toBe(0);
+    expect(refused.output).toContain("403");
+    expect(refused.output).toContain("MAL-2026-0001");
+    expect(refused.output).not.toMatch(/reference/i);
+    expect((await s.call("GET", "/repository/npm/gate-pkg/-/gate-pkg-1.0.1.tgz", { key: reader })).status).toBe(404);
+  });
+
+  it("a vulnerable version is held: not served nor listed, npm installs the newest allowed version; released, it is", async () => {
+    expectOk(await publish("gate-pkg", "1.0.2"));
+    const held = await json<Held[]>(await s.call("GET", "/api/held?repository=npm", { key: admin }));
+    const h = held.find((x) => x.path === "gate-pkg/-/gate-pkg-1.0.2.tgz");
+    expect(h?.reason).toContain("GHSA-gate-crit-0001");
+    const download = await s.call("GET", "/repository/npm/gate-pkg/-/gate-pkg-1.0.2.tgz", { key: reader });
+    expect(download.status).toBe(403);
+    expect(await download.text()).toContain("GHSA-gate-crit-0001");
+    const doc = await json<{ "dist-tags": Record<string, string>; versions: Record<string, unknown> }>(await s.call("GET", "/repository/npm/gate-pkg", { key: reader }));
+    expect(doc["dist-tags"].latest).toBe("1.0.0");
+    expect(Object.keys(doc.versions)).toEqual(["1.0.0"]);
+    expect(await install("gate-pkg")).toBe("1.0.0");
+
+    expect((await s.call("POST", `/api/held/${h!.id}/release`, { key: admin })).status).toBe(204);
+    expect((await s.call("GET", "/repository/npm/gate-pkg/-/gate-pkg-1.0.2.tgz", { key: reader })).status).toBe(200);
+    expect(await install("gate-pkg@^1.0.0")).toBe("1.0.2");
+    expect((await json<Held[]>(await s.call("GET", "/api/held?repository=npm", { key: admin }))).map((x) => x.path)).not.toContain(h!.path);
+  });
+
+  it("the deny list: a bad range is refused in the ecosystem's terms; a listed version is stored with a finding (WARN)", async () => {
+    const bad = await s.call("POST", "/api/deny-list", { key: admin, body: { ecosystem: "Maven", name: "org.example:lib", versions: "[2.0,1.0]", reason: "x" } });
+    expect(bad.status).toBe(400);
+    expect(await bad.text()).toContain("Maven version range");
+    const added = await s.call("POST", "/api/deny-list", { key: admin, body: { ecosystem: "npm", name: "gate-pkg", versions: ">=1.0.3 <1.1.0", reason: "a build from the compromised pipeline" } });
+    expect(added.status).toBe(201);
+    const entry = (await added.json()) as { id: string };
+    expect((await json<{ id: string }[]>(await s.call("GET", "/api/deny-list", { key: admin }))).map((e) => e.id)).toContain(entry.id);
+    // Only administrators manage it.
+    expect((await s.call("POST", "/api/deny-list", { key: deployer, body: { ecosystem: "npm", name: "x", versions: "*", reason: "x" } })).status).toBe(403);
+
+    expectOk(await publish("gate-pkg", "1.0.3"));
+    expect((await s.call("GET", "/repository/npm/gate-pkg/-/gate-pkg-1.0.3.tgz", { key: reader })).status).toBe(200);
+    const findings = await json<{ path: string; type: string; action: string; summary: string }[]>(await s.call("GET", "/api/findings?repository=npm", { key: admin }));
+    expect(findings).toContainEqual(expect.objectContaining({ path: "gate-pkg/-/gate-pkg-1.0.3.tgz", type: "deny-list", action: "WARN", summary: expect.stringContaining("compromised pipeline") }));
+    expect((await s.call("DELETE", `/api/deny-list/${entry.id}`, { key: admin })).status).toBe(204);
+  });
+
+  it("new advisory data holds a stored version it names as malware, with a finding saying how often it was downloaded", async () => {
+    writeFileSync(join(advisories, "records", "MAL-2026-0002.json"), JSON.stringify(osv("MAL-2026-0002", "gate-pkg", { versions: ["1.0.0"] })));
+    const held = await until(async () => (await json<Held[]>(await s.call("GET", "/api/held?repository=npm", { key: admin }))).find((x) => x.path === "gate-pkg/-/gate-pkg-1.0.0.tgz"));
+    expect(held.reason).toContain("MAL-2026-0002");
+    expect((await s.call("GET", "/repository/npm/gate-pkg/-/gate-pkg-1.0.0.tgz", { key: reader })).status).toBe(403);
+    const findings = await json<{ path: string; type: string; advisory: string; downloads: number; dataLoaded: string | null }[]>(await s.call("GET", "/api/findings?repository=npm", { key: admin }));
+    const f = findings.find((x) => x.advisory === "MAL-2026-0002");
+    expect(f).toMatchObject({ path: "gate-pkg/-/gate-pkg-1.0.0.tgz", type: "malware" });
+    expect(f!.downloads).toBeGreaterThanOrEqual(1);
+    expect(f!.dataLoaded).not.toBeNull();
+    // Discarded: the file and its version are gone.
+    expect((await s.call("DELETE", `/api/held/${held.id}`, { key: admin })).status).toBe(204);
+    expect((await s.call("GET", "/repository/npm/gate-pkg/-/gate-pkg-1.0.0.tgz", { key: reader })).status).toBe(404);
+  });
+
+  it("a Maven deploy (a plain PUT) of a malware version is refused in plain text; a denied one is stored with a finding (WARN)", async () => {
+    await s.createRepository("gate-maven", "maven");
+    const added = await s.call("POST", "/api/deny-list", { key: admin, body: { ecosystem: "Maven", name: "org.example:gated", versions: "[1.0,2.0)", reason: "withdrawn by its vendor" } });
+    expect(added.status).toBe(201);
+    // The suite's deny-list action is WARN; a Maven refusal comes from malware data.
+    writeFileSync(join(advisories, "records", "MAL-2026-0003.json"), JSON.stringify({ ...osv("MAL-2026-0003", "x", {}), affected: [{ package: { ecosystem: "Maven", name: "org.example:gated" }, versions: ["1.5"] }] }));
+    await until(async () => {
+      const st = await json<{ sources: { records: number }[] }>(await s.call("GET", "/api/advisories/status", { key: admin }));
+      return st.sources[0]!.records === 5 ? true : undefined;
+    });
+    const refused = await s.call("PUT", "/repository/gate-maven/org/example/gated/1.5/gated-1.5.jar", { key: admin, body: new Uint8Array([1, 2, 3]) });
+    expect(refused.status).toBe(403);
+    expect(refused.headers.get("content-type")).toMatch(/^text\/plain/);
+    expect(await refused.text()).toContain("MAL-2026-0003");
+    expect((await s.call("GET", "/repository/gate-maven/org/example/gated/1.5/gated-1.5.jar", { key: admin })).status).toBe(404);
+    // The deny list's WARN: stored, served, with a finding.
+    const stored = await s.call("PUT", "/repository/gate-maven/org/example/gated/1.4/gated-1.4.jar", { key: admin, body: new Uint8Array([1]) });
+    expect(stored.status).toBeLessThan(300);
+    expect((await s.call("GET", "/repository/gate-maven/org/example/gated/1.4/gated-1.4.jar", { key: admin })).status).toBe(200);
+    const findings = await json<{ path: string; type: string }[]>(await s.call("GET", "/api/findings?repository=gate-maven", { key: admin }));
+    expect(findings).toEqual([expect.objectContaining({ path: "org/example/gated/1.4/gated-1.4.jar", type: "deny-list" })]);
+  });
+});

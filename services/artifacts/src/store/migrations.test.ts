@@ -15,6 +15,7 @@ describe("the artifacts service's migrations", () => {
       "0007_pypi_files_follow_artifacts",
       "0008_repository_removal",
       "0009_artifacts_by_sha256",
+      "0010_gate",
     ]);
   });
 

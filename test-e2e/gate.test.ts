@@ -94,6 +94,11 @@ describe("the screening gate", () => {
     expect(status.sources[1]).toMatchObject({ state: "failed", error: expect.stringContaining("ENOENT") });
     expect(status.failed).toBe(1);
     expect(status.ageSeconds).not.toBeNull();
+    // The posture says so, naming the artifacts node.
+    await until(async () => {
+      const p = await json<{ advisories: { name: string; nodes?: string[] }[] }>(await s.call("GET", "/api/posture", { key: admin }));
+      return p.advisories.find((a) => a.name === "svc.advisories.unreadable" && a.nodes?.some((n) => n.startsWith("artifacts@")));
+    });
   });
 
   it("npm publish of a malware version is refused with the reason and stores nothing; a clean one is stored", async () => {

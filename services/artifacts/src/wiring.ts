@@ -86,7 +86,7 @@ export async function wireArtifacts({ config, log, metrics, bus, db, pool, repli
   if (redirect) log.info({ ttlMs: config.s3RedirectTtlMs }, "svc.storage.s3.redirect is on: artifact GETs are answered with a signed URL of the bucket");
   gate.start();
   const app = buildApp({ gate: gate.routes, redirect, log, internalSecret: config.internalSecret, internalSecretPrevious: config.internalSecretPrevious, blobs, metadata, reads, artifacts, admin, exports, formats, downloads, repositories: repositories.names, checks, metrics, uploadIdleTimeoutMs: config.uploadIdleTimeoutMs });
-  return { app, ready: { ...storageIdentity(config), repository: config.repository }, status: () => storageStatus(config), closers: [() => gate.stop(), () => exports.stop(), () => downloads.stop(), () => relay.stop(), ...(opened.kind === "s3" ? [async () => opened.store.close()] : [])] };
+  return { app, ready: { ...storageIdentity(config), repository: config.repository }, status: () => ({ ...storageStatus(config), ...gate.status() }), closers: [() => gate.stop(), () => exports.stop(), () => downloads.stop(), () => relay.stop(), ...(opened.kind === "s3" ? [async () => opened.store.close()] : [])] };
 }
 
 /** The GET redirect of svc.storage.s3.redirect: a signed URL of the blob's object, valid svc.storage.s3.redirect.ttl. */

@@ -46,6 +46,11 @@ describe("the posture of one node", () => {
     expect(posture({}, [heartbeat("artifacts@b", {}, { nats: "up" })])).toEqual([]);
   });
 
+  it("an artifacts node reporting an advisory source it cannot read raises svc.advisories.unreadable, naming it", () => {
+    const hb = heartbeat("artifacts@b", {}, { nats: "up", advisories: "unreadable" });
+    expect(posture({}, [hb])).toEqual([expect.objectContaining({ name: "svc.advisories.unreadable", severity: "warning", setting: "svc.advisories.sources", nodes: ["artifacts@b"] })]);
+  });
+
   it("a console node reporting a plain-http issuer raises svc.ui.oidc.plain-http, naming the node", () => {
     const hb = heartbeat("console@a", {}, { nats: "up", "oidc-issuer": "plain-http" });
     expect(posture({}, [hb])).toEqual([expect.objectContaining({ name: "svc.ui.oidc.plain-http", nodes: ["console@a"] })]);

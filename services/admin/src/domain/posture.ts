@@ -173,6 +173,19 @@ export function computePosture(s: Settings, nodes: Heartbeat[], own: { fingerpri
       ...(plainIssuerNodes.length > 0 ? { nodes: plainIssuerNodes } : {}),
     });
   }
+  // The screening gate's advisory data: an artifacts node reports a source it cannot read (the gate goes on with the last good data).
+  const unreadableNodes = nodes.filter((n) => n.status.advisories === "unreadable").map((n) => n.node).sort();
+  if (unreadableNodes.length > 0) {
+    out.push({
+      name: "svc.advisories.unreadable",
+      severity: "warning",
+      summary: "An advisory source of the screening gate cannot be read",
+      why: "The gate goes on screening with the last data it loaded: malware and vulnerabilities published since are not known to it. GET /api/advisories/status names the source, the reason and the data's age.",
+      setting: "svc.advisories.sources",
+      remedy: "fix or remove the source named in GET /api/advisories/status",
+      nodes: unreadableNodes,
+    });
+  }
   // An object store reached over plain http beyond this machine: the artifacts and walker nodes say so in their heartbeats.
   const plainStoreNodes = nodes.filter((n) => n.status["object-store"] === "plain-http").map((n) => n.node).sort();
   if (plainStoreNodes.length > 0) {

@@ -10,6 +10,9 @@ import { gateServiceFactory } from "./gate-service.js";
 import { gateStoreFactory } from "./gate-store.js";
 import type { GateRoutesDeps } from "./gate-routes.js";
 
+/** How often a node reads the advisory sources' state for its heartbeat. */
+const STATE_POLL_MS = 5_000;
+
 type GateConfig = Pick<ArtifactsConfig, "malwareAction" | "vulnerabilityAction" | "vulnerabilityThreshold" | "denyListAction" | "advisoriesSources" | "advisoriesRefreshMs" | "readOnly">;
 
 /**
@@ -54,6 +57,14 @@ export function wireGate(deps: { config: GateConfig; pool: pg.Pool; metadata: Me
       await service.recheck(advisories);
     },
   });
+  // What this node's heartbeat says of the advisory data (the posture's svc.advisories.unreadable):
+  // read from Postgres every few seconds, since another node may be the one that loaded it.
+  let unreadable = false;
+  const poll = async () => {
+    const states = await store.sources().catch(() => undefined);
+    if (states) unreadable = states.some((st) => st.error !== null && deps.config.advisoriesSources.includes(st.source));
+  };
+  let polling: NodeJS.Timeout | undefined;
   const routes: GateRoutesDeps = { gate: service, store, sources: deps.config.advisoriesSources, refreshMs: deps.config.advisoriesRefreshMs };
   return {
     publishGate: service.publishGate,
@@ -64,7 +75,16 @@ export function wireGate(deps: { config: GateConfig; pool: pg.Pool; metadata: Me
     /** Loads advisory data now and on its schedule; a read-only node (or one on a replica) writes none. */
     start() {
       if (!deps.config.readOnly && !deps.replica) refresh.start();
+      if (deps.config.advisoriesSources.length > 0) {
+        polling = setInterval(() => void poll(), STATE_POLL_MS);
+        polling.unref();
+      }
     },
-    stop: () => refresh.stop(),
+    /** For the heartbeat: `advisories: unreadable` while a configured source's last read failed. */
+    status: (): Record<string, string> => (unreadable ? { advisories: "unreadable" } : {}),
+    async stop() {
+      if (polling) clearInterval(polling);
+      await refresh.stop();
+    },
   };
 }

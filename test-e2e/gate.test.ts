@@ -3,7 +3,9 @@ import { join } from "node:path";
 import { zipSync, strToU8 } from "fflate";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { inject } from "vitest";
+import { createHash } from "node:crypto";
 import { expectOk, run, scratchEnv, startNpmSuite, type Clients, type Run } from "./npm-clients.js";
+import { uploadForm } from "./pypi-clients.js";
 import type { Suite } from "./suite.js";
 
 /**
@@ -168,10 +170,15 @@ describe("the screening gate", () => {
     const added = await s.call("POST", "/api/deny-list", { key: admin, body: { ecosystem: "Maven", name: "org.example:gated", versions: "[1.0,2.0)", reason: "withdrawn by its vendor" } });
     expect(added.status).toBe(201);
     // The suite's deny-list action is WARN; a Maven refusal comes from malware data.
-    writeFileSync(join(advisories, "records", "MAL-2026-0003.json"), JSON.stringify({ ...osv("MAL-2026-0003", "x", {}), affected: [{ package: { ecosystem: "Maven", name: "org.example:gated" }, versions: ["1.5"] }] }));
+    const record = (id: string, ecosystem: string, name: string, versions: string[], extra: object = {}) =>
+      writeFileSync(join(advisories, "records", `${id}.json`), JSON.stringify({ ...osv(id, name, {}), affected: [{ package: { ecosystem, name }, versions }], ...extra }));
+    const critical = { severity: [{ type: "CVSS_V4", score: "CVSS:4.0/AV:N/AC:L/AT:N/PR:N/UI:N/VC:H/VI:H/VA:H/SC:N/SI:N/SA:N" }] };
+    record("MAL-2026-0003", "Maven", "org.example:gated", ["1.5"]);
+    record("GHSA-gate-mvn-0001", "Maven", "org.example:gated", ["1.6"], critical);
+    record("GHSA-gate-py-0001", "PyPI", "Held_Pkg", ["2.0"], critical);
     await until(async () => {
       const st = await json<{ sources: { records: number }[] }>(await s.call("GET", "/api/advisories/status", { key: admin }));
-      return st.sources[0]!.records === 5 ? true : undefined;
+      return st.sources[0]!.records === 7 ? true : undefined;
     });
     const refused = await s.call("PUT", "/repository/gate-maven/org/example/gated/1.5/gated-1.5.jar", { key: admin, body: new Uint8Array([1, 2, 3]) });
     expect(refused.status).toBe(403);
@@ -183,6 +190,28 @@ describe("the screening gate", () => {
     expect(stored.status).toBeLessThan(300);
     expect((await s.call("GET", "/repository/gate-maven/org/example/gated/1.4/gated-1.4.jar", { key: admin })).status).toBe(200);
     const findings = await json<{ path: string; type: string }[]>(await s.call("GET", "/api/findings?repository=gate-maven", { key: admin }));
-    expect(findings).toEqual([expect.objectContaining({ path: "org/example/gated/1.4/gated-1.4.jar", type: "deny-list" })]);
+    expect(findings).toContainEqual(expect.objectContaining({ path: "org/example/gated/1.4/gated-1.4.jar", type: "deny-list" }));
+  });
+
+  it("held versions are left out of maven-metadata.xml and of the PyPI simple page", async () => {
+    expect((await s.call("PUT", "/repository/gate-maven/org/example/gated/1.6/gated-1.6.jar", { key: admin, body: new Uint8Array([6]) })).status).toBeLessThan(300);
+    expect((await s.call("GET", "/repository/gate-maven/org/example/gated/1.6/gated-1.6.jar", { key: admin })).status).toBe(403);
+    const metadata = await (await s.call("GET", "/repository/gate-maven/org/example/gated/maven-metadata.xml", { key: admin })).text();
+    expect(metadata).toContain("<version>1.4</version>");
+    expect(metadata).not.toContain("1.6");
+
+    await s.createRepository("gate-pypi", "pypi");
+    const upload = async (version: string) => {
+      const content = Buffer.from(`held_pkg ${version}`);
+      const form = uploadForm({ name: "held_pkg", version, filetype: "bdist_wheel", pyversion: "py3", sha256_digest: createHash("sha256").update(content).digest("hex") }, { name: `held_pkg-${version}-py3-none-any.whl`, content });
+      const r = await s.call("POST", "/repository/gate-pypi/", { key: admin, headers: { "content-type": form.contentType }, body: form.body });
+      expect(r.status, await r.text()).toBe(200);
+    };
+    await upload("1.0");
+    await upload("2.0");
+    const page = await (await s.call("GET", "/repository/gate-pypi/simple/held-pkg/", { key: admin })).text();
+    expect(page).toContain("held_pkg-1.0-py3-none-any.whl");
+    expect(page).not.toContain("held_pkg-2.0");
+    expect((await json<Held[]>(await s.call("GET", "/api/held?repository=gate-pypi", { key: admin }))).map((h) => h.reason)).toEqual([expect.stringContaining("GHSA-gate-py-0001")]);
   });
 });

@@ -115,7 +115,8 @@ export function mavenRepositoryFactory(deps: MavenRepositoryDeps) {
   const metadataAt = async (repository: string, dir: readonly string[]): Promise<string | undefined> => {
     if (dir.length >= 2) {
       const k = { repository, groupId: dir.slice(0, -1).join("."), artifactId: dir[dir.length - 1]! };
-      const versions = await store.versions(k);
+      const [all, held] = await Promise.all([store.versions(k), store.heldVersions(k)]);
+      const versions = all.filter((v) => !held.has(v.version));
       if (versions.length > 0) return artifactMetadata(k.groupId, k.artifactId, versions);
     }
     if (dir.length >= 3 && isSnapshot(dir[dir.length - 1]!)) {

@@ -1,5 +1,6 @@
 import { sql } from "kysely";
 import type { SnapshotRow, VersionRow } from "./maven-metadata.js";
+import { groupPath } from "./maven-layout.js";
 import type { Db } from "../../store/metadata-store.js";
 import { SCHEMA } from "../../store/schema.js";
 
@@ -38,6 +39,23 @@ export function mavenStoreFactory(root: Db) {
         .where("artifact_id", "=", k.artifactId)
         .execute();
       return rows.map((r) => ({ version: r.version, deployed: r.deployed_at, updated: r.updated_at }));
+    },
+
+    /**
+     * The versions of an artifact with a held file (the screening gate, docs/administration/screening.md):
+     * maven-metadata.xml leaves them out, so a build resolves the newest version it may download.
+     */
+    async heldVersions(k: ArtifactKey): Promise<Set<string>> {
+      const prefix = `${groupPath(k.groupId)}/${k.artifactId}/`;
+      const pattern = `${prefix.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+      const rows = await db()
+        .selectFrom("artifacts")
+        .select("path")
+        .where("repository", "=", k.repository)
+        .where("held_reason", "is not", null)
+        .where(sql<boolean>`(path collate "C") like ${pattern}`)
+        .execute();
+      return new Set(rows.map((r) => r.path.slice(prefix.length).split("/")[0]!));
     },
 
     async snapshots(k: ArtifactKey, version: string, tx?: Db): Promise<SnapshotRow[]> {

@@ -78,13 +78,17 @@ export function pypiStoreFactory(root: Db) {
       return r ? row(r) : undefined;
     },
 
-    /** A project's files in file-name order (byte order, the same on every replica). */
+    /** A project's files in file-name order (byte order, the same on every replica), held files left out. */
     async files(repository: string, project: string): Promise<PypiFileRow[]> {
       const rows = await db()
         .selectFrom("pypi_files")
         .select(columns)
         .where("repository", "=", repository)
         .where("project", "=", project)
+        // A held file is not listed (the screening gate, docs/administration/screening.md): pip picks the newest file it may download.
+        .where(({ not, exists, selectFrom }) =>
+          not(exists(selectFrom("artifacts").select("path").whereRef("artifacts.repository", "=", "pypi_files.repository").whereRef("artifacts.path", "=", "pypi_files.path").where("artifacts.held_reason", "is not", null))),
+        )
         .orderBy(sql`filename collate "C"`)
         .execute();
       return rows.map(row);

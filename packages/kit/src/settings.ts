@@ -255,6 +255,8 @@ export const SETTINGS = {
     description: "The secret access key that goes with `svc.storage.s3.access-key`." }, true),
   s3EqualParts: def("svc.storage.s3.equal-parts", bool, false, { readBy: ["artifacts", "walker"],
     description: "`true`: multipart uploads in equal 64 MiB parts (stores that require equal parts; objects up to 625 GiB). `false`: parts from 8 MiB, doubling every 1,000 parts, so any object fits S3's 10,000-part cap." }),
+  s3IdleTimeoutMs: def("svc.storage.s3.idle-timeout", duration, 20_000, { readBy: ["artifacts", "walker"], defaultText: "20s",
+    description: "How long a request to the object store may stay silent (nothing sent or received) before the store counts as hung: the request is tried once more, then answered 503 with Retry-After. Two tries must fit in the gateway's 60 s wait for an answer, so keep it at 25 s or less. A slow but flowing transfer is never cut. `0` waits for ever." }),
   s3Redirect: def("svc.storage.s3.redirect", bool, false, { readBy: ["artifacts"],
     description: "`true`: a GET of an artifact is answered with a 307 redirect to a short-lived pre-signed URL of its object in the bucket, after every check a download has (access, preconditions, the download recorded), so the object store sends the bytes instead of the artifacts service; HEAD, 304, errors and requests with `If-Match`, `If-Unmodified-Since` or `If-Range` are still answered by the server. Clients must reach `svc.storage.s3.endpoint` (docs/install/s3-redirect.md). Needs `svc.storage=s3`: a node on the filesystem refuses to start with it." }),
   s3RedirectTtlMs: def("svc.storage.s3.redirect.ttl", signedUrlTtl, 60_000, { readBy: ["artifacts"], defaultText: "60s",

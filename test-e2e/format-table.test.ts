@@ -42,6 +42,7 @@ async function artifactsWith(table: readonly FormatModule[], name: string) {
     // No NATS here: the read cache stays off (it answers only while events arrive).
     subscribe: () => {},
     respond: () => {},
+    listen: () => {},
     connected: () => false,
     losses: () => 0,
   };

@@ -11,8 +11,9 @@ import type { Suite } from "./suite.js";
 /**
  * The screening gate with the real npm client: advisory data in the OSV format made here (a
  * folder of records and a zip), loaded at start and refreshed every few seconds; malware
- * refused (svc.malware-action=BLOCK), a critical vulnerability held (svc.vulnerability-action=HOLD),
- * the deny list warning (svc.deny-list-action=WARN); held versions hidden from the packument, so
+ * refused (svc.malware-action=BLOCK, fixed at start), a critical vulnerability held and the deny
+ * list warning (svc.vulnerability-action=HOLD, svc.deny-list-action=WARN, both set at run time
+ * through PUT /api/settings); held versions hidden from the packument, so
  * npm installs the newest allowed one; and new advisory data holding a version already stored.
  */
 describe("the screening gate", () => {
@@ -42,11 +43,14 @@ describe("the screening gate", () => {
       SVC_ADVISORIES_SOURCES: `${advisories},${join(advisories, "missing")}`,
       SVC_ADVISORIES_REFRESH: "2s",
       SVC_MALWARE_ACTION: "BLOCK",
-      SVC_VULNERABILITY_ACTION: "HOLD",
       SVC_VULNERABILITY_THRESHOLD: "HIGH",
-      SVC_DENY_LIST_ACTION: "WARN",
     }));
     admin = s.bootstrapKey;
+    // Changed at run time, as an administrator would: the artifacts service follows.
+    for (const [name, value] of [["vulnerability-action", "HOLD"], ["deny-list-action", "WARN"]]) {
+      const res = await s.call("PUT", `/api/settings/${name}`, { key: admin, body: { value } });
+      if (res.status !== 200) throw new Error(`PUT /api/settings/${name} answered ${res.status}: ${await res.text()}`);
+    }
   }, 600_000);
   afterAll(async () => {
     await s?.stop();

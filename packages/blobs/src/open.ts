@@ -13,6 +13,8 @@ export interface StorageSettings {
   s3AccessKey: string;
   s3SecretKey: string;
   s3EqualParts: boolean;
+  /** svc.storage.s3.idle-timeout (0: none). */
+  s3IdleTimeoutMs: number;
   readOnly: boolean;
 }
 
@@ -36,6 +38,7 @@ export async function openBlobStore(s: StorageSettings): Promise<OpenedBlobStore
       accessKey: s.s3AccessKey || undefined,
       secretKey: s.s3SecretKey || undefined,
       readOnly: s.readOnly,
+      idleTimeoutMs: s.s3IdleTimeoutMs,
       ...(s.s3EqualParts ? { partSizeMode: "equal" as const, partSize: EQUAL_PART } : {}),
     });
     try {

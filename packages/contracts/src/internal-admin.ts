@@ -3,6 +3,7 @@ import { Type, type Static } from "@sinclair/typebox";
 /** The admin service's internal route the gateway loads its rate ceilings from. */
 export const ADMIN_INTERNAL = {
   rateLimits: "/internal/rate-limits",
+  settings: "/internal/settings",
 } as const;
 
 /** GET /internal/rate-limits. */
@@ -15,3 +16,13 @@ export const RateLimitsDoc = Type.Object({
 export type RateLimitsDoc = Static<typeof RateLimitsDoc>;
 /** As the route serialises it: like every answer, its fields are not enforced one by one. */
 export const rateLimitsDocSchema = Type.Partial(RateLimitsDoc);
+
+/**
+ * GET /internal/settings: the run-time settings' stored values (PUT /api/settings/<name>), as
+ * text their catalog parsers read, by full name (`svc.malware-action`). A setting never changed
+ * at run time is absent: each node keeps the value it read at start.
+ */
+export const StoredSettingsDoc = Type.Object({
+  stored: Type.Unsafe<Record<string, string>>({ type: "object", additionalProperties: { type: "string" } }),
+});
+export type StoredSettingsDoc = Static<typeof StoredSettingsDoc>;

@@ -21,3 +21,4 @@ export * from "./schemas.js";
 export * from "./outbox-relay.js";
 export * from "./identity-body.js";
 export * from "./inert.js";
+export * from "./live-settings-follower.js";

@@ -17,7 +17,7 @@ export interface AdminDeps {
   operations: Omit<OperationsDeps, "peers" | "live">;
   /** The run-time settings (stored values over the ones read at start) and their store. */
   live: LiveSettings;
-  runtimeSettings: Pick<RuntimeSettingStore, "changes">;
+  runtimeSettings: Pick<RuntimeSettingStore, "changes" | "load">;
   /** What admin asks of, and tells, the other nodes. */
   peers: NodeControl;
   checks: Check[];

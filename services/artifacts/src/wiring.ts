@@ -1,5 +1,5 @@
 import { Counter } from "prom-client";
-import { listenedControlSubjects, pingDb, type Bus, type BootContext, type DatabaseContext, type Wiring } from "@svc/kit";
+import { listenedControlSubjects, liveSettingsFollower, pingDb, type Bus, type BootContext, type DatabaseContext, type Wiring } from "@svc/kit";
 import { buildApp } from "./app.js";
 import type { ArtifactsConfig } from "./config.js";
 import { contentReporterFactory, storageLocator } from "./domain/content-report.js";
@@ -17,13 +17,13 @@ import { exportStoreFactory } from "./store/export-store.js";
 import type { FormatModule } from "./formats/format.js";
 import { formatsOf } from "./formats/format.js";
 import { FORMATS } from "./formats/index.js";
-import { wireGate } from "./gate/index.js";
+import { gateSettingsOf, wireGate } from "./gate/index.js";
 import { artifactEventPublisherFactory } from "./messaging/artifact-event-publisher.js";
 import { metadataStoreFactory } from "./store/metadata-store.js";
 import { outboxStoreFactory } from "./store/outbox-store.js";
 import type { ArtifactsDatabase } from "./store/schema.js";
 
-export type ArtifactsContext = Pick<BootContext<ArtifactsConfig>, "config" | "log" | "metrics"> & { bus: Pick<Bus, "publish" | "subscribe" | "connected" | "losses" | "respond"> } & DatabaseContext<ArtifactsDatabase>;
+export type ArtifactsContext = Pick<BootContext<ArtifactsConfig>, "config" | "log" | "metrics"> & { bus: Pick<Bus, "publish" | "subscribe" | "connected" | "losses" | "respond" | "listen"> } & DatabaseContext<ArtifactsDatabase>;
 
 /**
  * The artifacts service wired from its settings, database and bus (main.ts boots it): the
@@ -58,7 +58,11 @@ export async function wireArtifacts({ config, log, metrics, bus, db, pool, repli
   // (whatever removes it) and about a file a walk indexes, its protocol, routes and export.
   const formats = formatsOf(table, repositories.formatOf);
   // The screening gate: every publish of a package version is checked (docs/administration/screening.md).
-  const gate = wireGate({ config, pool, metadata, formats, log, replica: Boolean(replica) });
+  // Its actions and threshold change at run time (PUT /api/settings/<name>): read from the admin
+  // service's stored values at start, on each change it announces, and every 30 s.
+  const live = liveSettingsFollower({ config, adminUrl: config.adminUrl, caller: "artifacts", bus, log });
+  void live.refresh();
+  const gate = wireGate({ config, pool, metadata, formats, log, replica: Boolean(replica), settings: () => gateSettingsOf(live.current())() });
   const artifacts = artifactServiceFactory({ blobs, metadata, outbox, deliver: relay.deliver, tenant: config.tenant, ...formats.hooks, gate: gate.publishGate });
   gate.attach(artifacts);
   // A hold or release on another node: the read cache must not serve (or refuse) the old state.
@@ -86,7 +90,7 @@ export async function wireArtifacts({ config, log, metrics, bus, db, pool, repli
   if (redirect) log.info({ ttlMs: config.s3RedirectTtlMs }, "svc.storage.s3.redirect is on: artifact GETs are answered with a signed URL of the bucket");
   gate.start();
   const app = buildApp({ gate: gate.routes, redirect, log, internalSecret: config.internalSecret, internalSecretPrevious: config.internalSecretPrevious, blobs, metadata, reads, artifacts, admin, exports, formats, downloads, repositories: repositories.names, checks, metrics, uploadIdleTimeoutMs: config.uploadIdleTimeoutMs });
-  return { app, ready: { ...storageIdentity(config), repository: config.repository }, status: () => ({ ...storageStatus(config), ...gate.status() }), closers: [() => gate.stop(), () => exports.stop(), () => downloads.stop(), () => relay.stop(), ...(opened.kind === "s3" ? [async () => opened.store.close()] : [])] };
+  return { app, ready: { ...storageIdentity(config), repository: config.repository }, status: () => ({ ...storageStatus(config), ...gate.status() }), closers: [() => live.close(), () => gate.stop(), () => exports.stop(), () => downloads.stop(), () => relay.stop(), ...(opened.kind === "s3" ? [async () => opened.store.close()] : [])] };
 }
 
 /** The GET redirect of svc.storage.s3.redirect: a signed URL of the blob's object, valid svc.storage.s3.redirect.ttl. */

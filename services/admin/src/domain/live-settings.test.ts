@@ -1,40 +1,12 @@
 import { describe, expect, it } from "vitest";
 import { loadSettings } from "@svc/kit";
 import { createLogger } from "@svc/kit";
-import { liveSettingsFactory, overlayRuntime, parseRuntimeValue } from "./live-settings.js";
+import { liveSettingsFactory } from "./live-settings.js";
 
 const SECRET = "s".repeat(32);
 const start = (env: Record<string, string> = {}) => loadSettings({ argv: [], env: { SVC_INTERNAL_SECRET: SECRET, ...env } });
 
-describe("run-time settings", () => {
-  it("reads a value with the catalog's own parser", () => {
-    expect(parseRuntimeValue("rateLimit", 5)).toEqual({ ok: true, value: 5, text: "5" });
-    expect(parseRuntimeValue("malwareAction", "allow")).toEqual({ ok: true, value: "ALLOW", text: "ALLOW" });
-    expect(parseRuntimeValue("blockPrivateImportHosts", false)).toEqual({ ok: true, value: false, text: "false" });
-    expect(parseRuntimeValue("rateLimit", "-1")).toEqual({ ok: false, reason: "svc.rate-limit must be a whole number (0 or more)" });
-    expect(parseRuntimeValue("vulnerabilityThreshold", "SOME")).toMatchObject({ ok: false, reason: expect.stringContaining("CRITICAL, HIGH, MEDIUM, LOW, NONE") });
-    expect(parseRuntimeValue("rateLimit", { n: 5 })).toMatchObject({ ok: false });
-  });
-
-  it("lays stored values over the defaults, never over what the operator fixed at start", () => {
-    const stored = new Map([
-      ["svc.rate-limit", "7"],
-      ["svc.malware-action", "ALLOW"],
-      ["svc.deny-list-action", "WARN"],
-    ]);
-    const live = overlayRuntime(start({ SVC_MALWARE_ACTION: "WARN" }), stored);
-    expect(live.rateLimit).toBe(7);
-    expect(live.denyListAction).toBe("WARN");
-    expect(live.malwareAction).toBe("WARN");
-  });
-
-  it("keeps the start value when a stored text no longer parses, and says so", () => {
-    const bad: string[] = [];
-    const live = overlayRuntime(start(), new Map([["svc.rate-limit", "lots"]]), (name) => bad.push(name));
-    expect(live.rateLimit).toBe(6000);
-    expect(bad).toEqual(["svc.rate-limit"]);
-  });
-
+describe("the admin node's run-time settings", () => {
   it("answers the last values read while Postgres is away", async () => {
     let down = false;
     const store = {

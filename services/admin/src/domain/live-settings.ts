@@ -1,31 +1,6 @@
 import type { Logger } from "pino";
-import { RUNTIME_SETTINGS, SETTINGS, fixedAt, settingText, type RuntimeSetting, type SettingDef, type Settings } from "@svc/kit";
+import { SETTINGS, overlayRuntime, settingText, type RuntimeSetting, type SettingDef, type Settings } from "@svc/kit";
 import type { RuntimeSettingStore } from "../store/runtime-setting-store.js";
-
-/** A value sent in `PUT /api/settings/<name>` read by the setting's own catalog parser. */
-export function parseRuntimeValue(field: RuntimeSetting, value: unknown): { ok: true; value: unknown; text: string } | { ok: false; reason: string } {
-  if (typeof value !== "string" && typeof value !== "number" && typeof value !== "boolean") return { ok: false, reason: "value must be a string, a number or true/false" };
-  const d = SETTINGS[field] as SettingDef<unknown>;
-  const r = d.parse(String(value));
-  return r.ok ? { ok: true, value: r.value, text: settingText(r.value) } : { ok: false, reason: `${d.name} ${r.reason}` };
-}
-
-/**
- * The settings in force with the stored run-time values laid over the ones read at start; a
- * setting the operator fixed at start keeps its value, as does one whose stored text no longer
- * parses (logged once per load).
- */
-export function overlayRuntime(config: Settings, stored: ReadonlyMap<string, string>, onBad: (name: string, reason: string) => void = () => {}): Settings {
-  const out: Record<string, unknown> = { ...config };
-  for (const field of RUNTIME_SETTINGS) {
-    const text = stored.get(SETTINGS[field].name);
-    if (text === undefined || fixedAt(config, field) !== undefined) continue;
-    const r = parseRuntimeValue(field, text);
-    if (r.ok) out[field] = r.value;
-    else onBad(SETTINGS[field].name, r.reason);
-  }
-  return out as Settings;
-}
 
 /**
  * This admin node's live view of the run-time settings: read from Postgres at start, after each

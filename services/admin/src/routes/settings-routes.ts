@@ -1,7 +1,7 @@
 import { Type } from "@sinclair/typebox";
-import { conflict, invalid, notFound, type SettingsTable } from "@svc/contracts";
-import { Answer, SETTINGS, StringEnum, errorResponses, fixedAt, pagingQuerySchema, readPaging, runtimeSetting, settingText, RUNTIME_SETTINGS, type ServiceApp, type SettingsReply } from "@svc/kit";
-import { parseRuntimeValue, type LiveSettings } from "../domain/live-settings.js";
+import { ADMIN_INTERNAL, conflict, forbidden, invalid, notFound, StoredSettingsDoc, type SettingsTable } from "@svc/contracts";
+import { Answer, SETTINGS, parseRuntimeValue, problemResponses, StringEnum, errorResponses, fixedAt, pagingQuerySchema, readPaging, runtimeSetting, settingText, RUNTIME_SETTINGS, type ServiceApp, type SettingsReply } from "@svc/kit";
+import type { LiveSettings } from "../domain/live-settings.js";
 import { settingsTable } from "../domain/settings-table.js";
 import type { NodeControl } from "../messaging/node-control.js";
 import type { RuntimeSettingStore } from "../store/runtime-setting-store.js";
@@ -13,7 +13,7 @@ export interface SettingsDeps {
   own: () => SettingsReply;
   /** The run-time settings as they stand (stored values over the ones read at start). */
   live: LiveSettings;
-  store: Pick<RuntimeSettingStore, "changes">;
+  store: Pick<RuntimeSettingStore, "changes" | "load">;
 }
 
 const nodeValue = Answer({
@@ -138,6 +138,16 @@ export function settingsRoutes(app: ServiceApp, deps: SettingsDeps): void {
       const secret = SETTINGS[field].secret === true;
       req.log.info({ setting: name, ...(secret ? {} : { from: oldValue, to: newValue }), principal: req.principal.id }, "run-time setting changed");
       return secret ? { name } : { name, value: newValue, previous: oldValue };
+    },
+  );
+
+  // Every other service's live view (kit live-settings-follower.ts) reads the stored values here.
+  app.get(
+    ADMIN_INTERNAL.settings,
+    { schema: { response: { 200: StoredSettingsDoc, ...problemResponses(401, 403, 500, 503) } } },
+    async (req): Promise<StoredSettingsDoc> => {
+      if (req.principal.kind !== "system") throw forbidden("internal route");
+      return { stored: Object.fromEntries(await deps.store.load()) };
     },
   );
 }

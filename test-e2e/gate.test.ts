@@ -152,6 +152,9 @@ describe("the screening gate", () => {
     const findings = await json<{ path: string; type: string; action: string; summary: string }[]>(await s.call("GET", "/api/findings?repository=npm", { key: admin }));
     expect(findings).toContainEqual(expect.objectContaining({ path: "gate-pkg/-/gate-pkg-1.0.3.tgz", type: "deny-list", action: "WARN", summary: expect.stringContaining("compromised pipeline") }));
     expect((await s.call("DELETE", `/api/deny-list/${entry.id}`, { key: admin })).status).toBe(204);
+    expect((await s.call("DELETE", `/api/deny-list/${entry.id}`, { key: admin })).status).toBe(404);
+    expect((await s.call("DELETE", "/api/deny-list/not-an-id", { key: admin })).status).toBe(404);
+    for (const list of ["/api/deny-list", "/api/findings", "/api/held"]) expect((await s.call("GET", `${list}?after=bogus`, { key: admin })).status).toBe(400);
   });
 
   it("new advisory data holds a stored version it names as malware, with a finding saying how often it was downloaded", async () => {

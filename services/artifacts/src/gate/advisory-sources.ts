@@ -58,7 +58,11 @@ export function readZip(bytes: Uint8Array, into: SourceRead = { advisories: [], 
   });
   unzip.register(UnzipInflate);
   const step = 1 << 16;
-  for (let at = 0; at < bytes.length; at += step) unzip.push(bytes.subarray(at, at + step), at + step >= bytes.length);
+  try {
+    for (let at = 0; at < bytes.length; at += step) unzip.push(bytes.subarray(at, at + step), at + step >= bytes.length);
+  } catch (err) {
+    error ??= err as Error;
+  }
   if (error) throw new Error(`the zip archive is damaged: ${error.message}`);
   if (open > 0) throw new Error("the zip archive ends in the middle of a file (cut short?)");
   return into;

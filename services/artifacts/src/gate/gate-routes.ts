@@ -1,9 +1,9 @@
 import { Type } from "@sinclair/typebox";
-import { LIMITS } from "@svc/contracts";
+import { LIMITS, invalid } from "@svc/contracts";
 import { Answer, NoContent, Nullable, errorResponses, pagingQuerySchema, readPaging, type ServiceApp } from "@svc/kit";
 import { actorOf } from "../domain/artifact-service.js";
 import type { GateService } from "./gate-service.js";
-import type { DenyEntry, FindingRow, GateStore } from "./gate-store.js";
+import { UUID, type DenyEntry, type FindingRow, type GateStore } from "./gate-store.js";
 
 const date = Type.String({ format: "date-time" });
 const denySchema = Answer({
@@ -70,6 +70,11 @@ const statusSchema = Answer({
 const idParam = Type.Object({ id: Type.String({ minLength: 1, maxLength: 4096 }) });
 const repositoryQuery = Type.Object({ ...pagingQuerySchema.properties, repository: Type.Optional(Type.String({ minLength: 1, maxLength: LIMITS.repositoryName })) }, { additionalProperties: false });
 
+/** A cursor that is an id of the list (a uuid), else a 400: a bad cursor is never read as "from the start". */
+const uuidCursor = (after: string | undefined, what: string): string | undefined => {
+  if (after !== undefined && !UUID.test(after)) throw invalid("after", `after must be the id of a ${what} (the X-Next-Cursor of the previous page)`);
+  return after;
+};
 const iso = (d: Date | null) => d?.toISOString() ?? null;
 const deny = (e: DenyEntry) => ({ ...e, created: e.created.toISOString() });
 const finding = (f: FindingRow) => ({ ...f, found: f.found.toISOString(), dataLoaded: iso(f.dataLoaded), lastDownloaded: iso(f.lastDownloaded) });
@@ -92,7 +97,7 @@ export interface GateRoutesDeps {
 export function gateRoutes(app: ServiceApp, deps: GateRoutesDeps): void {
   app.get("/api/deny-list", { schema: { querystring: pagingQuerySchema, response: { 200: Type.Array(denySchema), ...errorResponses(400) } } }, async (req, reply) => {
     const { after, limit } = readPaging(req.query);
-    const rows = await deps.store.denyList(after && /^[0-9a-f-]{36}$/i.test(after) ? after : undefined, limit + 1);
+    const rows = await deps.store.denyList(uuidCursor(after, "deny list entry"), limit + 1);
     const page = rows.slice(0, limit);
     if (rows.length > limit) reply.header("x-next-cursor", page[page.length - 1]!.id);
     return page.map(deny);
@@ -132,7 +137,7 @@ export function gateRoutes(app: ServiceApp, deps: GateRoutesDeps): void {
 
   app.get("/api/findings", { schema: { querystring: repositoryQuery, response: { 200: Type.Array(findingSchema), ...errorResponses(400) } } }, async (req, reply) => {
     const { after, limit } = readPaging(req.query);
-    const rows = await deps.store.findings({ repository: req.query.repository, after: after && /^[0-9a-f-]{36}$/i.test(after) ? after : undefined, limit: limit + 1 });
+    const rows = await deps.store.findings({ repository: req.query.repository, after: uuidCursor(after, "finding"), limit: limit + 1 });
     const page = rows.slice(0, limit);
     if (rows.length > limit) reply.header("x-next-cursor", page[page.length - 1]!.id);
     return page.map(finding);

@@ -7,7 +7,7 @@ import type { MetadataStore } from "../store/metadata-store.js";
 import { SCHEMA } from "../store/schema.js";
 import { ECOSYSTEMS, isEcosystem, packageName, versionRange, type Ecosystem } from "./ecosystems.js";
 import { findingsOf, gateFactory, matchesOf, verdictOf, type GateSettings, type Match } from "./gate.js";
-import type { FindingRow, GateStore, StoredAdvisory } from "./gate-store.js";
+import { UUID, type FindingRow, type GateStore, type StoredAdvisory } from "./gate-store.js";
 import { packageKey, type Advisory } from "./osv-records.js";
 
 /** The gate's own actor on the events it causes (a retroactive hold or finding). */
@@ -42,14 +42,14 @@ const addressOf = (repository: string, path: string): Address => ({ repository, 
 
 /** A held file's id in the API: its repository and path, opaque to callers. */
 export const heldId = (repository: string, path: string): string => Buffer.from(JSON.stringify([repository, path])).toString("base64url");
-function parseHeldId(id: string): { repository: string; path: string } {
+function parseHeldId(id: string, bad: () => Error = () => notFound(`no held file ${id}`)): { repository: string; path: string } {
   try {
     const v = JSON.parse(Buffer.from(id, "base64url").toString("utf8")) as unknown;
     if (Array.isArray(v) && v.length === 2 && typeof v[0] === "string" && typeof v[1] === "string") return { repository: v[0], path: v[1] };
   } catch {
     // refused below
   }
-  throw notFound(`no held file ${id}`);
+  throw bad();
 }
 
 /** A finding as its event carries it. */
@@ -149,7 +149,7 @@ export function gateServiceFactory(deps: GateServiceDeps) {
 
     /** Held files, by repository and path, a page after the held file `after` (its id). */
     async held(opts: { repository?: string; after?: string; limit: number }): Promise<HeldFile[]> {
-      const after = opts.after ? parseHeldId(opts.after) : undefined;
+      const after = opts.after ? parseHeldId(opts.after, () => invalid("after", "after must be the id of a held file (the X-Next-Cursor of the previous page)")) : undefined;
       const r = await deps.pool.query(
         `select repository, path, size, sha256, held_reason, held_at, updated_at, downloads from ${T("artifacts")}
          where held_reason is not null and ($1::text is null or repository = $1)
@@ -185,7 +185,7 @@ export function gateServiceFactory(deps: GateServiceDeps) {
     },
 
     async removeDenyEntry(id: string): Promise<void> {
-      if (!/^[0-9a-f-]{36}$/i.test(id) || !(await store.removeDenyEntry(id))) throw notFound(`no deny list entry ${id}`);
+      if (!UUID.test(id) || !(await store.removeDenyEntry(id))) throw notFound(`no deny list entry ${id}`);
     },
   };
 }

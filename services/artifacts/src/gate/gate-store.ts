@@ -116,6 +116,9 @@ export interface FindingRow {
 }
 export type NewFinding = Omit<FindingRow, "id" | "found">;
 
+/** The ids of deny list entries and findings. */
+export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
 /** Rows written per statement when a source is loaded. */
 const BATCH = 500;
 

@@ -4,6 +4,7 @@ import { PAGES } from "./index.js";
 import { ApiRefusal, type ApiResult, type ConsolePage, type PageContext, type PageOutcome } from "./page-contract.js";
 import { peopleGroupsPage } from "./people-groups-page.js";
 import { repositoriesPage } from "./repositories-page.js";
+import { screeningPage } from "./screening-page.js";
 import { webhooksPage } from "./webhooks-page.js";
 
 type Answer = Partial<ApiResult> & { status: number };
@@ -200,5 +201,42 @@ describe("every page", () => {
   it.each(pages)("lets a 403 through (%s)", async (page, over, routes) => {
     const refused = Object.fromEntries(Object.keys(routes).map((k) => [k, forbidden]));
     await expect(page.get(fakeCtx(refused, over).ctx)).rejects.toMatchObject({ status: 403 });
+  });
+});
+
+const now = new Date().toISOString();
+
+const lists = (over: Record<string, Answer> = {}): Record<string, Answer> => ({
+  "GET /api/advisories/status": { status: 200, body: { sources: [{ source: "/srv/osv", state: "loaded", records: 12, loaded: now, error: null }, { source: "https://osv.example/all.zip", state: "failed", records: 0, loaded: null, error: "answered 503" }], loaded: now, ageSeconds: 30, failed: 1 } },
+  "GET /api/held": { status: 200, body: [{ id: "aGVsZA", repository: "npm", path: "evil/-/evil-1.0.0.tgz", reason: "evil@1.0.0 held: <malware>", held: now, downloads: 3 }] },
+  "GET /api/findings": { status: 200, body: [{ id: "f1", repository: "npm", path: "evil/-/evil-1.0.0.tgz", name: "evil", version: "1.0.0", type: "malware", level: "CRITICAL", advisory: "MAL-2026-1", summary: "steals tokens", action: "HOLD", found: now, dataLoaded: now, downloads: 3, lastDownloaded: now }], headers: { "x-next-cursor": "f1" } },
+  "GET /api/deny-list": { status: 200, body: [{ id: "d1", ecosystem: "npm", name: "left-pad", versions: "<2", reason: "withdrawn", createdBy: "key:abc", created: now }] },
+  ...over,
+});
+
+describe("Screening page", () => {
+  it("shows the data's state (a failed source flagged), held versions with Release and Discard, findings with their downloads, and the deny list", async () => {
+    const { ctx, calls } = fakeCtx(lists(), { query: { repository: "npm" } });
+    const out = text(await screeningPage.get(ctx));
+    expect(out).toContain("30 s old");
+    expect(out).toContain("1 source could not be read");
+    expect(out).toContain("answered 503");
+    expect(out).toContain("evil@1.0.0 held: &lt;malware&gt;");
+    expect(out.match(/Release<\/button>/g)).toHaveLength(1);
+    expect(out.match(/Discard<\/button>/g)).toHaveLength(1);
+    expect(out).toContain("MAL-2026-1");
+    expect(out).toContain("steals tokens");
+    expect(out).toContain("left-pad");
+    expect(calls.map((c) => c.path)).toEqual(expect.arrayContaining([expect.stringContaining("/api/held?limit=50&repository=npm"), expect.stringContaining("/api/findings?limit=50&repository=npm")]));
+    for (const m of out.matchAll(/<(?:input|select) id="([^"]+)"/g)) expect(out, m[1]).toContain(`<label for="${m[1]}">`);
+  });
+
+  it("releases a held version and adds to the deny list through the API, and says why the API refused a bad range", async () => {
+    const { ctx, calls } = fakeCtx({ "POST /api/held/aGVsZA/release": { status: 204 } }, { form: { id: "aGVsZA" } });
+    expect(await screeningPage.actions!.release!(ctx)).toMatchObject({ kind: "redirect", location: "/ui/screening", notice: expect.stringContaining("Released") });
+    expect(calls).toEqual([{ method: "POST", path: "/api/held/aGVsZA/release", body: {} }]);
+    const refused = fakeCtx({ "POST /api/deny-list": { status: 400, body: { detail: '"[2,1]" is not a Maven version range' } } }, { form: { ecosystem: "Maven", name: "a:b", versions: "[2,1]", reason: "x" } });
+    expect(await screeningPage.actions!.deny!(refused.ctx)).toMatchObject({ kind: "redirect", notice: 'Not done: "[2,1]" is not a Maven version range' });
+    expect(refused.calls[0]!.body).toEqual({ ecosystem: "Maven", name: "a:b", versions: "[2,1]", reason: "x" });
   });
 });

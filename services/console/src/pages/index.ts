@@ -6,9 +6,10 @@ import type { ConsolePage } from "./page-contract.js";
 import { peopleGroupsPage } from "./people-groups-page.js";
 import { posturePage } from "./posture-page.js";
 import { repositoriesPage } from "./repositories-page.js";
+import { screeningPage } from "./screening-page.js";
 import { settingsPage } from "./settings-page.js";
 import { walksPage } from "./walks-page.js";
 import { webhooksPage } from "./webhooks-page.js";
 
-/** Every page, in navigation order (Posture, Metrics, Logs, Caches, Walks, Repositories, Credentials, People and groups, Webhooks, Settings). */
-export const PAGES: ConsolePage[] = [posturePage, metricsPage, logsPage, cachesPage, walksPage, repositoriesPage, credentialsPage, peopleGroupsPage, webhooksPage, settingsPage];
+/** Every page, in navigation order (Posture, Metrics, Logs, Caches, Walks, Repositories, Screening, Credentials, People and groups, Webhooks, Settings). */
+export const PAGES: ConsolePage[] = [posturePage, metricsPage, logsPage, cachesPage, walksPage, repositoriesPage, screeningPage, credentialsPage, peopleGroupsPage, webhooksPage, settingsPage];

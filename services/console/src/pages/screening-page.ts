@@ -1,0 +1,157 @@
+import { html } from "./html.js";
+import { expectOk, type ConsolePage } from "./page-contract.js";
+import { PAGE_SIZE, actionForm, afterChange, field, listPage, pager, when } from "./page-widgets.js";
+
+const BASE = "/ui/screening";
+
+interface SourceView {
+  source: string;
+  state: string;
+  records: number;
+  loaded: string | null;
+  error: string | null;
+}
+interface StatusView {
+  sources: SourceView[];
+  loaded: string | null;
+  ageSeconds: number | null;
+  failed: number;
+}
+interface HeldView {
+  id: string;
+  repository: string;
+  path: string;
+  reason: string;
+  held: string | null;
+  downloads: number;
+}
+interface FindingView {
+  id: string;
+  repository: string;
+  path: string;
+  name: string;
+  version: string;
+  type: string;
+  level: string | null;
+  advisory: string;
+  summary: string;
+  action: string;
+  found: string;
+  dataLoaded: string | null;
+  downloads: number;
+  lastDownloaded: string | null;
+}
+/** A deny list entry as GET /api/deny-list answers it (every field a string). */
+type DenyView = Record<"id" | "ecosystem" | "name" | "versions" | "reason" | "createdBy" | "created", string>;
+
+const age = (seconds: number | null) => (seconds === null ? "no data loaded yet" : seconds < 120 ? `${seconds} s old` : seconds < 7200 ? `${Math.round(seconds / 60)} min old` : `${Math.round(seconds / 3600)} h old`);
+const REPOSITORY = /^[A-Za-z0-9._-]{1,100}$/;
+
+/**
+ * The screening gate (docs/administration/screening.md): the advisory data's state, held files
+ * (release, discard), findings per repository, and the deny list (add, remove).
+ */
+export const screeningPage: ConsolePage = {
+  slug: "screening",
+  nav: "Screening",
+  needs: "manage:read on * (manage:write to release, discard or change the deny list)",
+
+  async get(ctx) {
+    const repository = REPOSITORY.test(ctx.query.repository ?? "") ? ctx.query.repository! : "";
+    const [status, held, findings, deny] = await Promise.all([
+      ctx.api<StatusView>("GET", "/api/advisories/status").then(expectOk),
+      listPage<HeldView>(ctx, "/api/held", { limit: String(PAGE_SIZE), after: ctx.query.held, repository: repository || undefined }),
+      listPage<FindingView>(ctx, "/api/findings", { limit: String(PAGE_SIZE), after: ctx.query.after, repository: repository || undefined }),
+      listPage<DenyView>(ctx, "/api/deny-list", { limit: String(PAGE_SIZE) }),
+    ]);
+    const here = repository ? `${BASE}?repository=${encodeURIComponent(repository)}` : BASE;
+    const main = html`
+      <section aria-labelledby="advisories-heading">
+        <h2 id="advisories-heading">Advisory data</h2>
+        <p>${status.sources.length ? html`The data is ${age(status.ageSeconds)}.${status.failed ? html` <strong class="badge warning">${status.failed} source${status.failed > 1 ? "s" : ""} could not be read</strong>: the gate goes on with the last good data.` : ""}` : html`No sources: set <code>svc.advisories.sources</code>. Without advisory data only the deny list is checked.`}</p>
+        <table class="list" id="sources">
+          <thead><tr><th scope="col">Source</th><th scope="col">State</th><th scope="col">Records</th><th scope="col">Loaded</th><th scope="col">Error</th></tr></thead>
+          <tbody>${status.sources.map((s) => html`<tr><td><code>${s.source}</code></td><td>${s.state === "failed" ? html`<strong class="badge warning">failed</strong>` : s.state}</td><td>${s.records}</td><td>${when(s.loaded)}</td><td>${s.error ?? ""}</td></tr>`)}</tbody>
+        </table>
+      </section>
+      <form method="get" action="${BASE}" class="filter">${field({ id: "screening-repository", name: "repository", label: "Repository", value: repository, hint: "blank: every repository" })}<button type="submit">Show</button></form>
+      <section aria-labelledby="held-heading">
+        <h2 id="held-heading">Held versions</h2>
+        <p>Not served and not listed to clients until released. Discarding removes the file.</p>
+        <table class="list" id="held">
+          <thead><tr><th scope="col">Repository</th><th scope="col">Path</th><th scope="col">Why</th><th scope="col">Held</th><th scope="col">Downloads</th><th scope="col">Release</th><th scope="col">Discard</th></tr></thead>
+          <tbody>${
+            held.items.length
+              ? held.items.map(
+                  (h) => html`<tr><td>${h.repository}</td><td><code>${h.path}</code></td><td>${h.reason}</td><td>${when(h.held)}</td><td>${h.downloads}</td>
+                    <td>${actionForm(ctx, { to: here, action: "release", button: "Release", fields: { id: h.id } })}</td>
+                    <td>${actionForm(ctx, { to: here, action: "discard", button: "Discard", fields: { id: h.id } })}</td></tr>`,
+                )
+              : html`<tr><td colspan="7">Nothing is held.</td></tr>`
+          }</tbody>
+        </table>
+        ${pager({ base: BASE, param: "held", current: ctx.query.held, next: held.next, keep: { repository }, label: "held versions" })}
+      </section>
+      <section aria-labelledby="findings-heading">
+        <h2 id="findings-heading">Findings</h2>
+        <table class="list" id="findings">
+          <thead><tr><th scope="col">Found</th><th scope="col">Repository</th><th scope="col">Package</th><th scope="col">Type</th><th scope="col">Advisory</th><th scope="col">Action</th><th scope="col">Downloads before</th><th scope="col">Data from</th></tr></thead>
+          <tbody>${
+            findings.items.length
+              ? findings.items.map(
+                  (f) => html`<tr><td>${when(f.found)}</td><td>${f.repository}</td><td><code>${f.name}@${f.version}</code><br><small>${f.path}</small></td>
+                    <td>${f.type}${f.level ? html` <small>${f.level}</small>` : ""}</td><td>${f.advisory}<br><small>${f.summary}</small></td><td>${f.action}</td>
+                    <td>${f.downloads}${f.lastDownloaded ? html`<br><small>last ${when(f.lastDownloaded)}</small>` : ""}</td><td>${when(f.dataLoaded, "unknown")}</td></tr>`,
+                )
+              : html`<tr><td colspan="8">No findings${repository ? ` in ${repository}` : ""}.</td></tr>`
+          }</tbody>
+        </table>
+        ${pager({ base: BASE, param: "after", current: ctx.query.after, next: findings.next, keep: { repository }, label: "findings" })}
+      </section>
+      <section aria-labelledby="deny-heading">
+        <h2 id="deny-heading">Deny list</h2>
+        <table class="list" id="deny-list">
+          <thead><tr><th scope="col">Ecosystem</th><th scope="col">Package</th><th scope="col">Versions</th><th scope="col">Why</th><th scope="col">Added</th><th scope="col">Remove</th></tr></thead>
+          <tbody>${
+            deny.items.length
+              ? deny.items.map(
+                  (d) => html`<tr><td>${d.ecosystem}</td><td><code>${d.name}</code></td><td><code>${d.versions || "*"}</code></td><td>${d.reason}</td><td>${when(d.created)} <small>${d.createdBy}</small></td>
+                    <td>${actionForm(ctx, { to: here, action: "unlist", button: "Remove", fields: { id: d.id } })}</td></tr>`,
+                )
+              : html`<tr><td colspan="6">The deny list is empty.</td></tr>`
+          }</tbody>
+        </table>
+        ${actionForm(ctx, {
+          to: here,
+          action: "deny",
+          button: "Add to the deny list",
+          controls: html`<p class="field"><label for="deny-ecosystem">Ecosystem</label> <select id="deny-ecosystem" name="ecosystem"><option>npm</option><option>PyPI</option><option>Maven</option></select></p>
+            ${field({ id: "deny-name", name: "name", label: "Package", required: true, hint: "Maven: groupId:artifactId" })}
+            ${field({ id: "deny-versions", name: "versions", label: "Versions", placeholder: "*", hint: "npm: ^1.2.0; PyPI: >=1.0,<1.4; Maven: [1.0,2.0)" })}
+            ${field({ id: "deny-reason", name: "reason", label: "Why", required: true })}`,
+        })}
+      </section>`;
+    return { kind: "html", title: "Screening", main };
+  },
+
+  actions: {
+    async release(ctx) {
+      const back = backOf(ctx.query.repository);
+      return afterChange(await ctx.api("POST", `/api/held/${encodeURIComponent(ctx.form.id ?? "")}/release`, {}), back, "Released: it is served again");
+    },
+    async discard(ctx) {
+      const back = backOf(ctx.query.repository);
+      return afterChange(await ctx.api("DELETE", `/api/held/${encodeURIComponent(ctx.form.id ?? "")}`), back, "Discarded: the file is removed");
+    },
+    async deny(ctx) {
+      const f = ctx.form;
+      const body = { ecosystem: f.ecosystem ?? "", name: f.name ?? "", versions: f.versions ?? "", reason: f.reason ?? "" };
+      return afterChange(await ctx.api("POST", "/api/deny-list", body), backOf(ctx.query.repository), `Added ${body.name} ${body.versions || "*"} to the deny list`);
+    },
+    async unlist(ctx) {
+      return afterChange(await ctx.api("DELETE", `/api/deny-list/${encodeURIComponent(ctx.form.id ?? "")}`), backOf(ctx.query.repository), "Removed from the deny list");
+    },
+  },
+};
+
+const backOf = (repository: string | undefined) => (repository && REPOSITORY.test(repository) ? `${BASE}?repository=${encodeURIComponent(repository)}` : BASE);

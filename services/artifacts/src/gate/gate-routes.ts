@@ -143,7 +143,7 @@ export function gateRoutes(app: ServiceApp, deps: GateRoutesDeps): void {
     return page.map(finding);
   });
 
-  app.get("/api/advisories/status", { schema: { response: { 200: statusSchema } } }, async () => {
+  app.get("/api/advisories/status", { schema: { response: { 200: statusSchema, ...errorResponses() } } }, async () => {
     const [states, loaded] = await Promise.all([deps.store.sources(), deps.store.loadedAt()]);
     const byName = new Map(states.map((s) => [s.source, s]));
     const sources = deps.sources.map((source) => {

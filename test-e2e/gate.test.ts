@@ -129,6 +129,9 @@ describe("the screening gate", () => {
     expect(doc["dist-tags"].latest).toBe("1.0.0");
     expect(Object.keys(doc.versions)).toEqual(["1.0.0"]);
     expect(await install("gate-pkg")).toBe("1.0.0");
+    // One version's document: the held one is not found, and the tag on it names the repaired latest.
+    expect((await s.call("GET", "/repository/npm/gate-pkg/1.0.2", { key: reader })).status).toBe(404);
+    expect((await json<{ version: string }>(await s.call("GET", "/repository/npm/gate-pkg/latest", { key: reader }))).version).toBe("1.0.0");
 
     expect((await s.call("POST", `/api/held/${h!.id}/release`, { key: admin })).status).toBe(204);
     expect((await s.call("GET", "/repository/npm/gate-pkg/-/gate-pkg-1.0.2.tgz", { key: reader })).status).toBe(200);

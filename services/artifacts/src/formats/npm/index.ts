@@ -20,7 +20,7 @@ export const npm: FormatModule = {
     const store = npmStoreFactory(deps.db, deps.pool, deps.metadata.changes);
     const registry = npmRegistryFactory({ store, metadata: deps.metadata, artifacts: deps.artifacts, readOnly: deps.readOnly });
     return {
-      handle: npmHandler({ npm: registry, store, artifacts: deps.artifacts, publicUrl: deps.publicUrl }),
+      handle: npmHandler({ npm: registry, store, artifacts: deps.artifacts, publicUrl: deps.publicUrl, held: async (repository, path) => ((await deps.metadata.find(repository, path))?.heldReason ?? null) !== null }),
       removing: npmTarballRemoval(store),
       holding: npmTarballHolding(store),
       export: npmExportFactory({ store, metadata: deps.metadata, copy: artifactCopierFactory(deps) }),

@@ -1,7 +1,7 @@
 import { gunzipSync } from "node:zlib";
 import { describe, expect, it } from "vitest";
 import type { NpmPackageRow, NpmVersionRow } from "./npm-store.js";
-import { COMPRESS_FROM_BYTES, npmDocumentCacheFactory, type NpmDocument } from "./npm-document-cache.js";
+import { COMPRESS_FROM_BYTES, npmDocumentCacheFactory, visibleTags, type NpmDocument } from "./npm-document-cache.js";
 
 /** One Postgres shared by every replica: package rows with their revision, and version rows. */
 function sharedStore() {
@@ -131,5 +131,14 @@ describe("npm document cache", () => {
     expect(after!.encoding).toBe("gzip");
     expect(Object.keys(JSON.parse(gunzipSync(after!.body!).toString("utf8")).versions)).toContain("2.0.0");
     expect(db.versionReads).toBe(3);
+  });
+});
+
+describe("dist-tags of a document that leaves held versions out", () => {
+  it("a tag on a version not listed goes, and latest moves to the newest listed release (a prerelease only when there is no release)", () => {
+    expect(visibleTags({ latest: "1.0.2", next: "2.0.0-rc.1", old: "0.9.0" }, ["0.9.0", "1.0.0", "1.0.1-beta.1", "2.0.0-rc.1"])).toEqual({ latest: "1.0.0", next: "2.0.0-rc.1", old: "0.9.0" });
+    expect(visibleTags({ latest: "2.0.0" }, ["1.0.0-beta.1", "1.0.0-beta.2"])).toEqual({ latest: "1.0.0-beta.2" });
+    expect(visibleTags({ latest: "1.0.0" }, ["1.0.0", "1.1.0"])).toEqual({ latest: "1.0.0" });
+    expect(visibleTags({ latest: "1.0.0" }, [])).toEqual({});
   });
 });

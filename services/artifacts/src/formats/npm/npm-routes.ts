@@ -4,7 +4,7 @@ import type { FastifyReply, FastifyRequest } from "fastify";
 import { ServiceError, conflict, invalid, notFound } from "@svc/contracts";
 import type { ArtifactAddress } from "@svc/grants";
 import { actorOf, type ArtifactService } from "../../domain/artifact-service.js";
-import { npmDocumentCacheFactory } from "./npm-document-cache.js";
+import { npmDocumentCacheFactory, visibleTags } from "./npm-document-cache.js";
 import { ABBREVIATED_TYPE, packageAt, servedVersion, wantsAbbreviated } from "./npm-documents.js";
 import type { NpmRegistry } from "./npm-registry.js";
 import { parsePreconditions } from "../../domain/upload-checks.js";
@@ -17,6 +17,8 @@ export interface NpmRoutesDeps {
   artifacts: Pick<ArtifactService, "remove">;
   /** svc.ui.public-url: the deployment's public base URL; blank: the address the client used. */
   publicUrl: string;
+  /** Whether a file is held (the screening gate): its version is not served. */
+  held: (repository: string, path: string) => Promise<boolean>;
 }
 
 /** The largest dist-tag body read (the version the tag points at, as a JSON string). */
@@ -90,8 +92,16 @@ export function npmHandler(deps: NpmRoutesDeps): NpmHandler {
     const pkg = await store.findPackage(repository, name);
     if (!pkg) throw notFound(`no package ${name} in repository ${repository}`);
     // A client's name is looked up in the tags' own names only (never `constructor`, `__proto__`…).
-    const wanted = Object.hasOwn(pkg.distTags, version) ? pkg.distTags[version]! : version;
-    const row = await store.findVersion(repository, name, wanted);
+    const tagged = Object.hasOwn(pkg.distTags, version);
+    let row = await store.findVersion(repository, name, tagged ? pkg.distTags[version]! : version);
+    // A held version is not listed (the screening gate): asked for by number it is not found; a
+    // tag on it names what the package document's repaired tags name.
+    if (row && (await deps.held(repository, row.tarball))) {
+      if (!tagged) throw notFound(`${name}@${version} is held and not served until an administrator releases it`);
+      const listed = (await store.documentVersions(repository, name, undefined)).versions;
+      const now = visibleTags(pkg.distTags, listed.map((v) => v.version))[version];
+      row = now === undefined ? undefined : await store.findVersion(repository, name, now);
+    }
     if (!row) throw notFound(`${name} has no version or dist-tag ${version}`);
     return reply.type("application/json").send(servedVersion(row, baseUrl(req, repository, deps.publicUrl)));
   };

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { inject } from "vitest";
 import { createHash } from "node:crypto";
 import { expectOk, run, scratchEnv, startNpmSuite, type Clients, type Run } from "./npm-clients.js";
-import { uploadForm } from "./pypi-clients.js";
+import { buildDist, ensurePythonClients, pythonEnv, uploadForm } from "./pypi-clients.js";
 import type { Suite } from "./suite.js";
 
 /**
@@ -186,9 +186,10 @@ describe("the screening gate", () => {
     record("MAL-2026-0003", "Maven", "org.example:gated", ["1.5"]);
     record("GHSA-gate-mvn-0001", "Maven", "org.example:gated", ["1.6"], critical);
     record("GHSA-gate-py-0001", "PyPI", "Held_Pkg", ["2.0"], critical);
+    record("MAL-2026-0004", "PyPI", "gate-twine", ["1.0"]);
     await until(async () => {
       const st = await json<{ sources: { records: number }[] }>(await s.call("GET", "/api/advisories/status", { key: admin }));
-      return st.sources[0]!.records === 7 ? true : undefined;
+      return st.sources[0]!.records === 8 ? true : undefined;
     });
     const refused = await s.call("PUT", "/repository/gate-maven/org/example/gated/1.5/gated-1.5.jar", { key: admin, body: new Uint8Array([1, 2, 3]) });
     expect(refused.status).toBe(403);
@@ -223,5 +224,18 @@ describe("the screening gate", () => {
     expect(page).toContain("held_pkg-1.0-py3-none-any.whl");
     expect(page).not.toContain("held_pkg-2.0");
     expect((await json<Held[]>(await s.call("GET", "/api/held?repository=gate-pypi", { key: admin }))).map((h) => h.reason)).toEqual([expect.stringContaining("GHSA-gate-py-0001")]);
+  });
+
+  it("twine upload of a malware version is refused with the reason in the status line twine prints", async () => {
+    const py = await ensurePythonClients();
+    const dist = await buildDist(work, py, { name: "gate_twine", version: "1.0" });
+    const dir = join(work, `twine-${++n}`);
+    mkdirSync(dir, { recursive: true });
+    const env = pythonEnv(dir, { TWINE_REPOSITORY_URL: `${s.gatewayUrl}/repository/gate-pypi/`, TWINE_USERNAME: "__token__", TWINE_PASSWORD: admin });
+    const r = await run(py.twine, ["upload", "--non-interactive", "--disable-progress-bar", dist.wheel], { cwd: dir, env });
+    expect(r.code).not.toBe(0);
+    expect(r.output).toContain("403");
+    expect(r.output).toContain("MAL-2026-0004");
+    expect((await s.call("GET", "/repository/gate-pypi/simple/gate-twine/", { key: admin })).status).toBe(404);
   });
 });

@@ -47,8 +47,9 @@ describe("the S3 blob store failing under a transfer", () => {
         SVC_STORAGE_S3_PREFIX: prefix,
         SVC_STORAGE_S3_ACCESS_KEY: os.accessKey,
         SVC_STORAGE_S3_SECRET_KEY: os.secretKey,
-        // A hung store is given up on after 2 × 5 s of silence here (20 s by default).
-        SVC_STORAGE_S3_IDLE_TIMEOUT: "5s",
+        // A hung store is given up on after 2 × 10 s of silence here (20 s by default; 5 s cut a
+        // flowing upload short on a machine whose cores were busy).
+        SVC_STORAGE_S3_IDLE_TIMEOUT: "10s",
       },
     });
     s3 = new S3Client({ endpoint: os.endpoint, region: os.region, forcePathStyle: true, credentials: { accessKeyId: os.accessKey, secretAccessKey: os.secretKey } });

@@ -142,9 +142,15 @@ export function rateLimiterFactory(opts: RateLimiterOptions) {
   redis.on("error", () => {
     // Reported through `degraded` below; ioredis retries by itself.
   });
+  // One command slower than its timeout on a busy machine is not an outage: Redis counts as
+  // down when the connection is lost, or when commands have failed for DOWN_AFTER_MS without one
+  // answering in between (what readiness and the posture then report).
+  const DOWN_AFTER_MS = 2000;
+  let failingSince: number | undefined;
   const markUp = () => {
     if (down) opts.log.info("Redis is reachable again: rate limits are enforced");
     down = false;
+    failingSince = undefined;
   };
   redis.on("ready", () => {
     markUp();
@@ -157,6 +163,9 @@ export function rateLimiterFactory(opts: RateLimiterOptions) {
   const markDown = (err: unknown) => {
     opts.onDegraded?.();
     if (connecting()) return;
+    const now = Date.now();
+    failingSince ??= now;
+    if (redis.status === "ready" && now - failingSince < DOWN_AFTER_MS) return;
     if (!down) {
       down = true;
       opts.log.warn({ err: { message: (err as Error)?.message } }, "Redis is unreachable: requests are served without a rate limit until it is back");

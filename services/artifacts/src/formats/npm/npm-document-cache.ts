@@ -1,8 +1,8 @@
 import { createHash } from "node:crypto";
 import { promisify } from "node:util";
 import { gzip as gzipCallback } from "node:zlib";
-import type { NpmPackageRow, NpmStore } from "./npm-store.js";
 import semver from "semver";
+import type { NpmPackageRow, NpmStore } from "./npm-store.js";
 import { abbreviated, packument } from "./npm-documents.js";
 import type { Preconditions } from "../../domain/upload-checks.js";
 
@@ -62,19 +62,6 @@ interface Entry {
 }
 
 /**
- * A package's document, serialised once per change instead of once per request: reading the
- * version rows and serialising them cost milliseconds per request on a package of hundreds of
- * versions (and a 2,000-version document is several MB). Each read still asks Postgres for the
- * package row, whose revision is raised in the same transaction as every change, so a document
- * is served only while it matches that revision: a change made through any replica is seen by
- * every replica on its next read. Concurrent reads that miss share one build.
- *
- * A client that accepts gzip (npm, pnpm and yarn all do) gets a large document compressed, once
- * per change as well: a 2,000-version document of about 5 MB is a few hundred KB gzipped, so
- * twenty clients fetching it at once move a tenth of the bytes through the gateway and the
- * network, and none compresses it again. Concurrent reads share one compression too.
- */
-/**
  * Dist-tags that name only versions the document lists: a held version is not listed (the
  * screening gate), so a tag on it goes and `latest` moves to the newest listed release (the
  * newest prerelease when there is no release), and `npm install` picks a version it may download.
@@ -91,6 +78,19 @@ export function visibleTags(tags: Record<string, string>, listed: readonly strin
   return out;
 }
 
+/**
+ * A package's document, serialised once per change instead of once per request: reading the
+ * version rows and serialising them cost milliseconds per request on a package of hundreds of
+ * versions (and a 2,000-version document is several MB). Each read still asks Postgres for the
+ * package row, whose revision is raised in the same transaction as every change, so a document
+ * is served only while it matches that revision: a change made through any replica is seen by
+ * every replica on its next read. Concurrent reads that miss share one build.
+ *
+ * A client that accepts gzip (npm, pnpm and yarn all do) gets a large document compressed, once
+ * per change as well: a 2,000-version document of about 5 MB is a few hundred KB gzipped, so
+ * twenty clients fetching it at once move a tenth of the bytes through the gateway and the
+ * network, and none compresses it again. Concurrent reads share one compression too.
+ */
 export function npmDocumentCacheFactory(deps: NpmDocumentCacheDeps) {
   const { store } = deps;
   const maxBytes = deps.maxBytes ?? 64 * 1024 * 1024;

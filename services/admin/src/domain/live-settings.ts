@@ -1,5 +1,5 @@
 import type { Logger } from "pino";
-import { SETTINGS, overlayRuntime, settingText, type RuntimeSetting, type SettingDef, type Settings } from "@svc/kit";
+import { SETTINGS, overlayRuntime, settingText, shownSettingText, type RuntimeSetting, type Settings } from "@svc/kit";
 import type { RuntimeSettingStore } from "../store/runtime-setting-store.js";
 
 /**
@@ -24,14 +24,18 @@ export function liveSettingsFactory(deps: { config: Settings; store: Pick<Runtim
         return current;
       }
     },
-    /** Stores a parsed value and records who changed it; answers the old and new text. */
-    async change(field: RuntimeSetting, text: string, principal: string): Promise<{ oldValue: string; newValue: string }> {
-      const d = SETTINGS[field] as SettingDef<unknown>;
+    /**
+     * Stores a parsed value and records who changed it; answers the old and new text as they may
+     * be shown (undefined for a secret, masked where part of the value is one), which is also
+     * what the record keeps.
+     */
+    async change(field: RuntimeSetting, text: string, principal: string): Promise<{ oldValue?: string; newValue?: string }> {
       await refresh();
-      const oldValue = settingText(current[field]);
-      await deps.store.set(d.name, text, d.secret ? { oldValue: null, newValue: null } : { oldValue, newValue: text }, principal);
+      const oldValue = shownSettingText(field, settingText(current[field]));
+      const newValue = shownSettingText(field, text);
+      await deps.store.set(SETTINGS[field].name, text, { oldValue: oldValue ?? null, newValue: newValue ?? null }, principal);
       await refresh();
-      return { oldValue, newValue: text };
+      return { oldValue, newValue };
     },
   };
 }

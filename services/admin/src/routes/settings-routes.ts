@@ -1,6 +1,6 @@
 import { Type } from "@sinclair/typebox";
 import { ADMIN_INTERNAL, conflict, forbidden, invalid, notFound, StoredSettingsDoc, type SettingsTable } from "@svc/contracts";
-import { Answer, SETTINGS, parseRuntimeValue, problemResponses, StringEnum, errorResponses, fixedAt, pagingQuerySchema, readPaging, runtimeSetting, settingText, RUNTIME_SETTINGS, type ServiceApp, type SettingsReply } from "@svc/kit";
+import { Answer, SETTINGS, parseRuntimeValue, runtimeChangeProblems, shownSettingText, problemResponses, StringEnum, errorResponses, fixedAt, pagingQuerySchema, readPaging, runtimeSetting, settingText, RUNTIME_SETTINGS, type ServiceApp, type SettingsReply } from "@svc/kit";
 import type { LiveSettings } from "../domain/live-settings.js";
 import { settingsTable } from "../domain/settings-table.js";
 import type { NodeControl } from "../messaging/node-control.js";
@@ -40,8 +40,8 @@ export function withRuntime(table: SettingsTable, live: ReturnType<LiveSettings[
       const field = runtimeSetting(row.name);
       if (field === undefined) return row;
       const at = fixedAt(live, field);
-      const secret = SETTINGS[field].secret === true;
-      return { ...row, runtime: true, ...(secret ? {} : { value: settingText(live[field]) }), fixed: at !== undefined, ...(at === undefined ? {} : { fixedAt: at }) };
+      const value = shownSettingText(field, settingText(live[field]));
+      return { ...row, runtime: true, ...(value === undefined ? {} : { value }), fixed: at !== undefined, ...(at === undefined ? {} : { fixedAt: at }) };
     }),
   };
 }
@@ -113,7 +113,11 @@ export function settingsRoutes(app: ServiceApp, deps: SettingsDeps): void {
         params: Type.Object({ name: Type.String({ maxLength: 200 }) }),
         body: Type.Object({ value: Type.Union([Type.String({ maxLength: 65_536 }), Type.Number(), Type.Boolean()]) }, { additionalProperties: false }),
         response: {
-          200: Answer({ name: Type.String(), value: Type.String(), previous: Type.String() }),
+          200: Answer({
+            name: Type.String(),
+            value: Type.Optional(Type.String({ description: "the new value as shown; absent for a secret, masked where part of it is one (webhook endpoints' URLs)" })),
+            previous: Type.Optional(Type.String({ description: "the value before, shown the same way" })),
+          }),
           ...errorResponses(400, 404, 409, 413, 415),
         },
       },
@@ -132,12 +136,14 @@ export function settingsRoutes(app: ServiceApp, deps: SettingsDeps): void {
       if (at !== undefined) throw conflict(`${name} is fixed by the operator at start (${at}) and wins over a run-time change; change it there and restart`);
       const parsed = parseRuntimeValue(field, req.body.value);
       if (!parsed.ok) throw invalid("value", parsed.reason);
+      // Settings read together (the webhook ones) are checked with the others in force, as the notifier checks them at start.
+      const together = runtimeChangeProblems(field, parsed.value, deps.live.current());
+      if (together.length > 0) throw invalid("value", together.join("; "));
       const { oldValue, newValue } = await deps.live.change(field, parsed.text, req.principal.id);
       deps.peers.announceSettingsChanged(name);
       if (field === "rateLimit") deps.peers.announceLimitsChanged(deps.live.current().tenant);
-      const secret = SETTINGS[field].secret === true;
-      req.log.info({ setting: name, ...(secret ? {} : { from: oldValue, to: newValue }), principal: req.principal.id }, "run-time setting changed");
-      return secret ? { name } : { name, value: newValue, previous: oldValue };
+      req.log.info({ setting: name, ...(newValue === undefined ? {} : { from: oldValue, to: newValue }), principal: req.principal.id }, "run-time setting changed");
+      return newValue === undefined ? { name } : { name, value: newValue, previous: oldValue ?? "" };
     },
   );
 

@@ -3,7 +3,7 @@ import { Registry } from "prom-client";
 import { afterEach, describe, expect, it } from "vitest";
 import type { AttemptRecord, ClaimedDelivery } from "../store/delivery-store.js";
 import { deliveryWorkerFactory, type DeliveryWorker } from "./delivery-worker.js";
-import type { Endpoint } from "./endpoint-settings.js";
+import type { Endpoint } from "@svc/kit";
 import { webhookMetricsFactory } from "./webhook-metrics.js";
 import type { Attempt, AttemptResult } from "./webhook-sender.js";
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { ARTIFACT_EVENT_KINDS } from "@svc/contracts";
-import { parseEndpoints, parseKinds, parseSecrets, parseWebhookSettings, splitLines } from "./endpoint-settings.js";
+import { parseEndpoints, parseKinds, parseSecrets, parseWebhookSettings, splitLines } from "./webhook-settings.js";
 
 const SECRET = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
 

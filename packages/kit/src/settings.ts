@@ -561,6 +561,14 @@ export const RUNTIME_SETTINGS = [
 ] as const satisfies readonly (keyof Defs)[];
 export type RuntimeSetting = (typeof RUNTIME_SETTINGS)[number];
 
+/**
+ * Run-time settings the spec says are set "for a tenant": each may be overridden for one tenant
+ * (`PUT /api/settings/<name>?tenant=<t>`); the override wins over the deployment's run-time value
+ * for that tenant, and a value the operator fixed at start wins over both.
+ */
+export const TENANT_SETTINGS = ["malwareAction", "vulnerabilityAction", "vulnerabilityThreshold", "denyListAction"] as const satisfies readonly RuntimeSetting[];
+export type TenantSetting = (typeof TENANT_SETTINGS)[number];
+
 /** The run-time setting a name as the spec writes it (`rate-limit`, or `svc.rate-limit`) means; undefined for any other. */
 export function runtimeSetting(name: string): RuntimeSetting | undefined {
   const full = name.startsWith("svc.") ? name : `svc.${name}`;

@@ -24,5 +24,9 @@ export const rateLimitsDocSchema = Type.Partial(RateLimitsDoc);
  */
 export const StoredSettingsDoc = Type.Object({
   stored: Type.Unsafe<Record<string, string>>({ type: "object", additionalProperties: { type: "string" } }),
+  /** Per-tenant overrides (`PUT /api/settings/<name>?tenant=<t>`): tenant -> full name -> text. */
+  tenants: Type.Optional(
+    Type.Unsafe<Record<string, Record<string, string>>>({ type: "object", additionalProperties: { type: "object", additionalProperties: { type: "string" } } }),
+  ),
 });
 export type StoredSettingsDoc = Static<typeof StoredSettingsDoc>;

@@ -34,6 +34,10 @@ export interface SettingRow {
   fixed?: boolean;
   /** Where it is fixed (`environment SVC_RATE_LIMIT`, `-Dsvc.rate-limit`, `properties file …`). */
   fixedAt?: string;
+  /** A run-time secret: whether its live value is set (the value itself is never shown). */
+  set?: boolean;
+  /** A setting that can be overridden for a tenant (`PUT /api/settings/<name>?tenant=<t>`): the overrides. */
+  tenants?: { tenant: string; value: string }[];
 }
 
 export interface SettingsTable {
@@ -47,6 +51,8 @@ export interface SettingChangeRow {
   name: string;
   oldValue: string | null;
   newValue: string | null;
+  /** The tenant a per-tenant override was set for or removed from (its new value then null); absent: the deployment's value. */
+  tenant?: string;
   principal: string;
   at: string;
 }

@@ -22,3 +22,5 @@ export * from "./outbox-relay.js";
 export * from "./identity-body.js";
 export * from "./inert.js";
 export * from "./live-settings-follower.js";
+export * from "./address-policy.js";
+export * from "./webhook-settings.js";

@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { overlayRuntime, parseRuntimeValue } from "./live-settings-follower.js";
+import { overlayRuntime, overlayTenant, parseRuntimeValue, tenantOverridesOf } from "./live-settings-follower.js";
 import { loadSettings } from "./settings.js";
 
 const SECRET = "s".repeat(32);
@@ -39,5 +39,18 @@ describe("run-time settings", () => {
     const live = overlayRuntime(withoutRateLimit, new Map([["svc.rate-limit", "7"], ["svc.malware-action", "WARN"]]));
     expect("rateLimit" in live).toBe(false);
     expect(live.malwareAction).toBe("WARN");
+  });
+});
+
+describe("per-tenant overrides", () => {
+  it("lay a tenant's gate settings over the deployment's values, never over a fixed one, and only for that tenant", () => {
+    const overrides = new Map([["default", new Map([["svc.deny-list-action", "ALLOW"], ["svc.malware-action", "ALLOW"], ["svc.rate-limit", "1"]])]]);
+    const live = overlayTenant(start({ SVC_MALWARE_ACTION: "WARN" }), overrides, "default");
+    expect(live.denyListAction).toBe("ALLOW");
+    expect(live.malwareAction).toBe("WARN");
+    // rate-limit is not a setting set for a tenant: its per-tenant values live in /api/rate-limits.
+    expect(live.rateLimit).toBe(6000);
+    expect(overlayTenant(start(), overrides, "other").denyListAction).toBe("BLOCK");
+    expect(tenantOverridesOf({ stored: {}, tenants: { t1: { "svc.deny-list-action": "WARN" } } }).get("t1")?.get("svc.deny-list-action")).toBe("WARN");
   });
 });

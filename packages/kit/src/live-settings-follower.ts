@@ -3,7 +3,7 @@ import { ADMIN_INTERNAL, type StoredSettingsDoc } from "@svc/contracts";
 import { internalClient } from "./internal-client.js";
 import type { Bus } from "./messaging.js";
 import { listenedControlSubjects } from "./node-agent.js";
-import { RUNTIME_SETTINGS, SETTINGS, fixedAt, settingText, type RuntimeSetting, type SettingDef, type Settings } from "./settings.js";
+import { RUNTIME_SETTINGS, SETTINGS, TENANT_SETTINGS, fixedAt, settingText, type RuntimeSetting, type SettingDef, type Settings } from "./settings.js";
 
 /** A value sent in `PUT /api/settings/<name>` (or stored by one) read by the setting's own catalog parser. */
 export function parseRuntimeValue(field: RuntimeSetting, value: unknown): { ok: true; value: unknown; text: string } | { ok: false; reason: string } {
@@ -18,9 +18,14 @@ export function parseRuntimeValue(field: RuntimeSetting, value: unknown): { ok: 
  * setting the operator fixed at start keeps its value, as does one whose stored text no longer
  * parses (reported through `onBad`).
  */
-export function overlayRuntime<S extends Pick<Settings, "sources">>(config: S, stored: ReadonlyMap<string, string>, onBad: (name: string, reason: string) => void = () => {}): S {
+export function overlayRuntime<S extends Pick<Settings, "sources">>(
+  config: S,
+  stored: ReadonlyMap<string, string>,
+  onBad: (name: string, reason: string) => void = () => {},
+  fields: readonly RuntimeSetting[] = RUNTIME_SETTINGS,
+): S {
   const out: Record<string, unknown> = { ...config };
-  for (const field of RUNTIME_SETTINGS) {
+  for (const field of fields) {
     const text = stored.get(SETTINGS[field].name);
     // A service's settings hold the fields it reads (its config's Pick): the others are not its.
     if (text === undefined || !(field in config) || fixedAt(config, field) !== undefined) continue;
@@ -29,6 +34,20 @@ export function overlayRuntime<S extends Pick<Settings, "sources">>(config: S, s
     else onBad(SETTINGS[field].name, r.reason);
   }
   return out as S;
+}
+
+/** Per-tenant overrides as stored: tenant -> full setting name -> text. */
+export type TenantOverrides = ReadonlyMap<string, ReadonlyMap<string, string>>;
+
+/** The settings in force for one tenant: its overrides (TENANT_SETTINGS only) laid over the deployment's `live` values; fixed ones are kept. */
+export function overlayTenant<S extends Pick<Settings, "sources">>(live: S, overrides: TenantOverrides, tenant: string, onBad?: (name: string, reason: string) => void): S {
+  const mine = overrides.get(tenant);
+  return mine === undefined ? live : overlayRuntime(live, mine, onBad, TENANT_SETTINGS);
+}
+
+/** The per-tenant overrides of a StoredSettingsDoc as maps. */
+export function tenantOverridesOf(doc: StoredSettingsDoc): Map<string, Map<string, string>> {
+  return new Map(Object.entries(doc.tenants ?? {}).map(([t, byName]) => [t, new Map(Object.entries(byName))]));
 }
 
 /** What a follower needs of a service's settings: which were fixed at start, and how to reach the admin service. */
@@ -67,15 +86,25 @@ export function liveSettingsFollower<S extends FollowedSettings>(o: LiveSettings
   });
   let current = o.config;
   let stored = new Map<string, string>();
+  let tenants: TenantOverrides = new Map();
+  let tenantsText = "{}";
   let warned = false;
   const listeners = new Set<(now: S, before: S) => void>();
   const runtimeText = (v: S, f: RuntimeSetting) => settingText((v as Partial<Record<RuntimeSetting, unknown>>)[f]);
   const reported = new Set<string>();
 
+  const reportBad = (name: string, reason: string) => {
+    if (reported.has(name)) return;
+    reported.add(name);
+    o.log.warn({ setting: name, reason }, "stored run-time setting does not parse; using the value read at start");
+  };
+
   const refresh = async (): Promise<S> => {
+    let body: StoredSettingsDoc;
     try {
-      const { body } = await admin.get<StoredSettingsDoc>(ADMIN_INTERNAL.settings, { expect: [200] });
+      ({ body } = await admin.get<StoredSettingsDoc>(ADMIN_INTERNAL.settings, { expect: [200] }));
       stored = new Map(Object.entries(body.stored ?? {}));
+      tenants = tenantOverridesOf(body);
       warned = false;
     } catch (err) {
       if (!warned) o.log.warn({ err: { message: (err as Error).message } }, "could not read the run-time settings from the admin service; using the last ones read");
@@ -83,12 +112,10 @@ export function liveSettingsFollower<S extends FollowedSettings>(o: LiveSettings
       return current;
     }
     const before = current;
-    current = overlayRuntime(o.config, stored, (name, reason) => {
-      if (reported.has(name)) return;
-      reported.add(name);
-      o.log.warn({ setting: name, reason }, "stored run-time setting does not parse; using the value read at start");
-    });
-    if (RUNTIME_SETTINGS.some((f) => runtimeText(before, f) !== runtimeText(current, f))) {
+    current = overlayRuntime(o.config, stored, reportBad);
+    const tenantsBefore = tenantsText;
+    tenantsText = JSON.stringify(body.tenants ?? {});
+    if (tenantsText !== tenantsBefore || RUNTIME_SETTINGS.some((f) => runtimeText(before, f) !== runtimeText(current, f))) {
       for (const l of listeners) l(current, before);
     }
     return current;
@@ -99,11 +126,16 @@ export function liveSettingsFollower<S extends FollowedSettings>(o: LiveSettings
   timer.unref();
 
   return {
-    /** The settings in force now. */
+    /** The settings in force now (the deployment's values). */
     current: (): S => current,
+    /**
+     * The settings in force now for one tenant: its per-tenant overrides of the gate settings
+     * (TENANT_SETTINGS: `PUT /api/settings/<name>?tenant=<t>`) laid over `current()`.
+     */
+    forTenant: (tenant: string): S => overlayTenant(current, tenants, tenant, reportBad),
     /** Reads the stored values now (at start; tests). */
     refresh,
-    /** Called after a read that changed a run-time value, with the values before. */
+    /** Called after a read that changed a run-time value or a tenant's override, with the (deployment's) values before. */
     onChange(listener: (now: S, before: S) => void): void {
       listeners.add(listener);
     },

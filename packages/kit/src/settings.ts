@@ -241,14 +241,14 @@ export const SETTINGS = {
     description: "Where the gateway reaches the auth service." }),
   artifactsUrl: def("svc.artifacts.url", url(["http", "https"]), "http://127.0.0.1:18082", { readBy: ["gateway", "walker", "auth"],
     description: "Where the gateway reaches the artifacts service, the walker its internal routes, and the auth service its repository list (a grant naming a repository that does not exist is answered with a warning)." }),
-  adminUrl: def("svc.admin.url", url(["http", "https"]), "http://127.0.0.1:18083", { readBy: ["gateway", "artifacts"],
+  adminUrl: def("svc.admin.url", url(["http", "https"]), "http://127.0.0.1:18083", { readBy: ["gateway", "artifacts", "notifier", "console"],
     description: "Where the gateway reaches the admin service (the rest of `/api/`, `/metrics`, per-tenant rate limits), and where the other services read the settings changed at run time (`PUT /api/settings/<name>`)." }),
   notifierUrl: def("svc.notifier.url", url(["http", "https"]), "http://127.0.0.1:18084", { readBy: ["gateway"],
     description: "Where the gateway reaches the notifier (`/api/webhooks`)." }),
   consoleUrl: def("svc.console.url", url(["http", "https"]), "http://127.0.0.1:18086", { readBy: ["gateway"],
     description: "Where the gateway reaches the console (`/login`, `/logout`, `/ui/`, and `/` for a browser) and asks what a session cookie stands for." }),
   uiDeploy: def("svc.ui.deploy", bool, false, { readBy: ["gateway", "console"],
-    description: "`true` switches on the console's Deploy action (publishing one file from the browser): the console offers it, and the gateway lets a signed-in person publish to `/repository/` with the console session, under the same rights as a key; off, such writes are refused with 403 (keys are unaffected)." }),
+    description: "`true` switches on the console's Deploy action (publishing one file from the browser): the console offers it, and the gateway lets a signed-in person publish to `/repository/` with the console session, under the same rights as a key; off, such writes are refused with 403 (keys are unaffected). Changes at run time (`PUT /api/settings/ui.deploy`, the console's Settings page, Modules) unless fixed at start." }),
   walkerUrl: def("svc.walker.url", url(["http", "https"]), "http://127.0.0.1:18085", { readBy: ["gateway"],
     description: "Where the gateway reaches the walker (`/api/walks`)." }),
   storage: def("svc.storage", storageKind, "filesystem", { readBy: ["artifacts", "walker"],
@@ -328,24 +328,24 @@ export const SETTINGS = {
   blockPrivateImportHosts: def("svc.block-private-import-hosts", bool, true, { readBy: ["admin"],
     description: "`false` would let imports reach internal or plain-http hosts. Posture only for now: `false` raises `svc.import.private-hosts`. Changes at run time unless fixed at start." }),
   webhook: def("svc.webhook", bool, false, { readBy: ["notifier"],
-    description: "`true` delivers webhooks. Off, the notifier still reads and acknowledges events but records nothing: events published meanwhile are never sent." }),
+    description: "`true` delivers webhooks. Off, the notifier still reads and acknowledges events but records nothing: events published meanwhile are never sent. Changes at run time (`PUT /api/settings/webhook`, the console's Settings page) unless fixed at start." }),
   /** One endpoint a line; the notifier validates the line syntax at start. */
   webhookEndpoints: def("svc.webhook-endpoints", str, "", { readBy: ["notifier"],
-    description: "One endpoint per line (newlines or `;`; blank lines and `#` comments skipped): `<URL> <events>`, events `none` (every event) or kinds such as `published, removed`. A URL's path and query may hold the receiver's token (Slack, Teams, Discord), so everywhere else (the settings table, the webhooks API and page, logs, meters) it is shown as its scheme and host only: `https://hooks.slack.com/…`.",
+    description: "One endpoint per line (newlines or `;`; blank lines and `#` comments skipped): `<URL> <events>`, events `none` (every event) or kinds such as `published, removed`. A URL's path and query may hold the receiver's token (Slack, Teams, Discord), so everywhere else (the settings table, the webhooks API and page, logs, meters) it is shown as its scheme and host only: `https://hooks.slack.com/…`. Changes at run time (`PUT /api/settings/webhook-endpoints`, the console's Settings page) unless fixed at start.",
     shown: maskUrlsIn }),
   /** Per endpoint; the notifier validates it at start. */
   webhookSecrets: def("svc.webhook-secrets", str, "", { readBy: ["notifier"],
-    description: "One line per signed endpoint: `<URL> <secret>`; `whsec_<base64>` or text, at least 16 bytes. An endpoint without a secret gets unsigned deliveries." }, true),
+    description: "One line per signed endpoint: `<URL> <secret>`; `whsec_<base64>` or text, at least 16 bytes. An endpoint without a secret gets unsigned deliveries. Changes at run time (`PUT /api/settings/webhook-secrets`, the console's Settings page) unless fixed at start. Never shown (only whether it is set), nor kept in the change list." }, true),
   webhookAttempts: def("svc.webhook-attempts", count, 5, { readBy: ["notifier"],
-    description: "Retries after the first try before a delivery is set aside; `0`: one try." }),
+    description: "Retries after the first try before a delivery is set aside; `0`: one try. Changes at run time (`PUT /api/settings/webhook-attempts`, the console's Settings page) unless fixed at start." }),
   webhookAllowInternal: def("svc.webhook-allow-internal", bool, false, { readBy: ["notifier"],
-    description: "Also allow `http://` endpoints and endpoints on loopback, private, link-local and other non-public addresses." }),
+    description: "Also allow `http://` endpoints and endpoints on loopback, private, link-local and other non-public addresses. Changes at run time (`PUT /api/settings/webhook-allow-internal`, the console's Settings page) unless fixed at start." }),
   webhookRetryBaseMs: def("svc.webhook-retry-base", duration, 30_000, { readBy: ["notifier"], defaultText: "30s",
-    description: "Pause before the first retry (10 ms to 1 h); retry n waits between half and all of base × 2^(n-1), at most an hour." }),
+    description: "Pause before the first retry (10 ms to 1 h); retry n waits between half and all of base × 2^(n-1), at most an hour. Changes at run time (`PUT /api/settings/webhook-retry-base`, the console's Settings page) unless fixed at start." }),
   webhookTimeoutMs: def("svc.webhook-timeout", duration, 10_000, { readBy: ["notifier"], defaultText: "10s",
-    description: "The longest one delivery attempt may take, connecting included (100 ms to 300 s)." }),
+    description: "The longest one delivery attempt may take, connecting included (100 ms to 300 s). Changes at run time (`PUT /api/settings/webhook-timeout`, the console's Settings page) unless fixed at start." }),
   webhookHistoryMs: def("svc.webhook-history", duration, 30 * 24 * 3_600_000, { readBy: ["notifier"], defaultText: "30d",
-    description: "How long a finished delivery (delivered or set aside) is kept after its last change; `0` keeps everything." }),
+    description: "How long a finished delivery (delivered or set aside) is kept after its last change; `0` keeps everything. Changes at run time (`PUT /api/settings/webhook-history`, the console's Settings page) unless fixed at start." }),
   uploadIdleTimeoutMs: def("svc.upload-idle-timeout", duration, 30_000, { readBy: ["gateway", "artifacts"], defaultText: "30s",
     description: "A request body (an upload, an API write) that sends nothing for this long is cut: the gateway answers 408 and drops it, and the stored artifact keeps its old content. The artifacts service applies it too, a little later (up to 5 s), as a backstop. `0` waits for ever." }),
   storageReclaimGraceMs: def("svc.storage.reclaim-grace", duration, 3_600_000, { readBy: ["walker"], defaultText: "1h",
@@ -574,10 +574,22 @@ export function requireSettings(s: Settings, names: (keyof Defs)[]): void {
  * the console's Settings page): stored by the admin service, announced over NATS and applied
  * without a restart, unless the operator fixed them at start (environment, `-D`, properties
  * file), which wins. Only settings whose every reader applies a change live are listed here:
- * the gateway's rate ceiling and the posture's gate settings.
+ * the gateway's rate ceiling, the gate's settings, the Deploy module switch (gateway and
+ * console) and the webhook settings (the notifier reads them again together).
  */
-export const RUNTIME_SETTINGS = ["rateLimit", "malwareAction", "vulnerabilityAction", "vulnerabilityThreshold", "denyListAction", "blockPrivateImportHosts"] as const satisfies readonly (keyof Defs)[];
+export const RUNTIME_SETTINGS = [
+  "rateLimit", "malwareAction", "vulnerabilityAction", "vulnerabilityThreshold", "denyListAction", "blockPrivateImportHosts",
+  "uiDeploy", "webhook", "webhookEndpoints", "webhookSecrets", "webhookAttempts", "webhookAllowInternal", "webhookRetryBaseMs", "webhookTimeoutMs", "webhookHistoryMs",
+] as const satisfies readonly (keyof Defs)[];
 export type RuntimeSetting = (typeof RUNTIME_SETTINGS)[number];
+
+/**
+ * Run-time settings the spec says are set "for a tenant": each may be overridden for one tenant
+ * (`PUT /api/settings/<name>?tenant=<t>`); the override wins over the deployment's run-time value
+ * for that tenant, and a value the operator fixed at start wins over both.
+ */
+export const TENANT_SETTINGS = ["malwareAction", "vulnerabilityAction", "vulnerabilityThreshold", "denyListAction"] as const satisfies readonly RuntimeSetting[];
+export type TenantSetting = (typeof TENANT_SETTINGS)[number];
 
 /** The run-time setting a name as the spec writes it (`rate-limit`, or `svc.rate-limit`) means; undefined for any other. */
 export function runtimeSetting(name: string): RuntimeSetting | undefined {
@@ -595,4 +607,15 @@ export function fixedAt(s: Pick<Settings, "sources">, field: keyof Defs): string
 export function settingText(value: unknown): string {
   if (Array.isArray(value)) return value.join(",");
   return value === undefined || value === null ? "" : String(value);
+}
+
+/**
+ * A run-time value as it may be shown outside the loader (`GET /api/settings`, the change list,
+ * a log line, the console): undefined for a secret, masked where part of it is one
+ * (`svc.webhook-endpoints`' receivers' tokens), else its text.
+ */
+export function shownSettingText(field: keyof Defs, text: string): string | undefined {
+  const d = SETTINGS[field] as SettingDef<unknown>;
+  if (d.secret) return undefined;
+  return d.shown ? d.shown(text) : text;
 }

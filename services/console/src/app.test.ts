@@ -75,7 +75,7 @@ function consoleApp(o: { api?: Api; dev?: boolean; providers?: IdentityProvider[
     signIns: store,
     providers: o.providers ?? [],
     gateway: () => api as never,
-    options: { devProfile: o.dev ?? true, secureCookie: true, publicUrl: "", gatewayUrl: "http://127.0.0.1:8080", deployEnabled: false },
+    options: { devProfile: o.dev ?? true, secureCookie: true, publicUrl: "", gatewayUrl: "http://127.0.0.1:8080", deployEnabled: () => false },
   };
   const app = buildApp(deps);
   /** A request as the gateway forwards it: signed, as anonymous or a person. */

@@ -28,7 +28,8 @@ export interface ConsoleDeps extends UpstreamAppDeps {
     secureCookie: boolean;
     publicUrl: string;
     gatewayUrl: string;
-    deployEnabled: boolean;
+    /** svc.ui.deploy as it stands now (it changes at run time). */
+    deployEnabled: () => boolean;
   };
   /** Default: every page of pages/index.ts. */
   pages?: readonly ConsolePage[];

@@ -10,6 +10,8 @@ export type ConsoleConfig = Pick<
   | "uiPublicUrl"
   | "uiGatewayUrl"
   | "uiDeploy"
+  | "adminUrl"
+  | "sources"
   | "uiOidcIssuerUri"
   | "uiOidcClientId"
   | "uiOidcClientSecret"

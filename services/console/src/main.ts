@@ -1,4 +1,4 @@
-import { bootService, pingDb, postgresSchema } from "@svc/kit";
+import { bootService, liveSettingsFollower, pingDb, postgresSchema } from "@svc/kit";
 import { buildApp } from "./app.js";
 import { loadConfig } from "./config.js";
 import { configuredProviders } from "./domain/identity-providers.js";
@@ -26,6 +26,9 @@ await bootService({
       lifetimeMs: config.uiSessionLifetimeMs,
       idleTimeoutMs: config.uiSessionIdleTimeoutMs,
     });
+    // svc.ui.deploy changes at run time (PUT /api/settings/ui.deploy): pages read the live value.
+    const follower = liveSettingsFollower({ config, adminUrl: config.adminUrl, caller: "console", bus, log });
+    void follower.refresh();
     const providers = configuredProviders(config, log);
     if (providers.length === 0 && config.profile !== "dev") {
       log.warn("no identity provider is configured (svc.ui.oidc.* or svc.ui.oauth.*): console sign-in is disabled");
@@ -47,7 +50,7 @@ await bootService({
         secureCookie: config.uiSecureCookie,
         publicUrl: config.uiPublicUrl,
         gatewayUrl: config.uiGatewayUrl,
-        deployEnabled: config.uiDeploy,
+        deployEnabled: () => follower.current().uiDeploy,
       },
     });
     let pruner: NodeJS.Timeout | undefined;
@@ -60,7 +63,7 @@ await bootService({
       },
       // The posture (admin) warns of a plain-http issuer whichever node holds the setting.
       status: (): Record<string, string> => (plainHttpIssuer ? { "oidc-issuer": "plain-http" } : {}),
-      closers: [() => clearInterval(pruner)],
+      closers: [() => clearInterval(pruner), () => follower.close()],
     };
   },
 });

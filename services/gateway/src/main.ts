@@ -1,4 +1,4 @@
-import { addressMatcher, bootService, controlSubjects, fixedAt } from "@svc/kit";
+import { addressMatcher, bootService, controlSubjects, fixedAt, liveSettingsFollower } from "@svc/kit";
 import { buildApp } from "./app.js";
 import { loadConfig } from "./config.js";
 import { accessPolicy } from "./domain/admission.js";
@@ -56,12 +56,20 @@ await bootService({
       console: config.consoleUrl,
     };
     const probes = upstreamProbesFactory(upstreams);
+    // svc.ui.deploy changes at run time (PUT /api/settings/ui.deploy): the policy follows it.
+    const policy = accessPolicy(config);
+    const follower = liveSettingsFollower({ config, adminUrl: config.adminUrl, caller: "gateway", bus, log });
+    follower.onChange((now) => {
+      if (now.uiDeploy !== policy.deployByCookie) log.info({ setting: "svc.ui.deploy", value: now.uiDeploy }, "console Deploy switched at run time");
+      policy.deployByCookie = now.uiDeploy;
+    });
+    void follower.refresh();
     const redisUp = () => limiter?.up() ?? true;
     const app = buildApp({
       log,
       tenant: config.tenant,
       internalSecret: config.internalSecret,
-      policy: accessPolicy(config),
+      policy,
       cache,
       sessions,
       caches,
@@ -86,7 +94,7 @@ await bootService({
       ready: { port: config.port, cacheTtlMs: config.cacheTtlMs },
       status: (): Record<string, string> => (limiter ? { redis: redisUp() ? "up" : "down" } : {}),
       // Usage flushes through the auth client: it goes first.
-      closers: [() => usage?.close(), () => limits.close(), () => limiter?.close(), () => authClient.close(), () => consoleClient.close(), () => probes.close()],
+      closers: [() => follower.close(), () => usage?.close(), () => limits.close(), () => limiter?.close(), () => authClient.close(), () => consoleClient.close(), () => probes.close()],
     };
   },
 });

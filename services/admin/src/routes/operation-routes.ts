@@ -13,7 +13,7 @@ import type { LimitStore } from "../store/limit-store.js";
 export interface OperationsDeps {
   settings: Settings;
   /** The settings with the run-time values stored in Postgres laid over them: the posture and the rate ceiling follow these. */
-  live: Pick<LiveSettings, "fresh">;
+  live: Pick<LiveSettings, "fresh" | "forTenant">;
   /** The other nodes, over the control subjects. */
   peers: Pick<NodeControl, "gatherLogs" | "gatherMetrics" | "announceLimitsChanged">;
   nodes: Pick<NodeRegistry, "live">;
@@ -45,7 +45,9 @@ export function operationsRoutes(app: ServiceApp, deps: OperationsDeps): void {
     "/api/posture",
     { schema: { response: { 200: Answer({ count: Type.Integer(), advisories: Type.Array(advisorySchema) }), ...errorResponses() } } },
     async () => {
-      const advisories = computePosture(await deps.live.fresh(), deps.nodes.live(), own, (await deps.content?.advisories()) ?? []);
+      // The served tenant's values: its per-tenant overrides (PUT /api/settings/<name>?tenant=) over the deployment's.
+      const live = await deps.live.fresh();
+      const advisories = computePosture(deps.live.forTenant(live.tenant), deps.nodes.live(), own, (await deps.content?.advisories()) ?? []);
       return { count: advisories.length, advisories };
     },
   );

@@ -34,4 +34,18 @@ export const migrations: Record<string, Migration> = {
         .execute();
     },
   },
+  "0003_tenant_settings": {
+    async up(db: Kysely<unknown>) {
+      await db.schema
+        .withSchema(SCHEMA)
+        .createTable("tenant_settings")
+        .addColumn("tenant", "text", (c) => c.notNull())
+        .addColumn("name", "text", (c) => c.notNull())
+        .addColumn("value", "text", (c) => c.notNull())
+        .addColumn("updated_at", "timestamptz", (c) => c.notNull().defaultTo(sql`now()`))
+        .addPrimaryKeyConstraint("tenant_settings_pkey", ["tenant", "name"])
+        .execute();
+      await db.schema.withSchema(SCHEMA).alterTable("setting_changes").addColumn("tenant", "text").execute();
+    },
+  },
 };

@@ -21,12 +21,23 @@ export interface SettingChangeTable {
   name: string;
   old_value: string | null;
   new_value: string | null;
+  /** The tenant of a per-tenant override; null: the deployment's value. */
+  tenant: ColumnType<string | null, string | null | undefined, never>;
   principal: string;
   changed_at: ColumnType<Date, Date | undefined, never>;
+}
+
+/** A per-tenant override of a run-time setting (kit TENANT_SETTINGS). */
+export interface TenantSettingTable {
+  tenant: string;
+  name: string;
+  value: string;
+  updated_at: ColumnType<Date, Date | undefined, Date>;
 }
 
 export interface AdminDatabase {
   rate_limits: RateLimitTable;
   runtime_settings: RuntimeSettingTable;
   setting_changes: SettingChangeTable;
+  tenant_settings: TenantSettingTable;
 }

@@ -219,6 +219,33 @@ describe("Settings page", () => {
     const bad = context({ "PUT /api/settings/rate-limit": { status: 400, body: { detail: "svc.rate-limit must be a whole number (0 or more)" } } }, { form: { name: "rate-limit", value: "lots" } });
     expect(await settingsPage.actions!.set!(bad.ctx)).toEqual({ kind: "redirect", location: "/ui/settings", notice: "Not done: svc.rate-limit must be a whole number (0 or more)" });
   });
+
+  it("shows Modules with the Deploy switch, the webhook secret write-only, the endpoint list masked and never sent back, a tenant's override", async () => {
+    const row = (name: string, extra: object) => ({ name, environment: "SVC_X", description: "d", secret: false, readBy: ["notifier"], agree: true, nodes: [], runtime: true, fixed: false, ...extra });
+    const table = {
+      nodes: [{ node: "admin@a", service: "admin" }],
+      settings: [
+        row("svc.ui.deploy", { value: "false" }),
+        row("svc.webhook-endpoints", { value: "https://hooks.example/… none" }),
+        row("svc.webhook-secrets", { secret: true, set: true }),
+        row("svc.deny-list-action", { value: "BLOCK", tenants: [{ tenant: "default", value: "ALLOW" }] }),
+      ],
+    };
+    const history = { changes: [{ id: "4", name: "svc.deny-list-action", tenant: "default", oldValue: "BLOCK", newValue: "ALLOW", principal: "dev/admin", at: "2026-01-02T03:04:05.000Z" }] };
+    const html = main(await settingsPage.get(context({ "GET /api/settings": { body: table }, "GET /api/settings/changes": { body: history } }).ctx));
+    expect(html).toMatch(/id="modules".*<tr id="module-deploy">.*<strong>off<\/strong>.*name="name" value="ui.deploy".*name="value" value="true".*Switch on/s);
+    expect(html).not.toContain('id="runtime-ui.deploy"');
+    expect(html).toMatch(/<tr id="runtime-webhook-secrets">.*<em>set<\/em>.*<textarea id="value-webhook-secrets" name="value"[^>]*><\/textarea>.*write-only/s);
+    expect(html).toMatch(/<tr id="runtime-webhook-endpoints">.*<code>https:\/\/hooks.example\/… none<\/code>.*<textarea id="value-webhook-endpoints" name="value"[^>]*><\/textarea>/s);
+    expect(html).toMatch(/<tr id="runtime-deny-list-action">.*tenant <code>default<\/code>: <code>ALLOW<\/code>.*name="tenant"/s);
+    expect(html).toMatch(/id="setting-changes".*svc.deny-list-action<\/code> for tenant <code>default<\/code>/s);
+
+    const on = context({ "PUT /api/settings/ui.deploy": { body: { name: "svc.ui.deploy", value: "true", previous: "false" } } }, { form: { name: "ui.deploy", value: "true" } });
+    expect(await settingsPage.actions!.set!(on.ctx)).toEqual({ kind: "redirect", location: "/ui/settings", notice: "ui.deploy changed" });
+    const perTenant = context({ "PUT /api/settings/deny-list-action": { body: { name: "svc.deny-list-action", tenant: "default", value: "ALLOW", previous: "BLOCK" } } }, { form: { name: "deny-list-action", value: "ALLOW", tenant: "default" } });
+    expect(await settingsPage.actions!.set!(perTenant.ctx)).toEqual({ kind: "redirect", location: "/ui/settings", notice: "deny-list-action changed for tenant default" });
+    expect(perTenant.calls[0]).toEqual({ method: "PUT", path: "/api/settings/deny-list-action?tenant=default", body: { value: "ALLOW" } });
+  });
 });
 
 describe("Metrics page", () => {

@@ -26,6 +26,41 @@ function values(row: SettingRow): Html {
 const SETTINGS_PAGE = "/ui/settings";
 const HISTORY = 20;
 
+/** Settings whose value is several lines (one endpoint a line): a text area rather than a field. */
+const MULTI_LINE = new Set(["svc.webhook-endpoints", "svc.webhook-secrets"]);
+/** Settings that may be overridden for one tenant (kit TENANT_SETTINGS): their form takes a tenant too. */
+const PER_TENANT = new Set(["svc.malware-action", "svc.vulnerability-action", "svc.vulnerability-threshold", "svc.deny-list-action"]);
+/** The Deploy module's switch: shown under Modules, not in the table. */
+const DEPLOY = "svc.ui.deploy";
+
+/** A run-time setting's live value as shown: a secret only as set or not set; a masked one as masked. */
+function liveValue(r: SettingRow): Html {
+  if (r.secret) return html`<em>${r.set ? "set" : "not set"}</em>`;
+  return r.value === undefined ? html`<em>set</em>` : r.value === "" ? html`<em>blank</em>` : html`<code>${r.value}</code>`;
+}
+
+/**
+ * The controls that change one setting. A secret's field starts empty and is never filled in
+ * (write-only); the endpoint list is shown masked, so its field starts empty too (a masked URL
+ * sent back would replace the real one): the whole new list is entered.
+ */
+function valueControls(r: SettingRow, short: string): Html {
+  const id = `value-${short}`;
+  const label = `New value of ${r.name}`;
+  const masked = r.secret || r.name === "svc.webhook-endpoints";
+  const hint = r.secret ? "write-only: the value is never shown; enter the whole new value (one “URL secret” a line)" : masked ? "the URLs are shown masked: enter the whole new list (one “URL events” a line)" : "";
+  const input = MULTI_LINE.has(r.name)
+    ? html`<p class="field"><label for="${id}">${label}</label> <textarea id="${id}" name="value" rows="4" cols="60" autocomplete="off" spellcheck="false">${masked ? "" : (r.value ?? "")}</textarea>${hint ? html` <small>${hint}</small>` : ""}</p>`
+    : field({ id, name: "value", label, value: r.value ?? "", required: true });
+  const tenant = PER_TENANT.has(r.name) ? field({ id: `tenant-${short}`, name: "tenant", label: "For tenant (blank: the deployment)", hint: "an override for one tenant wins over the deployment's value" }) : "";
+  return html`${input}${tenant}`;
+}
+
+function overrides(r: SettingRow): Html {
+  if (!r.tenants || r.tenants.length === 0) return html``;
+  return html`<ul class="per-tenant">${r.tenants.map((t) => html`<li>tenant <code>${t.tenant}</code>: <code>${t.value}</code></li>`)}</ul>`;
+}
+
 /** The run-time settings: each one's live value and a form to change it, or where the operator fixed it. */
 function runtimeSection(ctx: PageContext, rows: SettingRow[]): Html {
   return html`<table class="data" id="runtime-settings">
@@ -34,12 +69,27 @@ function runtimeSection(ctx: PageContext, rows: SettingRow[]): Html {
 <tbody>
 ${rows.map((r) => {
   const short = r.name.replace(/^svc\./, "");
-  const live = r.value === undefined ? html`<em>set</em>` : r.value === "" ? html`<em>blank</em>` : html`<code>${r.value}</code>`;
   const change = r.fixed
     ? html`<strong>fixed</strong> at start (${r.fixedAt ?? "by the operator"}): change it there and restart`
-    : actionForm(ctx, { to: SETTINGS_PAGE, action: "set", button: "Change", fields: { name: short }, controls: field({ id: `value-${short}`, name: "value", label: `New value of ${r.name}`, value: r.value ?? "", required: true }) });
-  return html`<tr id="runtime-${short}"><th scope="row"><code>${r.name}</code></th><td>${live}</td><td>${change}</td></tr>`;
+    : actionForm(ctx, { to: SETTINGS_PAGE, action: "set", button: "Change", fields: { name: short }, controls: valueControls(r, short) });
+  return html`<tr id="runtime-${short}"><th scope="row"><code>${r.name}</code></th><td>${liveValue(r)}${overrides(r)}</td><td>${change}</td></tr>`;
 })}
+</tbody>
+</table>`;
+}
+
+/** Modules: the Deploy action's switch (svc.ui.deploy), on or off without a restart. */
+function modulesSection(ctx: PageContext, deploy: SettingRow | undefined): Html {
+  if (!deploy) return html``;
+  const on = deploy.value === "true";
+  const change = deploy.fixed
+    ? html`<strong>fixed</strong> at start (${deploy.fixedAt ?? "by the operator"}): change it there and restart`
+    : actionForm(ctx, { to: SETTINGS_PAGE, action: "set", button: on ? "Switch off" : "Switch on", fields: { name: "ui.deploy", value: on ? "false" : "true" } });
+  return html`<table class="data" id="modules">
+<caption>Modules</caption>
+<thead><tr><th scope="col">Module</th><th scope="col">State</th><th scope="col">What it does</th><th scope="col">Change</th></tr></thead>
+<tbody>
+<tr id="module-deploy"><th scope="row">Deploy</th><td><strong>${on ? "on" : "off"}</strong></td><td>Publishing one file from the browser (a repository's page), under the signed-in person's rights (<code>${DEPLOY}</code>)</td><td>${change}</td></tr>
 </tbody>
 </table>`;
 }
@@ -51,7 +101,12 @@ function historySection(changes: SettingChangeRow[]): Html {
 <caption>Latest changes (newest first)</caption>
 <thead><tr><th scope="col">When</th><th scope="col">Setting</th><th scope="col">Old value</th><th scope="col">New value</th><th scope="col">By</th></tr></thead>
 <tbody>
-${changes.map((c) => html`<tr><td>${when(c.at)}</td><td><code>${c.name}</code></td><td>${shownValue(c.oldValue)}</td><td>${shownValue(c.newValue)}</td><td><code>${c.principal}</code></td></tr>`)}
+${changes.map(
+  (c) =>
+    html`<tr><td>${when(c.at)}</td><td><code>${c.name}</code>${c.tenant === undefined ? "" : html` for tenant <code>${c.tenant}</code>`}</td><td>${shownValue(c.oldValue)}</td><td>${
+      c.tenant !== undefined && c.newValue === null ? html`<em>override removed</em>` : shownValue(c.newValue)
+    }</td><td><code>${c.principal}</code></td></tr>`,
+)}
 </tbody>
 </table>`;
 }
@@ -68,8 +123,9 @@ export const settingsPage: ConsolePage = {
   needs: "manage:read on *",
   async get(ctx) {
     const t = expectOk(await ctx.api<SettingsTable>("GET", "/api/settings"));
-    const runtime = t.settings.filter((r) => r.runtime === true);
-    const changes = runtime.length === 0 ? [] : expectOk(await ctx.api<{ changes: SettingChangeRow[] }>("GET", `/api/settings/changes?limit=${HISTORY}`)).changes;
+    const runtime = t.settings.filter((r) => r.runtime === true && r.name !== DEPLOY);
+    const deploy = t.settings.find((r) => r.runtime === true && r.name === DEPLOY);
+    const changes = runtime.length === 0 && !deploy ? [] : expectOk(await ctx.api<{ changes: SettingChangeRow[] }>("GET", `/api/settings/changes?limit=${HISTORY}`)).changes;
     const text = (ctx.query.q ?? "").trim().toLowerCase();
     const onlyDiffering = ctx.query.differ === "on";
     const matching = t.settings.filter(
@@ -86,7 +142,8 @@ export const settingsPage: ConsolePage = {
       main: html`<p>The settings each of the ${t.nodes.length} nodes runs with, as the nodes report them (${t.nodes.map((n) => n.node).join(", ")}). ${
         differing === 0 ? "Every node reading a setting agrees with the others." : html`<strong>${differing} ${differing === 1 ? "setting differs" : "settings differ"} between nodes.</strong>`
       } A setting read at start only is changed where it is set (environment, <code>-D</code> argument or properties file), then restart.</p>
-${runtime.length === 0 ? "" : html`${runtimeSection(ctx, runtime)}${historySection(changes)}`}
+${modulesSection(ctx, deploy)}
+${runtime.length === 0 && !deploy ? "" : html`${runtime.length === 0 ? "" : runtimeSection(ctx, runtime)}${historySection(changes)}`}
 <form method="get" action="/ui/settings" class="filters" role="search">
 <label for="q">Setting or text</label>
 <input id="q" name="q" value="${ctx.query.q ?? ""}" maxlength="100">
@@ -110,7 +167,9 @@ ${pager({ base: "/ui/settings", param: "after", current: ctx.query.after, next, 
     async set(ctx) {
       const name = (ctx.form.name ?? "").trim();
       const value = ctx.form.value ?? "";
-      return afterChange(await ctx.api("PUT", `/api/settings/${seg(name)}`, { value }), SETTINGS_PAGE, `${name} changed`);
+      const tenant = (ctx.form.tenant ?? "").trim();
+      const path = `/api/settings/${seg(name)}${tenant === "" ? "" : `?tenant=${encodeURIComponent(tenant)}`}`;
+      return afterChange(await ctx.api("PUT", path, { value }), SETTINGS_PAGE, tenant === "" ? `${name} changed` : `${name} changed for tenant ${tenant}`);
     },
   },
 };

@@ -13,7 +13,8 @@ export interface UiDeps {
   pages: readonly ConsolePage[];
   publicUrl: string;
   gatewayUrl: string;
-  deployEnabled: boolean;
+  /** svc.ui.deploy now: read for each page (it changes at run time). */
+  deployEnabled: () => boolean;
 }
 
 const firstValues = (o: unknown): Record<string, string> => {
@@ -42,7 +43,7 @@ export function uiRoutes(app: FastifyInstance, deps: UiDeps): void {
       query: firstValues(req.query),
       form,
       csrf: session.csrf,
-      options: { deployEnabled: deps.deployEnabled, publicBaseUrl: base(req) },
+      options: { deployEnabled: deps.deployEnabled(), publicBaseUrl: base(req) },
     };
     // The header's advisory count: left out when the person may not read the posture (or it does not answer).
     const posture = await api<{ count?: number }>("GET", "/api/posture").catch(() => undefined);

@@ -1,7 +1,7 @@
 import { conflict, maskUrl, notFound, type DeliveryView, type EndpointView } from "@svc/contracts";
 import type { DeliveryRow, DeliveryStore } from "../store/delivery-store.js";
 import type { DeliveryState } from "../store/schema.js";
-import type { Endpoint } from "./endpoint-settings.js";
+import type { Endpoint } from "@svc/kit";
 
 const iso = (d: Date | string | null) => (d === null ? null : new Date(d).toISOString());
 
@@ -23,14 +23,13 @@ export function toView(r: DeliveryRow): DeliveryView {
   };
 }
 
-/** The administration API's view of deliveries and endpoints. */
+/** The administration API's view of deliveries and endpoints; `endpoints` and `enabled` are read at each call (they change at run time). */
 export function deliveryServiceFactory(deps: {
   store: Pick<DeliveryStore, "list" | "get" | "requeue">;
   endpoints: readonly Endpoint[];
   enabled: boolean;
   wake: (url: string) => void;
 }) {
-  const configured = new Set(deps.endpoints.map((e) => e.url));
   return {
     async list(q: { state?: DeliveryState; endpoint?: string; event?: string; after?: string; limit: number }): Promise<{ items: DeliveryView[]; next?: string }> {
       // One more than asked tells whether more remain.
@@ -51,7 +50,7 @@ export function deliveryServiceFactory(deps: {
       if (!r) throw notFound(`no delivery ${id}`);
       if (r.state !== "set-aside") throw conflict(`only a set-aside delivery can be redelivered; delivery ${id} is ${r.state}`);
       if (!deps.enabled) throw conflict("webhook delivery is off (svc.webhook=false)");
-      if (!configured.has(r.endpoint)) throw conflict(`the endpoint of delivery ${id} is no longer in svc.webhook-endpoints`);
+      if (!deps.endpoints.some((e) => e.url === r.endpoint)) throw conflict(`the endpoint of delivery ${id} is no longer in svc.webhook-endpoints`);
       if (!(await deps.store.requeue(id))) throw conflict(`delivery ${id} changed meanwhile; look again`);
       deps.wake(r.endpoint);
       return this.get(id);

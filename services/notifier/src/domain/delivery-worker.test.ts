@@ -3,7 +3,7 @@ import { Registry } from "prom-client";
 import { afterEach, describe, expect, it } from "vitest";
 import type { AttemptRecord, ClaimedDelivery } from "../store/delivery-store.js";
 import { deliveryWorkerFactory, type DeliveryWorker } from "./delivery-worker.js";
-import type { Endpoint } from "./endpoint-settings.js";
+import type { Endpoint } from "@svc/kit";
 import { webhookMetricsFactory } from "./webhook-metrics.js";
 import type { Attempt, AttemptResult } from "./webhook-sender.js";
 
@@ -122,5 +122,40 @@ describe("the delivery lanes", () => {
       for (const h of hanging.splice(0)) h();
       return [...store.rows.values()].every((r) => r.state === "delivered");
     });
+  });
+
+  it("follows a run-time change of the endpoints: a new one gets its lane, a removed one is no longer sent to, a kept one signs with its new key", async () => {
+    const store = memoryStore();
+    const sent: Attempt[] = [];
+    start(store, [ep("https://a.example/")], async (a) => {
+      sent.push(a);
+      return { outcome: "delivered", status: 200 };
+    });
+    store.add("https://a.example/", "e1");
+    await until(() => sent.length === 1);
+
+    const key = Buffer.alloc(16, 7);
+    worker!.reconfigure([{ ...ep("https://a.example/"), key }, ep("https://b.example/")], true);
+    store.add("https://b.example/", "e2");
+    store.add("https://a.example/", "e3");
+    await until(() => sent.length === 3);
+    expect(sent.find((a) => a.id === "e2")?.url).toBe("https://b.example/");
+    expect(sent.find((a) => a.id === "e3")?.key).toEqual(key);
+
+    worker!.reconfigure([ep("https://b.example/")], true);
+    store.add("https://a.example/", "e4");
+    store.add("https://b.example/", "e5");
+    await until(() => sent.some((a) => a.id === "e5"));
+    await new Promise((r) => setTimeout(r, 100));
+    expect(sent.map((a) => a.id)).not.toContain("e4");
+    expect([...store.rows.values()].find((r) => r.event_id === "e4")?.state).toBe("pending");
+
+    // Delivery switched off: nothing more is claimed; on again, the waiting delivery goes.
+    worker!.reconfigure([ep("https://a.example/"), ep("https://b.example/")], false);
+    store.add("https://b.example/", "e6");
+    await new Promise((r) => setTimeout(r, 100));
+    expect(sent.map((a) => a.id)).not.toContain("e6");
+    worker!.reconfigure([ep("https://a.example/"), ep("https://b.example/")], true);
+    await until(() => sent.some((a) => a.id === "e6") && sent.some((a) => a.id === "e4"));
   });
 });

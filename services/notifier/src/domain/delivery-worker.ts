@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import type { Logger } from "pino";
 import type { AttemptRecord, ClaimedDelivery, DeliveryStore } from "../store/delivery-store.js";
 import { retryDelay } from "./backoff.js";
-import type { Endpoint } from "./endpoint-settings.js";
+import type { Endpoint } from "@svc/kit";
 import type { WebhookSender } from "./webhook-sender.js";
 import { endpointLabel, type WebhookMetrics } from "./webhook-metrics.js";
 
@@ -31,6 +31,8 @@ interface Lane {
   /** Claimed deliveries with their lease tokens, to give back on shutdown. */
   held: Map<string, string>;
   woken: boolean;
+  /** Its endpoint left svc.webhook-endpoints, or delivery was switched off: it stops claiming. */
+  retired: boolean;
   waiter?: () => void;
   loop?: Promise<void>;
 }
@@ -43,7 +45,10 @@ interface Lane {
  */
 export function deliveryWorkerFactory(deps: WorkerDeps) {
   const { store, sender, log, metrics } = deps;
-  const lanes = new Map<string, Lane>(deps.endpoints.map((e) => [e.url, { endpoint: e, label: endpointLabel(e.url), inFlight: new Set(), held: new Map(), woken: true }]));
+  const laneOf = (e: Endpoint): Lane => ({ endpoint: e, label: endpointLabel(e.url), inFlight: new Set(), held: new Map(), woken: true, retired: false });
+  const lanes = new Map<string, Lane>(deps.endpoints.map((e) => [e.url, laneOf(e)]));
+  /** Lanes taken out by a settings change whose attempts may still be in flight. */
+  const retiring = new Set<Lane>();
   let stopping = false;
   const timers = new Set<NodeJS.Timeout>();
 
@@ -56,7 +61,7 @@ export function deliveryWorkerFactory(deps: WorkerDeps) {
 
   const idle = (lane: Lane, ms: number) =>
     new Promise<void>((resolve) => {
-      if (lane.woken || stopping) {
+      if (lane.woken || stopping || lane.retired) {
         lane.woken = false;
         return resolve();
       }
@@ -124,7 +129,7 @@ export function deliveryWorkerFactory(deps: WorkerDeps) {
   }
 
   async function run(lane: Lane): Promise<void> {
-    while (!stopping) {
+    while (!stopping && !lane.retired) {
       if (lane.inFlight.size >= deps.concurrency) {
         await Promise.race(lane.inFlight);
         continue;
@@ -142,7 +147,7 @@ export function deliveryWorkerFactory(deps: WorkerDeps) {
         await idle(lane, deps.pollMs);
         continue;
       }
-      if (stopping) {
+      if (stopping || lane.retired) {
         await store.release(d.id, token).catch(() => {});
         break;
       }
@@ -154,7 +159,32 @@ export function deliveryWorkerFactory(deps: WorkerDeps) {
 
   return {
     start(): void {
-      for (const lane of lanes.values()) lane.loop = run(lane);
+      for (const lane of lanes.values()) lane.loop ??= run(lane);
+    },
+    /**
+     * The webhook settings changed at run time: a lane for each endpoint now listed (started when
+     * delivery is on), the lanes of endpoints no longer listed (or all, delivery switched off)
+     * stop claiming and finish what they hold; a kept endpoint signs with its new secret from its
+     * next attempt. What is pending for a removed endpoint stays recorded and is sent if it comes back.
+     */
+    reconfigure(endpoints: readonly Endpoint[], enabled: boolean): void {
+      if (stopping) return;
+      const wanted = new Map(endpoints.map((e) => [e.url, e]));
+      for (const [url, lane] of lanes) {
+        if (enabled && wanted.has(url)) continue;
+        lanes.delete(url);
+        lane.retired = true;
+        retiring.add(lane);
+        wakeLane(lane);
+        void Promise.allSettled([...(lane.loop ? [lane.loop] : []), ...lane.inFlight]).then(() => retiring.delete(lane));
+      }
+      if (!enabled) return;
+      for (const e of endpoints) {
+        let lane = lanes.get(e.url);
+        if (lane) lane.endpoint = e;
+        else lanes.set(e.url, (lane = laneOf(e)));
+        lane.loop ??= run(lane);
+      }
     },
     /** New work for an endpoint (or every endpoint): look now rather than at the next poll. */
     wake(url?: string): void {
@@ -171,12 +201,13 @@ export function deliveryWorkerFactory(deps: WorkerDeps) {
     async stop(graceMs = 3000): Promise<void> {
       stopping = true;
       for (const t of timers) clearTimeout(t);
-      for (const lane of lanes.values()) wakeLane(lane);
-      const all = [...lanes.values()].flatMap((l) => [...(l.loop ? [l.loop] : []), ...l.inFlight]);
+      const every = [...lanes.values(), ...retiring];
+      for (const lane of every) wakeLane(lane);
+      const all = every.flatMap((l) => [...(l.loop ? [l.loop] : []), ...l.inFlight]);
       let timer: NodeJS.Timeout | undefined;
       await Promise.race([Promise.allSettled(all), new Promise((r) => (timer = setTimeout(r, graceMs)))]);
       clearTimeout(timer);
-      for (const lane of lanes.values()) {
+      for (const lane of every) {
         for (const [id, token] of lane.held) await store.release(id, token).catch(() => {});
       }
     },

@@ -1,7 +1,7 @@
 import { Registry } from "prom-client";
 import { describe, expect, it } from "vitest";
 import type { ArtifactEvent } from "@svc/contracts";
-import { parseEndpoints } from "./endpoint-settings.js";
+import { parseEndpoints } from "@svc/kit";
 import { eventIntakeFactory } from "./event-intake.js";
 import { webhookMetricsFactory } from "./webhook-metrics.js";
 

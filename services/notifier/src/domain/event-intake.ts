@@ -1,6 +1,6 @@
 import type { ArtifactEvent, ArtifactEventKind } from "@svc/contracts";
 import type { DeliveryStore } from "../store/delivery-store.js";
-import type { Endpoint } from "./endpoint-settings.js";
+import type { Endpoint } from "@svc/kit";
 import type { WebhookMetrics } from "./webhook-metrics.js";
 
 /**

@@ -5,7 +5,7 @@ import type { DeliveryStore } from "../store/delivery-store.js";
  * Keeps the delivery records to `svc.webhook-history`: finished deliveries (delivered or set
  * aside) last changed longer ago than that are forgotten, with the events nothing refers to any
  * more. Pending deliveries are never touched. It runs at start and then every quarter of the
- * history (at least every second, at most every hour); with several notifiers each prunes, and
+ * history (at least every second, at most every hour; `historyMs` is read at each round); with several notifiers each prunes, and
  * what one removed the others find gone.
  */
 export function historyPrunerFactory(deps: {
@@ -16,12 +16,14 @@ export function historyPrunerFactory(deps: {
   now?: () => number;
 }) {
   const now = deps.now ?? Date.now;
-  const everyMs = Math.min(3_600_000, Math.max(1000, Math.floor(deps.historyMs / 4)));
+  // Read at each round: svc.webhook-history changes at run time. While everything is kept, it looks again every minute.
+  const everyMs = () => (deps.historyMs <= 0 ? 60_000 : Math.min(3_600_000, Math.max(1000, Math.floor(deps.historyMs / 4))));
   let timer: NodeJS.Timeout | undefined;
   let running: Promise<void> | undefined;
   let stopped = false;
 
   const pruneOnce = async (): Promise<{ deliveries: number; events: number }> => {
+    if (deps.historyMs <= 0) return { deliveries: 0, events: 0 };
     const gone = await deps.store.prune(new Date(now() - deps.historyMs));
     if (gone.deliveries > 0) deps.onPruned?.("deliveries", gone.deliveries);
     if (gone.events > 0) deps.onPruned?.("events", gone.events);
@@ -37,14 +39,14 @@ export function historyPrunerFactory(deps: {
       )
       .finally(() => {
         running = undefined;
-        if (!stopped) timer = setTimeout(tick, everyMs);
+        if (!stopped) timer = setTimeout(tick, everyMs());
       });
   };
 
   return {
-    /** Starts pruning (nothing when the history is kept for ever). */
+    /** Starts pruning (while the history is kept for ever, each round prunes nothing). */
     start() {
-      if (deps.historyMs <= 0 || timer || running) return;
+      if (timer || running) return;
       tick();
     },
     pruneOnce,

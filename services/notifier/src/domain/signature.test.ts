@@ -1,6 +1,7 @@
 import { createHmac } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import { parseSecret, sign, verify, webhookHeaders } from "./signature.js";
+import { parseSecret } from "@svc/kit";
+import { sign, verify, webhookHeaders } from "./signature.js";
 
 const key = (s: string) => {
   const r = parseSecret(s);

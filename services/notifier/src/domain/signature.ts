@@ -6,26 +6,6 @@ import { createHmac, timingSafeEqual } from "node:crypto";
  * A secret written `whsec_<base64>` is the base64-decoded bytes; any other text is used as
  * its UTF-8 bytes.
  */
-export const SECRET_PREFIX = "whsec_";
-
-export type SecretResult = { ok: true; key: Buffer } | { ok: false; reason: string };
-
-/** The shortest key accepted: shorter ones are too easy to guess offline from one delivery. */
-export const MIN_SECRET_BYTES = 16;
-
-export function parseSecret(text: string): SecretResult {
-  let key: Buffer;
-  if (text.startsWith(SECRET_PREFIX)) {
-    const b64 = text.slice(SECRET_PREFIX.length);
-    if (!/^[A-Za-z0-9+/]+={0,2}$/.test(b64) || b64.length % 4 === 1) return { ok: false, reason: `a ${SECRET_PREFIX} secret must be followed by base64` };
-    key = Buffer.from(b64, "base64");
-  } else {
-    key = Buffer.from(text, "utf8");
-  }
-  if (key.length < MIN_SECRET_BYTES) return { ok: false, reason: `the secret must be at least ${MIN_SECRET_BYTES} bytes` };
-  return { ok: true, key };
-}
-
 export function sign(key: Buffer, id: string, timestamp: number, body: string): string {
   return `v1,${createHmac("sha256", key).update(`${id}.${timestamp}.${body}`).digest("base64")}`;
 }

@@ -6,7 +6,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { TLSSocket } from "node:tls";
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from "vitest";
-import { parseSecret, verify } from "./signature.js";
+import { parseSecret } from "@svc/kit";
+import { verify } from "./signature.js";
 import { webhookSenderFactory, type Resolver } from "./webhook-sender.js";
 
 /** A self-signed certificate for localhost, 127.0.0.1 and a made-up name, made for this run. */

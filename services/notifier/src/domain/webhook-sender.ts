@@ -3,8 +3,7 @@ import http from "node:http";
 import https from "node:https";
 import { isIP } from "node:net";
 import { rootCertificates } from "node:tls";
-import { classifyAddress, describeVerdict, rangeText } from "./address-policy.js";
-import { hostOf } from "./endpoint-settings.js";
+import { classifyAddress, describeVerdict, hostOf, rangeText } from "@svc/kit";
 import { webhookHeaders } from "./signature.js";
 
 export interface Attempt {

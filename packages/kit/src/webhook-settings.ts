@@ -1,7 +1,31 @@
 import { isIP } from "node:net";
 import { ARTIFACT_EVENT_KINDS, maskUrl, maskUrlsIn, type ArtifactEventKind } from "@svc/contracts";
 import { classifyAddress, describeVerdict } from "./address-policy.js";
-import { parseSecret } from "./signature.js";
+import { SETTINGS, type Settings } from "./settings.js";
+
+/**
+ * A webhook signing secret (Standard Webhooks): `whsec_<base64>` is the base64-decoded bytes; any
+ * other text is used as its UTF-8 bytes.
+ */
+export const SECRET_PREFIX = "whsec_";
+
+export type SecretResult = { ok: true; key: Buffer } | { ok: false; reason: string };
+
+/** The shortest key accepted: shorter ones are too easy to guess offline from one delivery. */
+export const MIN_SECRET_BYTES = 16;
+
+export function parseSecret(text: string): SecretResult {
+  let key: Buffer;
+  if (text.startsWith(SECRET_PREFIX)) {
+    const b64 = text.slice(SECRET_PREFIX.length);
+    if (!/^[A-Za-z0-9+/]+={0,2}$/.test(b64) || b64.length % 4 === 1) return { ok: false, reason: `a ${SECRET_PREFIX} secret must be followed by base64` };
+    key = Buffer.from(b64, "base64");
+  } else {
+    key = Buffer.from(text, "utf8");
+  }
+  if (key.length < MIN_SECRET_BYTES) return { ok: false, reason: `the secret must be at least ${MIN_SECRET_BYTES} bytes` };
+  return { ok: true, key };
+}
 
 /**
  * The line syntax of `svc.webhook-endpoints` and `svc.webhook-secrets`. Entries are separated by
@@ -174,4 +198,73 @@ export function parseWebhookSettings(opts: {
     return key ? { ...ep, key } : ep;
   });
   return { endpoints, problems };
+}
+
+/** The webhook settings as the notifier applies them: the endpoint lines read, the durations checked. */
+export interface WebhookConfig {
+  /** svc.webhook: deliver at all. */
+  enabled: boolean;
+  endpoints: Endpoint[];
+  /** svc.webhook-attempts: retries after the first try, before a delivery is set aside. */
+  retries: number;
+  allowInternal: boolean;
+  /** svc.webhook-retry-base: the pause before the first retry (each next one doubles). */
+  retryBaseMs: number;
+  /** svc.webhook-timeout: the longest one delivery attempt may take, connection included. */
+  timeoutMs: number;
+  /** svc.webhook-history: how long finished deliveries (and their events) are kept; 0 = for ever. */
+  historyMs: number;
+}
+
+/** The settings the webhook configuration is read from. */
+export type WebhookSettingFields = Pick<
+  Settings,
+  "webhook" | "webhookEndpoints" | "webhookSecrets" | "webhookAttempts" | "webhookAllowInternal" | "webhookRetryBaseMs" | "webhookTimeoutMs" | "webhookHistoryMs" | "sources"
+>;
+
+/** The webhook settings, which are read together: a change of one is checked with the others in force. */
+export const WEBHOOK_SETTINGS = ["webhook", "webhookEndpoints", "webhookSecrets", "webhookAttempts", "webhookAllowInternal", "webhookRetryBaseMs", "webhookTimeoutMs", "webhookHistoryMs"] as const satisfies readonly (keyof Settings)[];
+
+const LIMITS = {
+  retryBase: { name: "svc.webhook-retry-base", min: 10, max: 3_600_000 },
+  timeout: { name: "svc.webhook-timeout", min: 100, max: 300_000 },
+} as const;
+
+/**
+ * The webhook settings read together, the way the notifier reads them at start and again after
+ * each run-time change, and the way `PUT /api/settings/<name>` checks a new value against the
+ * others in force. `problems` name the setting and where its value came from (`sourceOf`,
+ * by default the operator's source or `default`); a secret is never quoted.
+ */
+export function readWebhookSettings(s: WebhookSettingFields, sourceOf: (setting: string) => string = (name) => s.sources[name] ?? "default"): { config: WebhookConfig; problems: string[] } {
+  const problems: string[] = [];
+  const within = (value: number, d: (typeof LIMITS)[keyof typeof LIMITS]) => {
+    if (value < d.min || value > d.max) problems.push(`${d.name} (from ${sourceOf(d.name)}) must be a duration from ${d.min} ms to ${d.max / 1000} s, such as 30s, PT1M or 500ms`);
+    return value;
+  };
+  const retryBaseMs = within(s.webhookRetryBaseMs, LIMITS.retryBase);
+  const timeoutMs = within(s.webhookTimeoutMs, LIMITS.timeout);
+  const web = parseWebhookSettings({ endpoints: s.webhookEndpoints, secrets: s.webhookSecrets, allowInternal: s.webhookAllowInternal, sourceOf });
+  problems.push(...web.problems);
+  return {
+    config: { enabled: s.webhook, endpoints: web.endpoints, retries: s.webhookAttempts, allowInternal: s.webhookAllowInternal, retryBaseMs, timeoutMs, historyMs: s.webhookHistoryMs },
+    problems,
+  };
+}
+
+/**
+ * What `PUT /api/settings/<name>` refuses a value of a setting read together with others for
+ * (the webhook settings): the problems the notifier would find in them with the new value laid
+ * over the ones in force (`current`); empty for any other setting.
+ */
+export function runtimeChangeProblems(field: keyof typeof SETTINGS, value: unknown, current: WebhookSettingFields): string[] {
+  if (!(WEBHOOK_SETTINGS as readonly string[]).includes(field)) return [];
+  const changed = SETTINGS[field].name;
+  const candidate = { ...current, [field]: value } as WebhookSettingFields;
+  const sourceOf = (name: string) => {
+    if (name === changed) return "the value sent";
+    const at = current.sources[name];
+    return at === undefined || at === "default" ? "the value in force" : at;
+  };
+  return readWebhookSettings(candidate, sourceOf).problems;
 }

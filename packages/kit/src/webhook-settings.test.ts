@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { ARTIFACT_EVENT_KINDS } from "@svc/contracts";
-import { parseEndpoints, parseKinds, parseSecrets, parseWebhookSettings, splitLines } from "./endpoint-settings.js";
+import { loadSettings } from "./settings.js";
+import { parseEndpoints, parseKinds, parseSecrets, parseWebhookSettings, readWebhookSettings, runtimeChangeProblems, splitLines } from "./webhook-settings.js";
 
 const SECRET = "whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw";
 
@@ -143,5 +144,37 @@ describe("both settings together", () => {
       "svc.webhook-secrets (from environment SVC_WEBHOOK_SECRETS) line 2: https://zzz.example/ is not one of the endpoints in svc.webhook-endpoints",
     ]);
     expect(r.endpoints[0]?.key?.length).toBe(24);
+  });
+});
+
+describe("a run-time change of a webhook setting", () => {
+  const inForce = () => loadSettings({ argv: [], env: { SVC_INTERNAL_SECRET: "s".repeat(32), SVC_WEBHOOK_ENDPOINTS: "https://a.example/hook none" } });
+
+  it("is checked with the other webhook settings in force, as the notifier checks them at start", () => {
+    expect(runtimeChangeProblems("webhookEndpoints", "https://b.example/x published", inForce())).toEqual([]);
+    expect(runtimeChangeProblems("webhookEndpoints", "https://b.example/x pubished", inForce())).toEqual([
+      expect.stringMatching(/^svc\.webhook-endpoints \(from the value sent\) line 1 .*unknown event "pubished"/),
+    ]);
+    // Plain http on loopback only with svc.webhook-allow-internal; the same list passes once it is on.
+    expect(runtimeChangeProblems("webhookEndpoints", "http://127.0.0.1:9/hook none", inForce())).toEqual([expect.stringContaining("must be an https URL")]);
+    expect(runtimeChangeProblems("webhookEndpoints", "http://127.0.0.1:9/hook none", { ...inForce(), webhookAllowInternal: true })).toEqual([]);
+    // A secret for an endpoint not listed, and a short one, are refused without echoing the secret.
+    const short = runtimeChangeProblems("webhookSecrets", "https://a.example/hook tooshort", inForce());
+    expect(short).toEqual([expect.stringMatching(/^svc\.webhook-secrets \(from the value sent\) line 1 .*at least 16 bytes/)]);
+    expect(short.join()).not.toContain("tooshort");
+    expect(runtimeChangeProblems("webhookSecrets", `https://c.example/ ${SECRET}`, inForce())).toEqual([expect.stringContaining("is not one of the endpoints")]);
+    // Turning allow-internal off under an internal endpoint would not start either; the endpoints' source is named.
+    const internal = { ...inForce(), webhookEndpoints: "http://127.0.0.1:9/hook none", webhookAllowInternal: true };
+    expect(runtimeChangeProblems("webhookAllowInternal", false, internal)).toEqual([expect.stringMatching(/^svc\.webhook-endpoints \(from environment SVC_WEBHOOK_ENDPOINTS\) line 1 .*must be an https URL/)]);
+    expect(runtimeChangeProblems("webhookTimeoutMs", 5, inForce())).toEqual([expect.stringMatching(/^svc\.webhook-timeout \(from the value sent\) must be a duration from 100 ms/)]);
+    // Any other setting has nothing to be checked with.
+    expect(runtimeChangeProblems("rateLimit", 0, inForce())).toEqual([]);
+  });
+
+  it("reads the settings into what the notifier applies", () => {
+    const r = readWebhookSettings({ ...inForce(), webhook: true, webhookSecrets: `https://a.example/hook ${SECRET}` });
+    expect(r.problems).toEqual([]);
+    expect(r.config).toMatchObject({ enabled: true, retries: 5, retryBaseMs: 30_000, timeoutMs: 10_000 });
+    expect(r.config.endpoints.map((e) => [e.url, e.key !== undefined])).toEqual([["https://a.example/hook", true]]);
   });
 });

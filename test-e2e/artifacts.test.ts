@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import { readFileSync, readdirSync } from "node:fs";
 import { request } from "node:http";
 import { Readable } from "node:stream";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { startSuite, type Suite } from "./suite.js";
 
 let s: Suite;
@@ -232,11 +232,18 @@ describe("durability", () => {
     expect((await s.call("PUT", "/repository/default/rollout/big.bin", { key: key(), body: content })).status).toBe(201);
     const u = new URL(s.gatewayUrl);
 
-    /** Starts a download, holds it still until `release` resolves, then reads it to the end. */
-    const heldDownload = (release: Promise<unknown>) =>
-      new Promise<{ bytes: number; sha256: string; complete: boolean }>((resolve, reject) => {
+    /**
+     * Starts a download, holds it still until `release` resolves, then reads it to the end.
+     * `started` resolves once the answer's headers arrived: the download is under way (on a busy
+     * machine a request sent 300 ms before the stop may reach the gateway after it, and get the
+     * 503 a closing server gives a new request).
+     */
+    const heldDownload = (release: Promise<unknown>) => {
+      let started!: (status: number | undefined) => void;
+      const startedAt = new Promise<number | undefined>((r) => (started = r));
+      const result = new Promise<{ bytes: number; sha256: string; complete: boolean }>((resolve, reject) => {
         const req = request({ host: u.hostname, port: u.port, path: "/repository/default/rollout/big.bin", headers: { "service-repository-key": key() } }, (res) => {
-          expect(res.statusCode).toBe(200);
+          started(res.statusCode);
           res.pause();
           const hash = createHash("sha256");
           let bytes = 0;
@@ -257,28 +264,38 @@ describe("durability", () => {
           });
           void release.then(() => res.resume());
         });
-        req.on("error", reject);
+        req.on("error", (err) => {
+          started(undefined);
+          reject(err);
+        });
         req.end();
       });
+      return { started: startedAt, result };
+    };
 
     // Default grace (25 s): the download started before the stop goes to the end; the gateway exits cleanly.
     let released!: () => void;
     const gate = new Promise<void>((r) => (released = r));
     const first = heldDownload(gate);
-    await new Promise((r) => setTimeout(r, 300));
+    expect(await first.started).toBe(200);
+    // waitForOutput finds lines printed before too: the earlier restarts said "shutting down".
+    const stops = () => s.output("gateway").filter((l) => l.includes("shutting down")).length;
+    const stopsBefore = stops();
     const exited = s.stopService("gateway", "SIGTERM");
-    await s.waitForOutput(/shutting down/, { service: "gateway" });
+    await vi.waitUntil(() => stops() > stopsBefore, { timeout: 20_000, interval: 50 });
     released();
-    expect(await first).toEqual({ bytes: size, sha256: digest, complete: true });
+    expect(await first.result).toEqual({ bytes: size, sha256: digest, complete: true });
     expect(await exited).toBe(0);
 
     // With svc.shutdown-grace=1s a download held longer than that is cut, and the gateway says so.
     await s.startService("gateway", { SVC_SHUTDOWN_GRACE: "1s" });
-    const second = heldDownload(new Promise((r) => setTimeout(r, 3000)));
-    await new Promise((r) => setTimeout(r, 300));
+    let releaseSecond!: () => void;
+    const second = heldDownload(new Promise<void>((r) => (releaseSecond = r)));
+    expect(await second.started).toBe(200);
     const cut = s.stopService("gateway", "SIGTERM");
     expect(await cut).toBe(1);
-    const result = await second;
+    releaseSecond();
+    const result = await second.result;
     expect(result.complete).toBe(false);
     expect(result.bytes).toBeLessThan(size);
     await s.startService("gateway", { SVC_SHUTDOWN_GRACE: undefined });

@@ -4,10 +4,20 @@ import { join } from "node:path";
 import { request } from "node:http";
 import { CreateBucketCommand, S3Client } from "@aws-sdk/client-s3";
 import { Redis } from "ioredis";
+import { Agent, setGlobalDispatcher } from "undici";
 import { inject } from "vitest";
 import type { RepositoryFormat } from "@svc/contracts";
 import { createDatabase, startInfra, type Infra } from "@svc/devstack";
 import { startServices, type RunningServices, type ServicesOptions } from "@svc/devstack/service-runner";
+
+/**
+ * The tests' fetch lets a connection idle at most 10 s before it drops it, as clients do (npm's
+ * agent, browsers). By default it keeps one for as long as the server's Keep-Alive hint says
+ * (the gateway's 65 s, less 1 s), and on a machine whose cores were busy a request sent on a
+ * connection idle for 64 s met the gateway closing it ("other side closed"): a race between the
+ * two timers, not a refusal.
+ */
+setGlobalDispatcher(new Agent({ keepAliveTimeout: 10_000, keepAliveMaxTimeout: 10_000 }));
 
 export interface Suite extends RunningServices {
   databaseUrl: string;

@@ -116,6 +116,9 @@ describe("Redis health", () => {
     await untilReady(200, 30_000);
     // The first request learns what the bucket holds; the next ones go through at once.
     expect((await s.call("GET", "/api/capabilities", { key: s.bootstrapKey })).status).toBe(200);
+    // Its charge may go out up to a tenth of a second after the answer: let it, before counting
+    // (on a busy machine it was counted with the forty, one call over the bound).
+    await new Promise((r) => setTimeout(r, 300));
     const before = relay.scriptCalls();
     const t0 = Date.now();
     // As npm fetches its documents: one at a time, a few milliseconds of its own work between them.

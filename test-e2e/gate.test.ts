@@ -7,6 +7,7 @@ import { createHash } from "node:crypto";
 import { expectOk, run, scratchEnv, startNpmSuite, type Clients, type Run } from "./npm-clients.js";
 import { buildDist, ensurePythonClients, pythonEnv, uploadForm } from "./pypi-clients.js";
 import type { Suite } from "./suite.js";
+import { keyId } from "@svc/keys";
 
 /**
  * The screening gate with the real npm client: advisory data in the OSV format made here (a
@@ -64,12 +65,12 @@ describe("the screening gate", () => {
     return { dir, project: join(dir, "project"), env: scratchEnv(dir) };
   };
   const npm = (args: string[], where: { cwd: string; env: Record<string, string> }): Promise<Run> => run(clients.npm, args, where);
-  const publish = (name: string, version: string) => {
+  const publish = (name: string, version: string, args: string[] = []) => {
     const dir = join(work, `pkg-${++n}`);
     mkdirSync(dir, { recursive: true });
     writeFileSync(join(dir, "package.json"), JSON.stringify({ name, version, main: "index.js", license: "MIT" }));
     writeFileSync(join(dir, "index.js"), `module.exports = ${JSON.stringify(`${name}@${version}`)};\n`);
-    return npm(["publish"], { cwd: dir, env: scratch(deployer).env });
+    return npm(["publish", ...args], { cwd: dir, env: scratch(deployer).env });
   };
   /** npm installs `spec` in a clean project; answers the version it installed. */
   const install = async (spec: string) => {
@@ -173,6 +174,76 @@ describe("the screening gate", () => {
     // Discarded: the file and its version are gone.
     expect((await s.call("DELETE", `/api/held/${held.id}`, { key: admin })).status).toBe(204);
     expect((await s.call("GET", "/repository/npm/gate-pkg/-/gate-pkg-1.0.0.tgz", { key: reader })).status).toBe(404);
+  });
+
+  it("a deny list entry added later holds the stored version it names (deny-list-action HOLD), its finding names who downloaded it; confirmed or dismissed once", async () => {
+    expectOk(await publish("gate-late", "1.0.0"));
+    expectOk(await publish("gate-late", "1.1.0"));
+    const tarball = "/repository/npm/gate-late/-/gate-late-1.0.0.tgz";
+    for (const key of [reader, reader, deployer]) expect((await s.call("GET", tarball, { key })).status).toBe(200);
+    expect((await s.call("PUT", "/api/settings/deny-list-action", { key: admin, body: { value: "HOLD" } })).status).toBe(200);
+    // Every node applies a change within a second (docs/configuration/README.md); the check below reads it once.
+    await new Promise((r) => setTimeout(r, 3000));
+    try {
+      const added = await s.call("POST", "/api/deny-list", { key: admin, body: { ecosystem: "npm", name: "gate-late", versions: "<1.1.0", reason: "signed with a stolen key" } });
+      expect(added.status).toBe(201);
+      // Checked after the answer: the stored 1.0.0 is held, 1.1.0 (outside the range) is not.
+      const held = await until(async () => (await json<Held[]>(await s.call("GET", "/api/held?repository=npm", { key: admin }))).find((x) => x.path === "gate-late/-/gate-late-1.0.0.tgz"));
+      expect(held.reason).toContain("deny list");
+      expect(held.reason).toContain("stolen key");
+      expect((await s.call("GET", tarball, { key: reader })).status).toBe(403);
+      expect((await s.call("GET", "/repository/npm/gate-late/-/gate-late-1.1.0.tgz", { key: reader })).status).toBe(200);
+
+      type Found = { id: string; path: string; type: string; action: string; status: string; triagedBy: string | null; note: string | null; downloaders: number; downloadedBy: { principal: string; downloads: number }[] };
+      // The downloads are written in batches (every 2 s): the finding names both keys once they are.
+      const f = await until(async () => {
+        const list = await json<Found[]>(await s.call("GET", "/api/findings?repository=npm&status=open", { key: admin }));
+        const x = list.find((y) => y.path === "gate-late/-/gate-late-1.0.0.tgz");
+        return x && x.downloaders === 2 ? x : undefined;
+      });
+      expect(f).toMatchObject({ type: "deny-list", action: "HOLD", status: "open" });
+      expect(f.downloadedBy).toEqual(
+        expect.arrayContaining([
+          expect.objectContaining({ principal: `key:${keyId(reader)}`, downloads: 2 }),
+          expect.objectContaining({ principal: `key:${keyId(deployer)}`, downloads: 1 }),
+        ]),
+      );
+      // Only administrators triage; a finding is triaged once.
+      expect((await s.call("POST", `/api/findings/${f.id}/dismiss`, { key: deployer, body: {} })).status).toBe(403);
+      const dismissed = await s.call("POST", `/api/findings/${f.id}/dismiss`, { key: admin, body: { note: "the key was rotated before any build used it" } });
+      expect(dismissed.status).toBe(200);
+      expect(await dismissed.json()).toMatchObject({ status: "dismissed", triagedBy: expect.stringContaining(keyId(admin)), note: "the key was rotated before any build used it" });
+      const again = await s.call("POST", `/api/findings/${f.id}/confirm`, { key: admin, body: {} });
+      expect(again.status).toBe(409);
+      expect(await again.text()).toContain("already dismissed");
+      expect((await json<Found[]>(await s.call("GET", "/api/findings?repository=npm&status=open", { key: admin }))).map((x) => x.id)).not.toContain(f.id);
+      expect((await json<Found[]>(await s.call("GET", "/api/findings?repository=npm&status=dismissed", { key: admin }))).map((x) => x.id)).toContain(f.id);
+      expect((await s.call("GET", "/api/findings?status=maybe", { key: admin })).status).toBe(400);
+      expect((await s.call("POST", "/api/findings/not-an-id/confirm", { key: admin, body: {} })).status).toBe(404);
+
+      // Confirming a finding of a file served (the WARN finding of gate-pkg 1.0.3) holds it.
+      const warned = (await json<Found[]>(await s.call("GET", "/api/findings?repository=npm&status=open", { key: admin }))).find((x) => x.path === "gate-pkg/-/gate-pkg-1.0.3.tgz");
+      expect(warned).toBeDefined();
+      expect((await s.call("GET", "/repository/npm/gate-pkg/-/gate-pkg-1.0.3.tgz", { key: reader })).status).toBe(200);
+      expect(await json<Found>(await s.call("POST", `/api/findings/${warned!.id}/confirm`, { key: admin, body: {} }))).toMatchObject({ status: "confirmed" });
+      expect((await s.call("GET", "/repository/npm/gate-pkg/-/gate-pkg-1.0.3.tgz", { key: reader })).status).toBe(403);
+    } finally {
+      expect((await s.call("PUT", "/api/settings/deny-list-action", { key: admin, body: { value: "WARN" } })).status).toBe(200);
+    }
+  });
+
+  it("the refusal log lists each refused publish with who tried and why; nothing of it was stored", async () => {
+    // A tag of its own: npm will not move `latest` back below the newer 1.0.2 by itself.
+    const refused = await publish("gate-pkg", "1.0.1", ["--tag", "old"]);
+    expect(refused.code).not.toBe(0);
+    expect(refused.output).toContain("MAL-2026-0001");
+    type Refusal = { repository: string; path: string; name: string; version: string; reason: string; principal: string; refused: string };
+    const log = await json<Refusal[]>(await s.call("GET", "/api/refusals?repository=npm", { key: admin }));
+    expect(log[0]).toMatchObject({ repository: "npm", name: "gate-pkg", version: "1.0.1", principal: `key:${keyId(deployer)}`, reason: expect.stringContaining("MAL-2026-0001") });
+    // The first refusal (the test above) is there too, older.
+    expect(log.filter((r) => r.version === "1.0.1").length).toBeGreaterThanOrEqual(2);
+    expect((await s.call("GET", "/api/refusals?repository=npm", { key: reader })).status).toBe(403);
+    expect((await s.call("GET", "/api/refusals?after=bogus", { key: admin })).status).toBe(400);
   });
 
   it("a Maven deploy (a plain PUT) of a malware version is refused in plain text; a denied one is stored with a finding (WARN)", async () => {

@@ -46,6 +46,8 @@ export interface PublishGate {
   screen(repository: string, path: string): Promise<{ action: "BLOCK" | "HOLD" | "WARN"; reason: string } | undefined>;
   /** After the publish committed: records its findings, answering those new (each then published as `artifact.finding`). */
   found(a: Address, verdict: NonNullable<Awaited<ReturnType<PublishGate["screen"]>>>): Promise<Finding[]>;
+  /** A publish refused (BLOCK): kept in the refusal log with who tried. */
+  refused(a: Address, verdict: NonNullable<Awaited<ReturnType<PublishGate["screen"]>>>, actor: Actor): Promise<void>;
 }
 
 export interface Address {
@@ -248,7 +250,10 @@ export function artifactServiceFactory(deps: ArtifactServiceDeps) {
         // The screening gate, before anything lands: a refusal stores nothing (the blob this
         // publish made goes below), a hold stores the file held in the same transaction.
         const verdict = await deps.gate?.screen(to.address.repository, to.address.path);
-        if (verdict?.action === "BLOCK") throw forbidden(verdict.reason);
+        if (verdict?.action === "BLOCK") {
+          await deps.gate!.refused(to.address, verdict, actor);
+          throw forbidden(verdict.reason);
+        }
         const held = verdict?.action === "HOLD" ? verdict.reason : undefined;
         let heldEvent: ArtifactHeld | undefined;
         // The blob's lock, shared, in the first message when its digest is known by then.

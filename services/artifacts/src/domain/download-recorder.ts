@@ -5,13 +5,13 @@ export interface DownloadRecorderDeps {
   store: Pick<MetadataStore, "recordDownloads">;
   log: Pick<Logger, "warn">;
   flushEveryMs?: number;
-  /** Distinct paths kept in memory at most; past it the oldest counts are dropped (logged). */
+  /** Distinct paths and principals kept in memory at most; past it the oldest counts are dropped. */
   maxPending?: number;
 }
 
 /**
- * Counts downloads in memory and writes them in one UPDATE per interval, never a write per
- * request. A failed batch is kept and merged into the next one.
+ * Counts downloads (per file and principal) in memory and writes them in one statement per
+ * interval, never a write per request. A failed batch is kept and merged into the next one.
  */
 export function downloadRecorderFactory(deps: DownloadRecorderDeps) {
   const flushEveryMs = deps.flushEveryMs ?? 2000;
@@ -21,11 +21,12 @@ export function downloadRecorderFactory(deps: DownloadRecorderDeps) {
   let flushing: Promise<void> | undefined;
 
   const add = (into: Map<string, DownloadCount>, c: DownloadCount) => {
-    const k = `${c.repository}/${c.path}`;
+    const k = JSON.stringify([c.repository, c.path, c.principal]);
     const have = into.get(k);
     if (have) {
       have.count += c.count;
       if (c.at > have.at) have.at = c.at;
+      if (c.first < have.first) have.first = c.first;
     } else {
       if (into.size >= maxPending) {
         const oldest = into.keys().next().value;
@@ -48,8 +49,9 @@ export function downloadRecorderFactory(deps: DownloadRecorderDeps) {
   };
 
   return {
-    record(repository: string, path: string, at = new Date()): void {
-      add(pending, { repository, path, at, count: 1 });
+    /** One download of a file by `principal` (kind:id; `anonymous:` for anyone). */
+    record(repository: string, path: string, principal: string, at = new Date()): void {
+      add(pending, { repository, path, principal, first: at, at, count: 1 });
     },
     flush,
     pending: () => pending.size,

@@ -2,10 +2,13 @@ import { Type } from "@sinclair/typebox";
 import { LIMITS, invalid } from "@svc/contracts";
 import { Answer, NoContent, Nullable, errorResponses, pagingQuerySchema, readPaging, type ServiceApp } from "@svc/kit";
 import { actorOf } from "../domain/artifact-service.js";
+import type { Downloader } from "../store/metadata-store.js";
 import type { GateService } from "./gate-service.js";
-import { UUID, type DenyEntry, type FindingRow, type GateStore } from "./gate-store.js";
+import { FINDING_STATUSES, UUID, type DenyEntry, type FindingRow, type GateStore, type Refusal } from "./gate-store.js";
 
 const date = Type.String({ format: "date-time" });
+/** The principals a finding names at most (the latest downloads); `downloaders` counts them all. */
+const DOWNLOADERS_SHOWN = 20;
 const denySchema = Answer({
   id: Type.String(),
   ecosystem: Type.String({ description: "npm, PyPI or Maven" }),
@@ -35,13 +38,17 @@ const heldSchema = Answer({
   published: date,
   downloads: Type.Integer(),
 });
-const findingSchema = Answer({
+/** What a finding and a refusal both say of the file: which one, and its package version. */
+const packageFile = {
   id: Type.String(),
   repository: Type.String(),
   path: Type.String(),
   ecosystem: Type.String(),
   name: Type.String(),
   version: Type.String(),
+};
+const findingSchema = Answer({
+  ...packageFile,
   type: Type.String({ description: "malware, vulnerability or deny-list" }),
   level: Nullable(Type.String({ description: "the CVSS level (CRITICAL, HIGH, MEDIUM, LOW); null for a deny list entry" })),
   advisory: Type.String({ description: "the OSV id, or deny-list:<entry id>" }),
@@ -49,9 +56,25 @@ const findingSchema = Answer({
   action: Type.String({ description: "the action its setting named when it was found" }),
   found: date,
   dataLoaded: Nullable(date),
-  downloads: Type.Integer({ description: "downloads of the file when it was found (the blast radius)" }),
+  downloads: Type.Integer({ description: "downloads of the file when it was found" }),
   lastDownloaded: Nullable(date),
+  status: Type.String({ description: "open, confirmed (a real problem: the file is held) or dismissed (not one)" }),
+  triagedBy: Nullable(Type.String({ description: "who confirmed or dismissed it (kind:id)" })),
+  triaged: Nullable(date),
+  note: Nullable(Type.String()),
+  downloaders: Type.Integer({ description: "how many principals downloaded the file, ever (the blast radius)" }),
+  downloadedBy: Type.Array(
+    Answer({ principal: Type.String({ description: "kind:id (key:<key id>, person:<id>, anonymous:)" }), first: date, last: date, downloads: Type.Integer() }),
+    { description: `who downloaded the file, the latest ${DOWNLOADERS_SHOWN} first` },
+  ),
 });
+const refusalSchema = Answer({
+  ...packageFile,
+  reason: Type.String({ description: "what the client was told" }),
+  principal: Type.String({ description: "who tried to store it (kind:id)" }),
+  refused: date,
+});
+const triageBody = Type.Object({ note: Type.Optional(Type.String({ maxLength: 1000, description: "why (kept with the finding)" })) }, { additionalProperties: false });
 const sourceSchema = Answer({
   source: Type.String(),
   state: Type.String({ description: "loaded, failed (its last good data stays in use) or pending (not read yet)" }),
@@ -69,6 +92,10 @@ const statusSchema = Answer({
 });
 const idParam = Type.Object({ id: Type.String({ minLength: 1, maxLength: 4096 }) });
 const repositoryQuery = Type.Object({ ...pagingQuerySchema.properties, repository: Type.Optional(Type.String({ minLength: 1, maxLength: LIMITS.repositoryName })) }, { additionalProperties: false });
+const findingsQuery = Type.Object(
+  { ...repositoryQuery.properties, status: Type.Optional(Type.Union(FINDING_STATUSES.map((v) => Type.Literal(v)), { description: "only findings of this status" })) },
+  { additionalProperties: false },
+);
 
 /** A cursor that is an id of the list (a uuid), else a 400: a bad cursor is never read as "from the start". */
 const uuidCursor = (after: string | undefined, what: string): string | undefined => {
@@ -77,13 +104,22 @@ const uuidCursor = (after: string | undefined, what: string): string | undefined
 };
 const iso = (d: Date | null) => d?.toISOString() ?? null;
 const deny = (e: DenyEntry) => ({ ...e, created: e.created.toISOString() });
-const finding = (f: FindingRow) => ({ ...f, found: f.found.toISOString(), dataLoaded: iso(f.dataLoaded), lastDownloaded: iso(f.lastDownloaded) });
+const finding = (f: FindingRow, who: { total: number; latest: Downloader[] } | undefined) => ({
+  ...f,
+  found: f.found.toISOString(),
+  dataLoaded: iso(f.dataLoaded),
+  lastDownloaded: iso(f.lastDownloaded),
+  triaged: iso(f.triaged),
+  downloaders: who?.total ?? 0,
+  downloadedBy: (who?.latest ?? []).map((d) => ({ principal: d.principal, first: d.first.toISOString(), last: d.last.toISOString(), downloads: d.downloads })),
+});
+const refusal = (r: Refusal) => ({ ...r, refused: r.refused.toISOString() });
 /** A source as the API shows it: a URL without its query or fragment (a token may ride there). */
 const shown = (source: string) => source.replace(/[?#].*$/, "");
 
 export interface GateRoutesDeps {
   gate: GateService;
-  store: Pick<GateStore, "denyList" | "findings" | "sources" | "loadedAt">;
+  store: Pick<GateStore, "denyList" | "findings" | "refusals" | "sources" | "loadedAt">;
   /** svc.advisories.sources and svc.advisories.refresh. */
   sources: readonly string[];
   refreshMs: number;
@@ -135,12 +171,44 @@ export function gateRoutes(app: ServiceApp, deps: GateRoutesDeps): void {
     return reply.code(204).send();
   });
 
-  app.get("/api/findings", { schema: { querystring: repositoryQuery, response: { 200: Type.Array(findingSchema), ...errorResponses(400) } } }, async (req, reply) => {
+  app.get("/api/findings", { schema: { querystring: findingsQuery, response: { 200: Type.Array(findingSchema), ...errorResponses(400) } } }, async (req, reply) => {
     const { after, limit } = readPaging(req.query);
-    const rows = await deps.store.findings({ repository: req.query.repository, after: uuidCursor(after, "finding"), limit: limit + 1 });
+    const rows = await deps.store.findings({ repository: req.query.repository, status: req.query.status, after: uuidCursor(after, "finding"), limit: limit + 1 });
     const page = rows.slice(0, limit);
     if (rows.length > limit) reply.header("x-next-cursor", page[page.length - 1]!.id);
-    return page.map(finding);
+    const who = await deps.gate.downloadersOf(page, DOWNLOADERS_SHOWN);
+    return page.map((f) => finding(f, who.get(`${f.repository}/${f.path}`)));
+  });
+
+  for (const [verb, status] of [
+    ["confirm", "confirmed"],
+    ["dismiss", "dismissed"],
+  ] as const) {
+    app.post(
+      `/api/findings/:id/${verb}`,
+      {
+        schema: {
+          summary: verb === "confirm" ? "Confirms a finding: a real problem; the file is held if it is not already" : "Dismisses a finding: not a problem (a hold stays until released on the held list)",
+          params: idParam,
+          body: Type.Optional(triageBody),
+          response: { 200: findingSchema, ...errorResponses(400, 404, 409, 413, 415) },
+        },
+      },
+      async (req) => {
+        const f = await deps.gate.triage(req.params.id, status, req.body?.note, actorOf(req.principal));
+        req.log.info({ finding: f.id, status, principal: req.principal.id }, `finding ${status}`);
+        const who = await deps.gate.downloadersOf([f], DOWNLOADERS_SHOWN);
+        return finding(f, who.get(`${f.repository}/${f.path}`));
+      },
+    );
+  }
+
+  app.get("/api/refusals", { schema: { summary: "The refusal log: versions the screening gate refused (BLOCK), newest first", querystring: repositoryQuery, response: { 200: Type.Array(refusalSchema), ...errorResponses(400) } } }, async (req, reply) => {
+    const { after, limit } = readPaging(req.query);
+    const rows = await deps.store.refusals({ repository: req.query.repository, after: uuidCursor(after, "refusal"), limit: limit + 1 });
+    const page = rows.slice(0, limit);
+    if (rows.length > limit) reply.header("x-next-cursor", page[page.length - 1]!.id);
+    return page.map(refusal);
   });
 
   app.get("/api/advisories/status", { schema: { response: { 200: statusSchema, ...errorResponses() } } }, async () => {

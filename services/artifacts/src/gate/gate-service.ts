@@ -7,7 +7,7 @@ import type { MetadataStore } from "../store/metadata-store.js";
 import { SCHEMA } from "../store/schema.js";
 import { ECOSYSTEMS, isEcosystem, packageName, versionRange, type Ecosystem } from "./ecosystems.js";
 import { findingsOf, gateFactory, matchesOf, verdictOf, type GateSettings, type Match } from "./gate.js";
-import { UUID, type FindingRow, type GateStore, type StoredAdvisory } from "./gate-store.js";
+import { UUID, type DenyEntry, type FindingRow, type GateStore, type StoredAdvisory } from "./gate-store.js";
 import { packageKey, type Advisory } from "./osv-records.js";
 
 /** The gate's own actor on the events it causes (a retroactive hold or finding). */
@@ -16,7 +16,7 @@ const GATE_ACTOR: Actor = { kind: "system", id: "screening-gate" };
 export interface GateServiceDeps {
   pool: pg.Pool;
   store: GateStore;
-  metadata: Pick<MetadataStore, "find" | "page" | "repositories">;
+  metadata: Pick<MetadataStore, "find" | "page" | "repositories" | "downloadersOf">;
   /** The artifact service, once built (it is built with this gate's publish hooks). */
   artifacts: () => Pick<ArtifactService, "hold" | "release" | "remove" | "recordFinding">;
   settings: () => GateSettings;
@@ -77,6 +77,13 @@ export function gateServiceFactory(deps: GateServiceDeps) {
   const publishGate: PublishGate = {
     screen: (repository, path) => gate.screen(repository, path),
     found: async (a, verdict) => (await record(a, verdict as NonNullable<Awaited<ReturnType<typeof gate.screen>>>)).map(eventFinding),
+    // The refusal is the answer that matters: a refusal log that cannot be written is logged, not a 500.
+    refused: async (a, v, actor) => {
+      const p = (v as NonNullable<Awaited<ReturnType<typeof gate.screen>>>).package;
+      await store
+        .addRefusal({ repository: a.repository, path: a.path, ecosystem: p.ecosystem, name: p.name, version: p.version, reason: v.reason, principal: `${actor.kind}:${actor.id}` })
+        .catch((err: unknown) => deps.log.error({ err, repository: a.repository, path: a.path }, "could not add a refusal to the refusal log"));
+    },
   };
 
   /**
@@ -89,6 +96,22 @@ export function gateServiceFactory(deps: GateServiceDeps) {
   const recheck = async (changed: readonly Advisory[]): Promise<{ checked: number; findings: number; held: number }> => {
     const byKey = new Map<string, StoredAdvisory[]>();
     for (const a of changed) for (const key of a.packages) byKey.set(key, [...(byKey.get(key) ?? []), a]);
+    return checkStored((key) => {
+      const advisories = byKey.get(key);
+      return advisories && { advisories, deny: [] };
+    }, "new advisory data arrived");
+  };
+
+  /**
+   * Stored versions checked against what `against` answers for their package (its key,
+   * `ecosystem:name`): new findings recorded and published, and the file held where the rules
+   * above say (a deny list entry added whose action is BLOCK holds too: the operator refused that
+   * version, and what is stored already cannot be refused any more).
+   */
+  const checkStored = async (
+    against: (key: string) => { advisories: readonly StoredAdvisory[]; deny: readonly DenyEntry[] } | undefined,
+    when: string,
+  ): Promise<{ checked: number; findings: number; held: number }> => {
     const settings = deps.settings();
     const out = { checked: 0, findings: 0, held: 0 };
     for (const r of await deps.metadata.repositories()) {
@@ -100,18 +123,18 @@ export function gateServiceFactory(deps: GateServiceDeps) {
           const c = deps.coordinates(r.name, row.path);
           if (!c || c.version === "") continue;
           const name = packageName(ecosystem, c.name);
-          const advisories = byKey.get(packageKey(ecosystem, name));
-          if (!advisories) continue;
+          const data = against(packageKey(ecosystem, name));
+          if (!data) continue;
           out.checked++;
-          const verdict = verdictOf({ ecosystem, name, version: c.version }, matchesOf(ecosystem, c.version, advisories, [], settings, name));
+          const verdict = verdictOf({ ecosystem, name, version: c.version }, matchesOf(ecosystem, c.version, data.advisories, data.deny, settings, name));
           if (!verdict) continue;
           const added = await record({ repository: r.name, path: row.path }, verdict);
           const a = addressOf(r.name, row.path);
           for (const f of added) await deps.artifacts().recordFinding(a, eventFinding(f), GATE_ACTOR);
           out.findings += added.length;
-          const holds = added.filter((f) => (f.type === "malware" && settings.malwareAction !== "ALLOW") || f.action === "HOLD");
+          const holds = added.filter((f) => (f.type === "malware" && settings.malwareAction !== "ALLOW") || f.action === "HOLD" || (f.type === "deny-list" && f.action === "BLOCK"));
           if (holds.length > 0 && row.heldReason === null) {
-            const reason = `${name}@${c.version} held by the screening gate when new advisory data arrived: ${holds.map((f) => `${f.type} (${f.advisory}: ${f.summary})`).join("; ")}`.slice(0, 1000);
+            const reason = `${name}@${c.version} held by the screening gate when ${when}: ${holds.map((f) => `${f.type} (${f.advisory}: ${f.summary})`).join("; ")}`.slice(0, 1000);
             if (await deps.artifacts().hold(a, reason, GATE_ACTOR)) out.held++;
           }
         }
@@ -119,8 +142,20 @@ export function gateServiceFactory(deps: GateServiceDeps) {
         after = page[page.length - 1]!.path;
       }
     }
-    if (out.findings > 0) deps.log.warn(out, "new advisory data matched stored versions");
+    if (out.findings > 0) deps.log.warn(out, `stored versions matched when ${when}`);
     return out;
+  };
+
+  /**
+   * Retroactive: the versions already stored that a deny list entry names, checked after the
+   * answer (a walk over every repository's index; its findings and holds show in the API and the
+   * console). The entry is marked checked at the end: one cut by a restart runs again at start.
+   */
+  const checkDenyEntry = (entry: DenyEntry): void => {
+    const key = packageKey(entry.ecosystem as Ecosystem, entry.name);
+    void checkStored((k) => (k === key ? { advisories: [], deny: [entry] } : undefined), `it was put on the deny list (${entry.name} ${entry.versions || "*"})`)
+      .then(() => store.denyEntryChecked(entry.id))
+      .catch((err: unknown) => deps.log.error({ err, entry: entry.id }, "could not check the stored versions against a deny list entry; the next start checks them again"));
   };
 
   const heldRow = (x: Record<string, unknown>): HeldFile => ({
@@ -181,8 +216,41 @@ export function gateServiceFactory(deps: GateServiceDeps) {
       if (ecosystem === "Maven" && !/^[^:\s]+:[^:\s]+$/.test(name)) throw invalid("name", "a Maven package is named groupId:artifactId");
       const range = versionRange(ecosystem, body.versions);
       if (!range.ok) throw invalid("versions", range.reason);
-      return store.addDenyEntry({ ecosystem, name: packageName(ecosystem, name), versions: body.versions.trim(), reason: body.reason.trim(), createdBy: `${actor.kind}:${actor.id}` });
+      const entry = await store.addDenyEntry({ ecosystem, name: packageName(ecosystem, name), versions: body.versions.trim(), reason: body.reason.trim(), createdBy: `${actor.kind}:${actor.id}` });
+      checkDenyEntry(entry);
+      return entry;
     },
+
+    /** The deny list entries whose stored versions were never checked (a restart cut the check): checked now. */
+    async checkUncheckedDenyEntries(): Promise<void> {
+      for (const e of await store.uncheckedDenyEntries()) checkDenyEntry(e);
+    },
+
+    /**
+     * Confirms a finding (a real problem: the file is held, unless it is already held or gone)
+     * or dismisses it (not one: it stays recorded as dismissed; a hold is released only on the
+     * held list, so one dismissal never serves a file another finding holds).
+     */
+    async triage(id: string, status: "confirmed" | "dismissed", note: string | undefined, actor: Actor): Promise<FindingRow> {
+      if (!UUID.test(id)) throw notFound(`no finding ${id}`);
+      const before = await store.finding(id);
+      if (!before) throw notFound(`no finding ${id}`);
+      if (before.status !== "open") throw conflict(`finding ${id} is already ${before.status} (by ${before.triagedBy ?? "?"})`);
+      const after = await store.triage(id, status, `${actor.kind}:${actor.id}`, note?.trim() || null);
+      if (!after) throw notFound(`no finding ${id}`);
+      if (status === "confirmed") {
+        const row = await deps.metadata.find(after.repository, after.path);
+        if (row && row.heldReason === null) {
+          const reason = `${after.name}@${after.version} held: finding ${after.advisory} confirmed by ${actor.kind} ${actor.id}${after.note ? ` (${after.note})` : ""}`.slice(0, 1000);
+          await deps.artifacts().hold(addressOf(after.repository, after.path), reason, actor);
+        }
+      }
+      return after;
+    },
+
+    /** Who downloaded the files of some findings (the blast radius): the latest principals of each, and how many in all. */
+    downloadersOf: (findings: readonly FindingRow[], limit: number) => deps.metadata.downloadersOf(findings, limit),
+
 
     async removeDenyEntry(id: string): Promise<void> {
       if (!UUID.test(id) || !(await store.removeDenyEntry(id))) throw notFound(`no deny list entry ${id}`);

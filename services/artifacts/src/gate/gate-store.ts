@@ -69,7 +69,54 @@ export const gateMigrations: Record<string, Migration> = {
       await s.createIndex("gate_findings_by_repository").on("gate_findings").columns(["repository", "found_at"]).execute();
     },
   },
+  "0011_gate_triage_refusals": {
+    async up(db: Kysely<unknown>) {
+      const s = db.schema.withSchema(SCHEMA);
+      // A deny list entry's stored versions are checked after it is added; until that check
+      // finished (a restart in between), checked_at stays null and the next start checks them.
+      await s.alterTable("gate_deny_list").addColumn("checked_at", "timestamptz").execute();
+      // A finding's triage: open until an administrator confirms it (a real problem) or dismisses it (not one).
+      await s
+        .alterTable("gate_findings")
+        .addColumn("status", "text", (c) => c.notNull().defaultTo("open"))
+        .addColumn("triaged_by", "text")
+        .addColumn("triaged_at", "timestamptz")
+        .addColumn("note", "text")
+        .execute();
+      // The refusal log: what the gate refused (BLOCK), never stored, so not a finding of a file.
+      await s
+        .createTable("gate_refusals")
+        .addColumn("id", "uuid", (c) => c.primaryKey())
+        .addColumn("repository", "text", (c) => c.notNull().references(`${SCHEMA}.repositories.name`).onDelete("cascade"))
+        .addColumn("path", "text", (c) => c.notNull())
+        .addColumn("ecosystem", "text", (c) => c.notNull())
+        .addColumn("name", "text", (c) => c.notNull())
+        .addColumn("version", "text", (c) => c.notNull())
+        .addColumn("reason", "text", (c) => c.notNull())
+        .addColumn("principal", "text", (c) => c.notNull())
+        .addColumn("refused_at", "timestamptz", (c) => c.notNull().defaultTo(sql`now()`))
+        .execute();
+      await s.createIndex("gate_refusals_by_time").on("gate_refusals").columns(["refused_at", "id"]).execute();
+      await s.createIndex("gate_refusals_by_repository").on("gate_refusals").columns(["repository", "refused_at"]).execute();
+    },
+  },
 };
+
+export type FindingStatus = "open" | "confirmed" | "dismissed";
+export const FINDING_STATUSES: readonly FindingStatus[] = ["open", "confirmed", "dismissed"];
+
+/** A refused version, as the refusal log keeps it. */
+export interface Refusal {
+  id: string;
+  repository: string;
+  path: string;
+  ecosystem: string;
+  name: string;
+  version: string;
+  reason: string;
+  principal: string;
+  refused: Date;
+}
 
 export interface StoredAdvisory {
   id: string;
@@ -113,8 +160,12 @@ export interface FindingRow {
   dataLoaded: Date | null;
   downloads: number;
   lastDownloaded: Date | null;
+  status: FindingStatus;
+  triagedBy: string | null;
+  triaged: Date | null;
+  note: string | null;
 }
-export type NewFinding = Omit<FindingRow, "id" | "found">;
+export type NewFinding = Omit<FindingRow, "id" | "found" | "status" | "triagedBy" | "triaged" | "note">;
 
 /** The ids of deny list entries and findings. */
 export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -244,15 +295,70 @@ export function gateStoreFactory(pool: pg.Pool) {
       return added;
     },
 
-    /** Findings, newest first, a page after the finding `after` (its id). */
-    async findings(opts: { repository?: string; after?: string; limit: number }): Promise<FindingRow[]> {
+    /** Findings, newest first, a page after the finding `after` (its id); of one status if given. */
+    async findings(opts: { repository?: string; status?: FindingStatus; after?: string; limit: number }): Promise<FindingRow[]> {
       const r = await pool.query(
-        `select * from ${T("gate_findings")} f where ($1::text is null or f.repository = $1)
+        `select * from ${T("gate_findings")} f where ($1::text is null or f.repository = $1) and ($4::text is null or f.status = $4)
          and ($2::uuid is null or (f.found_at, f.id) < (select found_at, id from ${T("gate_findings")} where id = $2::uuid))
          order by f.found_at desc, f.id desc limit $3`,
-        [opts.repository ?? null, opts.after ?? null, opts.limit],
+        [opts.repository ?? null, opts.after ?? null, opts.limit, opts.status ?? null],
       );
       return r.rows.map(findingRow);
+    },
+
+    async finding(id: string): Promise<FindingRow | undefined> {
+      const r = await pool.query(`select * from ${T("gate_findings")} where id = $1`, [id]);
+      return r.rows[0] ? findingRow(r.rows[0]) : undefined;
+    },
+
+    /** Sets a finding's triage: who, when, why; answers the finding as it is now. */
+    async triage(id: string, status: Exclude<FindingStatus, "open">, by: string, note: string | null): Promise<FindingRow | undefined> {
+      const r = await pool.query(`update ${T("gate_findings")} set status = $2, triaged_by = $3, triaged_at = now(), note = $4 where id = $1 returning *`, [id, status, by, note]);
+      return r.rows[0] ? findingRow(r.rows[0]) : undefined;
+    },
+
+    /** Deny list entries whose stored versions were not checked yet (added, then a restart before the check ended). */
+    async uncheckedDenyEntries(): Promise<DenyEntry[]> {
+      const r = await pool.query(`select * from ${T("gate_deny_list")} where checked_at is null order by created_at, id`);
+      return r.rows.map(denyEntry);
+    },
+
+    async denyEntryChecked(id: string): Promise<void> {
+      await pool.query(`update ${T("gate_deny_list")} set checked_at = now() where id = $1`, [id]);
+    },
+
+    async addRefusal(r: Omit<Refusal, "id" | "refused">): Promise<void> {
+      await pool.query(`insert into ${T("gate_refusals")} (id, repository, path, ecosystem, name, version, reason, principal) values ($1, $2, $3, $4, $5, $6, $7, $8)`, [
+        randomUUID(),
+        r.repository,
+        r.path,
+        r.ecosystem,
+        r.name,
+        r.version,
+        r.reason,
+        r.principal,
+      ]);
+    },
+
+    /** The refusal log, newest first, a page after the refusal `after` (its id). */
+    async refusals(opts: { repository?: string; after?: string; limit: number }): Promise<Refusal[]> {
+      const r = await pool.query(
+        `select * from ${T("gate_refusals")} x where ($1::text is null or x.repository = $1)
+         and ($2::uuid is null or (x.refused_at, x.id) < (select refused_at, id from ${T("gate_refusals")} where id = $2::uuid))
+         order by x.refused_at desc, x.id desc limit $3`,
+        [opts.repository ?? null, opts.after ?? null, opts.limit],
+      );
+      return r.rows.map((x) => ({
+        id: x.id,
+        repository: x.repository,
+        path: x.path,
+        ecosystem: x.ecosystem,
+        name: x.name,
+        version: x.version,
+        reason: x.reason,
+        principal: x.principal,
+        refused: x.refused_at,
+      }));
     },
   };
 }
@@ -285,4 +391,8 @@ const findingRow = (x: Record<string, unknown>): FindingRow => ({
   dataLoaded: (x.data_loaded_at as Date | null) ?? null,
   downloads: Number(x.downloads),
   lastDownloaded: (x.last_downloaded_at as Date | null) ?? null,
+  status: x.status as FindingStatus,
+  triagedBy: (x.triaged_by as string | null) ?? null,
+  triaged: (x.triaged_at as Date | null) ?? null,
+  note: (x.note as string | null) ?? null,
 });

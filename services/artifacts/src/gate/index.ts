@@ -74,7 +74,10 @@ export function wireGate(deps: { config: GateConfig; pool: pg.Pool; metadata: Me
     },
     /** Loads advisory data now and on its schedule; a read-only node (or one on a replica) writes none. */
     start() {
-      if (!deps.config.readOnly && !deps.replica) refresh.start();
+      if (!deps.config.readOnly && !deps.replica) {
+        refresh.start();
+        void service.checkUncheckedDenyEntries().catch((err: unknown) => deps.log.error({ err }, "could not read the deny list entries left unchecked"));
+      }
       if (deps.config.advisoriesSources.length > 0) {
         polling = setInterval(() => void poll(), STATE_POLL_MS);
         polling.unref();

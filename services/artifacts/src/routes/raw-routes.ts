@@ -103,7 +103,7 @@ export function rawRoutes(app: FastifyInstance, deps: RawRoutesDeps): void {
         status = await answerArtifact(req, reply, fresh.row, deps.blobs, undefined, deps.redirect);
       }
       // Counted in memory and written in batches (retention's "not downloaded for"); a redirect to the object store counts.
-      if (req.method === "GET" && (status === 200 || status === 206 || status === 307)) deps.downloads.record(a.repository, a.path);
+      if (req.method === "GET" && (status === 200 || status === 206 || status === 307)) deps.downloads.record(a.repository, a.path, `${req.principal.kind}:${req.principal.id}`);
       return reply;
     };
     scoped.route({ method: ["GET", "HEAD"], url: "/repository/*", exposeHeadRoute: false, handler: read });

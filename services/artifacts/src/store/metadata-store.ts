@@ -64,9 +64,21 @@ export interface ArtifactRecord {
 export interface DownloadCount {
   repository: string;
   path: string;
+  /** Who downloaded (kind:id, `anonymous:` for anyone); the artifact's own counts sum every principal's. */
+  principal: string;
+  /** First download of this batch. */
+  first: Date;
   /** Latest download. */
   at: Date;
   count: number;
+}
+
+/** Who downloaded a file: each principal's first and latest download and how many (a finding's blast radius). */
+export interface Downloader {
+  principal: string;
+  first: Date;
+  last: Date;
+  downloads: number;
 }
 
 export interface RepositoryDetail {
@@ -374,14 +386,47 @@ export function metadataStoreFactory(root: Db, pool: pg.Pool, changes: IndexChan
     },
 
     /** One UPDATE for a whole batch of download counts. */
+    /**
+     * One batch of downloads: each file's count and latest download, and who downloaded it (one
+     * row per file and principal), in one statement: a path no longer indexed counts nowhere.
+     */
     async recordDownloads(batch: DownloadCount[]): Promise<void> {
       if (batch.length === 0) return;
       await sql`
-        update ${sql.id(SCHEMA, "artifacts")} as a
-        set last_downloaded_at = greatest(coalesce(a.last_downloaded_at, d.at), d.at), downloads = a.downloads + d.n
-        from unnest(${batch.map((b) => b.repository)}::text[], ${batch.map((b) => b.path)}::text[],
-                    ${batch.map((b) => b.at.toISOString())}::timestamptz[], ${batch.map((b) => b.count)}::bigint[]) as d(repository, path, at, n)
-        where a.repository = d.repository and a.path = d.path`.execute(root);
+        with d as (
+          select * from unnest(${batch.map((b) => b.repository)}::text[], ${batch.map((b) => b.path)}::text[], ${batch.map((b) => b.principal)}::text[],
+                               ${batch.map((b) => b.first.toISOString())}::timestamptz[], ${batch.map((b) => b.at.toISOString())}::timestamptz[],
+                               ${batch.map((b) => b.count)}::bigint[]) as d(repository, path, principal, first_at, at, n)
+        ), counted as (
+          update ${sql.id(SCHEMA, "artifacts")} as a
+          set last_downloaded_at = greatest(coalesce(a.last_downloaded_at, t.at), t.at), downloads = a.downloads + t.n
+          from (select repository, path, max(at) as at, sum(n) as n from d group by repository, path) as t
+          where a.repository = t.repository and a.path = t.path
+          returning a.repository, a.path
+        )
+        insert into ${sql.id(SCHEMA, "downloaders")} as w (repository, path, principal, first_at, last_at, downloads)
+        select d.repository, d.path, d.principal, d.first_at, d.at, d.n from d join counted c on c.repository = d.repository and c.path = d.path
+        on conflict (repository, path, principal) do update set first_at = least(w.first_at, excluded.first_at), last_at = greatest(w.last_at, excluded.last_at), downloads = w.downloads + excluded.downloads`.execute(root);
+    },
+
+    /** Who downloaded each of some files, the latest first, at most `limit` principals a file, with how many there are in all. */
+    async downloadersOf(files: readonly { repository: string; path: string }[], limit: number): Promise<Map<string, { total: number; latest: Downloader[] }>> {
+      const out = new Map<string, { total: number; latest: Downloader[] }>();
+      if (files.length === 0) return out;
+      const r = await sql<{ repository: string; path: string; principal: string; first_at: Date; last_at: Date; downloads: string; total: string }>`
+        select w.*, count(*) over (partition by w.repository, w.path) as total from (
+          select w.*, row_number() over (partition by w.repository, w.path order by w.last_at desc, w.principal) as k
+          from ${sql.id(SCHEMA, "downloaders")} w
+          join unnest(${files.map((f) => f.repository)}::text[], ${files.map((f) => f.path)}::text[]) as f(repository, path) on f.repository = w.repository and f.path = w.path
+        ) w`.execute(root);
+      for (const x of r.rows) {
+        const key = `${x.repository}/${x.path}`;
+        const entry = out.get(key) ?? { total: Number(x.total), latest: [] };
+        out.set(key, entry);
+        if (entry.latest.length < limit) entry.latest.push({ principal: x.principal, first: x.first_at, last: x.last_at, downloads: Number(x.downloads) });
+      }
+      for (const e of out.values()) e.latest.sort((a, b) => b.last.getTime() - a.last.getTime() || a.principal.localeCompare(b.principal));
+      return out;
     },
   };
 }

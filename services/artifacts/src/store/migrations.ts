@@ -104,6 +104,24 @@ export const serviceMigrations: Record<string, Migration> = {
       await db.schema.withSchema(SCHEMA).createIndex("artifacts_by_sha256").on("artifacts").column("sha256").execute();
     },
   },
+  "0011_downloaders": {
+    async up(db: Kysely<unknown>) {
+      // Who downloaded a file (a finding names them: the blast radius), one row per file and
+      // principal, written with the download counts in batches. A removed file's rows stay
+      // (a finding about it still names who has it) until its repository goes.
+      await db.schema
+        .withSchema(SCHEMA)
+        .createTable("downloaders")
+        .addColumn("repository", "text", (c) => c.notNull().references(`${SCHEMA}.repositories.name`).onDelete("cascade"))
+        .addColumn("path", "text", (c) => c.notNull())
+        .addColumn("principal", "text", (c) => c.notNull())
+        .addColumn("first_at", "timestamptz", (c) => c.notNull())
+        .addColumn("last_at", "timestamptz", (c) => c.notNull())
+        .addColumn("downloads", "bigint", (c) => c.notNull())
+        .addPrimaryKeyConstraint("downloaders_pk", ["repository", "path", "principal"])
+        .execute();
+    },
+  },
   // The screening gate's tables (gate/gate-store.ts).
   ...gateMigrations,
 };

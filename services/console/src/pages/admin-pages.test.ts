@@ -209,7 +209,8 @@ const now = new Date().toISOString();
 const lists = (over: Record<string, Answer> = {}): Record<string, Answer> => ({
   "GET /api/advisories/status": { status: 200, body: { sources: [{ source: "/srv/osv", state: "loaded", records: 12, loaded: now, error: null }, { source: "https://osv.example/all.zip", state: "failed", records: 0, loaded: null, error: "answered 503" }], loaded: now, ageSeconds: 30, failed: 1 } },
   "GET /api/held": { status: 200, body: [{ id: "aGVsZA", repository: "npm", path: "evil/-/evil-1.0.0.tgz", reason: "evil@1.0.0 held: <malware>", held: now, downloads: 3 }] },
-  "GET /api/findings": { status: 200, body: [{ id: "f1", repository: "npm", path: "evil/-/evil-1.0.0.tgz", name: "evil", version: "1.0.0", type: "malware", level: "CRITICAL", advisory: "MAL-2026-1", summary: "steals tokens", action: "HOLD", found: now, dataLoaded: now, downloads: 3, lastDownloaded: now }], headers: { "x-next-cursor": "f1" } },
+  "GET /api/findings": { status: 200, body: [{ id: "f1", repository: "npm", path: "evil/-/evil-1.0.0.tgz", name: "evil", version: "1.0.0", type: "malware", level: "CRITICAL", advisory: "MAL-2026-1", summary: "steals tokens", action: "HOLD", found: now, dataLoaded: now, downloads: 3, lastDownloaded: now, status: "open", triagedBy: null, triaged: null, note: null, downloaders: 3, downloadedBy: [{ principal: "key:ci-runner", first: now, last: now, downloads: 7 }, { principal: "person:dev/ann", first: now, last: now, downloads: 1 }] }, { id: "f2", repository: "npm", path: "old/-/old-1.0.0.tgz", name: "old", version: "1.0.0", type: "deny-list", level: null, advisory: "deny-list:d1", summary: "withdrawn", action: "WARN", found: now, dataLoaded: null, downloads: 0, lastDownloaded: null, status: "dismissed", triagedBy: "key:admin", triaged: now, note: "<not used>", downloaders: 0, downloadedBy: [] }], headers: { "x-next-cursor": "f1" } },
+  "GET /api/refusals": { status: 200, body: [{ id: "r1", repository: "npm", path: "evil/-/evil-1.0.1.tgz", name: "evil", version: "1.0.1", reason: "evil@1.0.1 refused: <malware>", principal: "key:publisher", refused: now }] },
   "GET /api/deny-list": { status: 200, body: [{ id: "d1", ecosystem: "npm", name: "left-pad", versions: "<2", reason: "withdrawn", createdBy: "key:abc", created: now }] },
   ...over,
 });
@@ -227,8 +228,32 @@ describe("Screening page", () => {
     expect(out).toContain("MAL-2026-1");
     expect(out).toContain("steals tokens");
     expect(out).toContain("left-pad");
-    expect(calls.map((c) => c.path)).toEqual(expect.arrayContaining([expect.stringContaining("/api/held?limit=50&repository=npm"), expect.stringContaining("/api/findings?limit=50&repository=npm")]));
+    // Findings: who downloaded (the latest principals and how many more), Confirm and Dismiss on the open one only, the triage of the other.
+    expect(out).toContain("key:ci-runner");
+    expect(out).toContain("7×");
+    expect(out).toContain("and 1 more");
+    expect(out.match(/Confirm<\/button>/g)).toHaveLength(1);
+    expect(out.match(/Dismiss<\/button>/g)).toHaveLength(1);
+    expect(out).toContain("dismissed");
+    expect(out).toContain("&lt;not used&gt;");
+    // The refusal log: what was refused, why and who tried.
+    expect(out).toContain("evil@1.0.1 refused: &lt;malware&gt;");
+    expect(out).toContain("key:publisher");
+    expect(calls.map((c) => c.path)).toEqual(
+      expect.arrayContaining([expect.stringContaining("/api/held?limit=50&repository=npm"), expect.stringContaining("/api/findings?limit=50&repository=npm"), expect.stringContaining("/api/refusals?limit=50&repository=npm")]),
+    );
     for (const m of out.matchAll(/<(?:input|select) id="([^"]+)"/g)) expect(out, m[1]).toContain(`<label for="${m[1]}">`);
+  });
+
+  it("asks the API for the findings of the status chosen, and confirms or dismisses one, keeping the filters", async () => {
+    const { ctx, calls } = fakeCtx(lists(), { query: { repository: "npm", status: "open" } });
+    await screeningPage.get(ctx);
+    expect(calls.map((c) => c.path)).toContainEqual(expect.stringContaining("/api/findings?limit=50&repository=npm&status=open"));
+    const confirm = fakeCtx({ "POST /api/findings/f1/confirm": { status: 200, body: {} } }, { form: { id: "f1" }, query: { repository: "npm", status: "open" } });
+    expect(await screeningPage.actions!.confirm!(confirm.ctx)).toMatchObject({ kind: "redirect", location: "/ui/screening?repository=npm&status=open", notice: expect.stringContaining("Confirmed") });
+    expect(confirm.calls).toEqual([{ method: "POST", path: "/api/findings/f1/confirm", body: {} }]);
+    const dismiss = fakeCtx({ "POST /api/findings/f1/dismiss": { status: 409, body: { detail: "finding f1 is already confirmed" } } }, { form: { id: "f1" } });
+    expect(await screeningPage.actions!.dismiss!(dismiss.ctx)).toMatchObject({ kind: "redirect", location: "/ui/screening", notice: "Not done: finding f1 is already confirmed" });
   });
 
   it("releases a held version and adds to the deny list through the API, and says why the API refused a bad range", async () => {

@@ -40,7 +40,15 @@ interface FindingView {
   dataLoaded: string | null;
   downloads: number;
   lastDownloaded: string | null;
+  status: string;
+  triagedBy: string | null;
+  triaged: string | null;
+  note: string | null;
+  downloaders: number;
+  downloadedBy: { principal: string; first: string; last: string; downloads: number }[];
 }
+/** A refused version as GET /api/refusals answers it (every field a string). */
+type RefusalView = Record<"id" | "repository" | "path" | "name" | "version" | "reason" | "principal" | "refused", string>;
 /** A deny list entry as GET /api/deny-list answers it (every field a string). */
 type DenyView = Record<"id" | "ecosystem" | "name" | "versions" | "reason" | "createdBy" | "created", string>;
 
@@ -58,13 +66,15 @@ export const screeningPage: ConsolePage = {
 
   async get(ctx) {
     const repository = REPOSITORY.test(ctx.query.repository ?? "") ? ctx.query.repository! : "";
-    const [status, held, findings, deny] = await Promise.all([
+    const findingStatus = STATUSES.includes(ctx.query.status ?? "") ? ctx.query.status! : "";
+    const [status, held, findings, refusals, deny] = await Promise.all([
       ctx.api<StatusView>("GET", "/api/advisories/status").then(expectOk),
       listPage<HeldView>(ctx, "/api/held", { limit: String(PAGE_SIZE), after: ctx.query.held, repository: repository || undefined }),
-      listPage<FindingView>(ctx, "/api/findings", { limit: String(PAGE_SIZE), after: ctx.query.after, repository: repository || undefined }),
+      listPage<FindingView>(ctx, "/api/findings", { limit: String(PAGE_SIZE), after: ctx.query.after, repository: repository || undefined, status: findingStatus || undefined }),
+      listPage<RefusalView>(ctx, "/api/refusals", { limit: String(PAGE_SIZE), after: ctx.query.refused, repository: repository || undefined }),
       listPage<DenyView>(ctx, "/api/deny-list", { limit: String(PAGE_SIZE) }),
     ]);
-    const here = repository ? `${BASE}?repository=${encodeURIComponent(repository)}` : BASE;
+    const here = backOf(repository, findingStatus);
     const main = html`
       <section aria-labelledby="advisories-heading">
         <h2 id="advisories-heading">Advisory data</h2>
@@ -74,7 +84,9 @@ export const screeningPage: ConsolePage = {
           <tbody>${status.sources.map((s) => html`<tr><td><code>${s.source}</code></td><td>${s.state === "failed" ? html`<strong class="badge warning">failed</strong>` : s.state}</td><td>${s.records}</td><td>${when(s.loaded)}</td><td>${s.error ?? ""}</td></tr>`)}</tbody>
         </table>
       </section>
-      <form method="get" action="${BASE}" class="filter">${field({ id: "screening-repository", name: "repository", label: "Repository", value: repository, hint: "blank: every repository" })}<button type="submit">Show</button></form>
+      <form method="get" action="${BASE}" class="filter">${field({ id: "screening-repository", name: "repository", label: "Repository", value: repository, hint: "blank: every repository" })}
+        <p class="field"><label for="screening-status">Findings</label> <select id="screening-status" name="status"><option value="">every status</option>${STATUSES.map((v) => html`<option value="${v}"${v === findingStatus ? " selected" : ""}>${v}</option>`)}</select></p>
+        <button type="submit">Show</button></form>
       <section aria-labelledby="held-heading">
         <h2 id="held-heading">Held versions</h2>
         <p>Not served and not listed to clients until released. Discarding removes the file.</p>
@@ -94,19 +106,40 @@ export const screeningPage: ConsolePage = {
       </section>
       <section aria-labelledby="findings-heading">
         <h2 id="findings-heading">Findings</h2>
+        <p>Confirm a finding that is a real problem (its file is held); dismiss one that is not. Downloaded by: who has the file already.</p>
         <table class="list" id="findings">
-          <thead><tr><th scope="col">Found</th><th scope="col">Repository</th><th scope="col">Package</th><th scope="col">Type</th><th scope="col">Advisory</th><th scope="col">Action</th><th scope="col">Downloads before</th><th scope="col">Data from</th></tr></thead>
+          <thead><tr><th scope="col">Found</th><th scope="col">Repository</th><th scope="col">Package</th><th scope="col">Type</th><th scope="col">Advisory</th><th scope="col">Action</th><th scope="col">Downloaded by</th><th scope="col">Data from</th><th scope="col">Status</th></tr></thead>
           <tbody>${
             findings.items.length
               ? findings.items.map(
                   (f) => html`<tr><td>${when(f.found)}</td><td>${f.repository}</td><td><code>${f.name}@${f.version}</code><br><small>${f.path}</small></td>
                     <td>${f.type}${f.level ? html` <small>${f.level}</small>` : ""}</td><td>${f.advisory}<br><small>${f.summary}</small></td><td>${f.action}</td>
-                    <td>${f.downloads}${f.lastDownloaded ? html`<br><small>last ${when(f.lastDownloaded)}</small>` : ""}</td><td>${when(f.dataLoaded, "unknown")}</td></tr>`,
+                    <td>${downloadedBy(f)}</td><td>${when(f.dataLoaded, "unknown")}</td>
+                    <td>${
+                      f.status === "open"
+                        ? html`open ${actionForm(ctx, { to: here, action: "confirm", button: "Confirm", fields: { id: f.id } })} ${actionForm(ctx, { to: here, action: "dismiss", button: "Dismiss", fields: { id: f.id } })}`
+                        : html`${f.status}<br><small>${f.triagedBy ?? ""} ${when(f.triaged)}${f.note ? html`: ${f.note}` : ""}</small>`
+                    }</td></tr>`,
                 )
-              : html`<tr><td colspan="8">No findings${repository ? ` in ${repository}` : ""}.</td></tr>`
+              : html`<tr><td colspan="9">No ${findingStatus ? `${findingStatus} ` : ""}findings${repository ? ` in ${repository}` : ""}.</td></tr>`
           }</tbody>
         </table>
-        ${pager({ base: BASE, param: "after", current: ctx.query.after, next: findings.next, keep: { repository }, label: "findings" })}
+        ${pager({ base: BASE, param: "after", current: ctx.query.after, next: findings.next, keep: { repository, status: findingStatus }, label: "findings" })}
+      </section>
+      <section aria-labelledby="refusals-heading">
+        <h2 id="refusals-heading">Refusal log</h2>
+        <p>Versions the gate refused to store (BLOCK): never stored, so no finding of a file.</p>
+        <table class="list" id="refusals">
+          <thead><tr><th scope="col">Refused</th><th scope="col">Repository</th><th scope="col">Package</th><th scope="col">Why</th><th scope="col">Who tried</th></tr></thead>
+          <tbody>${
+            refusals.items.length
+              ? refusals.items.map(
+                  (r) => html`<tr><td>${when(r.refused)}</td><td>${r.repository}</td><td><code>${r.name}@${r.version}</code><br><small>${r.path}</small></td><td>${r.reason}</td><td><code>${r.principal}</code></td></tr>`,
+                )
+              : html`<tr><td colspan="5">Nothing was refused${repository ? ` in ${repository}` : ""}.</td></tr>`
+          }</tbody>
+        </table>
+        ${pager({ base: BASE, param: "refused", current: ctx.query.refused, next: refusals.next, keep: { repository }, label: "refusals" })}
       </section>
       <section aria-labelledby="deny-heading">
         <h2 id="deny-heading">Deny list</h2>
@@ -135,6 +168,12 @@ export const screeningPage: ConsolePage = {
   },
 
   actions: {
+    async confirm(ctx) {
+      return afterChange(await ctx.api("POST", `/api/findings/${encodeURIComponent(ctx.form.id ?? "")}/confirm`, {}), backOf(ctx.query.repository, ctx.query.status), "Confirmed: the file is held");
+    },
+    async dismiss(ctx) {
+      return afterChange(await ctx.api("POST", `/api/findings/${encodeURIComponent(ctx.form.id ?? "")}/dismiss`, {}), backOf(ctx.query.repository, ctx.query.status), "Dismissed");
+    },
     async release(ctx) {
       const back = backOf(ctx.query.repository);
       return afterChange(await ctx.api("POST", `/api/held/${encodeURIComponent(ctx.form.id ?? "")}/release`, {}), back, "Released: it is served again");
@@ -154,4 +193,19 @@ export const screeningPage: ConsolePage = {
   },
 };
 
-const backOf = (repository: string | undefined) => (repository && REPOSITORY.test(repository) ? `${BASE}?repository=${encodeURIComponent(repository)}` : BASE);
+const STATUSES = ["open", "confirmed", "dismissed"];
+
+/** The page again, with its repository and findings' status filters. */
+const backOf = (repository: string | undefined, status?: string) => {
+  const q = new URLSearchParams();
+  if (repository && REPOSITORY.test(repository)) q.set("repository", repository);
+  if (status && STATUSES.includes(status)) q.set("status", status);
+  const query = q.toString();
+  return query ? `${BASE}?${query}` : BASE;
+};
+
+/** Who downloaded a finding's file: the latest principals, and how many more. */
+const downloadedBy = (f: FindingView) =>
+  f.downloaders === 0
+    ? html`nobody`
+    : html`${f.downloadedBy.map((d) => html`<code>${d.principal}</code> <small>${d.downloads}×, last ${when(d.last)}</small><br>`)}${f.downloaders > f.downloadedBy.length ? html`<small>and ${f.downloaders - f.downloadedBy.length} more</small>` : ""}`;

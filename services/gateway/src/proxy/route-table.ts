@@ -43,10 +43,11 @@ export const ROUTES: readonly Route[] = [
   { prefix: "/repository", upstream: "artifacts", transport: "downloads", methods: ["GET", "HEAD"], inert: true },
   { prefix: "/repository", upstream: "artifacts", transport: "uploads", methods: ["PUT", "DELETE", "POST", "PATCH", "OPTIONS"], inert: true },
   { prefix: "/api/repositories", upstream: "artifacts", transport: "api" },
-  // The screening gate's administration (the artifacts service owns advisories, holds and findings).
+  // The screening gate's administration (the artifacts service owns advisories, holds, findings and the refusal log).
   { prefix: "/api/deny-list", upstream: "artifacts", transport: "api" },
   { prefix: "/api/held", upstream: "artifacts", transport: "api" },
   { prefix: "/api/findings", upstream: "artifacts", transport: "api" },
+  { prefix: "/api/refusals", upstream: "artifacts", transport: "api" },
   { prefix: "/api/advisories", upstream: "artifacts", transport: "api" },
   { prefix: "/api/credentials", upstream: "auth", transport: "api" },
   { prefix: "/api/me", upstream: "auth", transport: "api" },

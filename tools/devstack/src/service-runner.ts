@@ -52,7 +52,8 @@ export interface RunningServices {
   output(service?: ServiceName): string[];
   /** Waits until a line matching `pattern` appears (in what was already printed too). */
   waitForOutput(pattern: RegExp, opts?: { service?: ServiceName; timeoutMs?: number }): Promise<string>;
-  stopService(name: ServiceName, signal?: NodeJS.Signals): Promise<number | null>;
+  /** Stops a service; one still running `graceMs` after the signal (10 s by default) is killed (exit code null). */
+  stopService(name: ServiceName, signal?: NodeJS.Signals, graceMs?: number): Promise<number | null>;
   /** Starts a stopped service again; `env` changes its settings from then on. */
   startService(name: ServiceName, env?: Record<string, string | undefined>): Promise<void>;
   /** The process id of a running service. */
@@ -158,9 +159,9 @@ export async function startServices(opts: ServicesOptions): Promise<RunningServi
     }
   };
 
-  const stopOne = (name: ServiceName, signal: NodeJS.Signals = "SIGTERM"): Promise<number | null> => {
+  const stopOne = (name: ServiceName, signal: NodeJS.Signals = "SIGTERM", graceMs?: number): Promise<number | null> => {
     const proc = children.get(name);
-    return proc ? proc.stop(signal) : Promise.resolve(null);
+    return proc ? proc.stop(signal, graceMs) : Promise.resolve(null);
   };
 
   try {

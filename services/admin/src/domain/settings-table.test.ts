@@ -22,4 +22,11 @@ describe("settings table", () => {
     expect(t.settings.find((s) => s.name === "svc.tenant")!.agree).toBe(true);
     expect(JSON.stringify(t)).not.toMatch(/pw-one|pw-two|s{40}/);
   });
+
+  it("keeps the row of a setting `always` names though no node that answered reads it (a run-time setting whose readers were slow to answer)", () => {
+    const answered = [node("admin@c", "admin", {})];
+    expect(settingsTable(answered).settings.map((r) => r.name)).not.toContain("svc.webhook-endpoints");
+    const kept = settingsTable(answered, (name) => name === "svc.webhook-endpoints").settings.find((r) => r.name === "svc.webhook-endpoints");
+    expect(kept).toMatchObject({ nodes: [], agree: true, readBy: ["notifier"] });
+  });
 });

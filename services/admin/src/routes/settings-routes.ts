@@ -125,7 +125,7 @@ export function settingsRoutes(app: ServiceApp, deps: SettingsDeps): void {
     async (_req, reply) => {
       reply.header("cache-control", "no-store");
       const live = await deps.live.fresh();
-      return withRuntime(settingsTable([deps.own(), ...(await deps.peers.gatherSettings())]), live, deps.live.overrides());
+      return withRuntime(settingsTable([deps.own(), ...(await deps.peers.gatherSettings())], (name) => runtimeSetting(name) !== undefined), live, deps.live.overrides());
     },
   );
 

@@ -27,7 +27,7 @@ const pkg = (set: number, i: number) => `bench-px-${set}-${String(i).padStart(3,
  * each path; `down()` stops listening and cuts open connections (the upstream gone, as a stopped
  * process is), `up()` listens again on the same port.
  */
-async function countingRelay(target: string, port: number) {
+export async function countingRelay(target: string, port: number) {
   const counts = new Map<string, number>();
   const sockets = new Set<Socket>();
   const upstream = new URL(target);

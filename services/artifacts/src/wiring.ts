@@ -20,6 +20,7 @@ import { FORMATS } from "./formats/index.js";
 import { gateSettingsOf, wireGate } from "./gate/index.js";
 import { artifactEventPublisherFactory } from "./messaging/artifact-event-publisher.js";
 import { metadataStoreFactory } from "./store/metadata-store.js";
+import { openCredentials, sealCredentials, type UpstreamConfig } from "./proxy/upstream.js";
 import { outboxStoreFactory } from "./store/outbox-store.js";
 import type { ArtifactsDatabase } from "./store/schema.js";
 
@@ -68,12 +69,40 @@ export async function wireArtifacts({ config, log, metrics, bus, db, pool, repli
   // A hold or release on another node: the read cache must not serve (or refuse) the old state.
   bus.subscribe("artifact.held", (e) => reads.evict(e.repository, e.path));
   bus.subscribe("artifact.released", (e) => reads.evict(e.repository, e.path));
-  formats.build({ db, pool, metadata, blobs, artifacts, readOnly: config.readOnly, publicUrl: config.uiPublicUrl, log });
+  // Proxy repositories: their upstreams (credentials opened with svc.internal-secret, or the previous one while it rotates).
+  const upstreamOf = (repository: string): UpstreamConfig | undefined => {
+    const u = repositories.upstreamOf(repository);
+    if (!u) return undefined;
+    if (u.sealed === null) return { url: u.url };
+    for (const secret of [config.internalSecret, config.internalSecretPrevious].filter((x) => x !== "")) {
+      try {
+        return { url: u.url, credentials: openCredentials(u.sealed, secret) };
+      } catch {
+        /* sealed under the other secret */
+      }
+    }
+    log.error({ repository }, "a proxy repository's upstream credentials do not open with svc.internal-secret (nor svc.internal-secret-previous): its upstream is asked without them");
+    return { url: u.url };
+  };
+  const proxySettings = () => {
+    const now = live.current();
+    return { metadataTtlMs: now.proxyMetadataTtlMs, blockPrivate: now.blockPrivateImportHosts };
+  };
+  formats.build({ db, pool, metadata, blobs, artifacts, readOnly: config.readOnly, publicUrl: config.uiPublicUrl, log, proxy: { upstreamOf, settings: proxySettings, screen: gate.publishGate.screen } });
   // A data folder the code before the blob store wrote is migrated before anything is served.
   if (opened.kind === "filesystem") await migrateLegacyLayout({ root: config.filesystemRoot, blobs: opened.store, artifacts, metadata, pool, log });
   // Staged leftovers of uploads a crash interrupted more than a day ago (the walker's reclaim takes younger ones after its grace).
   if (!config.readOnly) for (const s of await blobs.listStaged({ limit: 10_000 })) await blobs.deleteStaged(s.name, 86_400_000);
-  const admin = repositoryAdminFactory({ metadata, blobs, artifacts, list: repositories, formats: formats.names });
+  const admin = repositoryAdminFactory({
+    metadata,
+    blobs,
+    artifacts,
+    list: repositories,
+    formats: formats.names,
+    proxyFormats: formats.proxyFormats(),
+    blockPrivate: () => live.current().blockPrivateImportHosts,
+    seal: (c) => sealCredentials(c, config.internalSecret),
+  });
   // A format without an export step is refused an export, naming it.
   const exports = repositoryExportFactory({ metadata, store: exportStoreFactory(db), formats: formats.exports(), readOnly: config.readOnly, log });
   if (!replica) await exports.sweep();

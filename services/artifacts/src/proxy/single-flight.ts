@@ -3,7 +3,7 @@
  * for the same key, while it runs, shares the same promise. The entry is dropped when it
  * settles (success or failure), so a failed fetch is tried again by the next caller and never
  * cached as a miss. Across nodes the proxy adds a Postgres advisory lock around the fetch
- * (not built yet: see docs/administration/proxy-repositories.md once it exists).
+ * (npm: formats/npm/npm-proxy-service.ts; docs/integration/npm.md, "Proxy repositories").
  */
 export class SingleFlight<T> {
   private readonly running = new Map<string, Promise<T>>();

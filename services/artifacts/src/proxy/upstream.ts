@@ -1,7 +1,8 @@
 import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from "node:crypto";
 import { lookup as dnsLookup } from "node:dns/promises";
-import { BlockList, isIP } from "node:net";
+import { isIP } from "node:net";
 import { invalid } from "@svc/contracts";
+import { classifyAddress, describeVerdict } from "@svc/kit";
 
 /** What a proxy repository's `upstream` holds: the URL and, optionally, how to sign in there. */
 export type UpstreamCredentials = { token: string } | { username: string; password: string };
@@ -33,21 +34,13 @@ export function parseUpstream(body: unknown): UpstreamConfig {
   throw invalid("upstream.credentials", 'upstream.credentials must be {"token"} or {"username","password"}');
 }
 
-/** Loopback, private, link-local, CGNAT, unique-local, multicast and reserved ranges. */
-const NOT_PUBLIC = (() => {
-  const b = new BlockList();
-  for (const [net, bits] of [["0.0.0.0", 8], ["10.0.0.0", 8], ["100.64.0.0", 10], ["127.0.0.0", 8], ["169.254.0.0", 16], ["172.16.0.0", 12], ["192.0.0.0", 24], ["192.168.0.0", 16], ["198.18.0.0", 15], ["224.0.0.0", 3]] as const) b.addSubnet(net, bits, "ipv4");
-  for (const [net, bits] of [["::", 127], ["::1", 128], ["fc00::", 7], ["fe80::", 10], ["ff00::", 8]] as const) b.addSubnet(net, bits, "ipv6");
-  return b;
-})();
-
-/** Whether an IP address is one a server on the internet could have. IPv4-mapped IPv6 is judged as IPv4. */
+/**
+ * Whether an IP address is one a server on the internet could have: the rule webhooks follow
+ * (kit's address-policy: loopback, private, link-local, cloud metadata, unique-local, multicast,
+ * reserved ranges are not; IPv4 carried in IPv6 is judged as IPv4).
+ */
 export function isPublicAddress(ip: string): boolean {
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(ip);
-  const addr = mapped ? mapped[1]! : ip;
-  const family = isIP(addr);
-  if (family === 0) return false;
-  return !NOT_PUBLIC.check(addr, family === 4 ? "ipv4" : "ipv6");
+  return classifyAddress(ip).allowed;
 }
 
 export type Lookup = (host: string) => Promise<string[]>;
@@ -70,8 +63,9 @@ export async function upstreamRefusal(url: string, blockPrivate: boolean, lookup
   } catch {
     return `upstream host ${host} does not resolve`;
   }
-  const bad = addresses.find((a) => !isPublicAddress(a));
-  if (bad !== undefined || addresses.length === 0) return `upstream host ${host} is not a public address (block-private-import-hosts is on)`;
+  if (addresses.length === 0) return `upstream host ${host} does not resolve`;
+  const bad = addresses.map((a) => classifyAddress(a)).find((v) => !v.allowed);
+  if (bad !== undefined) return `upstream host ${host} is not a public address: ${describeVerdict(bad)} (block-private-import-hosts is on)`;
   return undefined;
 }
 

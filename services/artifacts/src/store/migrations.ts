@@ -104,6 +104,18 @@ export const serviceMigrations: Record<string, Migration> = {
       await db.schema.withSchema(SCHEMA).createIndex("artifacts_by_sha256").on("artifacts").column("sha256").execute();
     },
   },
+  "0011_repository_type_upstream": {
+    async up(db: Kysely<unknown>) {
+      // Repositories made before proxies are hosted ones.
+      await db.schema
+        .withSchema(SCHEMA)
+        .alterTable("repositories")
+        .addColumn("type", "text", (c) => c.notNull().defaultTo("hosted"))
+        .addColumn("upstream_url", "text")
+        .addColumn("upstream_credentials", "text")
+        .execute();
+    },
+  },
   // The screening gate's tables (gate/gate-store.ts).
   ...gateMigrations,
 };

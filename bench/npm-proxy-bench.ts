@@ -36,7 +36,8 @@ export async function countingRelay(target: string, port: number) {
     new Promise<void>((done) => {
       server = createServer((req, res) => {
         if (req.method === "GET") counts.set(req.url ?? "", (counts.get(req.url ?? "") ?? 0) + 1);
-        const out = httpRequest({ host: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers: { ...req.headers, host: upstream.host } }, (answer) => {
+        // The Host the client sent goes on: the upstream names the relay in the tarball URLs it answers, so a proxy fetches them through it (and is counted).
+        const out = httpRequest({ host: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers: req.headers }, (answer) => {
           res.writeHead(answer.statusCode ?? 502, answer.headers);
           answer.pipe(res);
         });

@@ -88,7 +88,7 @@ export async function wireArtifacts({ config, log, metrics, bus, db, pool, repli
     const now = live.current();
     return { metadataTtlMs: now.proxyMetadataTtlMs, blockPrivate: now.blockPrivateImportHosts };
   };
-  formats.build({ db, pool, metadata, blobs, artifacts, readOnly: config.readOnly, publicUrl: config.uiPublicUrl, log, proxy: { upstreamOf, settings: proxySettings, screen: gate.publishGate.screen } });
+  formats.build({ db, pool, metadata, blobs, artifacts, readOnly: config.readOnly, publicUrl: config.uiPublicUrl, log, proxy: { upstreamOf, settings: proxySettings, screenVersions: gate.screenVersions } });
   // A data folder the code before the blob store wrote is migrated before anything is served.
   if (opened.kind === "filesystem") await migrateLegacyLayout({ root: config.filesystemRoot, blobs: opened.store, artifacts, metadata, pool, log });
   // Staged leftovers of uploads a crash interrupted more than a day ago (the walker's reclaim takes younger ones after its grace).

@@ -5,7 +5,7 @@ import type pg from "pg";
 import type { PackageCoordinates } from "@svc/contracts";
 import type { ArtifactTarget } from "@svc/grants";
 import type { ServiceApp } from "@svc/kit";
-import type { Address, ArtifactService, PublishGate } from "../domain/artifact-service.js";
+import type { Address, ArtifactService } from "../domain/artifact-service.js";
 import type { UpstreamConfig } from "../proxy/upstream.js";
 import type { FormatExport, FormatExports } from "../domain/repository-export.js";
 import type { Db, MetadataStore } from "../store/metadata-store.js";
@@ -39,14 +39,17 @@ export interface FormatDeps {
   proxy?: ProxyDeps;
 }
 
+/** The gate's verdicts on versions of one package, by version; versions nothing matched are absent. */
+export type ScreenVersions = (repository: string, name: string, versions: readonly string[]) => Promise<ReadonlyMap<string, { action: "BLOCK" | "HOLD" | "WARN"; reason: string }>>;
+
 /** What a format serving proxy repositories needs beside the shared deps. */
 export interface ProxyDeps {
   /** A proxy repository's upstream, its credentials opened; undefined for a hosted repository. */
   upstreamOf: (repository: string) => UpstreamConfig | undefined;
   /** The settings as they are now (svc.proxy.metadata-ttl, svc.block-private-import-hosts change at run time). */
   settings: () => { metadataTtlMs: number; blockPrivate: boolean };
-  /** The screening gate's verdict on a file before it is fetched (what is refused or held is not listed). */
-  screen?: PublishGate["screen"];
+  /** The screening gate's verdicts on versions of a package before they are fetched (what would be refused or held is not listed). */
+  screenVersions?: ScreenVersions;
 }
 
 /**

@@ -31,7 +31,7 @@ const packument = (declared = integrity(TARBALL)) => ({
 });
 
 /** The proxy over an in-memory stand-in for its Postgres table and the artifact service. */
-function proxyWith(opts: { readOnly?: boolean; clock: { t: number } }) {
+function proxyWith(opts: { readOnly?: boolean; clock: { t: number }; screenVersions?: NpmProxyDeps["screenVersions"] }) {
   const rows = new Map<string, { document: string | null; etag: string | null; fetched_at: Date }>();
   const stored = new Set<string>();
   const published: string[] = [];
@@ -58,6 +58,7 @@ function proxyWith(opts: { readOnly?: boolean; clock: { t: number } }) {
     upstreamOf: () => ({ url, credentials: { token: "upstream-token" } }),
     settings: () => ({ metadataTtlMs: 60_000, blockPrivate: false }),
     readOnly: opts.readOnly ?? false,
+    ...(opts.screenVersions ? { screenVersions: opts.screenVersions } : {}),
     log: pino({ level: "silent" }),
     now: () => opts.clock.t,
   };
@@ -129,6 +130,19 @@ describe("npm proxy service", () => {
     expect(good.published).toEqual(["pkg/-/pkg-1.0.0.tgz"]);
     expect(asked.filter((a) => a.path.endsWith(".tgz"))).toHaveLength(1);
     await expect(good.proxy.tarball("p", "pkg", "pkg/-/pkg-9.9.9.tgz")).rejects.toMatchObject({ code: "not_found" });
+  });
+
+  it("leaves out of the packument the versions the gate would refuse or hold, and repairs latest; a warned one stays", async () => {
+    const clock = { t: Date.now() };
+    const actions: Record<string, "BLOCK" | "HOLD" | "WARN"> = { "1.2.0": "BLOCK", "1.1.0": "HOLD", "1.0.1": "WARN" };
+    const { proxy } = proxyWith({ clock, screenVersions: async (_r, _n, versions) => new Map(versions.flatMap((v) => (actions[v] ? [[v, { action: actions[v]!, reason: "r" }] as const] : []))) });
+    const version = (v: string) => ({ name: "pkg", version: v, dist: { tarball: `${url}pkg/-/pkg-${v}.tgz`, integrity: "sha512-x" } });
+    handler = (_req, res) =>
+      res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ name: "pkg", "dist-tags": { latest: "1.2.0", next: "1.1.0" }, versions: Object.fromEntries(["1.0.0", "1.0.1", "1.1.0", "1.2.0"].map((v) => [v, version(v)])), time: { created: "2026-01-01T00:00:00Z", "1.2.0": "2026-01-02T00:00:00Z" } }));
+    const doc = JSON.parse((await proxy.document("p", "pkg", "https://us.example/repository/p", false))!.body) as { "dist-tags": Record<string, string>; versions: Record<string, unknown>; time: Record<string, string> };
+    expect(Object.keys(doc.versions)).toEqual(["1.0.0", "1.0.1"]);
+    expect(doc["dist-tags"]).toEqual({ latest: "1.0.1" });
+    expect(doc.time).toEqual({ created: "2026-01-01T00:00:00Z" });
   });
 
   it("read-only: serves what is cached, whatever its age, and fetches nothing more", async () => {

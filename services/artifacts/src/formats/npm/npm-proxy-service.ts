@@ -2,7 +2,8 @@ import { createHash } from "node:crypto";
 import type { FastifyBaseLogger } from "fastify";
 import pg from "pg";
 import { ServiceError, forbidden, notFound, type Actor } from "@svc/contracts";
-import type { ArtifactService, PublishGate } from "../../domain/artifact-service.js";
+import type { ArtifactService } from "../../domain/artifact-service.js";
+import type { ScreenVersions } from "../format.js";
 import { SingleFlight } from "../../proxy/single-flight.js";
 import { UpstreamHealth, staleHeaders } from "../../proxy/upstream-health.js";
 import { upstreamGet, UpstreamUnreachable, type UpstreamAnswer } from "../../proxy/upstream-client.js";
@@ -27,8 +28,8 @@ export interface NpmProxyDeps {
   upstreamOf: (repository: string) => UpstreamConfig | undefined;
   /** The settings as they are now (they change at run time). */
   settings: () => { metadataTtlMs: number; blockPrivate: boolean };
-  /** The screening gate's verdict on a version before it is fetched: BLOCK and HOLD hide it from the packument. */
-  screen?: PublishGate["screen"];
+  /** The screening gate's verdicts on a package's versions before they are fetched: BLOCK and HOLD hide them from the packument. */
+  screenVersions?: ScreenVersions;
   readOnly: boolean;
   log: FastifyBaseLogger;
   now?: () => number;
@@ -174,17 +175,11 @@ export function npmProxyFactory(deps: NpmProxyDeps) {
       [repository, `${name}/-/`, `${name}/-0`],
     );
     const heldPaths = new Set(held.rows.map((r) => r.path));
+    const verdicts = deps.screenVersions ? await deps.screenVersions(repository, name, versions) : new Map<string, { action: string }>();
     const out = new Set<string>();
-    const screen = deps.screen;
-    for (let i = 0; i < versions.length; i += 16) {
-      const chunk = versions.slice(i, i + 16);
-      const verdicts = await Promise.all(chunk.map((v) => (screen ? screen(repository, tarballPath(name, v)) : Promise.resolve(undefined))));
-      chunk.forEach((v, j) => {
-        const verdict = verdicts[j];
-        if (heldPaths.has(tarballPath(name, v))) return;
-        if (verdict && (verdict.action === "BLOCK" || verdict.action === "HOLD")) return;
-        out.add(v);
-      });
+    for (const v of versions) {
+      const action = verdicts.get(v)?.action;
+      if (!heldPaths.has(tarballPath(name, v)) && action !== "BLOCK" && action !== "HOLD") out.add(v);
     }
     return out;
   };

@@ -174,6 +174,12 @@ describe("npm proxy repositories", () => {
     expect(r.code).not.toBe(0);
     expect(r.output).toContain("405");
     expect(r.output).toContain("proxy repository");
+    // Its dist-tags are the upstream's, read-only.
+    const tags = await call("GET", "/repository/npm-proxy/-/package/px-a/dist-tags", { key: reader });
+    expect(await tags.json()).toEqual({ latest: "1.1.0" });
+    const tagged = await call("PUT", "/repository/npm-proxy/-/package/px-a/dist-tags/beta", { key: admin, body: JSON.stringify("1.0.0"), headers: { "content-type": "application/json" } });
+    expect(tagged.status).toBe(405);
+    expect(await tagged.text()).toContain("proxy repository");
   });
 
   it("the screening gate: a malware version is hidden from the packument (latest repaired) and its download refused with the reason", async () => {

@@ -92,7 +92,7 @@ export function repositoryRoutes(app: ServiceApp, deps: RepositoryRoutesDeps): v
     { schema: { body: createBody, response: { 201: detailSchema, ...errorResponses(400, 409, 413, 415) } } },
     async (req, reply) => {
       const r = await deps.admin.create(req.body.name, req.body.format, { type: req.body.type, upstream: req.body.upstream });
-      req.log.info({ repository: r.name, format: r.format, type: r.type, upstream: r.upstreamUrl ?? undefined, principal: req.principal.id }, "repository created");
+      req.log.info({ repository: r.name, format: r.format, type: r.type, upstream: r.upstreamUrl ? new URL(r.upstreamUrl).origin : undefined, principal: req.principal.id }, "repository created");
       return reply.code(201).header("location", `/api/repositories/${encodeURIComponent(r.name)}`).send(detail(r));
     },
   );

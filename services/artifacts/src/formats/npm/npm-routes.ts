@@ -63,6 +63,10 @@ function baseUrl(req: FastifyRequest, repository: string, publicUrl: string): st
 const METHODS = "GET, HEAD, PUT, DELETE";
 const notAllowed = (what: string) => new ServiceError("method_not_allowed", `${what} takes ${METHODS.replace("GET, HEAD, ", "")} here`, { headers: { allow: METHODS } });
 
+/** What a proxy repository answers a write: npm prints the reason. */
+const proxyRefusal = (repository: string) =>
+  new ServiceError("method_not_allowed", `${repository} is a proxy repository: it serves what its upstream has and takes no publishes, unpublishes or dist-tag changes; publish to a hosted repository`, { headers: { allow: "GET, HEAD" } });
+
 /** The npm registry protocol of an `npm` repository, under `/repository/<repository>/`. */
 export function npmHandler(deps: NpmRoutesDeps): NpmHandler {
   const { npm, store } = deps;
@@ -140,6 +144,13 @@ export function npmHandler(deps: NpmRoutesDeps): NpmHandler {
       const at = packageAt(rest);
       if (at && at.rest[0] === "dist-tags" && at.rest.length <= 2) {
         const tag = at.rest[1];
+        const proxy = deps.proxy?.isProxy(a.repository) ? deps.proxy : undefined;
+        if (proxy && req.method !== "GET") throw proxyRefusal(a.repository);
+        if (proxy) {
+          const doc = await proxy.npm.document(a.repository, at.name, baseUrl(req, a.repository, deps.publicUrl), true);
+          if (!doc) throw notFound(`no package ${at.name} in repository ${a.repository} or its upstream`);
+          return (JSON.parse(doc.body) as { "dist-tags": Record<string, string> })["dist-tags"];
+        }
         if (tag === undefined && req.method === "GET") {
           const pkg = await store.findPackage(a.repository, at.name);
           if (!pkg) throw notFound(`no package ${at.name} in repository ${a.repository}`);
@@ -167,9 +178,7 @@ export function npmHandler(deps: NpmRoutesDeps): NpmHandler {
     const proxy = deps.proxy?.isProxy(a.repository) ? deps.proxy : undefined;
     if (proxy) {
       if (!read) {
-        return Promise.reject(
-          new ServiceError("method_not_allowed", `${a.repository} is a proxy repository: it serves what its upstream has and takes no publishes, unpublishes or dist-tag changes; publish to a hosted repository`, { headers: { allow: "GET, HEAD" } }),
-        );
+        return Promise.reject(proxyRefusal(a.repository));
       }
       if (rest.length === 0) return proxiedDocument(req, reply, proxy, a.repository, name);
       if (rest.length === 1) return proxiedVersion(req, reply, proxy, a.repository, name, rest[0]!);

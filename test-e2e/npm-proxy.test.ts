@@ -27,6 +27,9 @@ describe("npm proxy repositories", () => {
   let admin: string;
   let reader: string;
   let proxyRegistry: string;
+  /** A second artifacts node behind a gateway of its own (same Postgres and blob store). */
+  let otherNode: { stop: () => Promise<void> } | undefined;
+  let otherGateway: { url: string; stop: () => Promise<void> } | undefined;
   let n = 0;
   /** Every answer of the suite this file read, to check that the upstream's token is in none. */
   const seen: string[] = [];
@@ -87,8 +90,13 @@ describe("npm proxy repositories", () => {
     relay = await countingRelay(origin.registry, await freePort());
     reader = (await s.mint({ label: "proxy-reader", grants: [{ scope: "npm-proxy", tokens: ["read-only"] }] })).key;
     proxyRegistry = `${s.gatewayUrl}/repository/npm-proxy/`;
+    const replica = await s.startReplica("artifacts");
+    otherNode = replica;
+    otherGateway = await s.startGateway({ SVC_ARTIFACTS_URL: replica.url });
   }, 900_000);
   afterAll(async () => {
+    await otherGateway?.stop();
+    await otherNode?.stop();
     await relay?.down().catch(() => {});
     await origin?.stop();
     await s?.stop();
@@ -153,10 +161,11 @@ describe("npm proxy repositories", () => {
     expect((await call("GET", "/repository/npm-proxy/px-none", { key: reader })).status).toBe(404);
   });
 
-  it("20 requests at once for one uncached tarball make exactly one upstream fetch, and all get its bytes", async () => {
+  it("20 requests at once for one uncached tarball, spread over two artifacts nodes, make exactly one upstream fetch, and all get its bytes", async () => {
+    const path = "/repository/npm-proxy/px-hot/-/px-hot-1.0.0.tgz";
     const answers = await Promise.all(
-      Array.from({ length: 20 }, async () => {
-        const res = await s.call("GET", "/repository/npm-proxy/px-hot/-/px-hot-1.0.0.tgz", { key: reader });
+      Array.from({ length: 20 }, async (_, i) => {
+        const res = await fetch(`${i % 2 === 0 ? s.gatewayUrl : otherGateway!.url}${path}`, { headers: { "service-repository-key": reader } });
         return { status: res.status, size: (await res.arrayBuffer()).byteLength };
       }),
     );

@@ -3,10 +3,13 @@ import { join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { freePort } from "@svc/devstack";
 import { countingRelay } from "../bench/npm-proxy-bench.js";
+import { closeNpmAgent, publish, publishDoc } from "../bench/npm-packages.js";
 import { ensureVerdaccio, startVerdaccio, type RunningVerdaccio } from "../bench/verdaccio.js";
 import { expectOk, run, scratchEnv, startNpmSuite, type Clients, type Run } from "./npm-clients.js";
 import type { Suite } from "./suite.js";
 
+/** Packages whose tarballs are all asked for at once. */
+const MANY = 24;
 /** Verdaccio kept between runs beside the npm clients (installed from the npm registry once). */
 const VERDACCIO_TOOLS = resolve(import.meta.dirname, "..", ".data", "tools", "verdaccio");
 
@@ -87,6 +90,8 @@ describe("npm proxy repositories", () => {
     await publishUpstream("px-hot", "1.0.0");
     await publishUpstream("px-mal", "1.0.0");
     await publishUpstream("px-mal", "1.0.1");
+    // More packages than the artifacts service has database connections (10), fetched at once below.
+    await Promise.all(Array.from({ length: MANY }, (_, i) => publish(origin.registry, origin.token, publishDoc(origin.registry, `px-many-${i}`, "1.0.0"))));
     relay = await countingRelay(origin.registry, await freePort());
     reader = (await s.mint({ label: "proxy-reader", grants: [{ scope: "npm-proxy", tokens: ["read-only"] }] })).key;
     proxyRegistry = `${s.gatewayUrl}/repository/npm-proxy/`;
@@ -99,6 +104,7 @@ describe("npm proxy repositories", () => {
     await otherNode?.stop();
     await relay?.down().catch(() => {});
     await origin?.stop();
+    await closeNpmAgent().catch(() => {});
     await s?.stop();
     if (work) rmSync(join(work, "upstream"), { recursive: true, force: true });
   });
@@ -172,6 +178,18 @@ describe("npm proxy repositories", () => {
     expect(answers.map((a) => a.status)).toEqual(Array(20).fill(200));
     expect(new Set(answers.map((a) => a.size)).size).toBe(1);
     expect(relay.gets("px-hot-1.0.0.tgz")).toBe(1);
+  });
+
+  it("fetches many different uncached tarballs at once (more than the database connections): every one answered", async () => {
+    const answers = await Promise.all(
+      Array.from({ length: MANY }, async (_, i) => {
+        const res = await s.call("GET", `/repository/npm-proxy/px-many-${i}/-/px-many-${i}-1.0.0.tgz`, { key: reader });
+        await res.arrayBuffer();
+        return res.status;
+      }),
+    );
+    expect(answers).toEqual(Array(MANY).fill(200));
+    expect(relay.gets("/-/px-many-")).toBe(MANY);
   });
 
   it("publishing to a proxy repository is refused with npm's error", async () => {

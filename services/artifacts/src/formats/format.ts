@@ -48,6 +48,12 @@ export interface ProxyDeps {
   upstreamOf: (repository: string) => UpstreamConfig | undefined;
   /** The settings as they are now (svc.proxy.metadata-ttl, svc.block-private-import-hosts change at run time). */
   settings: () => { metadataTtlMs: number; blockPrivate: boolean };
+  /**
+   * Connections for the advisory locks around fetches, apart from `pool`: a fetch holds its lock's
+   * connection while it stores through `pool`, so sharing one pool would starve it (every
+   * connection a lock holder waiting for one to store with). Default: `pool` (tests).
+   */
+  lockPool?: pg.Pool;
   /** The screening gate's verdicts on versions of a package before they are fetched (what would be refused or held is not listed). */
   screenVersions?: ScreenVersions;
 }

@@ -22,6 +22,8 @@ const READ_ONLY_FETCH = "this server is read-only (svc.read-only): it serves wha
 export interface NpmProxyDeps {
   db: Db;
   pool: pg.Pool;
+  /** Where the fetch locks' connections come from (ProxyDeps.lockPool); default `pool`. */
+  lockPool?: pg.Pool;
   metadata: Pick<MetadataStore, "find">;
   artifacts: Pick<ArtifactService, "publish">;
   /** A proxy repository's upstream (credentials opened), or undefined for a hosted one. */
@@ -186,7 +188,7 @@ export function npmProxyFactory(deps: NpmProxyDeps) {
 
   /** Runs `fn` holding a Postgres session advisory lock on `key`: one holder across every node. */
   const withLock = async <T>(key: string, fn: () => Promise<T>): Promise<T> => {
-    const client = await deps.pool.connect();
+    const client = await (deps.lockPool ?? deps.pool).connect();
     let broken: Error | undefined;
     try {
       await client.query(`select pg_advisory_lock(${key})`);

@@ -36,7 +36,16 @@ export function ensureVerdaccio(toolsDir: string): string {
   return bin;
 }
 
-function config(dir: string): string {
+/** An uplink: the registry Verdaccio proxies (`proxy:` on every package), with a bearer token. */
+export interface Uplink {
+  url: string;
+  token: string;
+}
+
+function config(dir: string, uplink?: Uplink): string {
+  // Verdaccio's defaults for an uplink otherwise (metadata kept 2 minutes, 30 s timeout, marked
+  // down for 5 minutes after 2 failures).
+  const uplinks = uplink ? `uplinks:\n  upstream:\n    url: ${uplink.url}\n    auth:\n      type: bearer\n      token: "${uplink.token}"\n` : "uplinks: {}\n";
   return `storage: ${join(dir, "storage")}
 auth:
   htpasswd:
@@ -47,13 +56,12 @@ security:
     jwt:
       sign:
         expiresIn: 7d
-uplinks: {}
-packages:
+${uplinks}packages:
   "**":
     access: $authenticated
     publish: $authenticated
     unpublish: $authenticated
-web:
+${uplink ? "    proxy: upstream\n" : ""}web:
   enable: false
 max_body_size: 100mb
 server:
@@ -62,11 +70,11 @@ log: { type: stdout, format: json, level: http }
 `;
 }
 
-/** Starts Verdaccio on `port` with a fresh storage under `dir`, and makes its user and token. */
-export async function startVerdaccio(bin: string, dir: string, port: number): Promise<RunningVerdaccio> {
+/** Starts Verdaccio on `port` with a fresh storage under `dir` (proxying `uplink` when given), and makes its user and token. */
+export async function startVerdaccio(bin: string, dir: string, port: number, uplink?: Uplink): Promise<RunningVerdaccio> {
   mkdirSync(join(dir, "storage"), { recursive: true });
   const file = join(dir, "config.yaml");
-  writeFileSync(file, config(dir));
+  writeFileSync(file, config(dir, uplink));
   const child = spawn(process.execPath, [bin, "--config", file, "--listen", `127.0.0.1:${port}`], { stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, NODE_ENV: "production" } });
   let output = "";
   const keep = (d: Buffer) => (output = (output + d.toString()).slice(-4000));

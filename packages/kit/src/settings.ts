@@ -325,8 +325,10 @@ export const SETTINGS = {
     description: "Where the screening gate's advisory data comes from, comma-separated: folders of OSV `.json` records or of OSV zips, paths of zips, and `https://` URLs of an OSV zip (osv.dev's per-ecosystem `all.zip`) or record. Loaded into Postgres at start and every `svc.advisories.refresh`; a source that cannot be read keeps its last good data and is reported (`GET /api/advisories/status`)." }),
   advisoriesRefreshMs: def("svc.advisories.refresh", duration, 3_600_000, { readBy: ["artifacts"], defaultText: "1h",
     description: "How often advisory data is loaded again from `svc.advisories.sources` (by one artifacts node at a time); versions already stored are checked again against what is new." }),
-  blockPrivateImportHosts: def("svc.block-private-import-hosts", bool, true, { readBy: ["admin"],
-    description: "`false` would let imports reach internal or plain-http hosts. Posture only for now: `false` raises `svc.import.private-hosts`. Changes at run time unless fixed at start." }),
+  blockPrivateImportHosts: def("svc.block-private-import-hosts", bool, true, { readBy: ["admin", "artifacts"],
+    description: "`true`: a proxy repository's upstream (and an import's source) must be `https://` on a public address, checked when the repository is created and again on the address each fetch connects to (the rule webhooks follow: loopback, private, link-local, cloud metadata and other non-public ranges refused). `false` lets them reach internal or plain-http hosts and raises `svc.import.private-hosts`. Changes at run time unless fixed at start." }),
+  proxyMetadataTtlMs: def("svc.proxy.metadata-ttl", duration, 300_000, { readBy: ["artifacts"], defaultText: "5m",
+    description: "How long a proxy repository serves package metadata (npm packuments) fetched from its upstream before asking again (with If-None-Match); a definite miss (404) is kept 30 s. Files fetched are kept for good." }),
   webhook: def("svc.webhook", bool, false, { readBy: ["notifier"],
     description: "`true` delivers webhooks. Off, the notifier still reads and acknowledges events but records nothing: events published meanwhile are never sent. Changes at run time (`PUT /api/settings/webhook`, the console's Settings page) unless fixed at start." }),
   /** One endpoint a line; the notifier validates the line syntax at start. */

@@ -1,3 +1,4 @@
+import pg from "pg";
 import { Counter } from "prom-client";
 import { listenedControlSubjects, liveSettingsFollower, pingDb, type Bus, type BootContext, type DatabaseContext, type Wiring } from "@svc/kit";
 import { buildApp } from "./app.js";
@@ -20,6 +21,7 @@ import { FORMATS } from "./formats/index.js";
 import { gateSettingsOf, wireGate } from "./gate/index.js";
 import { artifactEventPublisherFactory } from "./messaging/artifact-event-publisher.js";
 import { metadataStoreFactory } from "./store/metadata-store.js";
+import { openCredentials, sealCredentials, type UpstreamConfig } from "./proxy/upstream.js";
 import { outboxStoreFactory } from "./store/outbox-store.js";
 import type { ArtifactsDatabase } from "./store/schema.js";
 
@@ -68,12 +70,54 @@ export async function wireArtifacts({ config, log, metrics, bus, db, pool, repli
   // A hold or release on another node: the read cache must not serve (or refuse) the old state.
   bus.subscribe("artifact.held", (e) => reads.evict(e.repository, e.path));
   bus.subscribe("artifact.released", (e) => reads.evict(e.repository, e.path));
-  formats.build({ db, pool, metadata, blobs, artifacts, readOnly: config.readOnly, publicUrl: config.uiPublicUrl, log });
+  // Proxy repositories: their upstreams (credentials opened with svc.internal-secret, or the previous one while it rotates).
+  // Opened once per sealed value (every request to a proxy repository asks).
+  const openedUpstreams = new Map<string, UpstreamConfig>();
+  const upstreamOf = (repository: string): UpstreamConfig | undefined => {
+    const u = repositories.upstreamOf(repository);
+    if (!u) return undefined;
+    if (u.sealed === null) return { url: u.url };
+    const key = `${repository}\0${u.url}\0${u.sealed}`;
+    const known = openedUpstreams.get(key);
+    if (known) return known;
+    // Kept whether or not it opened: a sealed value that does not open is logged once, not per request.
+    const open = openUpstream(repository, u.url, u.sealed);
+    openedUpstreams.set(key, open);
+    return open;
+  };
+  const openUpstream = (repository: string, url: string, sealed: string): UpstreamConfig => {
+    for (const secret of [config.internalSecret, config.internalSecretPrevious].filter((x) => x !== "")) {
+      try {
+        return { url, credentials: openCredentials(sealed, secret) };
+      } catch {
+        /* sealed under the other secret */
+      }
+    }
+    log.error({ repository }, "a proxy repository's upstream credentials do not open with svc.internal-secret (nor svc.internal-secret-previous): its upstream is asked without them");
+    return { url };
+  };
+  // The proxies' fetch locks, on connections of their own (formats/format.ts ProxyDeps.lockPool); none is opened until a fetch.
+  const lockPool = new pg.Pool({ connectionString: config.databaseUrl, max: 16, application_name: "svc-artifacts-proxy-locks" });
+  lockPool.on("error", (err) => log.warn({ err }, "a proxy fetch lock's connection failed"));
+  const proxySettings = () => {
+    const now = live.current();
+    return { metadataTtlMs: now.proxyMetadataTtlMs, blockPrivate: now.blockPrivateImportHosts };
+  };
+  formats.build({ db, pool, metadata, blobs, artifacts, readOnly: config.readOnly, publicUrl: config.uiPublicUrl, log, proxy: { upstreamOf, settings: proxySettings, screenVersions: gate.screenVersions, lockPool } });
   // A data folder the code before the blob store wrote is migrated before anything is served.
   if (opened.kind === "filesystem") await migrateLegacyLayout({ root: config.filesystemRoot, blobs: opened.store, artifacts, metadata, pool, log });
   // Staged leftovers of uploads a crash interrupted more than a day ago (the walker's reclaim takes younger ones after its grace).
   if (!config.readOnly) for (const s of await blobs.listStaged({ limit: 10_000 })) await blobs.deleteStaged(s.name, 86_400_000);
-  const admin = repositoryAdminFactory({ metadata, blobs, artifacts, list: repositories, formats: formats.names });
+  const admin = repositoryAdminFactory({
+    metadata,
+    blobs,
+    artifacts,
+    list: repositories,
+    formats: formats.names,
+    proxyFormats: formats.proxyFormats(),
+    blockPrivate: () => live.current().blockPrivateImportHosts,
+    seal: (c) => sealCredentials(c, config.internalSecret),
+  });
   // A format without an export step is refused an export, naming it.
   const exports = repositoryExportFactory({ metadata, store: exportStoreFactory(db), formats: formats.exports(), readOnly: config.readOnly, log });
   if (!replica) await exports.sweep();
@@ -90,7 +134,7 @@ export async function wireArtifacts({ config, log, metrics, bus, db, pool, repli
   if (redirect) log.info({ ttlMs: config.s3RedirectTtlMs }, "svc.storage.s3.redirect is on: artifact GETs are answered with a signed URL of the bucket");
   gate.start();
   const app = buildApp({ gate: gate.routes, redirect, log, internalSecret: config.internalSecret, internalSecretPrevious: config.internalSecretPrevious, blobs, metadata, reads, artifacts, admin, exports, formats, downloads, repositories: repositories.names, checks, metrics, uploadIdleTimeoutMs: config.uploadIdleTimeoutMs });
-  return { app, ready: { ...storageIdentity(config), repository: config.repository }, status: () => ({ ...storageStatus(config), ...gate.status() }), closers: [() => live.close(), () => gate.stop(), () => exports.stop(), () => downloads.stop(), () => relay.stop(), ...(opened.kind === "s3" ? [async () => opened.store.close()] : [])] };
+  return { app, ready: { ...storageIdentity(config), repository: config.repository }, status: () => ({ ...storageStatus(config), ...gate.status() }), closers: [() => live.close(), () => lockPool.end(), () => gate.stop(), () => exports.stop(), () => downloads.stop(), () => relay.stop(), ...(opened.kind === "s3" ? [async () => opened.store.close()] : [])] };
 }
 
 /** The GET redirect of svc.storage.s3.redirect: a signed URL of the blob's object, valid svc.storage.s3.redirect.ttl. */

@@ -129,8 +129,8 @@ export function computePosture(s: Settings, nodes: Heartbeat[], own: { fingerpri
     out.push({
       name: "svc.import.private-hosts",
       severity: "warning",
-      summary: "Imports may reach internal addresses or travel unencrypted",
-      why: "An import URL could be used to reach services inside the network (server-side request forgery) or be tampered with in transit.",
+      summary: "Proxy repositories and imports may reach internal addresses or travel unencrypted",
+      why: "A proxy repository's upstream or an import URL could be used to reach services inside the network (server-side request forgery) or be tampered with in transit.",
       setting: "svc.block-private-import-hosts",
       remedy: "set svc.block-private-import-hosts=true",
     });

@@ -3,6 +3,7 @@ import { isRepositoryName } from "@svc/grants";
 import type { BlobStore } from "@svc/blobs";
 import type { MetadataStore, RepositoryDetail } from "../store/metadata-store.js";
 import { READ_ONLY, type ArtifactService } from "./artifact-service.js";
+import { parseUpstream, upstreamRefusal, type Lookup, type UpstreamCredentials } from "../proxy/upstream.js";
 import type { RepositoryList } from "./repository-list.js";
 
 export interface RepositoryAdminDeps {
@@ -12,6 +13,20 @@ export interface RepositoryAdminDeps {
   list: Pick<RepositoryList, "refresh">;
   /** The names repositories may be created with (the format table's: formats/index.ts). */
   formats: readonly string[];
+  /** The formats whose repositories may be proxies; none when absent. */
+  proxyFormats?: readonly string[];
+  /** svc.block-private-import-hosts as it is now. */
+  blockPrivate?: () => boolean;
+  /** Seals upstream credentials for storage (proxy/upstream.ts sealCredentials with svc.internal-secret). */
+  seal?: (c: UpstreamCredentials) => string;
+  /** How an upstream's host is resolved (tests); the system's resolver by default. */
+  lookup?: Lookup;
+}
+
+/** What `POST /api/repositories` asks for beside the name and format. */
+export interface RepositoryKind {
+  type?: string;
+  upstream?: unknown;
 }
 
 /** Artifacts removed per metadata page while a repository is emptied. */
@@ -21,10 +36,23 @@ const PAGE = 500;
 export function repositoryAdminFactory(deps: RepositoryAdminDeps) {
   const { metadata } = deps;
   return {
-    async create(name: string, format: string): Promise<RepositoryDetail> {
+    async create(name: string, format: string, kind: RepositoryKind = {}): Promise<RepositoryDetail> {
       if (!isRepositoryName(name)) throw invalid("name", "name must be a repository name: letters, digits, '.', '_' and '-', starting with a letter or digit");
       if (!deps.formats.includes(format)) throw invalid("format", `format must be one of ${deps.formats.join(", ")}`);
-      if (!(await metadata.createRepository(name, format))) throw conflict(`a repository named ${name} exists already`);
+      const type = kind.type ?? "hosted";
+      if (type !== "hosted" && type !== "proxy") throw invalid("type", "type must be hosted or proxy");
+      let proxy: { url: string; sealed: string | null } | undefined;
+      if (type === "hosted" && kind.upstream !== undefined) throw invalid("upstream", 'upstream is given only with "type": "proxy"');
+      if (type === "proxy") {
+        const proxies = deps.proxyFormats ?? [];
+        if (!proxies.includes(format)) throw invalid("type", `a ${format} repository cannot be a proxy here (proxy repositories: ${proxies.join(", ") || "none"})`);
+        const upstream = parseUpstream(kind.upstream);
+        const refusal = await upstreamRefusal(upstream.url, deps.blockPrivate?.() ?? true, deps.lookup);
+        if (refusal) throw invalid("upstream.url", refusal);
+        if (upstream.credentials && !deps.seal) throw invalid("upstream.credentials", "this server cannot store upstream credentials");
+        proxy = { url: upstream.url, sealed: upstream.credentials ? deps.seal!(upstream.credentials) : null };
+      }
+      if (!(await metadata.createRepository(name, format, proxy))) throw conflict(`a repository named ${name} exists already`);
       await deps.list.refresh();
       return (await metadata.repository(name))!;
     },

@@ -6,6 +6,7 @@ import type { PackageCoordinates } from "@svc/contracts";
 import type { ArtifactTarget } from "@svc/grants";
 import type { ServiceApp } from "@svc/kit";
 import type { Address, ArtifactService } from "../domain/artifact-service.js";
+import type { UpstreamConfig } from "../proxy/upstream.js";
 import type { FormatExport, FormatExports } from "../domain/repository-export.js";
 import type { Db, MetadataStore } from "../store/metadata-store.js";
 import type { Ecosystem } from "../gate/ecosystems.js";
@@ -34,6 +35,27 @@ export interface FormatDeps {
   /** svc.ui.public-url: the deployment's public base URL; blank: the address a client used. */
   publicUrl: string;
   log: FastifyBaseLogger;
+  /** Proxy repositories (docs/integration/npm.md, "Proxy repositories"); absent: none are served. */
+  proxy?: ProxyDeps;
+}
+
+/** The gate's verdicts on versions of one package, by version; versions nothing matched are absent. */
+export type ScreenVersions = (repository: string, name: string, versions: readonly string[]) => Promise<ReadonlyMap<string, { action: "BLOCK" | "HOLD" | "WARN"; reason: string }>>;
+
+/** What a format serving proxy repositories needs beside the shared deps. */
+export interface ProxyDeps {
+  /** A proxy repository's upstream, its credentials opened; undefined for a hosted repository. */
+  upstreamOf: (repository: string) => UpstreamConfig | undefined;
+  /** The settings as they are now (svc.proxy.metadata-ttl, svc.block-private-import-hosts change at run time). */
+  settings: () => { metadataTtlMs: number; blockPrivate: boolean };
+  /**
+   * Connections for the advisory locks around fetches, apart from `pool`: a fetch holds its lock's
+   * connection while it stores through `pool`, so sharing one pool would starve it (every
+   * connection a lock holder waiting for one to store with). Default: `pool` (tests).
+   */
+  lockPool?: pg.Pool;
+  /** The screening gate's verdicts on versions of a package before they are fetched (what would be refused or held is not listed). */
+  screenVersions?: ScreenVersions;
 }
 
 /**
@@ -67,6 +89,10 @@ export interface Format {
    * its version (an npm package's revision moves, so its cached documents are built again).
    */
   holding?: (tx: Db, a: Address) => Promise<void>;
+  /** Whether repositories of this format may be proxies of an upstream (`"type": "proxy"`). */
+  proxies?: boolean;
+  /** Before a GET or HEAD is served as a file (after `handle` left it): a proxy repository fetches what it lacks. */
+  beforeRead?: (a: ArtifactTarget) => Promise<void>;
   /** Copies a repository into another of this format (`POST /api/repositories/<name>/export`); absent: refused, naming the format. */
   export?: FormatExport;
   /** The package a file is (its events carry it); undefined for a file that is no package's. */
@@ -113,6 +139,8 @@ export interface Formats {
   build(deps: Omit<FormatDeps, "formatOf">): void;
   /** Each format's export step, by format name. */
   exports(): FormatExports;
+  /** The names of the formats whose repositories may be proxies. */
+  proxyFormats(): readonly string[];
   /** Registers each format's own routes. */
   routes(app: ServiceApp): void;
 }
@@ -151,6 +179,7 @@ export function formatsOf(table: readonly FormatModule[], formatOf: (repository:
       if (built) throw new Error("the formats are built once");
       built = new Map(table.map((m) => [m.name, m.create({ ...deps, formatOf })]));
     },
+    proxyFormats: () => [...all()].flatMap(([name, f]) => (f.proxies ? [name] : [])),
     exports: () => Object.fromEntries([...all()].flatMap(([name, f]) => (f.export ? [[name, f.export]] : []))),
     routes(app) {
       for (const f of all().values()) f.routes?.(app);

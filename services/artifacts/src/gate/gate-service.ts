@@ -181,6 +181,8 @@ export function gateServiceFactory(deps: GateServiceDeps) {
   return {
     publishGate,
     recheck,
+    /** The verdicts on many versions of one package (a proxy's metadata leaves out what would be refused or held). */
+    screenVersions: gate.screenVersions,
 
     /** Held files, by repository and path, a page after the held file `after` (its id). */
     async held(opts: { repository?: string; after?: string; limit: number }): Promise<HeldFile[]> {

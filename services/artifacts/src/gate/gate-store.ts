@@ -69,7 +69,7 @@ export const gateMigrations: Record<string, Migration> = {
       await s.createIndex("gate_findings_by_repository").on("gate_findings").columns(["repository", "found_at"]).execute();
     },
   },
-  "0011_gate_triage_refusals": {
+  "0014_gate_triage_refusals": {
     async up(db: Kysely<unknown>) {
       const s = db.schema.withSchema(SCHEMA);
       // A deny list entry's stored versions are checked after it is added; until that check

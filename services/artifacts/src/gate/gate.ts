@@ -100,7 +100,25 @@ export function gateFactory(deps: GateDeps) {
     if (advisories.length === 0 && deny.length === 0) return undefined;
     return verdictOf({ ecosystem, name, version: c.version }, matchesOf(ecosystem, c.version, advisories, deny, deps.settings(), name));
   };
-  return { screen };
+  /**
+   * The verdicts on many versions of one package, its advisories and deny entries read once:
+   * what a proxy repository leaves out of a package's metadata. Versions nothing matched are absent.
+   */
+  const screenVersions = async (repository: string, pkg: string, versions: readonly string[]): Promise<Map<string, Verdict>> => {
+    const out = new Map<string, Verdict>();
+    const ecosystem = deps.ecosystemOf(repository);
+    if (!ecosystem) return out;
+    const name = packageName(ecosystem, pkg);
+    const [advisories, deny] = await Promise.all([deps.store.advisoriesOf(packageKey(ecosystem, name)), deps.store.denyEntriesOf(ecosystem, name)]);
+    if (advisories.length === 0 && deny.length === 0) return out;
+    const settings = deps.settings();
+    for (const version of versions) {
+      const verdict = verdictOf({ ecosystem, name, version }, matchesOf(ecosystem, version, advisories, deny, settings, name));
+      if (verdict) out.set(version, verdict);
+    }
+    return out;
+  };
+  return { screen, screenVersions };
 }
 export type Gate = ReturnType<typeof gateFactory>;
 

@@ -68,6 +68,7 @@ export function wireGate(deps: { config: GateConfig; pool: pg.Pool; metadata: Me
   const routes: GateRoutesDeps = { gate: service, store, sources: deps.config.advisoriesSources, refreshMs: deps.config.advisoriesRefreshMs };
   return {
     publishGate: service.publishGate,
+    screenVersions: service.screenVersions,
     routes,
     attach(a: ArtifactService) {
       artifacts = a;

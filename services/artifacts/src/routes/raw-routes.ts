@@ -85,6 +85,8 @@ export function rawRoutes(app: FastifyInstance, deps: RawRoutesDeps): void {
       const a = address(req);
       const own = formatted(req, reply, a);
       if (own) return own;
+      // A proxy repository fetches from its upstream what it does not hold yet.
+      await deps.formats.of(a.repository)?.beforeRead?.(a);
       // The index says what the path holds (through the read cache); the bytes are its blob's.
       const found = await deps.reads.find(a.repository, a.path);
       if (!found.row) throw notFound(`no artifact at ${a.repository}/${a.path}`);

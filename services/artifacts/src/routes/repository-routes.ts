@@ -15,23 +15,35 @@ const repositorySchema = Answer({
   format: Type.String(),
   created: Type.String({ format: "date-time" }),
   retention: Type.Unsafe<unknown>(Type.Union([Type.Null(), retention])),
+  type: StringEnum(["hosted", "proxy"] as const, { description: "hosted: clients publish to it; proxy: a cache of its upstream" }),
+  upstream: Nullable(Type.Object({ url: Type.String() }, { description: "a proxy's upstream (its credentials are never shown)" })),
 });
 const nameParam = Type.Object({ name: Type.String({ minLength: 1, maxLength: LIMITS.repositoryName }) });
 /** A repository's name and one of the format table's names (formats/index.ts). */
 const createBodyOf = (formats: Pick<Formats, "names" | "description">) =>
   Type.Object(
-    { name: Type.String({ minLength: 1, maxLength: LIMITS.repositoryName }), format: StringEnum(formats.names, { description: formats.description }) },
+    {
+      name: Type.String({ minLength: 1, maxLength: LIMITS.repositoryName }),
+      format: StringEnum(formats.names, { description: formats.description }),
+      type: Type.Optional(Type.String({ description: "hosted (the default) or proxy" })),
+      upstream: Type.Optional(
+        Type.Unknown({ description: 'a proxy\'s upstream: {"url", "credentials"?: {"username","password"} or {"token"}}; https on a public address unless svc.block-private-import-hosts is false' }),
+      ),
+    },
     { additionalProperties: false },
   );
 const detailSchema = Answer({
   name: Type.String(),
   format: Type.String(),
   created: Type.String({ format: "date-time" }),
+  type: StringEnum(["hosted", "proxy"] as const),
+  upstream: Nullable(Type.Object({ url: Type.String() }, { description: "a proxy's upstream (its credentials are never shown)" })),
   artifacts: Type.Integer({ description: "artifacts the repository holds" }),
   bytes: Type.Integer({ description: "their total size (content shared with other paths counted at each)" }),
 });
 const deleteQuery = Type.Object({ force: Type.Optional(StringEnum(["true", "false"] as const)) }, { additionalProperties: false });
-const detail = (r: RepositoryDetail) => ({ ...r, created: r.created.toISOString() });
+const upstreamOf = (r: { type: string; upstreamUrl: string | null }) => ({ type: r.type === "proxy" ? ("proxy" as const) : ("hosted" as const), upstream: r.upstreamUrl ? { url: r.upstreamUrl } : null });
+const detail = ({ upstreamUrl: _u, ...r }: RepositoryDetail) => ({ ...r, ...upstreamOf({ type: r.type, upstreamUrl: _u }), created: r.created.toISOString() });
 
 const fileSchema = Answer({
   path: Type.String(),
@@ -71,7 +83,7 @@ export function repositoryRoutes(app: ServiceApp, deps: RepositoryRoutesDeps): v
       const all = (await metadata.repositories()).filter((r) => after === undefined || r.name > after);
       const page = all.slice(0, limit);
       if (all.length > limit) reply.header("x-next-cursor", page[page.length - 1]!.name);
-      return page.map((r) => ({ ...r, created: r.created.toISOString() }));
+      return page.map(({ upstreamUrl, ...r }) => ({ ...r, ...upstreamOf({ type: r.type, upstreamUrl }), created: r.created.toISOString() }));
     },
   );
 
@@ -79,8 +91,8 @@ export function repositoryRoutes(app: ServiceApp, deps: RepositoryRoutesDeps): v
     "/api/repositories",
     { schema: { body: createBody, response: { 201: detailSchema, ...errorResponses(400, 409, 413, 415) } } },
     async (req, reply) => {
-      const r = await deps.admin.create(req.body.name, req.body.format);
-      req.log.info({ repository: r.name, format: r.format, principal: req.principal.id }, "repository created");
+      const r = await deps.admin.create(req.body.name, req.body.format, { type: req.body.type, upstream: req.body.upstream });
+      req.log.info({ repository: r.name, format: r.format, type: r.type, upstream: r.upstreamUrl ? new URL(r.upstreamUrl).origin : undefined, principal: req.principal.id }, "repository created");
       return reply.code(201).header("location", `/api/repositories/${encodeURIComponent(r.name)}`).send(detail(r));
     },
   );

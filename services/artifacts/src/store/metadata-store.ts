@@ -85,6 +85,10 @@ export interface RepositoryDetail {
   name: string;
   format: string;
   created: Date;
+  /** `hosted` or `proxy`. */
+  type: string;
+  /** A proxy's upstream URL (its credentials are never read out here); null for a hosted repository. */
+  upstreamUrl: string | null;
   /** Artifacts the index holds, and their bytes (each path counted, even where content is shared). */
   artifacts: number;
   bytes: number;
@@ -129,11 +133,11 @@ export function metadataStoreFactory(root: Db, pool: pg.Pool, changes: IndexChan
     const row = await db(tx)
       .selectFrom("repositories as r")
       .leftJoin("artifacts as a", "a.repository", "r.name")
-      .select((eb) => ["r.name", "r.format", "r.created_at", eb.fn.count<string>("a.path").as("artifacts"), eb.fn.coalesce(eb.fn.sum<string>("a.size"), sql<string>`0`).as("bytes")])
+      .select((eb) => ["r.name", "r.format", "r.created_at", "r.type", "r.upstream_url", eb.fn.count<string>("a.path").as("artifacts"), eb.fn.coalesce(eb.fn.sum<string>("a.size"), sql<string>`0`).as("bytes")])
       .where("r.name", "=", name)
-      .groupBy(["r.name", "r.format", "r.created_at"])
+      .groupBy(["r.name", "r.format", "r.created_at", "r.type", "r.upstream_url"])
       .executeTakeFirst();
-    return row ? { name: row.name, format: row.format, created: row.created_at, artifacts: Number(row.artifacts), bytes: Number(row.bytes) } : undefined;
+    return row ? { name: row.name, format: row.format, created: row.created_at, type: row.type, upstreamUrl: row.upstream_url, artifacts: Number(row.artifacts), bytes: Number(row.bytes) } : undefined;
   };
   const lockedTransaction = async <T>(repository: string, path: string, fn: (tx: Db, first: Rows[]) => Promise<T>, opts: LockedOptions<T> = {}): Promise<T> => {
     // A write that adds to the repository holds it open (shared), so its removal
@@ -236,12 +240,18 @@ export function metadataStoreFactory(root: Db, pool: pg.Pool, changes: IndexChan
     async ensureRepository(name: string, format: string) {
       await db().insertInto("repositories").values({ name, format }).onConflict((oc) => oc.column("name").doNothing()).execute();
     },
-    async repositories(): Promise<{ name: string; format: string; retention: unknown; created: Date }[]> {
-      return db().selectFrom("repositories").select(["name", "format", "retention", "created_at as created"]).orderBy("name").execute();
+    async repositories(): Promise<{ name: string; format: string; retention: unknown; created: Date; type: string; upstreamUrl: string | null }[]> {
+      return db().selectFrom("repositories").select(["name", "format", "retention", "created_at as created", "type", "upstream_url as upstreamUrl"]).orderBy("name").execute();
     },
-    /** false when a repository of that name exists already. */
-    async createRepository(name: string, format: string): Promise<boolean> {
-      const r = await db().insertInto("repositories").values({ name, format }).onConflict((oc) => oc.column("name").doNothing()).executeTakeFirst();
+    /** The proxy repositories' upstreams, their credentials sealed (read by the repository list, never answered). */
+    async upstreams(): Promise<{ name: string; url: string; sealed: string | null }[]> {
+      const rows = await db().selectFrom("repositories").select(["name", "upstream_url", "upstream_credentials"]).where("type", "=", "proxy").execute();
+      return rows.flatMap((r) => (r.upstream_url ? [{ name: r.name, url: r.upstream_url, sealed: r.upstream_credentials }] : []));
+    },
+    /** false when a repository of that name exists already. A proxy is given its upstream (its credentials sealed). */
+    async createRepository(name: string, format: string, proxy?: { url: string; sealed: string | null }): Promise<boolean> {
+      const values = proxy ? { name, format, type: "proxy", upstream_url: proxy.url, upstream_credentials: proxy.sealed } : { name, format };
+      const r = await db().insertInto("repositories").values(values).onConflict((oc) => oc.column("name").doNothing()).executeTakeFirst();
       return Number(r.numInsertedOrUpdatedRows ?? 0) > 0;
     },
     /** A repository with what it holds (artifacts and their bytes), or undefined. */

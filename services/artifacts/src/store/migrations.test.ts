@@ -16,6 +16,10 @@ describe("the artifacts service's migrations", () => {
       "0008_repository_removal",
       "0009_artifacts_by_sha256",
       "0010_gate",
+      "0011_repository_type_upstream",
+      "0012_npm_proxy_documents",
+      "0013_downloaders",
+      "0014_gate_triage_refusals",
     ]);
   });
 

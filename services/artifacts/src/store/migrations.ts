@@ -104,7 +104,19 @@ export const serviceMigrations: Record<string, Migration> = {
       await db.schema.withSchema(SCHEMA).createIndex("artifacts_by_sha256").on("artifacts").column("sha256").execute();
     },
   },
-  "0011_downloaders": {
+  "0011_repository_type_upstream": {
+    async up(db: Kysely<unknown>) {
+      // Repositories made before proxies are hosted ones.
+      await db.schema
+        .withSchema(SCHEMA)
+        .alterTable("repositories")
+        .addColumn("type", "text", (c) => c.notNull().defaultTo("hosted"))
+        .addColumn("upstream_url", "text")
+        .addColumn("upstream_credentials", "text")
+        .execute();
+    },
+  },
+  "0013_downloaders": {
     async up(db: Kysely<unknown>) {
       // Who downloaded a file (a finding names them: the blast radius), one row per file and
       // principal, written with the download counts in batches. A removed file's rows stay

@@ -10,6 +10,12 @@ export interface RepositoryTable {
   retention: ColumnType<unknown | null, string | null | undefined, string | null>;
   /** Set when a removal began (metadata-store closeRepository): nothing is written into it any more. */
   removing_since: ColumnType<Date | null, Date | null | undefined, Date | null>;
+  /** `hosted` (what clients publish to) or `proxy` (a cache of `upstream_url`). */
+  type: ColumnType<string, string | undefined, string>;
+  /** A proxy repository's upstream; null for a hosted one. */
+  upstream_url: string | null;
+  /** A proxy's upstream credentials, sealed (proxy/upstream.ts sealCredentials); never shown. */
+  upstream_credentials: string | null;
 }
 
 export interface ArtifactTable {
@@ -153,7 +159,18 @@ export interface PypiFileTable {
   uploaded_at: ColumnType<Date, Date | undefined, never>;
 }
 
+/** A packument of a proxy repository's upstream as last fetched (or a definite miss), with its validator. */
+export interface NpmProxyDocumentTable {
+  repository: string;
+  name: string;
+  /** The upstream's document as it answered (JSON text); null: the upstream answered 404. */
+  document: string | null;
+  etag: string | null;
+  fetched_at: ColumnType<Date, Date | undefined, Date>;
+}
+
 export interface ArtifactsDatabase {
+  npm_proxy_documents: NpmProxyDocumentTable;
   exports: ExportTable;
   npm_unpublished: NpmUnpublishedTable;
   maven_versions: MavenVersionTable;

@@ -6,6 +6,8 @@ import { npmRegistryFactory, npmTarballHolding, npmTarballRemoval } from "./npm-
 import { npmHandler } from "./npm-routes.js";
 import { npmMigrations } from "./npm-migrations.js";
 import { npmStoreFactory } from "./npm-store.js";
+import { packageAt } from "./npm-documents.js";
+import { npmProxyFactory } from "./npm-proxy-service.js";
 
 /**
  * The npm registry protocol (docs/integration/npm.md): package documents, publishes,
@@ -19,8 +21,25 @@ export const npm: FormatModule = {
   create(deps) {
     const store = npmStoreFactory(deps.db, deps.pool, deps.metadata.changes);
     const registry = npmRegistryFactory({ store, metadata: deps.metadata, artifacts: deps.artifacts, readOnly: deps.readOnly });
+    // Proxy repositories (docs/integration/npm.md, "Proxy repositories"): what they lack is fetched from their upstream.
+    const p = deps.proxy;
+    const proxy = p ? npmProxyFactory({ db: deps.db, pool: deps.pool, metadata: deps.metadata, artifacts: deps.artifacts, upstreamOf: p.upstreamOf, settings: p.settings, ...(p.screenVersions ? { screenVersions: p.screenVersions } : {}), ...(p.lockPool ? { lockPool: p.lockPool } : {}), readOnly: deps.readOnly, log: deps.log }) : undefined;
+    const isProxy = (repository: string) => p?.upstreamOf(repository) !== undefined;
     return {
-      handle: npmHandler({ npm: registry, store, artifacts: deps.artifacts, publicUrl: deps.publicUrl, held: async (repository, path) => ((await deps.metadata.find(repository, path))?.heldReason ?? null) !== null }),
+      handle: npmHandler({
+        npm: registry,
+        store,
+        artifacts: deps.artifacts,
+        publicUrl: deps.publicUrl,
+        held: async (repository, path) => ((await deps.metadata.find(repository, path))?.heldReason ?? null) !== null,
+        ...(proxy ? { proxy: { npm: proxy, isProxy } } : {}),
+      }),
+      proxies: proxy !== undefined,
+      beforeRead: async (a) => {
+        if (!proxy || !isProxy(a.repository)) return;
+        const at = packageAt(a.segments);
+        if (at && at.rest.length === 2 && at.rest[0] === "-") await proxy.tarball(a.repository, at.name, a.path);
+      },
       removing: npmTarballRemoval(store),
       holding: npmTarballHolding(store),
       export: npmExportFactory({ store, metadata: deps.metadata, copy: artifactCopierFactory(deps) }),

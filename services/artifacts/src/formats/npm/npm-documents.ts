@@ -89,7 +89,7 @@ export const KEPT_FIELDS: ReadonlySet<string> = new Set([
 export const README_CHARS = 65536;
 
 /** The fields of a version the abbreviated (install) document keeps (npm's registry API, "Abbreviated version object"). */
-const ABBREVIATED = [
+export const ABBREVIATED_FIELDS: readonly string[] = [
   "name",
   "version",
   "deprecated",
@@ -159,7 +159,7 @@ export function abbreviated(name: string, pkg: NpmPackageRow, versions: NpmVersi
   for (const v of versions) {
     const full = servedVersion(v, base);
     const small: Record<string, unknown> = {};
-    for (const f of ABBREVIATED) if (full[f] !== undefined) small[f] = full[f];
+    for (const f of ABBREVIATED_FIELDS) if (full[f] !== undefined) small[f] = full[f];
     out[v.version] = small;
   }
   return { name, modified: pkg.modified.toISOString(), "dist-tags": pkg.distTags, versions: out };

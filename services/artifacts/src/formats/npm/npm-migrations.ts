@@ -31,4 +31,19 @@ export const npmMigrations: Record<string, Migration> = {
         .execute();
     },
   },
+  "0012_npm_proxy_documents": {
+    async up(db: Kysely<unknown>) {
+      // A proxy repository's packuments as its upstream last answered them (formats/npm/npm-proxy-service.ts).
+      await db.schema
+        .withSchema(SCHEMA)
+        .createTable("npm_proxy_documents")
+        .addColumn("repository", "text", (c) => c.notNull().references(`${SCHEMA}.repositories.name`).onDelete("cascade"))
+        .addColumn("name", "text", (c) => c.notNull())
+        .addColumn("document", "text")
+        .addColumn("etag", "text")
+        .addColumn("fetched_at", "timestamptz", (c) => c.notNull().defaultTo(sql`now()`))
+        .addPrimaryKeyConstraint("npm_proxy_documents_pk", ["repository", "name"])
+        .execute();
+    },
+  },
 };

@@ -9,6 +9,7 @@ import { ABBREVIATED_TYPE, packageAt, servedVersion, wantsAbbreviated } from "./
 import type { NpmRegistry } from "./npm-registry.js";
 import { parsePreconditions } from "../../domain/upload-checks.js";
 import type { NpmStore } from "./npm-store.js";
+import type { NpmProxy } from "./npm-proxy-service.js";
 import { readBody } from "../../routes/request-body.js";
 
 export interface NpmRoutesDeps {
@@ -19,6 +20,8 @@ export interface NpmRoutesDeps {
   publicUrl: string;
   /** Whether a file is held (the screening gate): its version is not served. */
   held: (repository: string, path: string) => Promise<boolean>;
+  /** Proxy repositories' packuments (docs/integration/npm.md, "Proxy repositories"); `isProxy` says which repositories are proxies. */
+  proxy?: { npm: Pick<NpmProxy, "document">; isProxy: (repository: string) => boolean };
 }
 
 /** The largest dist-tag body read (the version the tag points at, as a JSON string). */
@@ -60,6 +63,10 @@ function baseUrl(req: FastifyRequest, repository: string, publicUrl: string): st
 const METHODS = "GET, HEAD, PUT, DELETE";
 const notAllowed = (what: string) => new ServiceError("method_not_allowed", `${what} takes ${METHODS.replace("GET, HEAD, ", "")} here`, { headers: { allow: METHODS } });
 
+/** What a proxy repository answers a write: npm prints the reason. */
+const proxyRefusal = (repository: string) =>
+  new ServiceError("method_not_allowed", `${repository} is a proxy repository: it serves what its upstream has and takes no publishes, unpublishes or dist-tag changes; publish to a hosted repository`, { headers: { allow: "GET, HEAD" } });
+
 /** The npm registry protocol of an `npm` repository, under `/repository/<repository>/`. */
 export function npmHandler(deps: NpmRoutesDeps): NpmHandler {
   const { npm, store } = deps;
@@ -85,6 +92,26 @@ export function npmHandler(deps: NpmRoutesDeps): NpmHandler {
     if (!doc.body) return reply.code(304).send();
     if (doc.encoding) reply.header("content-encoding", doc.encoding);
     return reply.type(small ? ABBREVIATED_TYPE : "application/json").send(doc.body);
+  };
+
+  /** A proxy repository's packument: what its upstream has, less what the gate refuses or holds, tarballs under this server. */
+  const proxiedDocument = async (req: FastifyRequest, reply: FastifyReply, proxy: NonNullable<NpmRoutesDeps["proxy"]>, repository: string, name: string) => {
+    const small = wantsAbbreviated(req.headers.accept);
+    const doc = await proxy.npm.document(repository, name, baseUrl(req, repository, deps.publicUrl), small);
+    if (!doc) throw notFound(`no package ${name} in repository ${repository} or its upstream`);
+    reply.header("etag", doc.etag).header("vary", "Accept, Accept-Encoding").headers(doc.headers);
+    if (parsePreconditions(req.headers).ifNoneMatch?.includes(doc.etag)) return reply.code(304).send();
+    return reply.type(small ? ABBREVIATED_TYPE : "application/json").send(doc.body);
+  };
+
+  /** GET /<name>/<version or dist-tag> of a proxy repository: picked out of its packument as served. */
+  const proxiedVersion = async (req: FastifyRequest, reply: FastifyReply, proxy: NonNullable<NpmRoutesDeps["proxy"]>, repository: string, name: string, version: string) => {
+    const doc = await proxy.npm.document(repository, name, baseUrl(req, repository, deps.publicUrl), false);
+    if (!doc) throw notFound(`no package ${name} in repository ${repository} or its upstream`);
+    const parsed = JSON.parse(doc.body) as { "dist-tags": Record<string, string>; versions: Record<string, unknown> };
+    const v = Object.hasOwn(parsed["dist-tags"], version) ? parsed["dist-tags"][version]! : version;
+    if (!Object.hasOwn(parsed.versions, v)) throw notFound(`${name} has no version or dist-tag ${version} that is served`);
+    return reply.headers(doc.headers).type("application/json").send(parsed.versions[v]);
   };
 
   /** GET /<name>/<version or dist-tag>: one version's manifest, without building the package's document. */
@@ -117,6 +144,13 @@ export function npmHandler(deps: NpmRoutesDeps): NpmHandler {
       const at = packageAt(rest);
       if (at && at.rest[0] === "dist-tags" && at.rest.length <= 2) {
         const tag = at.rest[1];
+        const proxy = deps.proxy?.isProxy(a.repository) ? deps.proxy : undefined;
+        if (proxy && req.method !== "GET") throw proxyRefusal(a.repository);
+        if (proxy) {
+          const doc = await proxy.npm.document(a.repository, at.name, baseUrl(req, a.repository, deps.publicUrl), true);
+          if (!doc) throw notFound(`no package ${at.name} in repository ${a.repository} or its upstream`);
+          return (JSON.parse(doc.body) as { "dist-tags": Record<string, string> })["dist-tags"];
+        }
         if (tag === undefined && req.method === "GET") {
           const pkg = await store.findPackage(a.repository, at.name);
           if (!pkg) throw notFound(`no package ${at.name} in repository ${a.repository}`);
@@ -139,8 +173,17 @@ export function npmHandler(deps: NpmRoutesDeps): NpmHandler {
     if (!at) return Promise.reject(invalid("path", `${a.path} does not start with a valid npm package name`));
     const { name, rest } = at;
     const read = req.method === "GET" || req.method === "HEAD";
-    // Tarballs are artifacts: served by the file routes, stored once by digest.
+    // Tarballs are artifacts: served by the file routes, stored once by digest (a proxy's fetched first: beforeRead).
     if (read && rest.length === 2 && rest[0] === "-") return undefined;
+    const proxy = deps.proxy?.isProxy(a.repository) ? deps.proxy : undefined;
+    if (proxy) {
+      if (!read) {
+        return Promise.reject(proxyRefusal(a.repository));
+      }
+      if (rest.length === 0) return proxiedDocument(req, reply, proxy, a.repository, name);
+      if (rest.length === 1) return proxiedVersion(req, reply, proxy, a.repository, name, rest[0]!);
+      return Promise.reject(notFound(`no npm route ${a.path}`));
+    }
     const actor = actorOf(req.principal);
     return (async () => {
       if (rest.length === 0 || (rest.length === 2 && rest[0] === "-rev")) {

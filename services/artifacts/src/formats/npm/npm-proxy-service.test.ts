@@ -1,0 +1,158 @@
+import { createHash } from "node:crypto";
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import pino from "pino";
+import type pg from "pg";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { MISS_TTL_MS, npmProxyFactory, type NpmProxyDeps } from "./npm-proxy-service.js";
+
+/** An upstream registry on 127.0.0.1 whose answers each test sets, counting what it is asked. */
+let server: Server;
+let url: string;
+let handler: (req: IncomingMessage, res: ServerResponse) => void = (_req, res) => res.writeHead(500).end();
+const asked: { path: string; ifNoneMatch: string | undefined }[] = [];
+
+beforeAll(async () => {
+  server = createServer((req, res) => {
+    asked.push({ path: req.url ?? "", ifNoneMatch: req.headers["if-none-match"] });
+    handler(req, res);
+  });
+  await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+  url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/`;
+});
+afterAll(() => new Promise<void>((r) => server.close(() => r())));
+
+const TARBALL = Buffer.from("pretend this is a gzipped tarball");
+const integrity = (b: Buffer) => `sha512-${createHash("sha512").update(b).digest("base64")}`;
+const packument = (declared = integrity(TARBALL)) => ({
+  name: "pkg",
+  "dist-tags": { latest: "1.0.0" },
+  versions: { "1.0.0": { name: "pkg", version: "1.0.0", dist: { tarball: `${url}pkg/-/pkg-1.0.0.tgz`, integrity: declared } } },
+});
+
+/** The proxy over an in-memory stand-in for its Postgres table and the artifact service. */
+function proxyWith(opts: { readOnly?: boolean; clock: { t: number }; screenVersions?: NpmProxyDeps["screenVersions"] }) {
+  const rows = new Map<string, { document: string | null; etag: string | null; fetched_at: Date }>();
+  const stored = new Set<string>();
+  const published: string[] = [];
+  const query = async (text: string, values: unknown[] = []) => {
+    const key = `${values[0]}\0${values[1]}`;
+    if (text.startsWith("select document")) return { rows: rows.has(key) ? [rows.get(key)] : [] };
+    if (text.startsWith("insert into")) rows.set(key, { document: values[2] as string | null, etag: values[3] as string | null, fetched_at: values[4] as Date });
+    if (text.startsWith("update")) rows.get(key)!.fetched_at = values[2] as Date;
+    return { rows: [] };
+  };
+  const pool = { query, connect: async () => ({ query: async () => ({ rows: [] }), release: () => {} }) } as unknown as pg.Pool;
+  const deps: NpmProxyDeps = {
+    db: {} as NpmProxyDeps["db"],
+    pool,
+    metadata: { find: async (_r: string, path: string) => (stored.has(path) ? ({ path } as never) : undefined) },
+    artifacts: {
+      publish: async (a) => {
+        const address = a as { path: string };
+        published.push(address.path);
+        stored.add(address.path);
+        return { size: TARBALL.length, sha256: "", created: true, etag: undefined };
+      },
+    },
+    upstreamOf: () => ({ url, credentials: { token: "upstream-token" } }),
+    settings: () => ({ metadataTtlMs: 60_000, blockPrivate: false }),
+    readOnly: opts.readOnly ?? false,
+    ...(opts.screenVersions ? { screenVersions: opts.screenVersions } : {}),
+    log: pino({ level: "silent" }),
+    now: () => opts.clock.t,
+  };
+  return { proxy: npmProxyFactory(deps), rows, published };
+}
+
+describe("npm proxy service", () => {
+  it("keeps a packument for the TTL, then revalidates it with If-None-Match; a 304 keeps the copy", async () => {
+    const clock = { t: Date.now() };
+    const { proxy } = proxyWith({ clock });
+    asked.length = 0;
+    handler = (req, res) => {
+      if (req.headers["if-none-match"] === '"v1"') return res.writeHead(304).end();
+      res.writeHead(200, { "content-type": "application/json", etag: '"v1"' }).end(JSON.stringify(packument()));
+    };
+    const first = await proxy.document("p", "pkg", "https://us.example/repository/p", false);
+    expect(JSON.parse(first!.body).versions["1.0.0"].dist.tarball).toBe("https://us.example/repository/p/pkg/-/pkg-1.0.0.tgz");
+    await proxy.document("p", "pkg", "https://us.example/repository/p", true);
+    expect(asked).toHaveLength(1);
+    clock.t += 61_000;
+    const again = await proxy.document("p", "pkg", "https://us.example/repository/p", false);
+    expect(asked).toEqual([{ path: "/pkg", ifNoneMatch: undefined }, { path: "/pkg", ifNoneMatch: '"v1"' }]);
+    expect(again!.body).toBe(first!.body);
+    expect(again!.headers).toEqual({});
+  });
+
+  it("remembers a definite 404 briefly, never a 5xx; a failing upstream's cached copy is served with Warning and Age", async () => {
+    const clock = { t: Date.now() };
+    const { proxy } = proxyWith({ clock });
+    asked.length = 0;
+    handler = (_req, res) => res.writeHead(404).end("{}");
+    expect(await proxy.packument("p", "gone")).toBeUndefined();
+    expect(await proxy.packument("p", "gone")).toBeUndefined();
+    expect(asked).toHaveLength(1);
+    clock.t += MISS_TTL_MS + 1;
+    await proxy.packument("p", "gone");
+    expect(asked).toHaveLength(2);
+
+    handler = (_req, res) => res.writeHead(503).end();
+    await expect(proxy.packument("p", "pkg")).rejects.toMatchObject({ code: "bad_gateway" });
+    await expect(proxy.packument("p", "pkg")).rejects.toMatchObject({ code: "bad_gateway" });
+    expect(asked).toHaveLength(4);
+
+    handler = (_req, res) => res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(packument()));
+    await proxy.packument("p", "pkg");
+    handler = (_req, res) => res.writeHead(500).end();
+    clock.t += 90_000;
+    const stale = await proxy.document("p", "pkg", "https://us.example/repository/p", false);
+    expect(stale!.headers).toEqual({ Warning: '110 - "Response is Stale"', Age: "90" });
+  });
+
+  it("checks a fetched tarball against dist.integrity: a mismatch is refused with 502 and nothing is stored; a match is fetched once for many callers", async () => {
+    const clock = { t: Date.now() };
+    const bad = proxyWith({ clock });
+    handler = (req, res) => {
+      if (req.url === "/pkg") return res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(packument(integrity(Buffer.from("other bytes")))));
+      res.writeHead(200).end(TARBALL);
+    };
+    await expect(bad.proxy.tarball("p", "pkg", "pkg/-/pkg-1.0.0.tgz")).rejects.toMatchObject({ code: "bad_gateway", message: expect.stringContaining("does not match") });
+    expect(bad.published).toEqual([]);
+
+    const good = proxyWith({ clock });
+    asked.length = 0;
+    handler = (req, res) => {
+      if (req.url === "/pkg") return res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(packument()));
+      setTimeout(() => res.writeHead(200).end(TARBALL), 50);
+    };
+    await Promise.all(Array.from({ length: 5 }, () => good.proxy.tarball("p", "pkg", "pkg/-/pkg-1.0.0.tgz")));
+    expect(good.published).toEqual(["pkg/-/pkg-1.0.0.tgz"]);
+    expect(asked.filter((a) => a.path.endsWith(".tgz"))).toHaveLength(1);
+    await expect(good.proxy.tarball("p", "pkg", "pkg/-/pkg-9.9.9.tgz")).rejects.toMatchObject({ code: "not_found" });
+  });
+
+  it("leaves out of the packument the versions the gate would refuse or hold, and repairs latest; a warned one stays", async () => {
+    const clock = { t: Date.now() };
+    const actions: Record<string, "BLOCK" | "HOLD" | "WARN"> = { "1.2.0": "BLOCK", "1.1.0": "HOLD", "1.0.1": "WARN" };
+    const { proxy } = proxyWith({ clock, screenVersions: async (_r, _n, versions) => new Map(versions.flatMap((v) => (actions[v] ? [[v, { action: actions[v]!, reason: "r" }] as const] : []))) });
+    const version = (v: string) => ({ name: "pkg", version: v, dist: { tarball: `${url}pkg/-/pkg-${v}.tgz`, integrity: "sha512-x" } });
+    handler = (_req, res) =>
+      res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ name: "pkg", "dist-tags": { latest: "1.2.0", next: "1.1.0" }, versions: Object.fromEntries(["1.0.0", "1.0.1", "1.1.0", "1.2.0"].map((v) => [v, version(v)])), time: { created: "2026-01-01T00:00:00Z", "1.2.0": "2026-01-02T00:00:00Z" } }));
+    const doc = JSON.parse((await proxy.document("p", "pkg", "https://us.example/repository/p", false))!.body) as { "dist-tags": Record<string, string>; versions: Record<string, unknown>; time: Record<string, string> };
+    expect(Object.keys(doc.versions)).toEqual(["1.0.0", "1.0.1"]);
+    expect(doc["dist-tags"]).toEqual({ latest: "1.0.1" });
+    expect(doc.time).toEqual({ created: "2026-01-01T00:00:00Z" });
+  });
+
+  it("read-only: serves what is cached, whatever its age, and fetches nothing more", async () => {
+    const clock = { t: Date.now() };
+    const { proxy, rows } = proxyWith({ clock, readOnly: true });
+    rows.set("p\0pkg", { document: JSON.stringify(packument()), etag: null, fetched_at: new Date(clock.t - 86_400_000) });
+    asked.length = 0;
+    expect((await proxy.packument("p", "pkg"))?.doc.name).toBe("pkg");
+    await expect(proxy.packument("p", "other")).rejects.toMatchObject({ code: "forbidden", message: expect.stringContaining("read-only") });
+    await expect(proxy.tarball("p", "pkg", "pkg/-/pkg-1.0.0.tgz")).rejects.toMatchObject({ code: "forbidden", message: expect.stringContaining("read-only") });
+    expect(asked).toEqual([]);
+  });
+});

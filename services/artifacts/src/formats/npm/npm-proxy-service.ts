@@ -1,0 +1,286 @@
+import { createHash } from "node:crypto";
+import type { FastifyBaseLogger } from "fastify";
+import pg from "pg";
+import { ServiceError, forbidden, notFound, type Actor } from "@svc/contracts";
+import type { ArtifactService } from "../../domain/artifact-service.js";
+import type { ScreenVersions } from "../format.js";
+import { SingleFlight } from "../../proxy/single-flight.js";
+import { UpstreamHealth, staleHeaders } from "../../proxy/upstream-health.js";
+import { upstreamGet, UpstreamUnreachable, type UpstreamAnswer } from "../../proxy/upstream-client.js";
+import { authorization, type UpstreamConfig } from "../../proxy/upstream.js";
+import { lockKey, type Db, type MetadataStore } from "../../store/metadata-store.js";
+import { SCHEMA } from "../../store/schema.js";
+import { visibleTags } from "./npm-document-cache.js";
+import { ABBREVIATED_FIELDS, tarballFile, tarballPath } from "./npm-documents.js";
+import { checkTarballDigest, rewriteTarballUrls, type UpstreamPackument } from "./npm-proxy.js";
+
+/** How long a definite miss (the upstream answered 404) is believed before the upstream is asked again. */
+export const MISS_TTL_MS = 30_000;
+const PROXY_ACTOR: Actor = { kind: "system", id: "npm-proxy" };
+const READ_ONLY_FETCH = "this server is read-only (svc.read-only): it serves what its proxy repositories hold and fetches nothing more from their upstreams";
+
+export interface NpmProxyDeps {
+  db: Db;
+  pool: pg.Pool;
+  /** Where the fetch locks' connections come from (ProxyDeps.lockPool); default `pool`. */
+  lockPool?: pg.Pool;
+  metadata: Pick<MetadataStore, "find">;
+  artifacts: Pick<ArtifactService, "publish">;
+  /** A proxy repository's upstream (credentials opened), or undefined for a hosted one. */
+  upstreamOf: (repository: string) => UpstreamConfig | undefined;
+  /** The settings as they are now (they change at run time). */
+  settings: () => { metadataTtlMs: number; blockPrivate: boolean };
+  /** The screening gate's verdicts on a package's versions before they are fetched: BLOCK and HOLD hide them from the packument. */
+  screenVersions?: ScreenVersions;
+  readOnly: boolean;
+  log: FastifyBaseLogger;
+  now?: () => number;
+}
+
+interface CachedRow {
+  document: string | null;
+  etag: string | null;
+  fetchedAt: Date;
+}
+
+/** A packument as this proxy has it: the upstream's document, when it was fetched, and whether it is served stale (the upstream failing). */
+export interface ProxiedPackument {
+  doc: UpstreamPackument;
+  fetchedAt: Date;
+  stale: boolean;
+}
+
+const upstreamName = (name: string) => (name.startsWith("@") ? name.replace("/", "%2f") : name);
+const joinUrl = (base: string, rest: string) => `${base.replace(/\/+$/, "")}/${rest}`;
+const badGateway = (message: string) => new ServiceError("bad_gateway", message);
+
+/**
+ * The npm side of a proxy repository (docs/integration/npm.md, "Proxy repositories"): packuments fetched from
+ * the upstream on a miss and kept in Postgres for svc.proxy.metadata-ttl, then revalidated with
+ * If-None-Match; served stale (Warning 110, Age) while the upstream fails; a definite 404 kept
+ * as a miss for 30 s, a failure never. Tarballs fetched on first request, checked against the
+ * packument's integrity, stored through the artifact service (so the screening gate sees them as
+ * it sees a publish) and then served as files, never fetched again. One fetch per tarball however
+ * many ask at once: single-flight in the process, a Postgres advisory lock across nodes.
+ */
+export function npmProxyFactory(deps: NpmProxyDeps) {
+  const now = deps.now ?? Date.now;
+  const T = `${pg.escapeIdentifier(SCHEMA)}.npm_proxy_documents`;
+  const documents = new SingleFlight<ProxiedPackument | undefined>();
+  const tarballs = new SingleFlight<void>();
+  const health = new Map<string, UpstreamHealth>();
+  const healthOf = (repository: string) => {
+    let h = health.get(repository);
+    if (!h) health.set(repository, (h = new UpstreamHealth(now)));
+    return h;
+  };
+
+  const upstream = (repository: string): UpstreamConfig => {
+    const u = deps.upstreamOf(repository);
+    if (!u) throw new Error(`${repository} is not a proxy repository`);
+    return u;
+  };
+  const ask = (u: UpstreamConfig, url: string, headers: Record<string, string>, maxBytes?: number): Promise<UpstreamAnswer> => {
+    const value = authorization(u.credentials);
+    return upstreamGet(url, { headers, blockPrivate: deps.settings().blockPrivate, ...(maxBytes ? { maxBytes } : {}), ...(value ? { authorization: { origin: new URL(u.url).origin, value } } : {}) });
+  };
+
+  const read = async (repository: string, name: string): Promise<CachedRow | undefined> => {
+    const r = await deps.pool.query<{ document: string | null; etag: string | null; fetched_at: Date }>(`select document, etag, fetched_at from ${T} where repository = $1 and name = $2`, [repository, name]);
+    const row = r.rows[0];
+    return row ? { document: row.document, etag: row.etag, fetchedAt: row.fetched_at } : undefined;
+  };
+  const write = async (repository: string, name: string, document: string | null, etag: string | null): Promise<Date> => {
+    const at = new Date(now());
+    await deps.pool.query(
+      `insert into ${T} (repository, name, document, etag, fetched_at) values ($1, $2, $3, $4, $5)
+       on conflict (repository, name) do update set document = excluded.document, etag = excluded.etag, fetched_at = excluded.fetched_at`,
+      [repository, name, document, etag, at],
+    );
+    return at;
+  };
+  const touch = async (repository: string, name: string): Promise<Date> => {
+    const at = new Date(now());
+    await deps.pool.query(`update ${T} set fetched_at = $3 where repository = $1 and name = $2`, [repository, name, at]);
+    return at;
+  };
+  const parsed = (row: CachedRow, stale: boolean, fetchedAt = row.fetchedAt): ProxiedPackument | undefined =>
+    row.document === null ? undefined : { doc: JSON.parse(row.document) as UpstreamPackument, fetchedAt, stale };
+
+  /** The upstream failed: the cached copy, marked stale, or a 502 when there is none. */
+  const failed = (repository: string, name: string, row: CachedRow | undefined, why: string): ProxiedPackument | undefined => {
+    healthOf(repository).failed();
+    deps.log.warn({ repository, package: name, why }, "npm proxy: the upstream failed; serving the cached packument if there is one");
+    if (row?.document) return parsed(row, true);
+    throw badGateway(`the upstream of ${repository} did not answer for ${name} and no copy is cached: ${why}`);
+  };
+
+  const refresh = async (repository: string, name: string, row: CachedRow | undefined): Promise<ProxiedPackument | undefined> => {
+    const u = upstream(repository);
+    let answer: UpstreamAnswer;
+    try {
+      answer = await ask(u, joinUrl(u.url, upstreamName(name)), { accept: "application/json", ...(row?.document && row.etag ? { "if-none-match": row.etag } : {}) }, 64 * 1024 * 1024);
+    } catch (err) {
+      if (!(err instanceof UpstreamUnreachable)) throw err;
+      return failed(repository, name, row, err.message);
+    }
+    if (answer.status === 304 && row?.document) {
+      healthOf(repository).succeeded();
+      return parsed(row, false, await touch(repository, name));
+    }
+    if (answer.status === 200) {
+      let doc: UpstreamPackument;
+      try {
+        doc = JSON.parse(answer.body.toString("utf8")) as UpstreamPackument;
+      } catch {
+        return failed(repository, name, row, "the upstream answered a packument that is not JSON");
+      }
+      if (typeof doc !== "object" || doc === null || doc.name !== name) return failed(repository, name, row, `the upstream answered a document that is not ${name}'s`);
+      healthOf(repository).succeeded();
+      const etag = typeof answer.headers.etag === "string" ? answer.headers.etag : null;
+      const text = JSON.stringify(doc);
+      return parsed({ document: text, etag, fetchedAt: await write(repository, name, text, etag) }, false);
+    }
+    if (answer.status === 404 || answer.status === 410) {
+      healthOf(repository).succeeded();
+      await write(repository, name, null, null);
+      return undefined;
+    }
+    if (answer.status === 401 || answer.status === 403) {
+      deps.log.error({ repository, package: name, status: answer.status }, "npm proxy: the upstream refused this server's credentials");
+      if (row?.document) return parsed(row, true);
+      throw badGateway(`the upstream of ${repository} refused to answer for ${name} (${answer.status}): check the repository's upstream credentials`);
+    }
+    return failed(repository, name, row, `the upstream answered ${answer.status}`);
+  };
+
+  /** A package's packument through the proxy: cached, fetched, revalidated or served stale; undefined: the upstream has no such package. */
+  const packument = async (repository: string, name: string): Promise<ProxiedPackument | undefined> => {
+    const row = await read(repository, name);
+    const ttl = row?.document === null ? MISS_TTL_MS : deps.settings().metadataTtlMs;
+    if (row && now() - row.fetchedAt.getTime() < ttl) return parsed(row, false);
+    if (deps.readOnly) {
+      if (row) return parsed(row, false);
+      throw forbidden(READ_ONLY_FETCH);
+    }
+    if (!healthOf(repository).mayAsk()) {
+      if (row?.document) return parsed(row, true);
+      throw badGateway(`the upstream of ${repository} is marked down after repeated failures and no copy of ${name} is cached: it is asked again after a backoff`);
+    }
+    return documents.run(`${repository}\0${name}`, () => refresh(repository, name, row));
+  };
+
+  /** The versions a client may see: neither held here nor refused or held by the gate if fetched. */
+  const visibleVersions = async (repository: string, name: string, versions: string[]): Promise<Set<string>> => {
+    const held = await deps.pool.query<{ path: string }>(
+      `select path from ${pg.escapeIdentifier(SCHEMA)}.artifacts where repository = $1 and held_reason is not null and (path collate "C") >= ($2 collate "C") and (path collate "C") < ($3 collate "C")`,
+      [repository, `${name}/-/`, `${name}/-0`],
+    );
+    const heldPaths = new Set(held.rows.map((r) => r.path));
+    const verdicts = deps.screenVersions ? await deps.screenVersions(repository, name, versions) : new Map<string, { action: string }>();
+    const out = new Set<string>();
+    for (const v of versions) {
+      const action = verdicts.get(v)?.action;
+      if (!heldPaths.has(tarballPath(name, v)) && action !== "BLOCK" && action !== "HOLD") out.add(v);
+    }
+    return out;
+  };
+
+  /** Runs `fn` holding a Postgres session advisory lock on `key`: one holder across every node. */
+  const withLock = async <T>(key: string, fn: () => Promise<T>): Promise<T> => {
+    const client = await (deps.lockPool ?? deps.pool).connect();
+    let broken: Error | undefined;
+    try {
+      await client.query(`select pg_advisory_lock(${key})`);
+      try {
+        return await fn();
+      } finally {
+        await client.query(`select pg_advisory_unlock(${key})`).catch((err: Error) => (broken = err));
+      }
+    } finally {
+      // A connection whose unlock failed is dropped (its session's locks go with it).
+      client.release(broken);
+    }
+  };
+
+  const fetchTarball = async (repository: string, name: string, path: string): Promise<void> => {
+    if (await deps.metadata.find(repository, path)) return;
+    const p = await packument(repository, name);
+    const version = p ? Object.keys(p.doc.versions ?? {}).find((v) => tarballFile(name, v) === path.slice(path.lastIndexOf("/") + 1)) : undefined;
+    if (!p || version === undefined) throw notFound(`no tarball ${path} in ${repository} or its upstream`);
+    const dist = p.doc.versions![version]!.dist ?? {};
+    const u = upstream(repository);
+    // The packument's own tarball URL when it is on the upstream's origin (its credentials go
+    // nowhere else); else the registry layout under the upstream URL: an upstream behind another
+    // proxy names its own address in dist.tarball, which this server may not reach.
+    const declared = typeof dist.tarball === "string" && dist.tarball !== "" ? new URL(dist.tarball, u.url) : undefined;
+    const source = declared && declared.origin === new URL(u.url).origin ? declared.href : joinUrl(u.url, path);
+    let answer: UpstreamAnswer;
+    try {
+      answer = await ask(u, source, { accept: "application/octet-stream" });
+    } catch (err) {
+      if (!(err instanceof UpstreamUnreachable)) throw err;
+      healthOf(repository).failed();
+      throw badGateway(`the upstream of ${repository} did not answer for ${path} and it is not cached: ${err.message}`);
+    }
+    if (answer.status === 404 || answer.status === 410) {
+      healthOf(repository).succeeded();
+      throw notFound(`the upstream of ${repository} has no tarball for ${name}@${version}`);
+    }
+    if (answer.status !== 200) {
+      if (answer.status >= 500 || answer.status === 429) healthOf(repository).failed();
+      throw badGateway(`the upstream of ${repository} answered ${answer.status} for ${path}, which is not cached`);
+    }
+    healthOf(repository).succeeded();
+    const check = checkTarballDigest(answer.body, { ...(typeof dist.integrity === "string" ? { integrity: dist.integrity } : {}), ...(typeof dist.shasum === "string" ? { shasum: dist.shasum } : {}) });
+    if (!check.ok) {
+      deps.log.error({ repository, path, reason: check.reason }, "npm proxy: a fetched tarball does not match its packument's digest; refused, nothing stored");
+      throw badGateway(`${name}@${version} from the upstream of ${repository} was refused: ${check.reason}`);
+    }
+    await deps.artifacts.publish({ repository, segments: path.split("/"), path }, answer.body, "application/octet-stream", PROXY_ACTOR);
+    deps.log.info({ repository, path, size: answer.body.length }, "npm proxy: tarball fetched from the upstream and stored");
+  };
+
+  return {
+    packument,
+
+    /**
+     * The packument served: versions held or refused by the gate left out (dist-tags repaired so
+     * `latest` names a listed version), tarball URLs rewritten to `base`, abbreviated on request;
+     * with an ETag of its body and, when stale, Warning and Age.
+     */
+    async document(repository: string, name: string, base: string, small: boolean): Promise<{ body: string; etag: string; headers: Record<string, string> } | undefined> {
+      const p = await packument(repository, name);
+      if (!p) return undefined;
+      const all = Object.keys(p.doc.versions ?? {});
+      const shown = await visibleVersions(repository, name, all);
+      const rewritten = rewriteTarballUrls(p.doc, base);
+      const versions = Object.fromEntries(Object.entries(rewritten.versions ?? {}).filter(([v]) => shown.has(v)));
+      const tags = visibleTags(p.doc["dist-tags"] ?? {}, Object.keys(versions));
+      let out: Record<string, unknown>;
+      if (small) {
+        const smallVersions: Record<string, unknown> = {};
+        for (const [v, m] of Object.entries(versions)) smallVersions[v] = Object.fromEntries(ABBREVIATED_FIELDS.flatMap((f) => (m[f] !== undefined ? [[f, m[f]]] : [])));
+        out = { name, modified: p.doc.time?.modified ?? p.fetchedAt.toISOString(), "dist-tags": tags, versions: smallVersions };
+      } else {
+        const time = p.doc.time ? Object.fromEntries(Object.entries(p.doc.time).filter(([k]) => k === "created" || k === "modified" || shown.has(k))) : undefined;
+        const { _attachments: _a, ...rest } = rewritten;
+        out = { ...rest, "dist-tags": tags, versions, ...(time ? { time } : {}) };
+      }
+      const body = JSON.stringify(out);
+      const etag = `"${createHash("sha256").update(body).digest("base64url").slice(0, 27)}"`;
+      return { body, etag, headers: p.stale ? staleHeaders(p.fetchedAt.getTime(), now()) : {} };
+    },
+
+    /**
+     * Makes sure a tarball is stored before it is served as a file: fetched from the upstream on
+     * its first request, once however many ask (in this process and on every node).
+     */
+    async tarball(repository: string, name: string, path: string): Promise<void> {
+      if (await deps.metadata.find(repository, path)) return;
+      if (deps.readOnly) throw forbidden(READ_ONLY_FETCH);
+      await tarballs.run(`${repository}\0${path}`, () => withLock(lockKey("npm-proxy-fetch", repository, path), () => fetchTarball(repository, name, path)));
+    },
+  };
+}
+export type NpmProxy = ReturnType<typeof npmProxyFactory>;

@@ -1,0 +1,242 @@
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { freePort } from "@svc/devstack";
+import { countingRelay } from "../bench/npm-proxy-bench.js";
+import { closeNpmAgent, publish, publishDoc } from "../bench/npm-packages.js";
+import { ensureVerdaccio, startVerdaccio, type RunningVerdaccio } from "../bench/verdaccio.js";
+import { expectOk, run, scratchEnv, startNpmSuite, type Clients, type Run } from "./npm-clients.js";
+import type { Suite } from "./suite.js";
+
+/** Packages whose tarballs are all asked for at once. */
+const MANY = 24;
+/** Verdaccio kept between runs beside the npm clients (installed from the npm registry once). */
+const VERDACCIO_TOOLS = resolve(import.meta.dirname, "..", ".data", "tools", "verdaccio");
+
+/**
+ * An npm proxy repository in front of Verdaccio (the upstream, on 127.0.0.1 over http, holding
+ * packages this file publishes to it with npm), reached through a counting relay: the real npm
+ * installs through the proxy; 20 requests at once for one uncached tarball make one upstream
+ * fetch; with the upstream stopped a clean install still works from what the proxy holds; the
+ * screening gate hides a malware version from the packument and refuses its download; the
+ * upstream's token is never in any answer.
+ */
+describe("npm proxy repositories", () => {
+  let s: Suite;
+  let clients: Clients;
+  let work: string;
+  let origin: RunningVerdaccio;
+  let relay: Awaited<ReturnType<typeof countingRelay>>;
+  let admin: string;
+  let reader: string;
+  let proxyRegistry: string;
+  /** A second artifacts node behind a gateway of its own (same Postgres and blob store). */
+  let otherNode: { stop: () => Promise<void> } | undefined;
+  let otherGateway: { url: string; stop: () => Promise<void> } | undefined;
+  let n = 0;
+  /** Every answer of the suite this file read, to check that the upstream's token is in none. */
+  const seen: string[] = [];
+
+  const npm = (args: string[], where: { cwd: string; env: Record<string, string> }): Promise<Run> => run(clients.npm, args, where);
+  const scratch = (registry: string, token: string) => {
+    const dir = join(work, `run-${++n}`);
+    mkdirSync(join(dir, "project"), { recursive: true });
+    writeFileSync(join(dir, "npmrc"), `registry=${registry}\n${registry.replace(/^https?:/, "")}:_authToken=${token}\nalways-auth=true\n`);
+    writeFileSync(join(dir, "project", "package.json"), JSON.stringify({ name: "consumer", version: "1.0.0", private: true }));
+    return { project: join(dir, "project"), env: scratchEnv(dir) };
+  };
+  /** Publishes a package to the upstream with npm. */
+  const publishUpstream = async (name: string, version: string, dependencies: Record<string, string> = {}) => {
+    const dir = join(work, `pkg-${++n}`);
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(join(dir, "package.json"), JSON.stringify({ name, version, main: "index.js", license: "MIT", dependencies }));
+    writeFileSync(join(dir, "index.js"), `module.exports = ${JSON.stringify(`${name}@${version}`)};\n`);
+    expectOk(await npm(["publish"], { cwd: dir, env: scratch(origin.registry, origin.token).env }));
+  };
+  const call = async (method: string, path: string, opts: Parameters<Suite["call"]>[2] = {}) => {
+    const res = await s.call(method, path, opts);
+    const text = await res.clone().text();
+    seen.push(JSON.stringify([...res.headers]), text);
+    return res;
+  };
+  /** npm installs `specs` into a clean project with a clean cache through the proxy; answers the installed versions. */
+  const install = async (...specs: string[]) => {
+    const c = scratch(proxyRegistry, reader);
+    expectOk(await npm(["install", "--no-package-lock", ...specs], { cwd: c.project, env: c.env }));
+    const version = (name: string) => (JSON.parse(readFileSync(join(c.project, "node_modules", name, "package.json"), "utf8")) as { version: string }).version;
+    return version;
+  };
+  const until = async <T>(what: () => Promise<T | undefined>, ms = 30_000): Promise<T> => {
+    for (const end = Date.now() + ms; ; await new Promise((r) => setTimeout(r, 300))) {
+      const got = await what();
+      if (got !== undefined) return got;
+      if (Date.now() > end) throw new Error("timed out waiting");
+    }
+  };
+
+  beforeAll(async () => {
+    const bin = ensureVerdaccio(VERDACCIO_TOOLS);
+    const advisories = mkdtempSync(join(resolve(import.meta.dirname, "..", ".data"), "npm-proxy-osv-"));
+    writeFileSync(
+      join(advisories, "MAL-2026-0101.json"),
+      JSON.stringify({ schema_version: "1.6.0", id: "MAL-2026-0101", modified: "2026-01-01T00:00:00Z", summary: "px-mal 1.0.1 steals tokens", affected: [{ package: { ecosystem: "npm", name: "px-mal" }, versions: ["1.0.1"] }] }),
+    );
+    ({ suite: s, clients, work } = await startNpmSuite("npm-proxy-", { SVC_ADVISORIES_SOURCES: advisories, SVC_MALWARE_ACTION: "BLOCK", SVC_PROXY_METADATA_TTL: "2s" }));
+    admin = s.bootstrapKey;
+    origin = await startVerdaccio(bin, join(work, "upstream"), await freePort());
+    await publishUpstream("px-a", "1.0.0");
+    await publishUpstream("px-a", "1.1.0");
+    await publishUpstream("px-b", "1.0.0", { "px-a": "^1.0.0" });
+    await publishUpstream("px-hot", "1.0.0");
+    await publishUpstream("px-mal", "1.0.0");
+    await publishUpstream("px-mal", "1.0.1");
+    // More packages than the artifacts service has database connections (10), fetched at once below.
+    await Promise.all(Array.from({ length: MANY }, (_, i) => publish(origin.registry, origin.token, publishDoc(origin.registry, `px-many-${i}`, "1.0.0"))));
+    relay = await countingRelay(origin.registry, await freePort());
+    reader = (await s.mint({ label: "proxy-reader", grants: [{ scope: "npm-proxy", tokens: ["read-only"] }] })).key;
+    proxyRegistry = `${s.gatewayUrl}/repository/npm-proxy/`;
+    const replica = await s.startReplica("artifacts");
+    otherNode = replica;
+    otherGateway = await s.startGateway({ SVC_ARTIFACTS_URL: replica.url });
+  }, 900_000);
+  afterAll(async () => {
+    await otherGateway?.stop();
+    await otherNode?.stop();
+    await relay?.down().catch(() => {});
+    await origin?.stop();
+    await closeNpmAgent().catch(() => {});
+    await s?.stop();
+    if (work) rmSync(join(work, "upstream"), { recursive: true, force: true });
+  });
+
+  const create = (body: object) => call("POST", "/api/repositories", { key: admin, body });
+
+  it("refuses a bad upstream with a problem naming the field; an http upstream on 127.0.0.1 only once block-private-import-hosts is false", async () => {
+    const malformed = await create({ name: "npm-proxy", format: "npm", type: "proxy", upstream: { url: "not a url" } });
+    expect(malformed.status).toBe(400);
+    expect(await malformed.json()).toMatchObject({ field: "upstream.url" });
+    const badCredentials = await create({ name: "npm-proxy", format: "npm", type: "proxy", upstream: { url: relay.url, credentials: { token: "" } } });
+    expect(badCredentials.status).toBe(400);
+    expect(await badCredentials.json()).toMatchObject({ field: "upstream.credentials" });
+    // Blocked by default: plain http, and a loopback address.
+    const privateHost = await create({ name: "npm-proxy", format: "npm", type: "proxy", upstream: { url: relay.url, credentials: { token: origin.token } } });
+    expect(privateHost.status).toBe(400);
+    const problem = (await privateHost.json()) as { field: string; detail: string };
+    expect(problem.field).toBe("upstream.url");
+    expect(problem.detail).toContain("block-private-import-hosts");
+    expect((await call("GET", "/api/repositories/npm-proxy", { key: admin })).status).toBe(404);
+
+    expect((await call("PUT", "/api/settings/block-private-import-hosts", { key: admin, body: { value: false } })).status).toBe(200);
+    // Applied by the artifacts service within moments (it follows the stored settings).
+    const created = await until(async () => {
+      const res = await create({ name: "npm-proxy", format: "npm", type: "proxy", upstream: { url: relay.url, credentials: { token: origin.token } } });
+      return res.status === 201 ? res : undefined;
+    });
+    expect(await created.json()).toMatchObject({ name: "npm-proxy", format: "npm", type: "proxy", upstream: { url: relay.url } });
+    const shown = (await (await call("GET", "/api/repositories/npm-proxy", { key: admin })).json()) as Record<string, unknown>;
+    expect(shown).toMatchObject({ type: "proxy", upstream: { url: relay.url } });
+    const listed = (await (await call("GET", "/api/repositories", { key: admin })).json()) as { name: string; type: string }[];
+    expect(listed.find((r) => r.name === "npm-proxy")?.type).toBe("proxy");
+    expect(listed.find((r) => r.name === "npm")?.type).toBe("hosted");
+  });
+
+  it("npm installs through the proxy: packuments (full and abbreviated) with tarball URLs of this server, tarballs fetched once and kept", async () => {
+    const full = await call("GET", "/repository/npm-proxy/px-a", { key: reader });
+    expect(full.status).toBe(200);
+    const doc = (await full.json()) as { "dist-tags": Record<string, string>; versions: Record<string, { dist: { tarball: string; integrity: string } }> };
+    expect(doc["dist-tags"].latest).toBe("1.1.0");
+    expect(doc.versions["1.1.0"]!.dist.tarball).toBe(`${proxyRegistry}px-a/-/px-a-1.1.0.tgz`);
+    expect(doc.versions["1.1.0"]!.dist.integrity).toMatch(/^sha512-/);
+    const small = await call("GET", "/repository/npm-proxy/px-a", { key: reader, headers: { accept: "application/vnd.npm.install-v1+json" } });
+    expect(small.headers.get("content-type")).toContain("application/vnd.npm.install-v1+json");
+    const smallDoc = (await small.json()) as { versions: Record<string, { dist: { tarball: string } }> };
+    expect(smallDoc.versions["1.0.0"]!.dist.tarball).toBe(`${proxyRegistry}px-a/-/px-a-1.0.0.tgz`);
+    // Revalidation: the ETag answers 304.
+    const again = await call("GET", "/repository/npm-proxy/px-a", { key: reader, headers: { "if-none-match": full.headers.get("etag")! } });
+    expect(again.status).toBe(304);
+
+    const version = await install("px-b");
+    expect(version("px-b")).toBe("1.0.0");
+    expect(version("px-a")).toBe("1.1.0");
+    expect(relay.gets("px-a-1.1.0.tgz")).toBe(1);
+    // Installed again (a clean npm cache): served from what the proxy holds, no second tarball fetch.
+    await install("px-b");
+    expect(relay.gets("px-a-1.1.0.tgz")).toBe(1);
+    expect(relay.gets("px-b-1.0.0.tgz")).toBe(1);
+    // An unknown package is npm's 404.
+    expect((await call("GET", "/repository/npm-proxy/px-none", { key: reader })).status).toBe(404);
+  });
+
+  it("20 requests at once for one uncached tarball, spread over two artifacts nodes, make exactly one upstream fetch, and all get its bytes", async () => {
+    const path = "/repository/npm-proxy/px-hot/-/px-hot-1.0.0.tgz";
+    const answers = await Promise.all(
+      Array.from({ length: 20 }, async (_, i) => {
+        const res = await fetch(`${i % 2 === 0 ? s.gatewayUrl : otherGateway!.url}${path}`, { headers: { "service-repository-key": reader } });
+        return { status: res.status, size: (await res.arrayBuffer()).byteLength };
+      }),
+    );
+    expect(answers.map((a) => a.status)).toEqual(Array(20).fill(200));
+    expect(new Set(answers.map((a) => a.size)).size).toBe(1);
+    expect(relay.gets("px-hot-1.0.0.tgz")).toBe(1);
+  });
+
+  it("fetches many different uncached tarballs at once (more than the database connections): every one answered", async () => {
+    const answers = await Promise.all(
+      Array.from({ length: MANY }, async (_, i) => {
+        const res = await s.call("GET", `/repository/npm-proxy/px-many-${i}/-/px-many-${i}-1.0.0.tgz`, { key: reader });
+        await res.arrayBuffer();
+        return res.status;
+      }),
+    );
+    expect(answers).toEqual(Array(MANY).fill(200));
+    expect(relay.gets("/-/px-many-")).toBe(MANY);
+  });
+
+  it("publishing to a proxy repository is refused with npm's error", async () => {
+    const dir = join(work, `pkg-${++n}`);
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(join(dir, "package.json"), JSON.stringify({ name: "px-local", version: "1.0.0", license: "MIT" }));
+    const c = scratch(proxyRegistry, admin);
+    const r = await npm(["publish"], { cwd: dir, env: c.env });
+    expect(r.code).not.toBe(0);
+    expect(r.output).toContain("405");
+    expect(r.output).toContain("proxy repository");
+    // Its dist-tags are the upstream's, read-only.
+    const tags = await call("GET", "/repository/npm-proxy/-/package/px-a/dist-tags", { key: reader });
+    expect(await tags.json()).toEqual({ latest: "1.1.0" });
+    const tagged = await call("PUT", "/repository/npm-proxy/-/package/px-a/dist-tags/beta", { key: admin, body: JSON.stringify("1.0.0"), headers: { "content-type": "application/json" } });
+    expect(tagged.status).toBe(405);
+    expect(await tagged.text()).toContain("proxy repository");
+  });
+
+  it("the screening gate: a malware version is hidden from the packument (latest repaired) and its download refused with the reason", async () => {
+    const doc = (await (await call("GET", "/repository/npm-proxy/px-mal", { key: reader })).json()) as { "dist-tags": Record<string, string>; versions: Record<string, unknown> };
+    expect(Object.keys(doc.versions)).toEqual(["1.0.0"]);
+    expect(doc["dist-tags"].latest).toBe("1.0.0");
+    const refused = await call("GET", "/repository/npm-proxy/px-mal/-/px-mal-1.0.1.tgz", { key: reader });
+    expect(refused.status).toBe(403);
+    expect(await refused.text()).toContain("MAL-2026-0101");
+    expect((await install("px-mal"))("px-mal")).toBe("1.0.0");
+  });
+
+  it("with the upstream stopped, a clean install still works from the cache; stale packuments say so; what is not cached is a 502", async () => {
+    await relay.down();
+    // Past svc.proxy.metadata-ttl (2s): the packument is asked for again, the upstream fails, the cached copy is served stale.
+    await new Promise((r) => setTimeout(r, 2500));
+    const stale = await call("GET", "/repository/npm-proxy/px-a", { key: reader });
+    expect(stale.status).toBe(200);
+    expect(stale.headers.get("warning")).toBe('110 - "Response is Stale"');
+    expect(Number(stale.headers.get("age"))).toBeGreaterThanOrEqual(2);
+    const version = await install("px-b");
+    expect(version("px-b")).toBe("1.0.0");
+    expect(version("px-a")).toBe("1.1.0");
+    const missing = await call("GET", "/repository/npm-proxy/px-never-fetched", { key: reader });
+    expect(missing.status).toBe(502);
+    await relay.up();
+  });
+
+  it("the upstream's token is in no answer", () => {
+    expect(seen.length).toBeGreaterThan(10);
+    for (const text of seen) expect(text).not.toContain(origin.token);
+  });
+});

@@ -1,6 +1,6 @@
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { freePort } from "@svc/devstack";
 import { countingRelay } from "../bench/npm-proxy-bench.js";
 import { closeNpmAgent, publish, publishDoc } from "../bench/npm-packages.js";
@@ -169,6 +169,9 @@ describe("npm proxy repositories", () => {
 
   it("20 requests at once for one uncached tarball, spread over two artifacts nodes, make exactly one upstream fetch, and all get its bytes", async () => {
     const path = "/repository/npm-proxy/px-hot/-/px-hot-1.0.0.tgz";
+    // The second node reads the repository list every 5 s: it serves the repository made by the
+    // first test once it has (its packument, not the tarball, until then).
+    await vi.waitUntil(async () => (await fetch(`${otherGateway!.url}/repository/npm-proxy/px-hot`, { headers: { "service-repository-key": reader } })).status === 200, { timeout: 30_000, interval: 500 });
     const answers = await Promise.all(
       Array.from({ length: 20 }, async (_, i) => {
         const res = await fetch(`${i % 2 === 0 ? s.gatewayUrl : otherGateway!.url}${path}`, { headers: { "service-repository-key": reader } });

@@ -235,11 +235,12 @@ export function gateServiceFactory(deps: GateServiceDeps) {
      */
     async triage(id: string, status: "confirmed" | "dismissed", note: string | undefined, actor: Actor): Promise<FindingRow> {
       if (!UUID.test(id)) throw notFound(`no finding ${id}`);
-      const before = await store.finding(id);
-      if (!before) throw notFound(`no finding ${id}`);
-      if (before.status !== "open") throw conflict(`finding ${id} is already ${before.status} (by ${before.triagedBy ?? "?"})`);
+      // Only an open finding changes: of two administrators triaging it at once, the second is told who was first.
       const after = await store.triage(id, status, `${actor.kind}:${actor.id}`, note?.trim() || null);
-      if (!after) throw notFound(`no finding ${id}`);
+      if (!after) {
+        const now = await store.finding(id);
+        throw now ? conflict(`finding ${id} is already ${now.status} (by ${now.triagedBy ?? "?"})`) : notFound(`no finding ${id}`);
+      }
       if (status === "confirmed") {
         const row = await deps.metadata.find(after.repository, after.path);
         if (row && row.heldReason === null) {

@@ -311,9 +311,9 @@ export function gateStoreFactory(pool: pg.Pool) {
       return r.rows[0] ? findingRow(r.rows[0]) : undefined;
     },
 
-    /** Sets a finding's triage: who, when, why; answers the finding as it is now. */
+    /** Sets an open finding's triage: who, when, why; answers the finding as it is now, undefined when it is not open (any more). */
     async triage(id: string, status: Exclude<FindingStatus, "open">, by: string, note: string | null): Promise<FindingRow | undefined> {
-      const r = await pool.query(`update ${T("gate_findings")} set status = $2, triaged_by = $3, triaged_at = now(), note = $4 where id = $1 returning *`, [id, status, by, note]);
+      const r = await pool.query(`update ${T("gate_findings")} set status = $2, triaged_by = $3, triaged_at = now(), note = $4 where id = $1 and status = 'open' returning *`, [id, status, by, note]);
       return r.rows[0] ? findingRow(r.rows[0]) : undefined;
     },
 

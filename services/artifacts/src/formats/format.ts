@@ -56,7 +56,17 @@ export interface ProxyDeps {
   lockPool?: pg.Pool;
   /** The screening gate's verdicts on versions of a package before they are fetched (what would be refused or held is not listed). */
   screenVersions?: ScreenVersions;
+  /**
+   * The cooldown (svc.gate.min-age, its per-repository override, break-glass allows): of a
+   * package's versions with their upstream publish times (undefined: not known), those too young
+   * to fetch or list. A version whose time is not known counts as too young when a minimum age
+   * applies (fail closed). Absent: no cooldown.
+   */
+  tooYoung?: TooYoung;
 }
+
+/** The versions of `name` in `repository` too young to be fetched or listed (ProxyDeps.tooYoung), with why. */
+export type TooYoung = (repository: string, name: string, published: ReadonlyMap<string, Date | undefined>) => Promise<ReadonlyMap<string, string>>;
 
 /**
  * What a format does, beyond files served path for path (docs/internals/formats.md). Each part

@@ -22,6 +22,7 @@ import { gateSettingsOf, wireGate } from "./gate/index.js";
 import { artifactEventPublisherFactory } from "./messaging/artifact-event-publisher.js";
 import { metadataStoreFactory } from "./store/metadata-store.js";
 import { openCredentials, sealCredentials, type UpstreamConfig } from "./proxy/upstream.js";
+import { upstreamsFactory } from "./proxy/file-fetch.js";
 import { outboxStoreFactory } from "./store/outbox-store.js";
 import type { ArtifactsDatabase } from "./store/schema.js";
 
@@ -103,7 +104,8 @@ export async function wireArtifacts({ config, log, metrics, bus, db, pool, repli
     const now = live.current();
     return { metadataTtlMs: now.proxyMetadataTtlMs, blockPrivate: now.blockPrivateImportHosts };
   };
-  formats.build({ db, pool, metadata, blobs, artifacts, readOnly: config.readOnly, publicUrl: config.uiPublicUrl, log, proxy: { upstreamOf, settings: proxySettings, screenVersions: gate.screenVersions, lockPool } });
+  const upstreams = upstreamsFactory({ pool, lockPool, metadata, artifacts, upstreamOf, settings: proxySettings, readOnly: config.readOnly, log, actor: { kind: "system", id: "proxy" } });
+  formats.build({ db, pool, metadata, blobs, artifacts, readOnly: config.readOnly, publicUrl: config.uiPublicUrl, log, proxy: { upstreamOf, upstreams, settings: proxySettings, screenVersions: gate.screenVersions } });
   // A data folder the code before the blob store wrote is migrated before anything is served.
   if (opened.kind === "filesystem") await migrateLegacyLayout({ root: config.filesystemRoot, blobs: opened.store, artifacts, metadata, pool, log });
   // Staged leftovers of uploads a crash interrupted more than a day ago (the walker's reclaim takes younger ones after its grace).

@@ -16,7 +16,7 @@ export interface Preconditions {
   ifNoneMatch?: "*" | string[];
 }
 
-export type DigestName = "sha256" | "sha1" | "md5" | "blake2_256";
+export type DigestName = "sha256" | "sha1" | "md5" | "blake2_256" | "sha384" | "sha512";
 /** Declared digests (lowercase hex) and the header each came from. */
 export type DeclaredDigests = Partial<Record<DigestName, { hex: string; header: string }[]>>;
 
@@ -60,7 +60,7 @@ export function checkPreconditions(p: Preconditions, current: { sha256?: string 
   }
 }
 
-const HEX_LENGTH: Record<DigestName, number> = { sha256: 64, sha1: 40, md5: 32, blake2_256: 64 };
+const HEX_LENGTH: Record<DigestName, number> = { sha256: 64, sha1: 40, md5: 32, blake2_256: 64, sha384: 96, sha512: 128 };
 const HEADERS: [string, DigestName][] = [
   ["x-checksum-sha256", "sha256"],
   ["x-checksum-sha1", "sha1"],
@@ -94,6 +94,9 @@ interface Hasher {
 const HASHERS: Record<Exclude<DigestName, "sha256">, () => Hasher> = {
   sha1: () => node("sha1"),
   md5: () => node("md5"),
+  // What npm's `integrity` declares (a proxied tarball is checked against it as it is stored).
+  sha384: () => node("sha384"),
+  sha512: () => node("sha512"),
   // BLAKE2b with a 32-byte digest (what PyPI's blake2_256_digest is): its length is a parameter
   // of the hash's initial state, so it is not a cut of Node's blake2b512.
   blake2_256: () => {
@@ -112,7 +115,7 @@ function node(algorithm: string): Hasher {
  */
 export function digestCheck(declared: DeclaredDigests): { through: Transform[]; verify: (sha256: string) => void } {
   const hashes: Partial<Record<DigestName, Hasher>> = {};
-  for (const name of ["sha1", "md5", "blake2_256"] as const) if (declared[name]) hashes[name] = HASHERS[name]();
+  for (const name of ["sha1", "md5", "blake2_256", "sha384", "sha512"] as const) if (declared[name]) hashes[name] = HASHERS[name]();
   const extra = Object.values(hashes);
   const through =
     extra.length === 0

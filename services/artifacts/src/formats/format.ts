@@ -7,6 +7,7 @@ import type { ArtifactTarget } from "@svc/grants";
 import type { ServiceApp } from "@svc/kit";
 import type { Address, ArtifactService } from "../domain/artifact-service.js";
 import type { UpstreamConfig } from "../proxy/upstream.js";
+import type { Upstreams } from "../proxy/file-fetch.js";
 import type { FormatExport, FormatExports } from "../domain/repository-export.js";
 import type { Db, MetadataStore } from "../store/metadata-store.js";
 import type { Ecosystem } from "../gate/ecosystems.js";
@@ -46,14 +47,10 @@ export type ScreenVersions = (repository: string, name: string, versions: readon
 export interface ProxyDeps {
   /** A proxy repository's upstream, its credentials opened; undefined for a hosted repository. */
   upstreamOf: (repository: string) => UpstreamConfig | undefined;
+  /** The upstreams asked (health, the address rule, credentials) and files fetched once across nodes, streamed into the store (proxy/file-fetch.ts). */
+  upstreams: Upstreams;
   /** The settings as they are now (svc.proxy.metadata-ttl, svc.block-private-import-hosts change at run time). */
   settings: () => { metadataTtlMs: number; blockPrivate: boolean };
-  /**
-   * Connections for the advisory locks around fetches, apart from `pool`: a fetch holds its lock's
-   * connection while it stores through `pool`, so sharing one pool would starve it (every
-   * connection a lock holder waiting for one to store with). Default: `pool` (tests).
-   */
-  lockPool?: pg.Pool;
   /** The screening gate's verdicts on versions of a package before they are fetched (what would be refused or held is not listed). */
   screenVersions?: ScreenVersions;
   /**

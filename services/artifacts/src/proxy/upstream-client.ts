@@ -2,6 +2,7 @@ import { lookup as dnsLookup, type LookupAddress } from "node:dns";
 import http, { type IncomingHttpHeaders } from "node:http";
 import https from "node:https";
 import { isIP, type LookupFunction } from "node:net";
+import { Transform, type Readable } from "node:stream";
 import { classifyAddress, describeVerdict } from "@svc/kit";
 
 /** What an upstream answered: its status, headers and whole body. */
@@ -41,6 +42,14 @@ const checkedLookup: LookupFunction = (hostname, options, callback) => {
   });
 };
 
+/** What an upstream answered, its body still arriving (a file streamed to the store as it comes). */
+export interface UpstreamStream {
+  status: number;
+  headers: IncomingHttpHeaders;
+  /** Fails with UpstreamUnreachable when it is cut short, stalls past the timeout or exceeds maxBytes. */
+  body: Readable;
+}
+
 /**
  * GET of an upstream URL, following up to 3 redirects. With block-private-import-hosts on, only
  * https is asked, and the address is checked where the connection is made: the look-up refuses a
@@ -48,11 +57,20 @@ const checkedLookup: LookupFunction = (hostname, options, callback) => {
  * remote address is checked once connected (no second look-up can answer differently).
  */
 export async function upstreamGet(url: string, opts: UpstreamGetOptions): Promise<UpstreamAnswer> {
+  const answer = await upstreamStream(url, opts);
+  const chunks: Buffer[] = [];
+  for await (const chunk of answer.body) chunks.push(chunk as Buffer);
+  return { status: answer.status, headers: answer.headers, body: Buffer.concat(chunks) };
+}
+
+/** upstreamGet with the body left to arrive: the caller reads it (or destroys it) at its own pace, in bounded memory. */
+export async function upstreamStream(url: string, opts: UpstreamGetOptions): Promise<UpstreamStream> {
   let target = new URL(url);
   for (let hop = 0; ; hop++) {
     const answer = await once(target, opts);
     const location = answer.headers.location;
     if (answer.status >= 300 && answer.status < 400 && answer.status !== 304 && location && hop < 3) {
+      answer.body.resume();
       target = new URL(location, target);
       continue;
     }
@@ -60,7 +78,7 @@ export async function upstreamGet(url: string, opts: UpstreamGetOptions): Promis
   }
 }
 
-function once(target: URL, opts: UpstreamGetOptions): Promise<UpstreamAnswer> {
+function once(target: URL, opts: UpstreamGetOptions): Promise<UpstreamStream> {
   const timeoutMs = opts.timeoutMs ?? 30_000;
   const maxBytes = opts.maxBytes ?? 512 * 1024 * 1024;
   return new Promise((resolve, reject) => {
@@ -76,20 +94,21 @@ function once(target: URL, opts: UpstreamGetOptions): Promise<UpstreamAnswer> {
     if (opts.authorization && opts.authorization.origin === target.origin) headers.authorization = opts.authorization.value;
     const lib = target.protocol === "https:" ? https : http;
     const req = lib.request(target, { method: "GET", headers, agent: target.protocol === "https:" ? agents.https : agents.http, ...(opts.blockPrivate ? { lookup: checkedLookup } : {}) }, (res) => {
-      const chunks: Buffer[] = [];
+      // The body as it arrives, counted: past maxBytes, cut short or stalled, it fails with the reason.
       let size = 0;
-      res.on("data", (c: Buffer) => {
-        size += c.length;
-        if (size > maxBytes) {
-          res.destroy();
-          fail(`the answer is larger than ${maxBytes} bytes`);
-          return;
-        }
-        chunks.push(c);
+      const body = new Transform({
+        transform(chunk: Buffer, _enc, cb) {
+          size += chunk.length;
+          if (size > maxBytes) return cb(new UpstreamUnreachable(`${target.origin}: the answer is larger than ${maxBytes} bytes`));
+          cb(null, chunk);
+        },
       });
-      res.on("end", () => resolve({ status: res.statusCode ?? 502, headers: res.headers, body: Buffer.concat(chunks) }));
-      res.on("error", (err) => fail(`the answer was cut short (${err.message})`));
-      res.on("aborted", () => fail("the answer was cut short"));
+      body.on("error", () => req.destroy());
+      res.on("aborted", () => body.destroy(new UpstreamUnreachable(`${target.origin}: the answer was cut short`)));
+      res.on("error", (err) => body.destroy(err instanceof UpstreamUnreachable ? err : new UpstreamUnreachable(`${target.origin}: the answer was cut short (${err.message})`)));
+      req.on("error", (err) => body.destroy(err instanceof UpstreamUnreachable ? err : new UpstreamUnreachable(`${target.origin}: ${err.message}`)));
+      res.pipe(body);
+      resolve({ status: res.statusCode ?? 502, headers: res.headers, body });
     });
     req.setTimeout(timeoutMs, () => req.destroy(new UpstreamUnreachable(`${target.origin}: no answer within ${timeoutMs} ms`)));
     req.on("socket", (socket) => {

@@ -4,6 +4,9 @@ import type { AddressInfo } from "node:net";
 import pino from "pino";
 import type pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import type { Readable } from "node:stream";
+import { digestCheck } from "../../domain/upload-checks.js";
+import { upstreamsFactory } from "../../proxy/file-fetch.js";
 import { MISS_TTL_MS, npmProxyFactory, type NpmProxyDeps } from "./npm-proxy-service.js";
 
 /** An upstream registry on 127.0.0.1 whose answers each test sets, counting what it is asked. */
@@ -43,20 +46,34 @@ function proxyWith(opts: { readOnly?: boolean; clock: { t: number }; screenVersi
     return { rows: [] };
   };
   const pool = { query, connect: async () => ({ query: async () => ({ rows: [] }), release: () => {} }) } as unknown as pg.Pool;
-  const deps: NpmProxyDeps = {
-    db: {} as NpmProxyDeps["db"],
+  const settings = () => ({ metadataTtlMs: 60_000, blockPrivate: false });
+  const upstreams = upstreamsFactory({
     pool,
     metadata: { find: async (_r: string, path: string) => (stored.has(path) ? ({ path } as never) : undefined) },
     artifacts: {
-      publish: async (a) => {
+      // The artifact service's checks of declared digests (domain/upload-checks.ts), as a publish makes them.
+      publish: async (a, source, _type, _actor, checks) => {
         const address = a as { path: string };
+        const digests = digestCheck(checks?.digests ?? {});
+        const sha256 = createHash("sha256");
+        for await (const chunk of digests.through.reduce<Readable>((from, t) => from.pipe(t), source as Readable)) sha256.update(chunk as Buffer);
+        digests.verify(sha256.digest("hex"));
         published.push(address.path);
         stored.add(address.path);
         return { size: TARBALL.length, sha256: "", created: true, etag: undefined };
       },
     },
     upstreamOf: () => ({ url, credentials: { token: "upstream-token" } }),
-    settings: () => ({ metadataTtlMs: 60_000, blockPrivate: false }),
+    settings,
+    readOnly: opts.readOnly ?? false,
+    log: pino({ level: "silent" }),
+    actor: { kind: "system", id: "npm-proxy" },
+    now: () => opts.clock.t,
+  });
+  const deps: NpmProxyDeps = {
+    pool,
+    upstreams,
+    settings,
     readOnly: opts.readOnly ?? false,
     ...(opts.screenVersions ? { screenVersions: opts.screenVersions } : {}),
     log: pino({ level: "silent" }),

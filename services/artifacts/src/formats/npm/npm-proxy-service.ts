@@ -1,35 +1,26 @@
 import { createHash } from "node:crypto";
 import type { FastifyBaseLogger } from "fastify";
 import pg from "pg";
-import { ServiceError, forbidden, notFound, type Actor } from "@svc/contracts";
-import type { ArtifactService } from "../../domain/artifact-service.js";
+import { forbidden, notFound } from "@svc/contracts";
 import type { ScreenVersions } from "../format.js";
+import { badGateway, READ_ONLY_FETCH, type FileSource, type Upstreams } from "../../proxy/file-fetch.js";
 import { SingleFlight } from "../../proxy/single-flight.js";
-import { UpstreamHealth, staleHeaders } from "../../proxy/upstream-health.js";
-import { upstreamGet, UpstreamUnreachable, type UpstreamAnswer } from "../../proxy/upstream-client.js";
-import { authorization, type UpstreamConfig } from "../../proxy/upstream.js";
-import { lockKey, type Db, type MetadataStore } from "../../store/metadata-store.js";
+import { staleHeaders } from "../../proxy/upstream-health.js";
+import { UpstreamUnreachable, type UpstreamAnswer } from "../../proxy/upstream-client.js";
 import { SCHEMA } from "../../store/schema.js";
 import { visibleTags } from "./npm-document-cache.js";
 import { ABBREVIATED_FIELDS, tarballFile, tarballPath } from "./npm-documents.js";
-import { checkTarballDigest, rewriteTarballUrls, type UpstreamPackument } from "./npm-proxy.js";
+import { rewriteTarballUrls, sriDigests, type UpstreamPackument } from "./npm-proxy.js";
 
 /** How long a definite miss (the upstream answered 404) is believed before the upstream is asked again. */
 export const MISS_TTL_MS = 30_000;
-const PROXY_ACTOR: Actor = { kind: "system", id: "npm-proxy" };
-const READ_ONLY_FETCH = "this server is read-only (svc.read-only): it serves what its proxy repositories hold and fetches nothing more from their upstreams";
 
 export interface NpmProxyDeps {
-  db: Db;
   pool: pg.Pool;
-  /** Where the fetch locks' connections come from (ProxyDeps.lockPool); default `pool`. */
-  lockPool?: pg.Pool;
-  metadata: Pick<MetadataStore, "find">;
-  artifacts: Pick<ArtifactService, "publish">;
-  /** A proxy repository's upstream (credentials opened), or undefined for a hosted one. */
-  upstreamOf: (repository: string) => UpstreamConfig | undefined;
+  /** The upstreams asked and the files fetched once (proxy/file-fetch.ts). */
+  upstreams: Upstreams;
   /** The settings as they are now (they change at run time). */
-  settings: () => { metadataTtlMs: number; blockPrivate: boolean };
+  settings: () => { metadataTtlMs: number };
   /** The screening gate's verdicts on a package's versions before they are fetched: BLOCK and HOLD hide them from the packument. */
   screenVersions?: ScreenVersions;
   readOnly: boolean;
@@ -52,7 +43,6 @@ export interface ProxiedPackument {
 
 const upstreamName = (name: string) => (name.startsWith("@") ? name.replace("/", "%2f") : name);
 const joinUrl = (base: string, rest: string) => `${base.replace(/\/+$/, "")}/${rest}`;
-const badGateway = (message: string) => new ServiceError("bad_gateway", message);
 
 /**
  * The npm side of a proxy repository (docs/integration/npm.md, "Proxy repositories"): packuments fetched from
@@ -67,23 +57,8 @@ export function npmProxyFactory(deps: NpmProxyDeps) {
   const now = deps.now ?? Date.now;
   const T = `${pg.escapeIdentifier(SCHEMA)}.npm_proxy_documents`;
   const documents = new SingleFlight<ProxiedPackument | undefined>();
-  const tarballs = new SingleFlight<void>();
-  const health = new Map<string, UpstreamHealth>();
-  const healthOf = (repository: string) => {
-    let h = health.get(repository);
-    if (!h) health.set(repository, (h = new UpstreamHealth(now)));
-    return h;
-  };
-
-  const upstream = (repository: string): UpstreamConfig => {
-    const u = deps.upstreamOf(repository);
-    if (!u) throw new Error(`${repository} is not a proxy repository`);
-    return u;
-  };
-  const ask = (u: UpstreamConfig, url: string, headers: Record<string, string>, maxBytes?: number): Promise<UpstreamAnswer> => {
-    const value = authorization(u.credentials);
-    return upstreamGet(url, { headers, blockPrivate: deps.settings().blockPrivate, ...(maxBytes ? { maxBytes } : {}), ...(value ? { authorization: { origin: new URL(u.url).origin, value } } : {}) });
-  };
+  const { healthOf, upstream } = deps.upstreams;
+  const ask = (repository: string, url: string, headers: Record<string, string>): Promise<UpstreamAnswer> => deps.upstreams.get(repository, url, headers, 64 * 1024 * 1024);
 
   const read = async (repository: string, name: string): Promise<CachedRow | undefined> => {
     const r = await deps.pool.query<{ document: string | null; etag: string | null; fetched_at: Date }>(`select document, etag, fetched_at from ${T} where repository = $1 and name = $2`, [repository, name]);
@@ -119,7 +94,7 @@ export function npmProxyFactory(deps: NpmProxyDeps) {
     const u = upstream(repository);
     let answer: UpstreamAnswer;
     try {
-      answer = await ask(u, joinUrl(u.url, upstreamName(name)), { accept: "application/json", ...(row?.document && row.etag ? { "if-none-match": row.etag } : {}) }, 64 * 1024 * 1024);
+      answer = await ask(repository, joinUrl(u.url, upstreamName(name)), { accept: "application/json", ...(row?.document && row.etag ? { "if-none-match": row.etag } : {}) });
     } catch (err) {
       if (!(err instanceof UpstreamUnreachable)) throw err;
       return failed(repository, name, row, err.message);
@@ -186,25 +161,8 @@ export function npmProxyFactory(deps: NpmProxyDeps) {
     return out;
   };
 
-  /** Runs `fn` holding a Postgres session advisory lock on `key`: one holder across every node. */
-  const withLock = async <T>(key: string, fn: () => Promise<T>): Promise<T> => {
-    const client = await (deps.lockPool ?? deps.pool).connect();
-    let broken: Error | undefined;
-    try {
-      await client.query(`select pg_advisory_lock(${key})`);
-      try {
-        return await fn();
-      } finally {
-        await client.query(`select pg_advisory_unlock(${key})`).catch((err: Error) => (broken = err));
-      }
-    } finally {
-      // A connection whose unlock failed is dropped (its session's locks go with it).
-      client.release(broken);
-    }
-  };
-
-  const fetchTarball = async (repository: string, name: string, path: string): Promise<void> => {
-    if (await deps.metadata.find(repository, path)) return;
+  /** Where a tarball comes from and its declared digests (the packument's, fetched or revalidated if need be). */
+  const tarballSource = async (repository: string, name: string, path: string): Promise<FileSource | undefined> => {
     const p = await packument(repository, name);
     const version = p ? Object.keys(p.doc.versions ?? {}).find((v) => tarballFile(name, v) === path.slice(path.lastIndexOf("/") + 1)) : undefined;
     if (!p || version === undefined) throw notFound(`no tarball ${path} in ${repository} or its upstream`);
@@ -214,31 +172,13 @@ export function npmProxyFactory(deps: NpmProxyDeps) {
     // nowhere else); else the registry layout under the upstream URL: an upstream behind another
     // proxy names its own address in dist.tarball, which this server may not reach.
     const declared = typeof dist.tarball === "string" && dist.tarball !== "" ? new URL(dist.tarball, u.url) : undefined;
-    const source = declared && declared.origin === new URL(u.url).origin ? declared.href : joinUrl(u.url, path);
-    let answer: UpstreamAnswer;
-    try {
-      answer = await ask(u, source, { accept: "application/octet-stream" });
-    } catch (err) {
-      if (!(err instanceof UpstreamUnreachable)) throw err;
-      healthOf(repository).failed();
-      throw badGateway(`the upstream of ${repository} did not answer for ${path} and it is not cached: ${err.message}`);
+    const url = declared && declared.origin === new URL(u.url).origin ? declared.href : joinUrl(u.url, path);
+    const digests = sriDigests(typeof dist.integrity === "string" ? dist.integrity : undefined, typeof dist.shasum === "string" ? dist.shasum : undefined);
+    if (!digests) {
+      deps.log.error({ repository, path }, "npm proxy: the upstream declares no integrity or shasum for a tarball; refused, nothing fetched");
+      throw badGateway(`${name}@${version} from the upstream of ${repository} was refused: the upstream declares no integrity or shasum for this tarball`);
     }
-    if (answer.status === 404 || answer.status === 410) {
-      healthOf(repository).succeeded();
-      throw notFound(`the upstream of ${repository} has no tarball for ${name}@${version}`);
-    }
-    if (answer.status !== 200) {
-      if (answer.status >= 500 || answer.status === 429) healthOf(repository).failed();
-      throw badGateway(`the upstream of ${repository} answered ${answer.status} for ${path}, which is not cached`);
-    }
-    healthOf(repository).succeeded();
-    const check = checkTarballDigest(answer.body, { ...(typeof dist.integrity === "string" ? { integrity: dist.integrity } : {}), ...(typeof dist.shasum === "string" ? { shasum: dist.shasum } : {}) });
-    if (!check.ok) {
-      deps.log.error({ repository, path, reason: check.reason }, "npm proxy: a fetched tarball does not match its packument's digest; refused, nothing stored");
-      throw badGateway(`${name}@${version} from the upstream of ${repository} was refused: ${check.reason}`);
-    }
-    await deps.artifacts.publish({ repository, segments: path.split("/"), path }, answer.body, "application/octet-stream", PROXY_ACTOR);
-    deps.log.info({ repository, path, size: answer.body.length }, "npm proxy: tarball fetched from the upstream and stored");
+    return { url, digests, what: `${name}@${version}` };
   };
 
   return {
@@ -276,10 +216,8 @@ export function npmProxyFactory(deps: NpmProxyDeps) {
      * Makes sure a tarball is stored before it is served as a file: fetched from the upstream on
      * its first request, once however many ask (in this process and on every node).
      */
-    async tarball(repository: string, name: string, path: string): Promise<void> {
-      if (await deps.metadata.find(repository, path)) return;
-      if (deps.readOnly) throw forbidden(READ_ONLY_FETCH);
-      await tarballs.run(`${repository}\0${path}`, () => withLock(lockKey("npm-proxy-fetch", repository, path), () => fetchTarball(repository, name, path)));
+    tarball(repository: string, name: string, path: string): Promise<void> {
+      return deps.upstreams.file(repository, path, () => tarballSource(repository, name, path));
     },
   };
 }

@@ -1,6 +1,7 @@
 import { createHash } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import { checkTarballDigest, mergePackuments, rewriteTarballUrls, type UpstreamPackument } from "./npm-proxy.js";
+import { digestCheck, type DeclaredDigests } from "../../domain/upload-checks.js";
+import { mergePackuments, rewriteTarballUrls, sriDigests, type UpstreamPackument } from "./npm-proxy.js";
 
 const doc = (name: string, versions: string[], latest: string, extra: Partial<UpstreamPackument> = {}): UpstreamPackument => ({
   name,
@@ -18,16 +19,23 @@ describe("npm proxy", () => {
     expect(original.versions!["2.0.0"]!.dist!.tarball).toBe("https://registry.example/plain/-/x-2.0.0.tgz");
   });
 
-  it("accepts a tarball matching its integrity or shasum and refuses one that does not", () => {
-    const bytes = new TextEncoder().encode("tarball bytes");
-    const sri = `sha512-${createHash("sha512").update(bytes).digest("base64")}`;
-    const sha1 = createHash("sha1").update(bytes).digest("hex");
-    expect(checkTarballDigest(bytes, { integrity: sri })).toEqual({ ok: true });
-    expect(checkTarballDigest(bytes, { integrity: `sha1-zzz ${sri}` })).toEqual({ ok: true });
-    expect(checkTarballDigest(bytes, { shasum: sha1.toUpperCase() })).toEqual({ ok: true });
-    expect(checkTarballDigest(new TextEncoder().encode("other"), { integrity: sri, shasum: sha1 })).toMatchObject({ ok: false, reason: expect.stringMatching(/does not match/) });
-    expect(checkTarballDigest(bytes, { shasum: "0".repeat(40) })).toMatchObject({ ok: false });
-    expect(checkTarballDigest(bytes, {})).toMatchObject({ ok: false, reason: expect.stringMatching(/declares no/) });
+  it("checks a tarball against the strongest digest of its integrity, else its shasum; refuses one that does not match", () => {
+    const bytes = Buffer.from("tarball bytes");
+    const b64 = (algorithm: string, b: Buffer) => createHash(algorithm).update(b).digest("base64");
+    const hex = (algorithm: string, b: Buffer) => createHash(algorithm).update(b).digest("hex");
+    const sri = `sha512-${b64("sha512", bytes)}`;
+    const check = (digests: DeclaredDigests | undefined, body: Buffer) => {
+      const c = digestCheck(digests!);
+      for (const t of c.through) t.write(body);
+      return () => c.verify(hex("sha256", body));
+    };
+    expect(sriDigests(`sha1-zzz sha256-${b64("sha256", bytes)} ${sri}`, undefined)).toEqual({ sha512: [{ hex: hex("sha512", bytes), header: "integrity" }] });
+    expect(check(sriDigests(sri, undefined), bytes)).not.toThrow();
+    expect(check(sriDigests(sri, undefined), Buffer.from("other"))).toThrow(/integrity does not match/);
+    expect(check(sriDigests(undefined, hex("sha1", bytes).toUpperCase()), bytes)).not.toThrow();
+    expect(check(sriDigests(undefined, "0".repeat(40)), bytes)).toThrow(/shasum does not match/);
+    expect(sriDigests(undefined, undefined)).toBeUndefined();
+    expect(sriDigests("md5-abc", "not hex")).toBeUndefined();
   });
 
   it("merges a group's packuments: versions from all, dist-tags from the first member that has the package", () => {

@@ -1,4 +1,4 @@
-import { createHash } from "node:crypto";
+import type { DeclaredDigests } from "../../domain/upload-checks.js";
 import { tarballPath } from "./npm-documents.js";
 
 /** A packument as an upstream registry answers it: only the parts the proxy reads or rewrites. */
@@ -24,32 +24,18 @@ export function rewriteTarballUrls(doc: UpstreamPackument, base: string): Upstre
   return { ...doc, versions };
 }
 
-/** What an upstream packument declares a version's tarball digests to be. */
-export interface DeclaredDigest {
-  integrity?: string;
-  shasum?: string;
-}
-
 /**
- * Checks fetched tarball bytes against the packument's `dist.integrity` (every sha512/sha384/sha256
- * entry of the SRI string it can check; one match is enough, as npm does) or, without one, its
- * `dist.shasum`. Answers why not when they differ or nothing is declared to check against.
+ * The digests an npm `integrity` (SRI: the strongest of its sha512/sha384/sha256 entries, as npm
+ * checks) or `shasum` declares, as the artifact service checks them; undefined when neither names one.
  */
-export function checkTarballDigest(bytes: Uint8Array, declared: DeclaredDigest): { ok: true } | { ok: false; reason: string } {
-  if (declared.integrity) {
-    const entries = declared.integrity.trim().split(/\s+/).map((e) => e.split("?")[0]!).filter((e) => /^sha(256|384|512)-/.test(e));
-    if (entries.length === 0) return { ok: false, reason: `integrity ${declared.integrity} names no sha256/384/512 digest` };
-    for (const entry of entries) {
-      const dash = entry.indexOf("-");
-      if (createHash(entry.slice(0, dash)).update(bytes).digest("base64") === entry.slice(dash + 1)) return { ok: true };
-    }
-    return { ok: false, reason: `tarball does not match the declared integrity ${declared.integrity}` };
+export function sriDigests(integrity: string | undefined, shasum: string | undefined): DeclaredDigests | undefined {
+  const entries = (integrity ?? "").trim().split(/\s+/).map((e) => e.split("?")[0]!);
+  for (const algorithm of ["sha512", "sha384", "sha256"] as const) {
+    const entry = entries.find((e) => e.startsWith(`${algorithm}-`));
+    if (entry) return { [algorithm]: [{ hex: Buffer.from(entry.slice(algorithm.length + 1), "base64").toString("hex"), header: "integrity" }] };
   }
-  if (declared.shasum) {
-    const actual = createHash("sha1").update(bytes).digest("hex");
-    return actual === declared.shasum.toLowerCase() ? { ok: true } : { ok: false, reason: `tarball sha1 ${actual} does not match the declared shasum ${declared.shasum}` };
-  }
-  return { ok: false, reason: "the upstream declares no integrity or shasum for this tarball" };
+  if (shasum && /^[0-9a-fA-F]{40}$/.test(shasum)) return { sha1: [{ hex: shasum.toLowerCase(), header: "shasum" }] };
+  return undefined;
 }
 
 /**

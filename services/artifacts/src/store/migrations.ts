@@ -134,6 +134,23 @@ export const serviceMigrations: Record<string, Migration> = {
         .execute();
     },
   },
+  "0015_proxy_documents": {
+    async up(db: Kysely<unknown>) {
+      // Proxy repositories' metadata documents as their upstreams last answered them, by key
+      // (proxy/proxied-documents.ts); body null: a definite miss.
+      await db.schema
+        .withSchema(SCHEMA)
+        .createTable("proxy_documents")
+        .addColumn("repository", "text", (c) => c.notNull().references(`${SCHEMA}.repositories.name`).onDelete("cascade"))
+        .addColumn("key", "text", (c) => c.notNull())
+        .addColumn("body", "text")
+        .addColumn("etag", "text")
+        .addColumn("last_modified", "text")
+        .addColumn("fetched_at", "timestamptz", (c) => c.notNull())
+        .addPrimaryKeyConstraint("proxy_documents_pk", ["repository", "key"])
+        .execute();
+    },
+  },
   // The screening gate's tables (gate/gate-store.ts).
   ...gateMigrations,
 };

@@ -20,6 +20,7 @@ describe("the artifacts service's migrations", () => {
       "0012_npm_proxy_documents",
       "0013_downloaders",
       "0014_gate_triage_refusals",
+      "0015_proxy_documents",
     ]);
   });
 

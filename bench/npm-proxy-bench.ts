@@ -32,10 +32,13 @@ export async function countingRelay(target: string, port: number) {
   const sockets = new Set<Socket>();
   const upstream = new URL(target);
   let server: Server | undefined;
+  /** GETs of paths containing `held.fragment` wait until it is released (tests stop a node mid-fetch). */
+  let held: { fragment: string; released: Promise<void>; release: () => void } | undefined;
   const listen = () =>
     new Promise<void>((done) => {
-      server = createServer((req, res) => {
+      server = createServer(async (req, res) => {
         if (req.method === "GET") counts.set(req.url ?? "", (counts.get(req.url ?? "") ?? 0) + 1);
+        if (held && (req.url ?? "").includes(held.fragment)) await held.released;
         // The Host the client sent goes on: the upstream names the relay in the tarball URLs it answers, so a proxy fetches them through it (and is counted).
         const out = httpRequest({ host: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers: req.headers }, (answer) => {
           res.writeHead(answer.statusCode ?? 502, answer.headers);
@@ -63,6 +66,13 @@ export async function countingRelay(target: string, port: number) {
       });
     },
     up: listen,
+    /** From now on, GETs of paths containing `fragment` wait until `release()`. */
+    hold(fragment: string) {
+      let release = () => {};
+      const released = new Promise<void>((r) => (release = r));
+      held = { fragment, released, release: () => { held = undefined; release(); } };
+    },
+    release: () => held?.release(),
   };
 }
 

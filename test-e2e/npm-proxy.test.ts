@@ -222,6 +222,93 @@ describe("npm proxy repositories", () => {
     expect((await install("px-mal"))("px-mal")).toBe("1.0.0");
   });
 
+  type ImportView = { state: string; packages: number; done: number; imported: number; skipped: number; held: number; refused: number; refusals: { path: string; reason: string }[]; export: string | null; target: string | null };
+  const importDone = (url: string, gateway = s.gatewayUrl) =>
+    until(async () => {
+      const r = (await (await fetch(`${gateway}${url}`, { headers: { "service-repository-key": admin } })).json()) as ImportView;
+      return r.state === "running" ? undefined : r;
+    }, 120_000);
+
+  it("imports a list of packages through the proxy and the gate into a hosted repository, with counts; bad requests change nothing", async () => {
+    await publishUpstream("px-imp", "1.0.0");
+    await publishUpstream("px-imp", "2.0.0");
+    expect((await create({ name: "npm-imported", format: "npm" })).status).toBe(201);
+    const refusedBodies = [
+      ["/api/repositories/npm-imported/imports", { packages: ["px-imp"] }, 409],
+      ["/api/repositories/npm-proxy/imports", { packages: [] }, 400],
+      ["/api/repositories/npm-proxy/imports", { packages: ["px-imp"], target: "default" }, 400],
+      ["/api/repositories/npm-proxy/imports", { packages: ["px-imp"], target: "npm-proxy" }, 400],
+      ["/api/repositories/no-such/imports", { packages: ["px-imp"] }, 404],
+    ] as const;
+    for (const [path, body, status] of refusedBodies) {
+      const res = await call("POST", path, { key: admin, body });
+      expect(res.status, `${path} ${JSON.stringify(body)}`).toBe(status);
+      expect(res.headers.get("content-type")).toContain("application/problem+json");
+    }
+    expect((await call("POST", "/api/repositories/npm-proxy/imports", { key: reader, body: { packages: ["px-imp"] } })).status).toBe(403);
+    expect(((await (await call("GET", "/api/repositories/npm-proxy/imports", { key: admin })).json()) as unknown[]).length).toBe(0);
+
+    const started = await call("POST", "/api/repositories/npm-proxy/imports", { key: admin, body: { packages: ["px-imp", "px-mal", "px-none-such", "px-a@1.0.0"], target: "npm-imported" } });
+    expect(started.status).toBe(202);
+    const location = started.headers.get("location")!;
+    expect(location).toMatch(/^\/api\/repositories\/npm-proxy\/imports\/[0-9a-f-]{36}$/);
+    const done = await importDone(location);
+    // px-imp's two versions and px-a 1.0.0 are fetched; px-mal 1.0.0 was installed above; its
+    // 1.0.1 is refused by the gate (malware), and px-none-such is not upstream.
+    expect(done).toMatchObject({ state: "done", packages: 4, done: 4, imported: 3, skipped: 1, held: 0, refused: 2, target: "npm-imported" });
+    expect(done.refusals.map((r) => r.path).sort()).toEqual(["px-mal/-/px-mal-1.0.1.tgz", "px-none-such"]);
+    expect(done.refusals.find((r) => r.path.startsWith("px-mal"))!.reason).toContain("MAL-2026-0101");
+    // Then exported into the hosted repository, from which npm installs it.
+    const exported = await until(async () => {
+      const e = (await (await call("GET", `/api/repositories/npm-proxy/exports/${done.export}`, { key: admin })).json()) as { state: string; copied: number };
+      return e.state === "running" ? undefined : e;
+    });
+    expect(exported).toMatchObject({ state: "done" });
+    const listed = (await (await call("GET", "/api/repositories/npm-proxy/imports", { key: admin })).json()) as { id: string }[];
+    expect(listed.map((r) => r.id)).toEqual([location.split("/").pop()]);
+    const hosted = (await (await call("GET", "/repository/npm-imported/px-imp", { key: admin })).json()) as { "dist-tags": Record<string, string>; versions: Record<string, unknown> };
+    expect(Object.keys(hosted.versions).sort()).toEqual(["1.0.0", "2.0.0"]);
+    expect(hosted["dist-tags"].latest).toBe("2.0.0");
+    // Only what the import listed is copied: px-a at the version named (the proxy holds 1.1.0 too), nothing else the proxy holds.
+    const pxA = (await (await call("GET", "/repository/npm-imported/px-a", { key: admin })).json()) as { versions: Record<string, unknown> };
+    expect(Object.keys(pxA.versions)).toEqual(["1.0.0"]);
+    expect((await call("GET", "/repository/npm-imported/px-hot", { key: admin })).status).toBe(404);
+    const c = scratch(`${s.gatewayUrl}/repository/npm-imported/`, admin);
+    expectOk(await npm(["install", "--no-package-lock", "px-imp@1.0.0"], { cwd: c.project, env: c.env }));
+    // Importing again fetches nothing.
+    const again = await importDone((await call("POST", "/api/repositories/npm-proxy/imports", { key: admin, body: { packages: ["px-imp"] } })).headers.get("location")!);
+    expect(again).toMatchObject({ state: "done", imported: 0, skipped: 2, refused: 0 });
+  });
+
+  it("an import whose artifacts node is killed mid-way is resumed by the other node from where it was, and ends with every file", async () => {
+    const names = Array.from({ length: 6 }, (_, i) => `px-r-${i}`);
+    for (const name of names) await publishUpstream(name, "1.0.0");
+    relay.hold("px-r-3-1.0.0.tgz");
+    const started = await call("POST", "/api/repositories/npm-proxy/imports", { key: admin, body: { packages: names } });
+    expect(started.status).toBe(202);
+    const location = started.headers.get("location")!;
+    await until(async () => (relay.gets("px-r-3-1.0.0.tgz") > 0 ? true : undefined));
+    const midway = (await (await call("GET", location, { key: admin })).json()) as ImportView;
+    expect(midway).toMatchObject({ state: "running", done: 3, imported: 3 });
+    await s.stopService("artifacts", "SIGKILL");
+    try {
+      relay.release();
+      // The other node notices the heartbeat stopped (15 s) and goes on from the fourth package.
+      const done = await importDone(location, otherGateway!.url);
+      expect(done).toMatchObject({ state: "done", packages: 6, done: 6, refused: 0 });
+      expect(done.imported + done.skipped).toBe(6);
+      expect(done.imported).toBeGreaterThanOrEqual(5);
+      for (const name of names) {
+        const res = await fetch(`${otherGateway!.url}/repository/npm-proxy/${name}/-/${name}-1.0.0.tgz`, { headers: { "service-repository-key": reader } });
+        expect(res.status, name).toBe(200);
+        await res.arrayBuffer();
+      }
+    } finally {
+      relay.release();
+      await s.startService("artifacts");
+    }
+  });
+
   it("with the upstream stopped, a clean install still works from the cache; stale packuments say so; what is not cached is a 502", async () => {
     await relay.down();
     // Past svc.proxy.metadata-ttl (2s): the packument is asked for again, the upstream fails, the cached copy is served stale.

@@ -7,6 +7,7 @@ export * from "./internal-artifacts.js";
 export * from "./internal-console.js";
 export * from "./repository-formats.js";
 export * from "./repository-export.js";
+export * from "./repository-import.js";
 export * from "./walks-api.js";
 export * from "./caches-api.js";
 export * from "./webhooks-api.js";

@@ -9,6 +9,8 @@ import type { Formats } from "./formats/format.js";
 import type { MetadataStore } from "./store/metadata-store.js";
 import type { IndexReadCache } from "./domain/index-read-cache.js";
 import { exportRoutes } from "./routes/export-routes.js";
+import { importRoutes } from "./routes/import-routes.js";
+import type { ProxyImport } from "./domain/proxy-import.js";
 import { internalRoutes } from "./routes/internal-routes.js";
 import { rawRoutes } from "./routes/raw-routes.js";
 import type { ByteRedirect } from "./routes/artifact-answer.js";
@@ -25,6 +27,8 @@ export interface ArtifactsDeps extends UpstreamAppDeps {
   repositories: () => ReadonlySet<string>;
   admin: RepositoryAdmin;
   exports: RepositoryExport;
+  /** Imports into proxy repositories. */
+  imports: ProxyImport;
   /** The formats (formats/index.ts), built: each repository's protocol, and each format's own routes. */
   formats: Pick<Formats, "of" | "names" | "description" | "routes">;
   /** svc.upload-idle-timeout; 0: never. */
@@ -40,6 +44,7 @@ export function buildApp(deps: ArtifactsDeps): FastifyInstance {
   rawRoutes(app, deps);
   repositoryRoutes(app, deps);
   exportRoutes(app, deps);
+  importRoutes(app, deps);
   deps.formats.routes(app);
   internalRoutes(app, deps);
   if (deps.gate) gateRoutes(app, deps.gate);

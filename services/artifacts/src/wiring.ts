@@ -23,6 +23,7 @@ import { artifactEventPublisherFactory } from "./messaging/artifact-event-publis
 import { metadataStoreFactory } from "./store/metadata-store.js";
 import { openCredentials, sealCredentials, type UpstreamConfig } from "./proxy/upstream.js";
 import { upstreamsFactory } from "./proxy/file-fetch.js";
+import { proxyImportFactory } from "./domain/proxy-import.js";
 import { outboxStoreFactory } from "./store/outbox-store.js";
 import type { ArtifactsDatabase } from "./store/schema.js";
 
@@ -123,6 +124,9 @@ export async function wireArtifacts({ config, log, metrics, bus, db, pool, repli
   // A format without an export step is refused an export, naming it.
   const exports = repositoryExportFactory({ metadata, store: exportStoreFactory(db), formats: formats.exports(), readOnly: config.readOnly, log });
   if (!replica) await exports.sweep();
+  // Imports into proxy repositories: resumed by whichever node notices their node stopped.
+  const imports = proxyImportFactory({ pool, metadata, isProxy: (r) => upstreamOf(r) !== undefined, importOf: formats.importOf, coordinates: formats.hooks.coordinates, exports, readOnly: config.readOnly || Boolean(replica), log });
+  imports.resumeOrphans();
   // On a read replica the counts have nowhere to go: retention's "not downloaded for" counts the writer's downloads.
   const downloads = downloadRecorderFactory({ store: replica ? { recordDownloads: async () => {} } : metadata, log });
   downloads.start();
@@ -135,8 +139,8 @@ export async function wireArtifacts({ config, log, metrics, bus, db, pool, repli
   const redirect = redirectOf(opened, config);
   if (redirect) log.info({ ttlMs: config.s3RedirectTtlMs }, "svc.storage.s3.redirect is on: artifact GETs are answered with a signed URL of the bucket");
   gate.start();
-  const app = buildApp({ gate: gate.routes, redirect, log, internalSecret: config.internalSecret, internalSecretPrevious: config.internalSecretPrevious, blobs, metadata, reads, artifacts, admin, exports, formats, downloads, repositories: repositories.names, checks, metrics, uploadIdleTimeoutMs: config.uploadIdleTimeoutMs });
-  return { app, ready: { ...storageIdentity(config), repository: config.repository }, status: () => ({ ...storageStatus(config), ...gate.status() }), closers: [() => live.close(), () => lockPool.end(), () => gate.stop(), () => exports.stop(), () => downloads.stop(), () => relay.stop(), ...(opened.kind === "s3" ? [async () => opened.store.close()] : [])] };
+  const app = buildApp({ gate: gate.routes, redirect, log, internalSecret: config.internalSecret, internalSecretPrevious: config.internalSecretPrevious, blobs, metadata, reads, artifacts, admin, exports, imports, formats, downloads, repositories: repositories.names, checks, metrics, uploadIdleTimeoutMs: config.uploadIdleTimeoutMs });
+  return { app, ready: { ...storageIdentity(config), repository: config.repository }, status: () => ({ ...storageStatus(config), ...gate.status() }), closers: [() => imports.stop(), () => live.close(), () => lockPool.end(), () => gate.stop(), () => exports.stop(), () => downloads.stop(), () => relay.stop(), ...(opened.kind === "s3" ? [async () => opened.store.close()] : [])] };
 }
 
 /** The GET redirect of svc.storage.s3.redirect: a signed URL of the blob's object, valid svc.storage.s3.redirect.ttl. */

@@ -9,6 +9,7 @@ import type { Address, ArtifactService } from "../domain/artifact-service.js";
 import type { UpstreamConfig } from "../proxy/upstream.js";
 import type { Upstreams } from "../proxy/file-fetch.js";
 import type { FormatExport, FormatExports } from "../domain/repository-export.js";
+import type { FormatImport } from "../domain/proxy-import.js";
 import type { Db, MetadataStore } from "../store/metadata-store.js";
 import type { Ecosystem } from "../gate/ecosystems.js";
 
@@ -100,6 +101,8 @@ export interface Format {
   proxies?: boolean;
   /** Before a GET or HEAD is served as a file (after `handle` left it): a proxy repository fetches what it lacks. */
   beforeRead?: (a: ArtifactTarget) => Promise<void>;
+  /** Imports into its proxy repositories (domain/proxy-import.ts): what a listed package's files are at the upstream. Absent: none. */
+  imports?: Pick<FormatImport, "paths" | "spec">;
   /** Copies a repository into another of this format (`POST /api/repositories/<name>/export`); absent: refused, naming the format. */
   export?: FormatExport;
   /** The package a file is (its events carry it); undefined for a file that is no package's. */
@@ -146,6 +149,8 @@ export interface Formats {
   build(deps: Omit<FormatDeps, "formatOf">): void;
   /** Each format's export step, by format name. */
   exports(): FormatExports;
+  /** A repository's format's import step (its `imports` listing, its `beforeRead` fetching); undefined: none. */
+  importOf(repository: string): FormatImport | undefined;
   /** The names of the formats whose repositories may be proxies. */
   proxyFormats(): readonly string[];
   /** Registers each format's own routes. */
@@ -185,6 +190,11 @@ export function formatsOf(table: readonly FormatModule[], formatOf: (repository:
     build(deps) {
       if (built) throw new Error("the formats are built once");
       built = new Map(table.map((m) => [m.name, m.create({ ...deps, formatOf })]));
+    },
+    importOf(repository) {
+      const f = of(repository);
+      const fetch = f?.beforeRead;
+      return f?.imports && fetch ? { paths: f.imports.paths, spec: f.imports.spec, fetch } : undefined;
     },
     proxyFormats: () => [...all()].flatMap(([name, f]) => (f.proxies ? [name] : [])),
     exports: () => Object.fromEntries([...all()].flatMap(([name, f]) => (f.export ? [[name, f.export]] : []))),

@@ -151,6 +151,35 @@ export const serviceMigrations: Record<string, Migration> = {
         .execute();
     },
   },
+  "0016_imports": {
+    async up(db: Kysely<unknown>) {
+      // Imports into proxy repositories (domain/proxy-import.ts): the packages listed, how many
+      // are done and the counts as of then (written together), the node's heartbeat.
+      await db.schema
+        .withSchema(SCHEMA)
+        .createTable("imports")
+        .addColumn("id", "uuid", (c) => c.primaryKey())
+        .addColumn("repository", "text", (c) => c.notNull().references(`${SCHEMA}.repositories.name`).onDelete("cascade"))
+        .addColumn("format", "text", (c) => c.notNull())
+        .addColumn("target", "text")
+        .addColumn("state", "text", (c) => c.notNull())
+        .addColumn("actor", "text", (c) => c.notNull())
+        .addColumn("packages", "jsonb", (c) => c.notNull())
+        .addColumn("done", "integer", (c) => c.notNull().defaultTo(0))
+        .addColumn("imported", "integer", (c) => c.notNull().defaultTo(0))
+        .addColumn("skipped", "integer", (c) => c.notNull().defaultTo(0))
+        .addColumn("held", "integer", (c) => c.notNull().defaultTo(0))
+        .addColumn("refused", "integer", (c) => c.notNull().defaultTo(0))
+        .addColumn("refusals", "jsonb", (c) => c.notNull().defaultTo(sql`'[]'::jsonb`))
+        .addColumn("export_id", "uuid")
+        .addColumn("detail", "text")
+        .addColumn("started_at", "timestamptz", (c) => c.notNull().defaultTo(sql`now()`))
+        .addColumn("heartbeat_at", "timestamptz", (c) => c.notNull())
+        .addColumn("ended_at", "timestamptz")
+        .execute();
+      await db.schema.withSchema(SCHEMA).createIndex("imports_by_repository").on("imports").columns(["repository", "started_at"]).execute();
+    },
+  },
   // The screening gate's tables (gate/gate-store.ts).
   ...gateMigrations,
 };

@@ -163,6 +163,39 @@ describe("Repositories page", () => {
     expect(await repositoriesPage.actions!.export!(refused.ctx)).toMatchObject({ kind: "redirect", notice: "Not done: default is a raw repository and js a npm one" });
   });
 
+  it("offers Import on a proxy repository (not a hosted one), sends the listed packages, then shows the import's counts", async () => {
+    const hosted = fakeCtx(repoRoutes([]), { subpath: "/default" });
+    expect(text(await repositoriesPage.get(hosted.ctx))).not.toContain('value="import"');
+    const id = "0b6f3c1e-0000-4000-8000-000000000002";
+    const record = { id, repository: "npmjs", target: "team", state: "done", actor: "admin", packages: 3, done: 3, imported: 4, skipped: 1, held: 1, refused: 1, refusals: [{ path: "evil/-/evil-1.0.0.tgz", reason: "MAL-2026-1 <script>" }], export: "0b6f3c1e-0000-4000-8000-000000000003", detail: null, started: new Date().toISOString(), ended: new Date().toISOString() };
+    const proxy = fakeCtx(
+      {
+        "GET /api/repositories/npmjs/files": { status: 200, body: [] },
+        "GET /api/repositories/npmjs/retention": { status: 404, body: { detail: "none" } },
+        "GET /api/repositories/npmjs": { status: 200, body: { name: "npmjs", format: "npm", type: "proxy" } },
+        "GET /api/repositories?limit=500": { status: 200, body: [{ name: "npmjs", format: "npm", type: "proxy" }, { name: "team", format: "npm", type: "hosted" }, { name: "default", format: "raw", type: "hosted" }] },
+        "GET /api/repositories/npmjs/imports?limit=10": { status: 200, body: [record] },
+      },
+      { subpath: "/npmjs" },
+    );
+    const page = text(await repositoriesPage.get(proxy.ctx));
+    expect(page).toContain('name="_action" value="import"');
+    expect(page).toContain('<option value="team">team</option>');
+    expect(page).not.toContain('<option value="default">');
+    expect(page).toContain(`href="/ui/repositories/npmjs/imports/${id}"`);
+    const started = fakeCtx({ "POST /api/repositories/npmjs/imports": { status: 202, body: { id } } }, { subpath: "/npmjs", form: { packages: "lodash\r\n\n left-pad@1.3.0 \n", target: "team" } });
+    expect(await repositoriesPage.actions!.import!(started.ctx)).toEqual({ kind: "redirect", location: `/ui/repositories/npmjs/imports/${id}`, notice: "Import of 2 packages into npmjs started" });
+    expect(started.calls[0]!.body).toEqual({ packages: ["lodash", "left-pad@1.3.0"], target: "team" });
+    const refused = fakeCtx({ "POST /api/repositories/npmjs/imports": { status: 400, body: { detail: "packages[0]: x is not an npm package name" } } }, { subpath: "/npmjs", form: { packages: "x y" } });
+    expect(await repositoriesPage.actions!.import!(refused.ctx)).toMatchObject({ kind: "redirect", notice: "Not done: packages[0]: x is not an npm package name" });
+    const view = fakeCtx({ [`GET /api/repositories/npmjs/imports/${id}`]: { status: 200, body: record } }, { subpath: `/npmjs/imports/${id}` });
+    const shown = text(await repositoriesPage.get(view.ctx));
+    expect(shown).toContain('data-state="done"');
+    expect(shown).toContain("<td>4</td><td>1</td><td>1</td><td>1</td>");
+    expect(shown).toContain("MAL-2026-1 &lt;script&gt;");
+    expect(shown).toContain(`href="/ui/repositories/npmjs/exports/${record.export}"`);
+  });
+
   it("sets a rate-limit override for a tenant", async () => {
     const { ctx, calls } = fakeCtx({ "PUT /api/rate-limits/default": { status: 200, body: {} } }, { form: { tenant: "default", requestsPerMinute: "120" } });
     expect(await repositoriesPage.actions!["set-limit"]!(ctx)).toMatchObject({ notice: "Rate limit for default set to 120 requests per minute" });

@@ -2,6 +2,7 @@ import { html } from "./html.js";
 import { expectOk, type ConsolePage, type PageContext, type PageOutcome } from "./page-contract.js";
 import { PAGE_SIZE, actionForm, afterChange, field, listPage, pager, seg } from "./page-widgets.js";
 import { exportSection, exportView, startExport } from "./export-view.js";
+import { importSection, importView, startImport } from "./import-view.js";
 import { REPOSITORIES, policyFromForm, repositoryPath, repositoryView, retentionText, type RetentionPolicy } from "./repository-view.js";
 
 interface Repository {
@@ -83,6 +84,12 @@ const exportOf = (ctx: PageContext): { source: string; id: string } | undefined 
   return m ? { source: decodeURIComponent(m[1]!), id: decodeURIComponent(m[2]!) } : undefined;
 };
 
+/** `/ui/repositories/<name>/imports/<id>`: an import's progress and result. */
+const importOf = (ctx: PageContext): { repository: string; id: string } | undefined => {
+  const m = /^\/([^/]+)\/imports\/([^/]+)$/.exec(ctx.subpath);
+  return m ? { repository: decodeURIComponent(m[1]!), id: decodeURIComponent(m[2]!) } : undefined;
+};
+
 /** Repositories: the list and Limits; per repository its files, retention policy and Deploy. */
 export const repositoriesPage: ConsolePage = {
   slug: "repositories",
@@ -92,8 +99,10 @@ export const repositoriesPage: ConsolePage = {
   async get(ctx) {
     const exp = exportOf(ctx);
     if (exp) return exportView(ctx, exp.source, exp.id);
+    const imp = importOf(ctx);
+    if (imp) return importView(ctx, imp.repository, imp.id);
     const name = repositoryOf(ctx);
-    return name === undefined ? overview(ctx) : repositoryView(ctx, name, () => exportSection(ctx, name));
+    return name === undefined ? overview(ctx) : repositoryView(ctx, name, async () => html`${await importSection(ctx, name)}${await exportSection(ctx, name)}`);
   },
 
   actions: {
@@ -113,6 +122,9 @@ export const repositoriesPage: ConsolePage = {
     },
     async export(ctx) {
       return startExport(ctx, repositoryOf(ctx) ?? "");
+    },
+    async import(ctx) {
+      return startImport(ctx, repositoryOf(ctx) ?? "");
     },
     async "remove-retention"(ctx) {
       const name = repositoryOf(ctx) ?? "";

@@ -6,7 +6,8 @@ import { npmRegistryFactory, npmTarballHolding, npmTarballRemoval } from "./npm-
 import { npmHandler } from "./npm-routes.js";
 import { npmMigrations } from "./npm-migrations.js";
 import { npmStoreFactory } from "./npm-store.js";
-import { packageAt } from "./npm-documents.js";
+import { invalid, notFound } from "@svc/contracts";
+import { packageAt, tarballPath } from "./npm-documents.js";
 import { npmProxyFactory } from "./npm-proxy-service.js";
 
 /**
@@ -14,6 +15,15 @@ import { npmProxyFactory } from "./npm-proxy-service.js";
  * unpublishes and dist-tags are its own; tarball downloads are files. A tarball removed as a
  * file (retention, repair, a forced repository removal) unpublishes its version.
  */
+/** An import's npm item: "name" (every version the upstream lists) or "name@version"; scoped names as npm writes them. */
+function npmSpec(spec: string): { name: string; version?: string } {
+  const at = spec.indexOf("@", 1);
+  const name = at > 0 ? spec.slice(0, at) : spec;
+  const version = at > 0 ? spec.slice(at + 1) : undefined;
+  if (!/^(@[a-z0-9][\w.-]*\/)?[a-z0-9][\w.-]*$/i.test(name) || version === "") throw invalid("packages", `${spec} is not an npm package name, or name@version`);
+  return version === undefined ? { name } : { name, version };
+}
+
 export const npm: FormatModule = {
   name: "npm",
   label: "npm",
@@ -23,7 +33,7 @@ export const npm: FormatModule = {
     const registry = npmRegistryFactory({ store, metadata: deps.metadata, artifacts: deps.artifacts, readOnly: deps.readOnly });
     // Proxy repositories (docs/integration/npm.md, "Proxy repositories"): what they lack is fetched from their upstream.
     const p = deps.proxy;
-    const proxy = p ? npmProxyFactory({ pool: deps.pool, upstreams: p.upstreams, settings: p.settings, ...(p.screenVersions ? { screenVersions: p.screenVersions } : {}), readOnly: deps.readOnly, log: deps.log }) : undefined;
+    const proxy = p ? npmProxyFactory({ pool: deps.pool, isProxy: (repository) => p.upstreamOf(repository) !== undefined, upstreams: p.upstreams, settings: p.settings, ...(p.screenVersions ? { screenVersions: p.screenVersions } : {}), readOnly: deps.readOnly, log: deps.log }) : undefined;
     const isProxy = (repository: string) => p?.upstreamOf(repository) !== undefined;
     return {
       handle: npmHandler({
@@ -40,9 +50,24 @@ export const npm: FormatModule = {
         const at = packageAt(a.segments);
         if (at && at.rest.length === 2 && at.rest[0] === "-") await proxy.tarball(a.repository, at.name, a.path);
       },
+      ...(proxy
+        ? {
+            imports: {
+              spec: npmSpec,
+              async paths(repository: string, spec: string) {
+                const { name, version } = npmSpec(spec);
+                const p = await proxy.packument(repository, name);
+                if (!p) throw notFound(`the upstream of ${repository} has no package ${name}`);
+                const versions = Object.keys(p.doc.versions ?? {});
+                if (version !== undefined && !versions.includes(version)) throw notFound(`the upstream of ${repository} has no ${name}@${version}`);
+                return (version !== undefined ? [version] : versions).map((v) => tarballPath(name, v));
+              },
+            },
+          }
+        : {}),
       removing: npmTarballRemoval(store),
       holding: npmTarballHolding(store),
-      export: npmExportFactory({ store, metadata: deps.metadata, copy: artifactCopierFactory(deps) }),
+      export: npmExportFactory({ store, metadata: deps.metadata, copy: artifactCopierFactory(deps), ...(proxy ? { proxied: proxy.packages } : {}) }),
       ecosystem: "npm",
       coordinates: npmCoordinates,
     };

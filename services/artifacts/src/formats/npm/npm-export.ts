@@ -9,6 +9,16 @@ export interface NpmExportDeps {
   store: NpmStore;
   metadata: Pick<MetadataStore, "find" | "holdRepositoryOpen">;
   copy: ArtifactCopier;
+  /** A proxy repository's packages as exported (its packuments as the upstream answered them, the versions whose tarballs it holds); absent: no proxies. */
+  proxied?: NpmPackages;
+}
+
+/** What an export reads of a source's packages: their names in order, page by page, and each one's tags and versions. */
+export interface NpmPackages {
+  /** Whether it reads `repository` (else the hosted store is read). */
+  reads(repository: string): boolean;
+  names(repository: string, after: string | undefined, limit: number): Promise<string[]>;
+  read(repository: string, name: string): Promise<{ distTags: Record<string, string>; versions: NpmVersionRow[] } | undefined>;
 }
 
 /**
@@ -67,16 +77,28 @@ export function npmExportFactory(deps: NpmExportDeps): FormatExport {
     });
   };
 
+  const hosted: NpmPackages = {
+    reads: () => true,
+    names: (repository, after, limit) => store.packageNames(repository, after, limit),
+    async read(repository, name) {
+      const pkg = await store.findPackage(repository, name);
+      return pkg ? { distTags: pkg.distTags, versions: await store.versions(repository, name) } : undefined;
+    },
+  };
+
   return {
     async copy(job) {
+      const source = deps.proxied?.reads(job.source) ? deps.proxied : hosted;
       let after: string | undefined;
       for (;;) {
-        const names = await store.packageNames(job.source, after, EXPORT_PAGE);
+        const names = await source.names(job.source, after, EXPORT_PAGE);
         for (const name of names) {
-          const pkg = await store.findPackage(job.source, name);
+          const pkg = await source.read(job.source, name);
           if (!pkg) continue;
+          const versions = job.only ? pkg.versions.filter((v) => job.only!(v.tarball)) : pkg.versions;
+          if (versions.length === 0) continue;
           const targetHad = (await store.findPackage(job.target, name)) !== undefined;
-          for (const v of await store.versions(job.source, name)) {
+          for (const v of versions) {
             if (job.signal.aborted) return;
             const out = await version(job, name, v);
             if (out.kind === "refused") job.tally.refused(v.tarball, out.reason);

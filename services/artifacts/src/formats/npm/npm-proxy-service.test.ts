@@ -72,6 +72,7 @@ function proxyWith(opts: { readOnly?: boolean; clock: { t: number }; screenVersi
   });
   const deps: NpmProxyDeps = {
     pool,
+    isProxy: () => true,
     upstreams,
     settings,
     readOnly: opts.readOnly ?? false,

@@ -11,12 +11,15 @@ import { SCHEMA } from "../../store/schema.js";
 import { visibleTags } from "./npm-document-cache.js";
 import { ABBREVIATED_FIELDS, tarballFile, tarballPath } from "./npm-documents.js";
 import { rewriteTarballUrls, sriDigests, type UpstreamPackument } from "./npm-proxy.js";
+import type { NpmPackages } from "./npm-export.js";
 
 /** How long a definite miss (the upstream answered 404) is believed before the upstream is asked again. */
 export const MISS_TTL_MS = 30_000;
 
 export interface NpmProxyDeps {
   pool: pg.Pool;
+  /** Whether a repository is a proxy one. */
+  isProxy: (repository: string) => boolean;
   /** The upstreams asked and the files fetched once (proxy/file-fetch.ts). */
   upstreams: Upstreams;
   /** The settings as they are now (they change at run time). */
@@ -58,6 +61,7 @@ export function npmProxyFactory(deps: NpmProxyDeps) {
   const T = `${pg.escapeIdentifier(SCHEMA)}.npm_proxy_documents`;
   const documents = new SingleFlight<ProxiedPackument | undefined>();
   const { healthOf, upstream } = deps.upstreams;
+  const { isProxy } = deps;
   const ask = (repository: string, url: string, headers: Record<string, string>): Promise<UpstreamAnswer> => deps.upstreams.get(repository, url, headers, 64 * 1024 * 1024);
 
   const read = async (repository: string, name: string): Promise<CachedRow | undefined> => {
@@ -181,8 +185,40 @@ export function npmProxyFactory(deps: NpmProxyDeps) {
     return { url, digests, what: `${name}@${version}` };
   };
 
+  /** A proxy repository's packages as an export reads them: the packuments it holds, with the versions whose tarballs it stored. */
+  const packages: NpmPackages = {
+    reads: isProxy,
+    async names(repository, after, limit) {
+      const r = await deps.pool.query<{ name: string }>(
+        `select name from ${T} where repository = $1 and document is not null and ($2::text is null or (name collate "C") > ($2 collate "C")) order by name collate "C" limit $3`,
+        [repository, after ?? null, limit],
+      );
+      return r.rows.map((row) => row.name);
+    },
+    async read(repository, name) {
+      const row = await read(repository, name);
+      const p = row ? parsed(row, false) : undefined;
+      if (!p) return undefined;
+      const versions = Object.keys(p.doc.versions ?? {});
+      const stored = await deps.pool.query<{ path: string; updated_at: Date }>(
+        `select path, updated_at from ${pg.escapeIdentifier(SCHEMA)}.artifacts where repository = $1 and path = any($2::text[])`,
+        [repository, versions.map((v) => tarballPath(name, v))],
+      );
+      const at = new Map(stored.rows.map((r) => [r.path, r.updated_at]));
+      const rows = versions.flatMap((v) => {
+        const tarball = tarballPath(name, v);
+        const fetched = at.get(tarball);
+        if (!fetched) return [];
+        const published = p.doc.time?.[v];
+        return [{ version: v, manifest: p.doc.versions![v]! as Record<string, unknown>, tarball, published: published && !Number.isNaN(Date.parse(published)) ? new Date(published) : fetched }];
+      });
+      return { distTags: p.doc["dist-tags"] ?? {}, versions: rows };
+    },
+  };
+
   return {
     packument,
+    packages,
 
     /**
      * The packument served: versions held or refused by the gate left out (dist-tags repaired so

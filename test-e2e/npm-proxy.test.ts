@@ -1,3 +1,4 @@
+import { execFile } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
@@ -8,6 +9,7 @@ import { ensureVerdaccio, startVerdaccio, type RunningVerdaccio } from "../bench
 import { expectOk, run, scratchEnv, startNpmSuite, type Clients, type Run } from "./npm-clients.js";
 import type { Suite } from "./suite.js";
 
+const CLI = resolve(import.meta.dirname, "..", "packages", "cli", "dist", "svc.mjs");
 /** Packages whose tarballs are all asked for at once. */
 const MANY = 24;
 /** Verdaccio kept between runs beside the npm clients (installed from the npm registry once). */
@@ -275,9 +277,14 @@ describe("npm proxy repositories", () => {
     expect((await call("GET", "/repository/npm-imported/px-hot", { key: admin })).status).toBe(404);
     const c = scratch(`${s.gatewayUrl}/repository/npm-imported/`, admin);
     expectOk(await npm(["install", "--no-package-lock", "px-imp@1.0.0"], { cwd: c.project, env: c.env }));
-    // Importing again fetches nothing.
-    const again = await importDone((await call("POST", "/api/repositories/npm-proxy/imports", { key: admin, body: { packages: ["px-imp"] } })).headers.get("location")!);
-    expect(again).toMatchObject({ state: "done", imported: 0, skipped: 2, refused: 0 });
+    // Importing again (with the svc client) fetches nothing.
+    const cli = await new Promise<{ code: number; stdout: string; stderr: string }>((done) => {
+      const env = { PATH: process.env.PATH ?? "", SVC_URL: s.gatewayUrl, SVC_KEY: admin };
+      execFile(process.execPath, [CLI, "repositories", "import", "npm-proxy", "px-imp", "--wait"], { env }, (err, stdout, stderr) => done({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, stdout, stderr }));
+    });
+    expect(cli.code, cli.stderr).toBe(0);
+    expect(cli.stdout).toMatch(/^state\s+done$/m);
+    expect(cli.stdout).toMatch(/^counts\s+1 of 1 packages: 0 imported, 2 skipped, 0 held, 0 refused$/m);
   });
 
   it("an import whose artifacts node is killed mid-way is resumed by the other node from where it was, and ends with every file", async () => {

@@ -1,4 +1,4 @@
-import type { ExportView } from "@svc/contracts";
+import type { ExportView, ImportView } from "@svc/contracts";
 import { EXIT } from "../cli-errors.js";
 import type { Command, CommandContext } from "../command-types.js";
 import { pagingOptions, readListed } from "../paged-list.js";
@@ -39,18 +39,37 @@ function showExport(ctx: CommandContext, e: Export): void {
   );
 }
 
+const importCounts = (i: ImportView) => `${i.done} of ${i.packages} packages: ${i.imported} imported, ${i.skipped} skipped, ${i.held} held, ${i.refused} refused`;
+
+function showImport(ctx: CommandContext, i: ImportView): void {
+  emit(ctx.out, i, (v) =>
+    [
+      renderFields([
+        ["import", v.id],
+        ["into", `${v.repository} (${v.format})${v.target ? `, then ${v.target}` : ""}`],
+        ["state", v.state],
+        ["counts", importCounts(v)],
+        ["started", when(v.started)],
+        ["ended", when(v.ended)],
+        ...(v.export ? [["export", `${v.export} (svc repositories export-status ${v.repository} ${v.export})`] as [string, string]] : []),
+        ...(v.detail ? [["detail", v.detail] as [string, string]] : []),
+      ]),
+      ...(v.refusals.length ? ["", renderTable(v.refusals, [{ header: "REFUSED", cell: (r) => r.path }, { header: "WHY", cell: (r) => r.reason }])] : []),
+    ].join("\n"),
+  );
+}
+
 const WAIT_POLL_MS = 500;
 
-/** The export's record once it has ended; with progress drawn on standard error meanwhile. */
-async function untilEnded(ctx: CommandContext, e: Export): Promise<Export> {
+/** A running job's record (an export, an import) once it has ended; with progress drawn on standard error meanwhile. */
+async function untilEnded<T extends { state: string }>(ctx: CommandContext, path: string, first: T, line: (t: T) => string): Promise<T> {
   const api = await ctx.api();
   const signal = ctx.untilInterrupted();
-  const path = `${repo(e.source)}/exports/${e.id}`;
-  let now = e;
+  let now = first;
   while (now.state === "running" && !signal.aborted) {
     await new Promise((r) => setTimeout(r, WAIT_POLL_MS));
-    now = await api.json<Export>("GET", path);
-    if (ctx.progress) ctx.stderr.write(`\rexport ${now.source} -> ${now.target}: ${counts(now)}\u001b[K`);
+    now = await api.json<T>("GET", path);
+    if (ctx.progress) ctx.stderr.write(`\r${line(now)}\u001b[K`);
   }
   if (ctx.progress) ctx.stderr.write("\n");
   return now;
@@ -58,7 +77,7 @@ async function untilEnded(ctx: CommandContext, e: Export): Promise<Export> {
 
 export const repositoriesCommand: Command = {
   name: "repositories",
-  summary: "repositories: list, show, create, delete, export one into another",
+  summary: "repositories: list, show, create, delete, export one into another, import packages into a proxy",
   subcommands: [
     {
       name: "list",
@@ -132,7 +151,7 @@ export const repositoriesCommand: Command = {
           return;
         }
         ctx.out.note(`Export ${e.id} of ${source} into ${target} started; waiting for it to end (Ctrl-C stops waiting, not the export).`);
-        e = await untilEnded(ctx, e);
+        e = await untilEnded(ctx, `${repo(e.source)}/exports/${e.id}`, e, (now) => `export ${now.source} -> ${now.target}: ${counts(now)}`);
         showExport(ctx, e);
         return e.state === "failed" || e.state === "interrupted" ? EXIT.unexpected : e.refused > 0 ? EXIT.refused : EXIT.ok;
       },
@@ -146,6 +165,43 @@ export const repositoriesCommand: Command = {
       examples: ["svc repositories export-status team-npm 0b6f3c1e-…"],
       async run(ctx) {
         showExport(ctx, await (await ctx.api()).json<Export>("GET", `${repo(ctx.args[0]!)}/exports/${encodeURIComponent(ctx.args[1]!)}`));
+      },
+    },
+    {
+      name: "import",
+      args: "<proxy> <package...>",
+      minArgs: 2,
+      summary: "fetch packages from a proxy repository's upstream now, through the screening gate (then copy them into a hosted repository with --into)",
+      detail:
+        "Each package is a name (every version) or one version: npm name or name@version. Starts the import and prints its id; with --wait, follows it and prints the counts. Exit 3 when it ended with refusals, 4 when it failed.",
+      options: {
+        into: { type: "string", value: "repository", description: "a hosted repository of the same format to copy the imported packages into once fetched" },
+        wait: { type: "boolean", description: "wait for the import to end (Ctrl-C stops waiting, not the import)" },
+      },
+      examples: ["svc repositories import npmjs lodash left-pad@1.3.0 --into team-npm --wait"],
+      async run(ctx) {
+        const [proxy, ...packages] = ctx.args as [string, ...string[]];
+        const into = typeof ctx.values.into === "string" ? ctx.values.into : undefined;
+        let i = await (await ctx.api()).json<ImportView>("POST", `${repo(proxy)}/imports`, { body: { packages, ...(into ? { target: into } : {}) } });
+        if (ctx.values.wait !== true) {
+          emit(ctx.out, i, (v) => `Import ${v.id} of ${v.packages} package${v.packages === 1 ? "" : "s"} into ${v.repository} started: svc repositories import-status ${v.repository} ${v.id}`);
+          return;
+        }
+        ctx.out.note(`Import ${i.id} into ${proxy} started; waiting for it to end (Ctrl-C stops waiting, not the import).`);
+        i = await untilEnded(ctx, `${repo(proxy)}/imports/${i.id}`, i, (now) => `import into ${now.repository}: ${importCounts(now)}`);
+        showImport(ctx, i);
+        return i.state === "failed" ? EXIT.unexpected : i.refused > 0 ? EXIT.refused : EXIT.ok;
+      },
+    },
+    {
+      name: "import-status",
+      args: "<proxy> <import-id>",
+      minArgs: 2,
+      maxArgs: 2,
+      summary: "an import's progress or result (imported, skipped, held, refused with reasons)",
+      examples: ["svc repositories import-status npmjs 0b6f3c1e-…"],
+      async run(ctx) {
+        showImport(ctx, await (await ctx.api()).json<ImportView>("GET", `${repo(ctx.args[0]!)}/imports/${encodeURIComponent(ctx.args[1]!)}`));
       },
     },
   ],

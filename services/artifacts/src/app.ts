@@ -3,6 +3,7 @@ import { createUpstreamApp, type UpstreamAppDeps } from "@svc/kit";
 import type { ArtifactService } from "./domain/artifact-service.js";
 import type { DownloadRecorder } from "./domain/download-recorder.js";
 import type { RepositoryAdmin } from "./domain/repository-admin.js";
+import type { GroupMember } from "./domain/repository-list.js";
 import type { RepositoryExport } from "./domain/repository-export.js";
 import type { BlobStore } from "@svc/blobs";
 import type { Formats } from "./formats/format.js";
@@ -25,6 +26,8 @@ export interface ArtifactsDeps extends UpstreamAppDeps {
   artifacts: ArtifactService;
   downloads: Pick<DownloadRecorder, "record">;
   repositories: () => ReadonlySet<string>;
+  /** A group repository's members in order; undefined for a hosted or proxy one. */
+  membersOf?: (repository: string) => readonly GroupMember[] | undefined;
   admin: RepositoryAdmin;
   exports: RepositoryExport;
   /** Imports into proxy repositories. */

@@ -5,9 +5,10 @@ import type { MetadataStore, RepositoryDetail } from "../store/metadata-store.js
 import { READ_ONLY, type ArtifactService } from "./artifact-service.js";
 import { parseUpstream, upstreamRefusal, type Lookup, type UpstreamCredentials } from "../proxy/upstream.js";
 import type { RepositoryList } from "./repository-list.js";
+import { membersRefusal, parseMembers } from "./group-members.js";
 
 export interface RepositoryAdminDeps {
-  metadata: Pick<MetadataStore, "createRepository" | "repository" | "closeRepository" | "dropRepository" | "page">;
+  metadata: Pick<MetadataStore, "createRepository" | "createGroup" | "setMembers" | "repository" | "closeRepository" | "dropRepository" | "page">;
   blobs: Pick<BlobStore, "readOnly">;
   artifacts: Pick<ArtifactService, "remove">;
   list: Pick<RepositoryList, "refresh">;
@@ -27,6 +28,8 @@ export interface RepositoryAdminDeps {
 export interface RepositoryKind {
   type?: string;
   upstream?: unknown;
+  /** A group's members, in the order they are asked. */
+  members?: unknown;
 }
 
 /** Artifacts removed per metadata page while a repository is emptied. */
@@ -40,9 +43,16 @@ export function repositoryAdminFactory(deps: RepositoryAdminDeps) {
       if (!isRepositoryName(name)) throw invalid("name", "name must be a repository name: letters, digits, '.', '_' and '-', starting with a letter or digit");
       if (!deps.formats.includes(format)) throw invalid("format", `format must be one of ${deps.formats.join(", ")}`);
       const type = kind.type ?? "hosted";
-      if (type !== "hosted" && type !== "proxy") throw invalid("type", "type must be hosted or proxy");
+      if (type !== "hosted" && type !== "proxy" && type !== "group") throw invalid("type", "type must be hosted, proxy or group");
       let proxy: { url: string; sealed: string | null } | undefined;
-      if (type === "hosted" && kind.upstream !== undefined) throw invalid("upstream", 'upstream is given only with "type": "proxy"');
+      if (type !== "proxy" && kind.upstream !== undefined) throw invalid("upstream", 'upstream is given only with "type": "proxy"');
+      if (type !== "group" && kind.members !== undefined) throw invalid("members", 'members is given only with "type": "group"');
+      if (type === "group") {
+        const members = parseMembers(name, kind.members);
+        if (!(await metadata.createGroup(name, format, members, (found) => membersRefusal(name, format, members, found)))) throw conflict(`a repository named ${name} exists already`);
+        await deps.list.refresh();
+        return (await metadata.repository(name))!;
+      }
       if (type === "proxy") {
         const proxies = deps.proxyFormats ?? [];
         if (!proxies.includes(format)) throw invalid("type", `a ${format} repository cannot be a proxy here (proxy repositories: ${proxies.join(", ") || "none"})`);
@@ -64,7 +74,26 @@ export function repositoryAdminFactory(deps: RepositoryAdminDeps) {
     },
 
     /**
-     * Removes a repository. Refused (409) while it holds artifacts unless forced; forced, each
+     * Sets a group's members, in the order they are asked (`PUT /api/repositories/<name>/members`):
+     * checked as at creation; 409 for a repository that is not a group.
+     */
+    async setMembers(name: string, members: unknown): Promise<RepositoryDetail> {
+      const r = await metadata.repository(name);
+      if (!r) throw notFound(`no repository named ${name}`);
+      const notGroup = (type: string) => conflict(`${name} is a ${type} repository: only a group repository has members`);
+      if (r.type !== "group") throw notGroup(r.type);
+      const list = parseMembers(name, members);
+      const type = await metadata.setMembers(name, list, (found) => membersRefusal(name, r.format, list, found));
+      if (type === undefined) throw notFound(`no repository named ${name}`);
+      if (type !== "group") throw notGroup(type);
+      await deps.list.refresh();
+      return (await metadata.repository(name))!;
+    },
+
+    /**
+     * Removes a repository. Refused (409) while it holds artifacts, or while a group names it as
+     * a member, unless forced; forced, it leaves every group that names it (as Nexus removes a
+     * deleted repository from its groups) and each
      * artifact is removed as a DELETE would (its `artifact.removed` event goes out) before the
      * repository goes. Answers how many artifacts were removed.
      *
@@ -77,6 +106,10 @@ export function repositoryAdminFactory(deps: RepositoryAdminDeps) {
       const r = await metadata.closeRepository(name, (held) => {
         if (held.artifacts > 0 && !force) {
           throw conflict(`repository ${name} holds ${held.artifacts} artifact(s): remove them first, or add ?force=true to remove them with it`);
+        }
+        if (held.groups.length > 0 && !force) {
+          const groups = held.groups.join(", ");
+          throw conflict(`repository ${name} is a member of group ${groups}: take it out (PUT /api/repositories/<group>/members), or add ?force=true to remove it from ${held.groups.length > 1 ? "them" : "it"} with the repository`);
         }
         if (deps.blobs.readOnly) throw forbidden(READ_ONLY);
       });

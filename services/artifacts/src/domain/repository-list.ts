@@ -3,6 +3,12 @@ import type { MetadataStore } from "../store/metadata-store.js";
 
 const REFRESH_MS = 5000;
 
+/** A member of a group repository, as the group asks it: a hosted repository or a proxy one. */
+export interface GroupMember {
+  name: string;
+  type: "hosted" | "proxy";
+}
+
 export interface RepositoryListDeps {
   metadata: Pick<MetadataStore, "repositories" | "upstreams">;
   log: Pick<Logger, "warn">;
@@ -17,12 +23,17 @@ export function repositoryListFactory(deps: RepositoryListDeps) {
   let formats = new Map<string, string>();
   let names = new Set<string>();
   let upstreams = new Map<string, { url: string; sealed: string | null }>();
+  let groups = new Map<string, readonly GroupMember[]>();
   /** Re-reads the list now (this replica's own creations and removals are seen at once). */
   const refresh = async (): Promise<void> => {
     const [fresh, proxies] = await Promise.all([deps.metadata.repositories(), deps.metadata.upstreams()]);
     formats = new Map(fresh.map((r) => [r.name, r.format]));
     names = new Set(formats.keys());
     upstreams = new Map(proxies.map((p) => [p.name, { url: p.url, sealed: p.sealed }]));
+    const types = new Map(fresh.map((r) => [r.name, r.type]));
+    groups = new Map(
+      fresh.flatMap((r) => (r.members ? [[r.name, r.members.map((m): GroupMember => ({ name: m, type: types.get(m) === "proxy" ? "proxy" : "hosted" }))] as const] : [])),
+    );
   };
   return {
     names: () => names,
@@ -30,6 +41,8 @@ export function repositoryListFactory(deps: RepositoryListDeps) {
     formatOf: (name: string): string | undefined => formats.get(name),
     /** A proxy repository's upstream, its credentials still sealed; undefined for a hosted one. */
     upstreamOf: (name: string): { url: string; sealed: string | null } | undefined => upstreams.get(name),
+    /** A group repository's members in order (possibly none); undefined for a hosted or proxy repository. */
+    membersOf: (name: string): readonly GroupMember[] | undefined => groups.get(name),
     refresh,
     async start(): Promise<void> {
       await refresh();

@@ -12,6 +12,7 @@ import type { FormatExport, FormatExports } from "../domain/repository-export.js
 import type { FormatImport } from "../domain/proxy-import.js";
 import type { Db, MetadataStore } from "../store/metadata-store.js";
 import type { Ecosystem } from "../gate/ecosystems.js";
+import type { GroupMember } from "../domain/repository-list.js";
 
 /**
  * A format's protocol under `/repository/<repository>/…` (every method): it answers the request,
@@ -19,6 +20,32 @@ import type { Ecosystem } from "../gate/ecosystems.js";
  * through the format's `publish`, DELETE removes the file; other methods are refused with 405).
  */
 export type FormatHandler = (req: FastifyRequest, reply: FastifyReply, a: ArtifactTarget) => Promise<unknown> | undefined;
+
+/**
+ * What a format's group handler (Format.group) is given about a group repository: its members in
+ * order, and how to find the member holding a file (routes/group-dispatch.ts).
+ */
+export interface GroupContext {
+  /** The group's members, in the order they are asked. */
+  members: readonly GroupMember[];
+  /**
+   * The first member that holds `path` (and serves it: not held there), a proxy member fetching
+   * it through its format's `beforeRead` when no earlier member has it; undefined when none has
+   * it. When none has it but one refused (a hold, the gate, its upstream failing), that refusal
+   * is thrown.
+   */
+  locate(path: string): Promise<GroupMember | undefined>;
+  /** The request answered by `member`'s own protocol (`handle`) at the same path; undefined when that leaves it to the file routes. */
+  delegate(member: GroupMember): Promise<unknown> | undefined;
+}
+
+/**
+ * A read (GET or HEAD) of a group repository: answers what the group serves itself (metadata
+ * merged from its members), or returns undefined to leave it to the group's file reads (the
+ * first member that has the path). Writes through a group never reach it: they go to the
+ * group's first hosted member, and removals are refused (routes/group-dispatch.ts).
+ */
+export type GroupHandler = (req: FastifyRequest, reply: FastifyReply, a: ArtifactTarget, group: GroupContext) => Promise<unknown> | undefined;
 
 /** What every format is built from: the service's shared stores and services (wiring.ts builds them once). */
 export interface FormatDeps {
@@ -99,6 +126,8 @@ export interface Format {
   holding?: (tx: Db, a: Address) => Promise<void>;
   /** Whether repositories of this format may be proxies of an upstream (`"type": "proxy"`). */
   proxies?: boolean;
+  /** Reads of its group repositories (`"type": "group"`): merged metadata; absent: a group of this format serves its members' files only (raw). */
+  group?: GroupHandler;
   /** Before a GET or HEAD is served as a file (after `handle` left it): a proxy repository fetches what it lacks. */
   beforeRead?: (a: ArtifactTarget) => Promise<void>;
   /** Imports into its proxy repositories (domain/proxy-import.ts): what a listed package's files are at the upstream. Absent: none. */

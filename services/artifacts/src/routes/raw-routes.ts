@@ -11,6 +11,8 @@ import type { BlobStore } from "@svc/blobs";
 import type { IndexReadCache } from "../domain/index-read-cache.js";
 import type { Formats } from "../formats/format.js";
 import { answerArtifact, type ByteRedirect } from "./artifact-answer.js";
+import { groupReadsFactory } from "./group-dispatch.js";
+import type { GroupMember } from "../domain/repository-list.js";
 
 export interface RawRoutesDeps {
   blobs: Pick<BlobStore, "get" | "head" | "readSmall">;
@@ -20,6 +22,8 @@ export interface RawRoutesDeps {
   downloads: Pick<DownloadRecorder, "record">;
   /** Names of the repositories this service serves. */
   repositories: () => ReadonlySet<string>;
+  /** A group repository's members in order; undefined for a hosted or proxy repository (routes/group-dispatch.ts). */
+  membersOf?: (repository: string) => readonly GroupMember[] | undefined;
   /** svc.upload-idle-timeout; 0: never. */
   uploadIdleTimeoutMs: number;
   /**
@@ -38,9 +42,10 @@ const IDLE_GRACE_MS = 5_000;
 const MEDIA_TYPE = /^[\w!#$%&'*+.^`|~-]+\/[\w!#$%&'*+.^`|~-]+(\s*;.*)?$/;
 const mediaType = (declared: string | undefined): string | null => (declared !== undefined && declared.length <= 255 && MEDIA_TYPE.test(declared.trim()) ? declared.trim() : null);
 
-/** A held file (the screening gate's HOLD, or an administrator's) is not served until released: 403 with the reason. */
+/** Why a held file (the screening gate's HOLD, or an administrator's) is not served until released: 403 with the reason. */
+const heldRefusal = (a: ArtifactTarget, row: IndexRow) => forbidden(`${a.repository}/${a.path} is held and not served until an administrator releases it: ${row.heldReason}`);
 function refuseHeld(a: ArtifactTarget, row: IndexRow): void {
-  if (row.heldReason) throw forbidden(`${a.repository}/${a.path} is held and not served until an administrator releases it: ${row.heldReason}`);
+  if (row.heldReason) throw heldRefusal(a, row);
 }
 
 /**
@@ -57,6 +62,13 @@ export function rawRoutes(app: FastifyInstance, deps: RawRoutesDeps): void {
     return a;
   };
   const formatted = (req: FastifyRequest, reply: FastifyReply, a: ArtifactTarget): Promise<unknown> | undefined => deps.formats.of(a.repository)?.handle?.(req, reply, a);
+  const groups = groupReadsFactory({ reads: deps.reads, formats: deps.formats, heldRefusal });
+  /** The target a write acts on: a group's goes to its first hosted member (or is refused). */
+  const writeTarget = (req: FastifyRequest): ArtifactTarget => {
+    const a = address(req);
+    const members = deps.membersOf?.(a.repository);
+    return members ? groups.writeTarget(req.method, a, members) : a;
+  };
 
   /** A body that stops arriving is cut, after the gateway (which sees the client first) had its chance. */
   const watchIdle = (req: FastifyRequest, reply: FastifyReply, a: ArtifactTarget) => {
@@ -81,15 +93,8 @@ export function rawRoutes(app: FastifyInstance, deps: RawRoutesDeps): void {
       done();
     });
 
-    const read = async (req: FastifyRequest, reply: FastifyReply) => {
-      const a = address(req);
-      const own = formatted(req, reply, a);
-      if (own) return own;
-      // A proxy repository fetches from its upstream what it does not hold yet.
-      await deps.formats.of(a.repository)?.beforeRead?.(a);
-      // The index says what the path holds (through the read cache); the bytes are its blob's.
-      const found = await deps.reads.find(a.repository, a.path);
-      if (!found.row) throw notFound(`no artifact at ${a.repository}/${a.path}`);
+    /** Sends the file `found` says `a` holds (a row read through the read cache), and counts the download. */
+    const serve = async (req: FastifyRequest, reply: FastifyReply, a: ArtifactTarget, found: { row: IndexRow; cached: boolean }) => {
       refuseHeld(a, found.row);
       let status: number;
       try {
@@ -108,10 +113,28 @@ export function rawRoutes(app: FastifyInstance, deps: RawRoutesDeps): void {
       if (req.method === "GET" && (status === 200 || status === 206 || status === 307)) deps.downloads.record(a.repository, a.path, `${req.principal.kind}:${req.principal.id}`);
       return reply;
     };
+
+    const read = async (req: FastifyRequest, reply: FastifyReply) => {
+      const a = address(req);
+      const members = deps.membersOf?.(a.repository);
+      if (members) {
+        // A group: its format's merged metadata, or the first member's file (counted as that member's download).
+        const got = await groups.read(req, reply, a, members);
+        return "answered" in got ? got.answered : serve(req, reply, got.target, got.found);
+      }
+      const own = formatted(req, reply, a);
+      if (own) return own;
+      // A proxy repository fetches from its upstream what it does not hold yet.
+      await deps.formats.of(a.repository)?.beforeRead?.(a);
+      // The index says what the path holds (through the read cache); the bytes are its blob's.
+      const found = await deps.reads.find(a.repository, a.path);
+      if (!found.row) throw notFound(`no artifact at ${a.repository}/${a.path}`);
+      return serve(req, reply, a, { row: found.row, cached: found.cached });
+    };
     scoped.route({ method: ["GET", "HEAD"], url: "/repository/*", exposeHeadRoute: false, handler: read });
 
     scoped.put("/repository/*", async (req, reply) => {
-      const a = address(req);
+      const a = writeTarget(req);
       const own = formatted(req, reply, a);
       if (own) return own;
       const checks = { preconditions: parsePreconditions(req.headers), digests: parseDeclaredDigests(req.headers) };
@@ -135,7 +158,7 @@ export function rawRoutes(app: FastifyInstance, deps: RawRoutesDeps): void {
     });
 
     scoped.delete("/repository/*", async (req, reply) => {
-      const a = address(req);
+      const a = writeTarget(req);
       const own = formatted(req, reply, a);
       if (own) return own;
       const removed = await deps.artifacts.remove(a, actorOf(req.principal));
@@ -148,7 +171,7 @@ export function rawRoutes(app: FastifyInstance, deps: RawRoutesDeps): void {
       method: ["POST", "PATCH", "OPTIONS"],
       url: "/repository/*",
       handler: async (req, reply) => {
-        const a = address(req);
+        const a = writeTarget(req);
         // twine's upload form streams to the store like a PUT, and is cut like one when it stalls.
         if (req.method === "POST") watchIdle(req, reply, a);
         const own = formatted(req, reply, a);

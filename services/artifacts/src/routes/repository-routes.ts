@@ -2,6 +2,7 @@ import { Type } from "@sinclair/typebox";
 import { forbidden, notFound, LIMITS } from "@svc/contracts";
 import { actorOf } from "../domain/artifact-service.js";
 import type { RepositoryAdmin } from "../domain/repository-admin.js";
+import { MAX_MEMBERS } from "../domain/group-members.js";
 import type { Formats } from "../formats/format.js";
 import type { RepositoryDetail } from "../store/metadata-store.js";
 import { parseRetentionPolicy, retentionPolicySchema, type RetentionPolicy } from "../domain/retention-policy.js";
@@ -9,14 +10,20 @@ import type { MetadataStore } from "../store/metadata-store.js";
 import { Answer, NoContent, Nullable, StringEnum, errorResponses, pagingQuerySchema, readPaging, type ServiceApp } from "@svc/kit";
 
 const retention = Type.Unsafe<RetentionPolicy>(retentionPolicySchema);
+const membersAnswer = Nullable(Type.Array(Type.String(), { description: "a group's members in the order they are asked; null for a hosted or proxy repository" }));
+const membersField = Type.Array(Type.String({ minLength: 1, maxLength: LIMITS.repositoryName }), {
+  maxItems: MAX_MEMBERS,
+  description: "a group's members, hosted or proxy repositories of its format, in the order they are asked: a read is answered by the first that has the path, a publish goes to the first hosted one",
+});
 // Typed unknown: the store reads the policy column as JSON it does not look into.
 const repositorySchema = Answer({
   name: Type.String(),
   format: Type.String(),
   created: Type.String({ format: "date-time" }),
   retention: Type.Unsafe<unknown>(Type.Union([Type.Null(), retention])),
-  type: StringEnum(["hosted", "proxy"] as const, { description: "hosted: clients publish to it; proxy: a cache of its upstream" }),
+  type: StringEnum(["hosted", "proxy", "group"] as const, { description: "hosted: clients publish to it; proxy: a cache of its upstream; group: its members behind one URL" }),
   upstream: Nullable(Type.Object({ url: Type.String() }, { description: "a proxy's upstream (its credentials are never shown)" })),
+  members: membersAnswer,
 });
 const nameParam = Type.Object({ name: Type.String({ minLength: 1, maxLength: LIMITS.repositoryName }) });
 /** A repository's name and one of the format table's names (formats/index.ts). */
@@ -25,7 +32,8 @@ const createBodyOf = (formats: Pick<Formats, "names" | "description">) =>
     {
       name: Type.String({ minLength: 1, maxLength: LIMITS.repositoryName }),
       format: StringEnum(formats.names, { description: formats.description }),
-      type: Type.Optional(Type.String({ description: "hosted (the default) or proxy" })),
+      type: Type.Optional(Type.String({ description: "hosted (the default), proxy or group" })),
+      members: Type.Optional(membersField),
       upstream: Type.Optional(
         Type.Unknown({ description: 'a proxy\'s upstream: {"url", "credentials"?: {"username","password"} or {"token"}}; https on a public address unless svc.block-private-import-hosts is false' }),
       ),
@@ -36,14 +44,17 @@ const detailSchema = Answer({
   name: Type.String(),
   format: Type.String(),
   created: Type.String({ format: "date-time" }),
-  type: StringEnum(["hosted", "proxy"] as const),
+  type: StringEnum(["hosted", "proxy", "group"] as const),
   upstream: Nullable(Type.Object({ url: Type.String() }, { description: "a proxy's upstream (its credentials are never shown)" })),
+  members: membersAnswer,
   artifacts: Type.Integer({ description: "artifacts the repository holds" }),
   bytes: Type.Integer({ description: "their total size (content shared with other paths counted at each)" }),
 });
 const deleteQuery = Type.Object({ force: Type.Optional(StringEnum(["true", "false"] as const)) }, { additionalProperties: false });
-const upstreamOf = (r: { type: string; upstreamUrl: string | null }) => ({ type: r.type === "proxy" ? ("proxy" as const) : ("hosted" as const), upstream: r.upstreamUrl ? { url: r.upstreamUrl } : null });
-const detail = ({ upstreamUrl: _u, ...r }: RepositoryDetail) => ({ ...r, ...upstreamOf({ type: r.type, upstreamUrl: _u }), created: r.created.toISOString() });
+const kindOf = (type: string): "hosted" | "proxy" | "group" => (type === "proxy" ? "proxy" : type === "group" ? "group" : "hosted");
+const upstreamOf = (r: { type: string; upstreamUrl: string | null }) => ({ type: kindOf(r.type), upstream: r.upstreamUrl ? { url: r.upstreamUrl } : null });
+const detail = ({ upstreamUrl: _u, groups: _g, ...r }: RepositoryDetail) => ({ ...r, ...upstreamOf({ type: r.type, upstreamUrl: _u }), created: r.created.toISOString() });
+const membersBody = Type.Object({ members: membersField }, { additionalProperties: false });
 
 const fileSchema = Answer({
   path: Type.String(),
@@ -91,8 +102,8 @@ export function repositoryRoutes(app: ServiceApp, deps: RepositoryRoutesDeps): v
     "/api/repositories",
     { schema: { body: createBody, response: { 201: detailSchema, ...errorResponses(400, 409, 413, 415) } } },
     async (req, reply) => {
-      const r = await deps.admin.create(req.body.name, req.body.format, { type: req.body.type, upstream: req.body.upstream });
-      req.log.info({ repository: r.name, format: r.format, type: r.type, upstream: r.upstreamUrl ? new URL(r.upstreamUrl).origin : undefined, principal: req.principal.id }, "repository created");
+      const r = await deps.admin.create(req.body.name, req.body.format, { type: req.body.type, upstream: req.body.upstream, members: req.body.members });
+      req.log.info({ repository: r.name, format: r.format, type: r.type, upstream: r.upstreamUrl ? new URL(r.upstreamUrl).origin : undefined, members: r.members ?? undefined, principal: req.principal.id }, "repository created");
       return reply.code(201).header("location", `/api/repositories/${encodeURIComponent(r.name)}`).send(detail(r));
     },
   );
@@ -101,6 +112,16 @@ export function repositoryRoutes(app: ServiceApp, deps: RepositoryRoutesDeps): v
     "/api/repositories/:name",
     { schema: { params: nameParam, response: { 200: detailSchema, ...errorResponses(400, 404) } } },
     async (req) => detail(await deps.admin.show(req.params.name)),
+  );
+
+  app.put(
+    "/api/repositories/:name/members",
+    { schema: { params: nameParam, body: membersBody, response: { 200: detailSchema, ...errorResponses(400, 404, 409, 413, 415) } } },
+    async (req) => {
+      const r = await deps.admin.setMembers(req.params.name, req.body.members);
+      req.log.info({ repository: r.name, members: r.members, principal: req.principal.id }, "group members set");
+      return detail(r);
+    },
   );
 
   app.delete(

@@ -7,6 +7,17 @@ import { indexChangeTracker, type IndexChangeTracker } from "./index-changes.js"
 import { SCHEMA, type ArtifactsDatabase } from "./schema.js";
 
 export type Db = Kysely<ArtifactsDatabase>;
+
+/** A repository named as a group's member, as it is when the group is written. */
+export interface MemberRow {
+  name: string;
+  format: string;
+  type: string;
+  /** Its removal began (closeRepository). */
+  removing: boolean;
+}
+/** Refuses (throws) members as they are; given only those that exist. */
+export type MembersCheck = (found: MemberRow[]) => void;
 /** The rows one statement answered, as pg parsed them. */
 export type Rows = Record<string, unknown>[];
 
@@ -85,10 +96,14 @@ export interface RepositoryDetail {
   name: string;
   format: string;
   created: Date;
-  /** `hosted` or `proxy`. */
+  /** `hosted`, `proxy` or `group`. */
   type: string;
   /** A proxy's upstream URL (its credentials are never read out here); null for a hosted repository. */
   upstreamUrl: string | null;
+  /** A group's members in the order they are asked; null for a hosted or proxy repository. */
+  members: string[] | null;
+  /** The groups that name this repository as a member, in name order. */
+  groups: string[];
   /** Artifacts the index holds, and their bytes (each path counted, even where content is shared). */
   artifacts: number;
   bytes: number;
@@ -137,7 +152,37 @@ export function metadataStoreFactory(root: Db, pool: pg.Pool, changes: IndexChan
       .where("r.name", "=", name)
       .groupBy(["r.name", "r.format", "r.created_at", "r.type", "r.upstream_url"])
       .executeTakeFirst();
-    return row ? { name: row.name, format: row.format, created: row.created_at, type: row.type, upstreamUrl: row.upstream_url, artifacts: Number(row.artifacts), bytes: Number(row.bytes) } : undefined;
+    if (!row) return undefined;
+    const [members, groups] = await Promise.all([
+      row.type === "group" ? membersOf(name, tx) : null,
+      db(tx).selectFrom("group_members").select("group_name").where("member", "=", name).orderBy("group_name").execute(),
+    ]);
+    return {
+      name: row.name,
+      format: row.format,
+      created: row.created_at,
+      type: row.type,
+      upstreamUrl: row.upstream_url,
+      members,
+      groups: groups.map((g) => g.group_name),
+      artifacts: Number(row.artifacts),
+      bytes: Number(row.bytes),
+    };
+  };
+  const membersOf = async (group: string, tx?: Db): Promise<string[]> =>
+    (await db(tx).selectFrom("group_members").select("member").where("group_name", "=", group).orderBy("position").execute()).map((r) => r.member);
+  /**
+   * Writes a group's members (position order) in `tx`, after taking each member's repository lock
+   * shared (a removal takes it exclusively: closeRepository) and letting `check` refuse them as
+   * they are now (those that exist: name, format, type, whether a removal began). A member's
+   * removal therefore either sees the group naming it or is seen by the check.
+   */
+  const writeMembers = async (tx: Db, group: string, members: readonly string[], check: MembersCheck): Promise<void> => {
+    for (const m of [...new Set(members)].sort()) await sql.raw(`select pg_advisory_xact_lock_shared(${lockKey("repository", m)})`).execute(tx);
+    const found = members.length === 0 ? [] : await db(tx).selectFrom("repositories").select(["name", "format", "type", "removing_since"]).where("name", "in", [...members]).execute();
+    check(found.map((r) => ({ name: r.name, format: r.format, type: r.type, removing: r.removing_since !== null })));
+    await db(tx).deleteFrom("group_members").where("group_name", "=", group).execute();
+    if (members.length > 0) await db(tx).insertInto("group_members").values(members.map((member, position) => ({ group_name: group, position, member }))).execute();
   };
   const lockedTransaction = async <T>(repository: string, path: string, fn: (tx: Db, first: Rows[]) => Promise<T>, opts: LockedOptions<T> = {}): Promise<T> => {
     // A write that adds to the repository holds it open (shared), so its removal
@@ -148,7 +193,7 @@ export function metadataStoreFactory(root: Db, pool: pg.Pool, changes: IndexChan
     // numbers and the name is quoted by pg.
     // A name no repository can have (so none that could end the quoting) is no open repository.
     if (opts.whenClosed && !isRepositoryName(repository)) return opts.whenClosed();
-    const open = `do $$ begin if not exists (select 1 from ${escapeIdentifier(SCHEMA)}.repositories where name = ${escapeLiteral(repository)} and removing_since is null) then raise exception 'repository closed' using errcode = '${CLOSED}'; end if; end $$`;
+    const open = `do $$ begin if not exists (select 1 from ${escapeIdentifier(SCHEMA)}.repositories where name = ${escapeLiteral(repository)} and removing_since is null and type <> 'group') then raise exception 'repository closed' using errcode = '${CLOSED}'; end if; end $$`;
     const first = opts.withBegin ?? [];
     const prelude = [
       "begin",
@@ -216,7 +261,8 @@ export function metadataStoreFactory(root: Db, pool: pg.Pool, changes: IndexChan
     /** Holds a repository open for a write that adds to it (as lockedTransaction's whenClosed, without a path); false: write nothing. */
     async holdRepositoryOpen(tx: Db, name: string): Promise<boolean> {
       await sql.raw(`select pg_advisory_xact_lock_shared(${lockKey("repository", name)})`).execute(tx);
-      return (await db(tx).selectFrom("repositories").select("name").where("name", "=", name).where("removing_since", "is", null).executeTakeFirst()) !== undefined;
+      // A group holds no files of its own: what is written through it goes to a member (routes/group-dispatch.ts).
+      return (await db(tx).selectFrom("repositories").select("name").where("name", "=", name).where("removing_since", "is", null).where("type", "<>", "group").executeTakeFirst()) !== undefined;
     },
 
     /**
@@ -240,8 +286,14 @@ export function metadataStoreFactory(root: Db, pool: pg.Pool, changes: IndexChan
     async ensureRepository(name: string, format: string) {
       await db().insertInto("repositories").values({ name, format }).onConflict((oc) => oc.column("name").doNothing()).execute();
     },
-    async repositories(): Promise<{ name: string; format: string; retention: unknown; created: Date; type: string; upstreamUrl: string | null }[]> {
-      return db().selectFrom("repositories").select(["name", "format", "retention", "created_at as created", "type", "upstream_url as upstreamUrl"]).orderBy("name").execute();
+    async repositories(): Promise<{ name: string; format: string; retention: unknown; created: Date; type: string; upstreamUrl: string | null; members: string[] | null }[]> {
+      const [rows, members] = await Promise.all([
+        db().selectFrom("repositories").select(["name", "format", "retention", "created_at as created", "type", "upstream_url as upstreamUrl"]).orderBy("name").execute(),
+        db().selectFrom("group_members").select(["group_name", "member"]).orderBy("group_name").orderBy("position").execute(),
+      ]);
+      const byGroup = new Map<string, string[]>();
+      for (const m of members) byGroup.set(m.group_name, [...(byGroup.get(m.group_name) ?? []), m.member]);
+      return rows.map((r) => ({ ...r, members: r.type === "group" ? (byGroup.get(r.name) ?? []) : null }));
     },
     /** The proxy repositories' upstreams, their credentials sealed (read by the repository list, never answered). */
     async upstreams(): Promise<{ name: string; url: string; sealed: string | null }[]> {
@@ -254,11 +306,41 @@ export function metadataStoreFactory(root: Db, pool: pg.Pool, changes: IndexChan
       const r = await db().insertInto("repositories").values(values).onConflict((oc) => oc.column("name").doNothing()).executeTakeFirst();
       return Number(r.numInsertedOrUpdatedRows ?? 0) > 0;
     },
+    /**
+     * Creates a group repository with its members (in order); `check` refuses them as they are
+     * (writeMembers). False when a repository of that name exists already.
+     */
+    async createGroup(name: string, format: string, members: readonly string[], check: MembersCheck): Promise<boolean> {
+      return transaction(async (tx) => {
+        const r = await db(tx).insertInto("repositories").values({ name, format, type: "group" }).onConflict((oc) => oc.column("name").doNothing()).executeTakeFirst();
+        if (Number(r.numInsertedOrUpdatedRows ?? 0) === 0) return false;
+        await writeMembers(tx, name, members, check);
+        return true;
+      });
+    },
+    /**
+     * Replaces a group's members (in order). Undefined when there is no such repository (or its
+     * removal began); else its type before the change: nothing is written unless it is `group`.
+     */
+    async setMembers(name: string, members: readonly string[], check: MembersCheck): Promise<string | undefined> {
+      return transaction(async (tx) => {
+        await sql.raw(`select pg_advisory_xact_lock_shared(${lockKey("repository", name)})`).execute(tx);
+        const group = await db(tx).selectFrom("repositories").select(["type"]).where("name", "=", name).where("removing_since", "is", null).executeTakeFirst();
+        if (group?.type === "group") await writeMembers(tx, name, members, check);
+        return group?.type;
+      });
+    },
     /** A repository with what it holds (artifacts and their bytes), or undefined. */
     repository: (name: string) => detailOf(name),
     /** Drops a repository's row (its metadata goes with it); false when there was none. */
     async dropRepository(name: string): Promise<boolean> {
-      const r = await changes.change(name, undefined, () => db().deleteFrom("repositories").where("name", "=", name).executeTakeFirst());
+      const r = await changes.change(name, undefined, () =>
+        transaction(async (tx) => {
+          // Out of every group that names it (a removal the groups did not refuse: forced, or there were none).
+          await db(tx).deleteFrom("group_members").where("member", "=", name).execute();
+          return db(tx).deleteFrom("repositories").where("name", "=", name).executeTakeFirst();
+        }),
+      );
       return Number(r.numDeletedRows) > 0;
     },
     /** undefined: no such repository; null: no policy. */

@@ -180,6 +180,23 @@ export const serviceMigrations: Record<string, Migration> = {
       await db.schema.withSchema(SCHEMA).createIndex("imports_by_repository").on("imports").columns(["repository", "started_at"]).execute();
     },
   },
+  "0017_group_members": {
+    async up(db: Kysely<unknown>) {
+      // A group repository's members in the order they are asked (domain/repository-admin.ts).
+      // A member is not dropped while a group names it (no cascade): its removal is refused, or
+      // forced, takes it out of every group first, in the transaction that drops it.
+      const s = db.schema.withSchema(SCHEMA);
+      await s
+        .createTable("group_members")
+        .addColumn("group_name", "text", (c) => c.notNull().references(`${SCHEMA}.repositories.name`).onDelete("cascade"))
+        .addColumn("position", "integer", (c) => c.notNull())
+        .addColumn("member", "text", (c) => c.notNull().references(`${SCHEMA}.repositories.name`))
+        .addPrimaryKeyConstraint("group_members_pk", ["group_name", "position"])
+        .addUniqueConstraint("group_members_once", ["group_name", "member"])
+        .execute();
+      await s.createIndex("group_members_by_member").on("group_members").column("member").execute();
+    },
+  },
   // The screening gate's tables (gate/gate-store.ts).
   ...gateMigrations,
 };

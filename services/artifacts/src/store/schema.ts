@@ -10,12 +10,20 @@ export interface RepositoryTable {
   retention: ColumnType<unknown | null, string | null | undefined, string | null>;
   /** Set when a removal began (metadata-store closeRepository): nothing is written into it any more. */
   removing_since: ColumnType<Date | null, Date | null | undefined, Date | null>;
-  /** `hosted` (what clients publish to) or `proxy` (a cache of `upstream_url`). */
+  /** `hosted` (what clients publish to), `proxy` (a cache of `upstream_url`) or `group` (its members behind one URL: group_members). */
   type: ColumnType<string, string | undefined, string>;
   /** A proxy repository's upstream; null for a hosted one. */
   upstream_url: string | null;
   /** A proxy's upstream credentials, sealed (proxy/upstream.ts sealCredentials); never shown. */
   upstream_credentials: string | null;
+}
+
+/** A group repository's members, in the order they are asked (position 0 first). */
+export interface GroupMemberTable {
+  group_name: string;
+  position: number;
+  /** A hosted or proxy repository of the group's format. */
+  member: string;
 }
 
 export interface ArtifactTable {
@@ -181,6 +189,7 @@ export interface ArtifactsDatabase {
   npm_packages: NpmPackageTable;
   npm_versions: NpmVersionTable;
   repositories: RepositoryTable;
+  group_members: GroupMemberTable;
   artifacts: ArtifactTable;
   outbox: OutboxTable;
 }

@@ -9,6 +9,8 @@ import { npmStoreFactory } from "./npm-store.js";
 import { invalid, notFound } from "@svc/contracts";
 import { packageAt, tarballPath } from "./npm-documents.js";
 import { npmProxyFactory } from "./npm-proxy-service.js";
+import { npmDocumentCacheFactory } from "./npm-document-cache.js";
+import { npmGroupHandler } from "./npm-group.js";
 
 /**
  * The npm registry protocol (docs/integration/npm.md): package documents, publishes,
@@ -35,15 +37,19 @@ export const npm: FormatModule = {
     const p = deps.proxy;
     const proxy = p ? npmProxyFactory({ pool: deps.pool, isProxy: (repository) => p.upstreamOf(repository) !== undefined, upstreams: p.upstreams, settings: p.settings, ...(p.screenVersions ? { screenVersions: p.screenVersions } : {}), readOnly: deps.readOnly, log: deps.log }) : undefined;
     const isProxy = (repository: string) => p?.upstreamOf(repository) !== undefined;
+    // Hosted repositories' documents, serialised once per change: served by them and merged by their groups.
+    const documents = npmDocumentCacheFactory({ store });
     return {
       handle: npmHandler({
         npm: registry,
         store,
+        documents,
         artifacts: deps.artifacts,
         publicUrl: deps.publicUrl,
         held: async (repository, path) => ((await deps.metadata.find(repository, path))?.heldReason ?? null) !== null,
         ...(proxy ? { proxy: { npm: proxy, isProxy } } : {}),
       }),
+      group: npmGroupHandler({ documents, ...(proxy ? { proxy } : {}), publicUrl: deps.publicUrl, log: deps.log }),
       proxies: proxy !== undefined,
       beforeRead: async (a) => {
         if (!proxy || !isProxy(a.repository)) return;

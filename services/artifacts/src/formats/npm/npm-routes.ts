@@ -4,7 +4,7 @@ import type { FastifyReply, FastifyRequest } from "fastify";
 import { ServiceError, conflict, invalid, notFound } from "@svc/contracts";
 import type { ArtifactAddress } from "@svc/grants";
 import { actorOf, type ArtifactService } from "../../domain/artifact-service.js";
-import { npmDocumentCacheFactory, visibleTags } from "./npm-document-cache.js";
+import { npmDocumentCacheFactory, visibleTags, type NpmDocumentCache } from "./npm-document-cache.js";
 import { ABBREVIATED_TYPE, packageAt, servedVersion, wantsAbbreviated } from "./npm-documents.js";
 import type { NpmRegistry } from "./npm-registry.js";
 import { parsePreconditions } from "../../domain/upload-checks.js";
@@ -22,6 +22,8 @@ export interface NpmRoutesDeps {
   held: (repository: string, path: string) => Promise<boolean>;
   /** Proxy repositories' packuments (docs/integration/npm.md, "Proxy repositories"); `isProxy` says which repositories are proxies. */
   proxy?: { npm: Pick<NpmProxy, "document">; isProxy: (repository: string) => boolean };
+  /** The hosted repositories' serialised documents (shared with the group reads); made here when absent. */
+  documents?: Pick<NpmDocumentCache, "get">;
 }
 
 /** The largest dist-tag body read (the version the tag points at, as a JSON string). */
@@ -51,7 +53,7 @@ const streamedBody = (req: FastifyRequest): Readable => (req.body instanceof Rea
  * the client addressed, which the gateway stamps in X-Forwarded-Host/-Proto after checking it.
  * Never this service's own Host: that is the gateway's way in, an internal address.
  */
-function baseUrl(req: FastifyRequest, repository: string, publicUrl: string): string {
+export function baseUrl(req: FastifyRequest, repository: string, publicUrl: string): string {
   const path = `/repository/${encodeURIComponent(repository)}`;
   if (publicUrl !== "") return `${publicUrl.replace(/\/+$/, "")}${path}`;
   const host = req.headers["x-forwarded-host"];
@@ -71,7 +73,7 @@ const proxyRefusal = (repository: string) =>
 export function npmHandler(deps: NpmRoutesDeps): NpmHandler {
   const { npm, store } = deps;
 
-  const documents = npmDocumentCacheFactory({ store });
+  const documents = deps.documents ?? npmDocumentCacheFactory({ store });
 
   /**
    * A package's document, with an ETag: npm keeps it in its cache and asks again with

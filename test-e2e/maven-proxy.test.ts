@@ -64,7 +64,7 @@ describe("maven and raw proxy repositories", () => {
     admin = s.bootstrapKey;
     const deployer = (await s.mint({ label: "ci", grants: [{ scope: UP, tokens: ["deploy"] }] })).key;
     // The real mvn deploys the upstream's artifact, two versions.
-    for (const version of ["1.0", "1.1"]) {
+    for (const version of ["1.0", "1.1", "2.0-SNAPSHOT"]) {
       const m = mavenScratch(join(work, `deploy-${version}`), { id: ID, repository: UP, key: deployer });
       const dir = jarProject(join(work, `lib-${version}`), { groupId: "com.example", artifactId: "lib", version, url: `${s.gatewayUrl}/repository/${UP}`, id: ID, greeting: `lib ${version}` });
       expectOk(await mvn(m, ["deploy"], dir));
@@ -108,6 +108,17 @@ describe("maven and raw proxy repositories", () => {
     expect(pomSha1.status).toBe(200);
     expect(pomSha1.body.toString()).toBe(hex("sha1", (await get(UP, "com/example/lib/1.0/lib-1.0.pom")).body));
     expect((await get(PROXY, "com/example/none/1.0/none-1.0.jar")).status).toBe(404);
+  }, 600_000);
+
+  it("a SNAPSHOT resolves through the proxy: its version-level maven-metadata.xml is the upstream's, its timestamped jar fetched", async () => {
+    const local = await resolve("com.example:lib:2.0-SNAPSHOT");
+    expect(readFileSync(join(local, "com/example/lib/2.0-SNAPSHOT/lib-2.0-SNAPSHOT.jar"))).toEqual(jars.get("2.0-SNAPSHOT"));
+    const path = "com/example/lib/2.0-SNAPSHOT/maven-metadata.xml";
+    const upstream = (await get(UP, path)).body.toString();
+    expect(upstream).toContain("<snapshotVersions>");
+    expect((await get(PROXY, path)).body.toString()).toBe(upstream);
+    const stamped = /<value>([^<]+)<\/value>/.exec(upstream)![1]!;
+    expect((await get(PROXY, `com/example/lib/2.0-SNAPSHOT/lib-${stamped}.jar.sha1`)).body.toString()).toBe(hex("sha1", jars.get("2.0-SNAPSHOT")!));
   }, 600_000);
 
   it("maven-metadata.xml comes from the upstream with its versions; its checksums are of what is served", async () => {
@@ -213,4 +224,16 @@ describe("maven and raw proxy repositories", () => {
     const local = await resolve("com.example:lib:1.1");
     expect(readFileSync(join(local, "com/example/lib/1.1/lib-1.1.jar"))).toEqual(jars.get("1.1"));
   }, 600_000);
+
+  it("in read-only mode a proxy serves what it holds and fetches nothing (403)", async () => {
+    for (const service of ["gateway", "artifacts"] as const) await s.stopService(service);
+    for (const service of ["artifacts", "gateway"] as const) await s.startService(service, { SVC_READ_ONLY: "true" });
+    await eventually("the proxy answering", async () => ((await get(PROXY, "com/example/lib/1.1/lib-1.1.jar").catch(() => undefined))?.status === 200 ? true : undefined));
+    expect((await get(PROXY, "com/example/lib/1.1/lib-1.1.jar")).body).toEqual(jars.get("1.1"));
+    expect((await get(PROXY, "com/example/lib/maven-metadata.xml")).body.toString()).toContain("<version>1.1</version>");
+    const uncached = await get(PROXY, "com/example/lib/1.0/lib-1.0.jar");
+    expect(uncached.status).toBe(403);
+    expect(uncached.body.toString()).toContain("read-only");
+    expect((await get("raw-proxy", "docs/other.txt")).status).toBe(403);
+  }, 300_000);
 });

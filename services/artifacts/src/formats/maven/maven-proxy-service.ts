@@ -110,7 +110,7 @@ export function mavenProxyFactory(deps: MavenProxyDeps) {
     const publish = f ? { publish: deps.deploy } : {};
     if (answer.status === 404 || answer.status === 410) {
       // Maven's own default (checksumPolicy "warn"): a repository that writes no .sha1 is still served.
-      deps.log.warn({ repository, path }, "maven proxy: the upstream has no .sha1 for a file; stored unchecked");
+      deps.log.warn({ repository, path }, "maven proxy: the upstream has no .sha1 for a file; it is stored unchecked if the upstream has the file");
       return { url, digests: {}, what, ...publish };
     }
     if (answer.status !== 200) {

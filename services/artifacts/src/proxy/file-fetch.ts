@@ -1,7 +1,9 @@
+import type { IncomingHttpHeaders } from "node:http";
+import type { Readable } from "node:stream";
 import type { FastifyBaseLogger } from "fastify";
 import type pg from "pg";
 import { ServiceError, forbidden, notFound, type Actor } from "@svc/contracts";
-import type { ArtifactService } from "../domain/artifact-service.js";
+import type { Address, ArtifactService, PublishChecks, Published } from "../domain/artifact-service.js";
 import type { DeclaredDigests } from "../domain/upload-checks.js";
 import { lockKey, type MetadataStore } from "../store/metadata-store.js";
 import { SingleFlight } from "./single-flight.js";
@@ -21,7 +23,17 @@ export interface FileSource {
   /** How messages name the file ("lodash@4.17.21", "junit-4.13.jar"). */
   what: string;
   contentType?: string;
+  /** Digests the upstream declares in its answer's headers (a raw upstream's X-Checksum-*), checked beside `digests`. */
+  declared?: (headers: IncomingHttpHeaders) => DeclaredDigests;
+  /** How the file is stored (a format's own publish: Maven's deploy records its version rows and digests); default the artifact service's. */
+  publish?: (a: Address, body: Readable, contentType: string, actor: Actor, checks: PublishChecks) => Promise<Published>;
 }
+
+const mergeDigests = (a: DeclaredDigests, b: DeclaredDigests): DeclaredDigests => {
+  const out: DeclaredDigests = { ...a };
+  for (const [name, entries] of Object.entries(b) as [keyof DeclaredDigests, NonNullable<DeclaredDigests[keyof DeclaredDigests]>][]) out[name] = [...(out[name] ?? []), ...entries];
+  return out;
+};
 
 export interface UpstreamsDeps {
   pool: pg.Pool;
@@ -110,7 +122,9 @@ export function upstreamsFactory(deps: UpstreamsDeps) {
       throw badGateway(`the upstream of ${repository} answered ${answer.status} for ${s.what}, which is not cached`);
     }
     try {
-      const stored = await deps.artifacts.publish({ repository, segments: path.split("/"), path }, answer.body, s.contentType ?? "application/octet-stream", deps.actor, { digests: s.digests });
+      const digests = s.declared ? mergeDigests(s.digests, s.declared(answer.headers)) : s.digests;
+      const publish = s.publish ?? deps.artifacts.publish;
+      const stored = await publish({ repository, segments: path.split("/"), path }, answer.body, s.contentType ?? "application/octet-stream", deps.actor, { digests });
       healthOf(repository).succeeded();
       deps.log.info({ repository, path, size: stored.size }, "proxy: file fetched from the upstream and stored");
     } catch (err) {

@@ -23,7 +23,7 @@ describe("planAnswer", () => {
   });
 
   it("answers the whole artifact with its digest as a strong ETag and its publish time as Last-Modified", () => {
-    expect(planAnswer({}, row())).toEqual({ status: 200, headers: { "accept-ranges": "bytes", "last-modified": updated.toUTCString(), etag, "content-type": "application/octet-stream", "content-length": "10" } });
+    expect(planAnswer({}, row())).toEqual({ status: 200, headers: { "accept-ranges": "bytes", "last-modified": updated.toUTCString(), etag, "x-checksum-sha256": row().sha256, "content-type": "application/octet-stream", "content-length": "10" } });
   });
 
   it("answers 304 to a matching If-None-Match or an If-Modified-Since not before the publish, unless no-cache", () => {

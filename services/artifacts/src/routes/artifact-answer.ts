@@ -53,7 +53,8 @@ export function planAnswer(h: IncomingHttpHeaders, row: Pick<ArtifactRow, "path"
   const lastModified = row.updated.toUTCString();
   const modifiedAt = Date.parse(lastModified);
   const type = contentTypeOf(row.path);
-  const headers: Record<string, string> = { "accept-ranges": "bytes", "last-modified": lastModified, etag, ...(type ? { "content-type": type } : {}) };
+  // X-Checksum-Sha256 as Artifactory and Nexus answer it: a proxy of this server checks what it fetches against it.
+  const headers: Record<string, string> = { "accept-ranges": "bytes", "last-modified": lastModified, etag, "x-checksum-sha256": row.sha256, ...(type ? { "content-type": type } : {}) };
 
   const ifMatch = header(h, "if-match");
   if (ifMatch && ifMatch.trim() !== "*" && !tagsOf(ifMatch).includes(etag)) throw new ServiceError("precondition_failed", "the artifact does not match If-Match or has changed since If-Unmodified-Since");

@@ -1,11 +1,13 @@
 import { artifactCopierFactory } from "../../domain/export-steps.js";
 import type { FormatModule } from "../format.js";
 import { mavenExportFactory } from "./maven-export.js";
-import { mavenCoordinates } from "./maven-layout.js";
+import { mavenCoordinates, parseMavenPath } from "./maven-layout.js";
 import { mavenFileIndexing, mavenFileRemoval, mavenRepositoryFactory } from "./maven-repository.js";
 import { mavenHandler, mavenOptionsRoutes } from "./maven-routes.js";
 import { mavenMigrations } from "./maven-migrations.js";
 import { mavenStoreFactory } from "./maven-store.js";
+import { mavenProxyFactory } from "./maven-proxy-service.js";
+import { proxiedDocumentsFactory } from "../../proxy/proxied-documents.js";
 
 /**
  * The Maven 2 layout (docs/integration/maven.md): `maven-metadata.xml` and checksums are the
@@ -22,8 +24,29 @@ export const maven: FormatModule = {
     const repository = mavenRepositoryFactory({ store, artifacts: deps.artifacts, metadata: deps.metadata, blobs: deps.blobs, readOnly: deps.readOnly });
     // A file of the layout is copied as a deploy lands it; what is kept as a plain file, as a PUT would.
     const deploy = artifactCopierFactory({ ...deps, artifacts: { publish: repository.deploy } });
+    // Proxy repositories (docs/integration/maven.md, "Proxy repositories"): what they lack is fetched from their upstream.
+    const p = deps.proxy;
+    const proxy = p
+      ? mavenProxyFactory({
+          upstreams: p.upstreams,
+          documents: proxiedDocumentsFactory({ pool: deps.pool, upstreams: p.upstreams, settings: p.settings, readOnly: deps.readOnly, log: deps.log }),
+          store,
+          deploy: repository.deploy,
+          ...(p.screenVersions ? { screenVersions: p.screenVersions } : {}),
+          ...(p.tooYoung ? { tooYoung: p.tooYoung } : {}),
+          readOnly: deps.readOnly,
+          log: deps.log,
+        })
+      : undefined;
+    const isProxy = (name: string) => p?.upstreamOf(name) !== undefined;
     return {
-      handle: mavenHandler({ maven: repository, metadata: deps.metadata, blobs: deps.blobs }),
+      handle: mavenHandler({ maven: repository, metadata: deps.metadata, blobs: deps.blobs, ...(proxy ? { proxy: { maven: proxy, isProxy } } : {}) }),
+      proxies: proxy !== undefined,
+      beforeRead: async (a) => {
+        if (!proxy || !isProxy(a.repository)) return;
+        const f = parseMavenPath(a.segments);
+        await proxy.file(a.repository, a.path, f.kind === "file" ? f : undefined);
+      },
       routes: (app) => mavenOptionsRoutes(app, { maven: repository, formatOf: deps.formatOf }),
       publish: repository.deploy,
       removing: mavenFileRemoval({ store, metadata: deps.metadata }),

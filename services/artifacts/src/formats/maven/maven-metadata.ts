@@ -20,7 +20,7 @@ export interface SnapshotRow {
   updated: Date;
 }
 
-const escapeXml = (s: string) => s.replace(/[<>&'"]/g, (c) => ({ "<": "&lt;", ">": "&gt;", "&": "&amp;", "'": "&apos;", '"': "&quot;" })[c]!);
+export const escapeXml = (s: string) => s.replace(/[<>&'"]/g, (c) => ({ "<": "&lt;", ">": "&gt;", "&": "&amp;", "'": "&apos;", '"': "&quot;" })[c]!);
 const el = (name: string, value: string) => `<${name}>${escapeXml(value)}</${name}>`;
 
 /** Maven's `lastUpdated`: yyyyMMddHHmmss in UTC. */

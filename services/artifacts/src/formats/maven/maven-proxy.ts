@@ -1,4 +1,5 @@
 import { createHash } from "node:crypto";
+import { escapeXml } from "./maven-metadata.js";
 
 /** What an upstream artifact-level `maven-metadata.xml` lists: its versions in its order, and its latest/release. */
 export interface UpstreamArtifactMetadata {
@@ -45,11 +46,38 @@ export function mergeArtifactMetadata(members: readonly UpstreamArtifactMetadata
 }
 
 /**
+ * An upstream artifact-level `maven-metadata.xml` with the `hidden` versions taken out of
+ * `<versions>`: a hidden `<latest>` becomes the last version still listed (Maven lists oldest
+ * first), a hidden `<release>` the last listed that is no snapshot; either is left out when none
+ * is. The rest of the document is the upstream's, byte for byte; nothing hidden: the same text.
+ */
+export function filterArtifactMetadata(xml: string, hidden: ReadonlySet<string>): string {
+  if (hidden.size === 0) return xml;
+  const kept = parseArtifactMetadata(xml).versions.filter((v) => !hidden.has(v));
+  let out = xml.replace(/<versions>[\s\S]*?<\/versions>/, (block) =>
+    block.replace(/[ \t]*<version>\s*([^<]*?)\s*<\/version>[ \t]*(\r?\n)?/g, (line, v: string) => (hidden.has(unescapeXml(v)) ? "" : line)),
+  );
+  const repair = (tag: "latest" | "release", to: string | undefined) => {
+    const current = textOf(out, tag);
+    if (current === undefined || !hidden.has(current)) return;
+    out = to === undefined ? out.replace(new RegExp(`[ \\t]*<${tag}>[^<]*</${tag}>[ \\t]*(\\r?\\n)?`), "") : out.replace(new RegExp(`<${tag}>[^<]*</${tag}>`), `<${tag}>${escapeXml(to)}</${tag}>`);
+  };
+  repair("latest", kept[kept.length - 1]);
+  repair("release", kept.filter((v) => !v.endsWith("-SNAPSHOT")).pop());
+  return out;
+}
+
+/** The SHA-1 an upstream's `.sha1` text declares (the hex digest, optionally followed by a file name); undefined when it holds none. */
+export function declaredSha1(sha1Text: string): string | undefined {
+  return /^\s*([0-9a-fA-F]{40})(?:\s|$)/.exec(sha1Text)?.[1]?.toLowerCase();
+}
+
+/**
  * Checks a fetched file against the upstream's `.sha1` text (the hex digest, optionally followed
  * by a file name, as some repositories write it). Answers why not when they differ or it is unreadable.
  */
 export function checkSha1(bytes: Uint8Array, sha1Text: string): { ok: true } | { ok: false; reason: string } {
-  const declared = /^\s*([0-9a-fA-F]{40})(?:\s|$)/.exec(sha1Text)?.[1]?.toLowerCase();
+  const declared = declaredSha1(sha1Text);
   if (!declared) return { ok: false, reason: "the upstream .sha1 holds no sha1 digest" };
   const actual = createHash("sha1").update(bytes).digest("hex");
   return actual === declared ? { ok: true } : { ok: false, reason: `file sha1 ${actual} does not match the upstream's ${declared}` };

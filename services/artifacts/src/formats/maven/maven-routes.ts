@@ -6,6 +6,8 @@ import { Answer, errorResponses, type ServiceApp } from "@svc/kit";
 import { actorOf } from "../../domain/artifact-service.js";
 import { parseMavenPath } from "./maven-layout.js";
 import type { MavenRepository } from "./maven-repository.js";
+import type { MavenProxy } from "./maven-proxy-service.js";
+import { createHash } from "node:crypto";
 import type { BlobStore } from "@svc/blobs";
 import type { MetadataStore } from "../../store/metadata-store.js";
 import { readBody } from "../../routes/request-body.js";
@@ -18,6 +20,8 @@ export interface MavenRoutesDeps {
   maven: MavenRepository;
   metadata: Pick<MetadataStore, "find">;
   blobs: Pick<BlobStore, "get" | "head" | "readSmall">;
+  /** Proxy repositories (docs/integration/maven.md, "Proxy repositories"); `isProxy` says which repositories are proxies. */
+  proxy?: { maven: Pick<MavenProxy, "metadata" | "file">; isProxy: (repository: string) => boolean };
 }
 
 /** Largest checksum and metadata uploads read (they are read whole). */
@@ -44,6 +48,34 @@ export function mavenHandler(deps: MavenRoutesDeps): MavenHandler {
       reply.type(type).header("content-length", Buffer.byteLength(body));
       return reply.send(req.method === "HEAD" ? undefined : body);
     };
+    const proxy = deps.proxy?.isProxy(a.repository) ? deps.proxy.maven : undefined;
+    if (proxy) {
+      if (!read) {
+        return Promise.reject(
+          new ServiceError("method_not_allowed", `${a.repository} is a proxy repository: it serves what its upstream has and takes no deploys, checksums, metadata or removals; deploy to a hosted repository`, { headers: { allow: READS } }),
+        );
+      }
+      if (p.kind === "metadata" || (p.kind === "checksum" && p.of[p.of.length - 1] === "maven-metadata.xml")) {
+        return (async () => {
+          const doc = await proxy.metadata(a.repository, p.kind === "metadata" ? p.dir : p.of.slice(0, -1));
+          if (!doc) throw notFound(`no artifact at ${a.repository}/${a.path}`);
+          reply.headers(doc.headers);
+          // A checksum of the document as it is served here (versions hidden), not the upstream's.
+          return p.kind === "metadata" ? text("application/xml", doc.body) : text("text/plain; charset=utf-8", createHash(p.algorithm).update(doc.body, "utf8").digest("hex"));
+        })();
+      }
+      if (p.kind === "checksum") {
+        return (async () => {
+          // The file first (fetched and checked if need be): its checksums are the server's own, from the bytes it holds.
+          const of = parseMavenPath(p.of);
+          await proxy.file(a.repository, p.of.join("/"), of.kind === "file" ? of : undefined);
+          const hex = await maven.checksumOf(a.repository, p.of, p.algorithm);
+          if (hex === undefined) throw notFound(`no artifact at ${a.repository}/${p.of.join("/")}`);
+          return text("text/plain; charset=utf-8", hex);
+        })();
+      }
+      return undefined;
+    }
     if (p.kind === "checksum") {
       if (read) {
         return (async () => {

@@ -1,0 +1,165 @@
+import type { FastifyBaseLogger } from "fastify";
+import { notFound } from "@svc/contracts";
+import type { ScreenVersions, TooYoung } from "../format.js";
+import { badGateway, type FileSource, type Upstreams } from "../../proxy/file-fetch.js";
+import type { ProxiedDocuments } from "../../proxy/proxied-documents.js";
+import { staleHeaders } from "../../proxy/upstream-health.js";
+import { UpstreamUnreachable, type UpstreamAnswer } from "../../proxy/upstream-client.js";
+import { isSnapshot, type MavenFile } from "./maven-layout.js";
+import { declaredSha1, filterArtifactMetadata, parseArtifactMetadata } from "./maven-proxy.js";
+import type { MavenRepository } from "./maven-repository.js";
+import type { MavenStore } from "./maven-store.js";
+
+export interface MavenProxyDeps {
+  upstreams: Upstreams;
+  /** Where the upstream's maven-metadata.xml documents are kept (proxy/proxied-documents.ts). */
+  documents: Pick<ProxiedDocuments, "get">;
+  store: Pick<MavenStore, "heldVersions">;
+  /** How a fetched file of a version is stored: as a deploy stores it (its version rows and digests). */
+  deploy: MavenRepository["deploy"];
+  /** The screening gate's verdicts: BLOCK and HOLD versions are left out of maven-metadata.xml. */
+  screenVersions?: ScreenVersions;
+  /** The cooldown: versions too young are neither listed nor fetched. */
+  tooYoung?: TooYoung;
+  /** svc.read-only: no upstream is asked for a publish time (what is not known counts as too young). */
+  readOnly: boolean;
+  log: FastifyBaseLogger;
+  now?: () => number;
+}
+
+/** A maven-metadata.xml as a proxy repository serves it. */
+export interface ServedMetadata {
+  body: string;
+  /** Warning and Age when it is a stale copy (the upstream failing). */
+  headers: Record<string, string>;
+}
+
+const joinUrl = (base: string, rest: string) => `${base.replace(/\/+$/, "")}/${rest}`;
+const METADATA_KIND = {
+  accept: "application/xml, text/xml;q=0.9, */*;q=0.1",
+  invalid: (body: string) => (/<metadata[\s>]/.test(body) ? undefined : "the upstream answered a maven-metadata.xml that is no <metadata> document"),
+};
+const MAX_SHA1_BYTES = 4096;
+const MAX_POM_BYTES = 4 * 1024 * 1024;
+
+/**
+ * The Maven side of a proxy repository (docs/integration/maven.md, "Proxy repositories"): a file
+ * of the layout fetched from `<upstream>/<path>` on its first request and checked against the
+ * upstream's `<path>.sha1`, stored as a deploy stores it (so its checksums and version rows are
+ * the server's own, and the screening gate sees it); `maven-metadata.xml` documents kept as
+ * proxied documents (TTL, revalidation, stale serving), an artifact's with the versions the gate
+ * holds or refuses, and the versions too young, left out.
+ */
+export function mavenProxyFactory(deps: MavenProxyDeps) {
+  const now = deps.now ?? Date.now;
+  const urlOf = (repository: string, path: string) => joinUrl(deps.upstreams.upstream(repository).url, path);
+  /** Upstream publish times of versions (the Last-Modified of their .pom), by repository, artifact and version: a version's time does not change. */
+  const published = new Map<string, Date>();
+
+  /** When `version` was published at the upstream: its .pom's Last-Modified; undefined when the upstream does not say. */
+  const publishedAt = async (repository: string, groupPath: string, artifactId: string, version: string): Promise<Date | undefined> => {
+    const key = `${repository}\0${groupPath}\0${artifactId}\0${version}`;
+    const known = published.get(key);
+    if (known || deps.readOnly) return known;
+    let answer: UpstreamAnswer;
+    try {
+      answer = await deps.upstreams.get(repository, urlOf(repository, `${groupPath}/${artifactId}/${version}/${artifactId}-${version}.pom`), { accept: "*/*" }, MAX_POM_BYTES);
+    } catch (err) {
+      if (err instanceof UpstreamUnreachable) return undefined;
+      throw err;
+    }
+    const at = answer.status === 200 && typeof answer.headers["last-modified"] === "string" ? new Date(answer.headers["last-modified"]) : undefined;
+    if (!at || Number.isNaN(at.getTime())) return undefined;
+    published.set(key, at);
+    return at;
+  };
+
+  /**
+   * The versions of an artifact too young to list or fetch. The cooldown is asked first with no
+   * times known: when it names none, no minimum age applies and no upstream .pom is asked; else
+   * the times of the versions it named are looked up and it is asked again.
+   */
+  const young = async (repository: string, groupPath: string, artifactId: string, versions: readonly string[]): Promise<ReadonlyMap<string, string>> => {
+    if (!deps.tooYoung || versions.length === 0) return new Map();
+    const name = `${groupPath.split("/").join(".")}:${artifactId}`;
+    const unknown = await deps.tooYoung(repository, name, new Map(versions.map((v) => [v, undefined])));
+    if (unknown.size === 0) return unknown;
+    const times = new Map<string, Date | undefined>();
+    for (const v of unknown.keys()) times.set(v, await publishedAt(repository, groupPath, artifactId, v));
+    return deps.tooYoung(repository, name, times);
+  };
+
+  /** Where a file comes from and what it must hash to: the upstream's `.sha1` of it. */
+  const source = async (repository: string, path: string, f: MavenFile | undefined): Promise<FileSource> => {
+    const segments = path.split("/");
+    if (f) {
+      const refused = await young(repository, segments.slice(0, -3).join("/"), f.artifactId, [f.version]);
+      const why = refused.get(f.version);
+      if (why !== undefined) throw notFound(`${f.groupId}:${f.artifactId}:${f.version} is not fetched from the upstream of ${repository}: ${why}`);
+    }
+    const url = urlOf(repository, path);
+    const what = f ? `${f.file} of ${f.groupId}:${f.artifactId}:${f.version}` : path;
+    let answer: UpstreamAnswer;
+    try {
+      answer = await deps.upstreams.get(repository, `${url}.sha1`, { accept: "text/plain, */*" }, MAX_SHA1_BYTES);
+    } catch (err) {
+      if (!(err instanceof UpstreamUnreachable)) throw err;
+      deps.upstreams.healthOf(repository).failed();
+      throw badGateway(`the upstream of ${repository} did not answer for ${what}.sha1 and ${what} is not cached: ${err.message}`);
+    }
+    const publish = f ? { publish: deps.deploy } : {};
+    if (answer.status === 404 || answer.status === 410) {
+      // Maven's own default (checksumPolicy "warn"): a repository that writes no .sha1 is still served.
+      deps.log.warn({ repository, path }, "maven proxy: the upstream has no .sha1 for a file; it is stored unchecked if the upstream has the file");
+      return { url, digests: {}, what, ...publish };
+    }
+    if (answer.status !== 200) {
+      if (answer.status >= 500 || answer.status === 429) deps.upstreams.healthOf(repository).failed();
+      throw badGateway(`the upstream of ${repository} answered ${answer.status} for ${what}.sha1, and ${what} is not cached`);
+    }
+    const sha1 = declaredSha1(answer.body.toString("utf8"));
+    if (!sha1) {
+      deps.log.error({ repository, path }, "maven proxy: the upstream's .sha1 holds no SHA-1; refused, nothing fetched");
+      throw badGateway(`${what} from the upstream of ${repository} was refused: its .sha1 holds no SHA-1 digest`);
+    }
+    return { url, digests: { sha1: [{ hex: sha1, header: ".sha1" }] }, what, ...publish };
+  };
+
+  return {
+    /**
+     * Makes sure a file is stored before it is served (a file of a version, `f`, as a deploy
+     * stores it; any other file as it is): fetched on its first request, once however many ask.
+     */
+    file(repository: string, path: string, f: MavenFile | undefined): Promise<void> {
+      return deps.upstreams.file(repository, path, () => source(repository, path, f));
+    },
+
+    /**
+     * `<dir>/maven-metadata.xml` as the proxy serves it: the upstream's document (cached,
+     * revalidated, stale when the upstream fails), a version list without the versions held
+     * here, held or refused by the gate, or too young, `<latest>`/`<release>` repaired. A
+     * snapshot version's document is the upstream's as it is. Undefined: the upstream has none,
+     * or every version it lists is hidden.
+     */
+    async metadata(repository: string, dir: readonly string[]): Promise<ServedMetadata | undefined> {
+      const path = [...dir, "maven-metadata.xml"].join("/");
+      const doc = await deps.documents.get(repository, `maven:${path}`, urlOf(repository, path), METADATA_KIND);
+      if (!doc) return undefined;
+      const headers = doc.stale ? staleHeaders(doc.fetchedAt.getTime(), now()) : {};
+      const versions = dir.length >= 2 && !isSnapshot(dir[dir.length - 1]!) ? parseArtifactMetadata(doc.body).versions : [];
+      if (versions.length === 0) return { body: doc.body, headers };
+      const artifactId = dir[dir.length - 1]!;
+      const groupPath = dir.slice(0, -1).join("/");
+      const groupId = dir.slice(0, -1).join(".");
+      const [held, verdicts, tooYoung] = await Promise.all([
+        deps.store.heldVersions({ repository, groupId, artifactId }),
+        deps.screenVersions ? deps.screenVersions(repository, `${groupId}:${artifactId}`, versions) : new Map<string, { action: string }>(),
+        young(repository, groupPath, artifactId, versions),
+      ]);
+      const hidden = new Set(versions.filter((v) => held.has(v) || tooYoung.has(v) || verdicts.get(v)?.action === "BLOCK" || verdicts.get(v)?.action === "HOLD"));
+      if (hidden.size === versions.length) return undefined;
+      return { body: filterArtifactMetadata(doc.body, hidden), headers };
+    },
+  };
+}
+export type MavenProxy = ReturnType<typeof mavenProxyFactory>;

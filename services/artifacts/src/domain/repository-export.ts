@@ -107,6 +107,9 @@ export function repositoryExportFactory(deps: RepositoryExportDeps) {
       if (target === source) throw invalid("target", `the target must be another repository than ${source}`);
       const to = await deps.metadata.repository(target);
       if (!to) throw invalid("target", `no repository named ${target} to export into: create it first (same format, ${from.format})`);
+      // A group holds no files of its own (they are its members').
+      if (from.type === "group") throw conflict(`${source} is a group repository: it holds no files of its own; export from its members (${from.members?.join(", ")})`);
+      if (to.type === "group") throw invalid("target", `${target} is a group repository, which holds no files of its own: export into one of its hosted members`);
       if (to.format !== from.format) throw conflict(`${source} is a ${from.format} repository and ${target} a ${to.format} one: an export copies into a repository of the same format`);
       const step = deps.formats[from.format];
       if (!step) throw conflict(`repositories of format ${from.format} cannot be exported yet (no export step for ${from.format})`);

@@ -37,6 +37,12 @@ export interface GroupContext {
   locate(path: string): Promise<GroupMember | undefined>;
   /** The request answered by `member`'s own protocol (`handle`) at the same path; undefined when that leaves it to the file routes. */
   delegate(member: GroupMember): Promise<unknown> | undefined;
+  /**
+   * What `read` answers for each member, at once, in member order (undefined: it has nothing). A
+   * member whose read fails (a proxy whose upstream is down with nothing cached) is passed over,
+   * logged: its failure is thrown only when no member answered anything.
+   */
+  each<T>(read: (member: GroupMember) => Promise<T | undefined>): Promise<(T | undefined)[]>;
 }
 
 /**

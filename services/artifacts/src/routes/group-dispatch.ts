@@ -78,6 +78,21 @@ export function groupReadsFactory(deps: GroupReadsDeps) {
       return hit ? members.find((m) => m.name === hit.target.repository) : undefined;
     },
     delegate: (member) => deps.formats.of(member.name)?.handle?.(req, reply, { ...a, repository: member.name }),
+    async each<T>(read: (member: GroupMember) => Promise<T | undefined>) {
+      let failure: unknown;
+      const got = await Promise.all(
+        members.map((m) =>
+          read(m).catch((err: unknown) => {
+            if (err instanceof ServiceError && err.code === "not_found") return undefined;
+            req.log.warn({ err, repository: a.repository, member: m.name, path: a.path }, "a group member could not be read: the group answers without it");
+            failure ??= err;
+            return undefined;
+          }),
+        ),
+      );
+      if (failure && got.every((x) => x === undefined)) throw failure;
+      return got;
+    },
   });
 
   return {

@@ -6,6 +6,7 @@ import { mavenFileIndexing, mavenFileRemoval, mavenRepositoryFactory } from "./m
 import { mavenHandler, mavenOptionsRoutes } from "./maven-routes.js";
 import { mavenMigrations } from "./maven-migrations.js";
 import { mavenStoreFactory } from "./maven-store.js";
+import { mavenGroupHandler } from "./maven-group.js";
 import { mavenProxyFactory } from "./maven-proxy-service.js";
 import { proxiedDocumentsFactory } from "../../proxy/proxied-documents.js";
 
@@ -41,6 +42,10 @@ export const maven: FormatModule = {
     const isProxy = (name: string) => p?.upstreamOf(name) !== undefined;
     return {
       handle: mavenHandler({ maven: repository, metadata: deps.metadata, blobs: deps.blobs, ...(proxy ? { proxy: { maven: proxy, isProxy } } : {}) }),
+      group: mavenGroupHandler({
+        // A group member's maven-metadata.xml as it serves it: what the group merges.
+        metadataOf: async (m, dir) => (m.type === "proxy" ? (await proxy?.metadata(m.name, dir))?.body : repository.metadataAt(m.name, dir)),
+      }),
       proxies: proxy !== undefined,
       beforeRead: async (a) => {
         if (!proxy || !isProxy(a.repository)) return;

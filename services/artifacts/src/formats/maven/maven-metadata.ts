@@ -32,19 +32,28 @@ const document = (body: string[]) => `<?xml version="1.0" encoding="UTF-8"?>\n${
 /** Artifact level (`<g>/<a>/maven-metadata.xml`): every version, the latest and the latest release. */
 export function artifactMetadata(groupId: string, artifactId: string, versions: readonly VersionRow[]): string {
   const ordered = [...versions].sort((a, b) => a.deployed.getTime() - b.deployed.getTime() || a.version.localeCompare(b.version));
-  const latest = ordered[ordered.length - 1]!;
   const release = ordered.filter((v) => !v.version.endsWith("-SNAPSHOT")).pop();
+  return artifactVersioning(groupId, artifactId, {
+    versions: ordered.map((v) => v.version),
+    latest: ordered[ordered.length - 1]!.version,
+    ...(release ? { release: release.version } : {}),
+    lastUpdated: lastUpdated(newest(ordered.map((v) => v.updated))),
+  });
+}
+
+/** An artifact-level document of versions in the order given (oldest first), as the server writes one (a group's merge too). */
+export function artifactVersioning(groupId: string, artifactId: string, v: { versions: readonly string[]; latest?: string; release?: string; lastUpdated?: string }): string {
   return document([
     "<metadata>",
     `  ${el("groupId", groupId)}`,
     `  ${el("artifactId", artifactId)}`,
     "  <versioning>",
-    `    ${el("latest", latest.version)}`,
-    ...(release ? [`    ${el("release", release.version)}`] : []),
+    ...(v.latest ? [`    ${el("latest", v.latest)}`] : []),
+    ...(v.release ? [`    ${el("release", v.release)}`] : []),
     "    <versions>",
-    ...ordered.map((v) => `      ${el("version", v.version)}`),
+    ...v.versions.map((version) => `      ${el("version", version)}`),
     "    </versions>",
-    `    ${el("lastUpdated", lastUpdated(newest(ordered.map((v) => v.updated))))}`,
+    ...(v.lastUpdated ? [`    ${el("lastUpdated", v.lastUpdated)}`] : []),
     "  </versioning>",
     "</metadata>",
   ]);

@@ -49,7 +49,7 @@ export const npm: FormatModule = {
         held: async (repository, path) => ((await deps.metadata.find(repository, path))?.heldReason ?? null) !== null,
         ...(proxy ? { proxy: { npm: proxy, isProxy } } : {}),
       }),
-      group: npmGroupHandler({ documents, ...(proxy ? { proxy } : {}), publicUrl: deps.publicUrl, log: deps.log }),
+      group: npmGroupHandler({ documents, ...(proxy ? { proxy } : {}), publicUrl: deps.publicUrl }),
       proxies: proxy !== undefined,
       beforeRead: async (a) => {
         if (!proxy || !isProxy(a.repository)) return;

@@ -1,9 +1,9 @@
 import { createHash } from "node:crypto";
-import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from "fastify";
-import { ServiceError, invalid, notFound } from "@svc/contracts";
+import type { FastifyReply, FastifyRequest } from "fastify";
+import { invalid, notFound } from "@svc/contracts";
 import type { GroupMember } from "../../domain/repository-list.js";
 import { parsePreconditions } from "../../domain/upload-checks.js";
-import type { GroupHandler } from "../format.js";
+import type { GroupContext, GroupHandler } from "../format.js";
 import type { NpmDocumentCache } from "./npm-document-cache.js";
 import { ABBREVIATED_TYPE, packageAt, wantsAbbreviated } from "./npm-documents.js";
 import { mergePackuments, type UpstreamPackument } from "./npm-proxy.js";
@@ -17,7 +17,6 @@ export interface NpmGroupDeps {
   proxy?: Pick<NpmProxy, "document">;
   /** svc.ui.public-url, for the tarball URLs. */
   publicUrl: string;
-  log: FastifyBaseLogger;
 }
 
 type Kind = "full" | "abbreviated";
@@ -41,28 +40,11 @@ export function npmGroupHandler(deps: NpmGroupDeps): GroupHandler {
     return doc?.body ? (JSON.parse(doc.body.toString("utf8")) as UpstreamPackument) : undefined;
   };
 
-  /**
-   * The group's document of `name`, serialised, with a strong entity tag of its bytes; undefined
-   * when no member has the package. A member that fails (a proxy whose upstream is down with
-   * nothing cached) is passed over, logged; its failure is the answer only when no member has it.
-   */
-  const merged = async (members: readonly GroupMember[], name: string, base: string, kind: Kind): Promise<{ body: string; etag: string; doc: UpstreamPackument } | undefined> => {
-    let failure: unknown;
-    const docs = await Promise.all(
-      members.map((m) =>
-        memberDocument(m, name, base, kind).catch((err: unknown) => {
-          if (err instanceof ServiceError && err.code === "not_found") return undefined;
-          deps.log.warn({ err, member: m.name, package: name }, "npm group: a member's document could not be read; the group's is merged without it");
-          failure ??= err;
-          return undefined;
-        }),
-      ),
-    );
+  /** The group's document of `name`, serialised, with a strong entity tag of its bytes; undefined when no member has the package. */
+  const merged = async (group: GroupContext, name: string, base: string, kind: Kind): Promise<{ body: string; etag: string; doc: UpstreamPackument } | undefined> => {
+    const docs = await group.each((m) => memberDocument(m, name, base, kind));
     const doc = mergePackuments(docs);
-    if (!doc) {
-      if (failure) throw failure;
-      return undefined;
-    }
+    if (!doc) return undefined;
     // The newest change of any member is the group document's.
     const modified = docs.map((d) => (kind === "abbreviated" ? d?.modified : d?.time?.modified)).filter((m): m is string => typeof m === "string").sort().pop();
     if (modified !== undefined) {
@@ -73,25 +55,25 @@ export function npmGroupHandler(deps: NpmGroupDeps): GroupHandler {
     return { body, etag: `"${createHash("sha256").update(body).digest("base64url").slice(0, 27)}"`, doc };
   };
 
-  const noPackage = (group: string, name: string) => notFound(`no package ${name} in group ${group} (nor in any of its members)`);
+  const noPackage = (repository: string, name: string) => notFound(`no package ${name} in group ${repository} (nor in any of its members)`);
 
-  const document = async (req: FastifyRequest, reply: FastifyReply, group: string, members: readonly GroupMember[], name: string) => {
+  const document = async (req: FastifyRequest, reply: FastifyReply, repository: string, group: GroupContext, name: string) => {
     const small = wantsAbbreviated(req.headers.accept);
-    const doc = await merged(members, name, baseUrl(req, group, deps.publicUrl), small ? "abbreviated" : "full");
-    if (!doc) throw noPackage(group, name);
+    const doc = await merged(group, name, baseUrl(req, repository, deps.publicUrl), small ? "abbreviated" : "full");
+    if (!doc) throw noPackage(repository, name);
     reply.header("etag", doc.etag).header("vary", "Accept, Accept-Encoding");
     if (parsePreconditions(req.headers).ifNoneMatch?.includes(doc.etag)) return reply.code(304).send();
     return reply.type(small ? ABBREVIATED_TYPE : "application/json").send(doc.body);
   };
 
   /** GET /<name>/<version or dist-tag>: picked out of the merged document. */
-  const version = async (req: FastifyRequest, reply: FastifyReply, group: string, members: readonly GroupMember[], name: string, wanted: string) => {
-    const doc = await merged(members, name, baseUrl(req, group, deps.publicUrl), "full");
-    if (!doc) throw noPackage(group, name);
+  const version = async (req: FastifyRequest, reply: FastifyReply, repository: string, group: GroupContext, name: string, wanted: string) => {
+    const doc = await merged(group, name, baseUrl(req, repository, deps.publicUrl), "full");
+    if (!doc) throw noPackage(repository, name);
     const tags = doc.doc["dist-tags"] ?? {};
     const versions = doc.doc.versions ?? {};
     const v = Object.hasOwn(tags, wanted) ? tags[wanted]! : wanted;
-    if (!Object.hasOwn(versions, v)) throw notFound(`${name} has no version or dist-tag ${wanted} that group ${group} serves`);
+    if (!Object.hasOwn(versions, v)) throw notFound(`${name} has no version or dist-tag ${wanted} that group ${repository} serves`);
     return reply.type("application/json").send(versions[v]);
   };
 
@@ -102,7 +84,7 @@ export function npmGroupHandler(deps: NpmGroupDeps): GroupHandler {
       const at = what === "package" ? packageAt(rest) : undefined;
       if (at && at.rest.length === 1 && at.rest[0] === "dist-tags") {
         return (async () => {
-          const doc = await merged(members, at.name, baseUrl(req, a.repository, deps.publicUrl), "abbreviated");
+          const doc = await merged(group, at.name, baseUrl(req, a.repository, deps.publicUrl), "abbreviated");
           if (!doc) throw noPackage(a.repository, at.name);
           return doc.doc["dist-tags"] ?? {};
         })();
@@ -116,8 +98,8 @@ export function npmGroupHandler(deps: NpmGroupDeps): GroupHandler {
     const { name, rest } = at;
     // Tarballs are files, served from the first member that has them (a proxy member fetching it).
     if (rest.length === 2 && rest[0] === "-") return undefined;
-    if (rest.length === 0) return document(req, reply, a.repository, members, name);
-    if (rest.length === 1) return version(req, reply, a.repository, members, name, rest[0]!);
+    if (rest.length === 0) return document(req, reply, a.repository, group, name);
+    if (rest.length === 1) return version(req, reply, a.repository, group, name, rest[0]!);
     return Promise.reject(notFound(`no npm route ${a.path}`));
   };
 }

@@ -3,6 +3,7 @@ import { pypiExportFactory } from "./pypi-export.js";
 import { pypiCoordinates } from "./pypi-index.js";
 import { pypiRegistryFactory } from "./pypi-registry.js";
 import { pypiAdminRoutes, pypiHandler } from "./pypi-routes.js";
+import { pypiGroupHandler } from "./pypi-group.js";
 import { pypiFilesFollowArtifacts, pypiMigration, pypiStoreFactory } from "./pypi-store.js";
 
 /**
@@ -20,6 +21,17 @@ export const pypi: FormatModule = {
     const registry = pypiRegistryFactory({ store, artifacts: deps.artifacts, readOnly: deps.readOnly });
     return {
       handle: pypiHandler({ registry, store }),
+      group: pypiGroupHandler({
+        registry,
+        // What a group merges of each member: a hosted member's own index rows. A proxy member's
+        // pages come from its proxy once PyPI proxies are served (their shown files plug in here).
+        projectFiles: async (m, project) => {
+          if (m.type === "proxy") return undefined;
+          const files = await store.files(m.name, project);
+          return files.length > 0 ? files : undefined;
+        },
+        projects: async (m) => (m.type === "proxy" ? undefined : store.projects(m.name)),
+      }),
       servesFolders: true,
       routes: (app) => pypiAdminRoutes(app, { registry, formatOf: deps.formatOf }),
       export: pypiExportFactory({ store, metadata: deps.metadata, blobs: deps.blobs, registry }),

@@ -168,6 +168,28 @@ describe("group repositories", () => {
     });
   });
 
+  describe("on two nodes", () => {
+    it("a group made, or its members changed, through one artifacts node is served by another within seconds", async () => {
+      const replica = await s.startReplica("artifacts");
+      const other = await s.startGateway({ SVC_ARTIFACTS_URL: replica.url });
+      try {
+        const through = (expected: string) =>
+          eventually(`the other node serves ${expected}`, async () => {
+            const r = await fetch(`${other.url}/repository/raw-late/docs/x.txt`, { headers: { "service-repository-key": admin } });
+            const text = await r.text();
+            return r.status === 200 && text === expected ? text : undefined;
+          });
+        await group("raw-late", "raw", ["raw-b"]);
+        await through("x from raw-b");
+        expect((await call("PUT", "/api/repositories/raw-late/members", { body: { members: ["raw-a", "raw-b"] } })).status).toBe(200);
+        await through("x from raw-a");
+      } finally {
+        await other.stop();
+        await replica.stop();
+      }
+    });
+  });
+
   describe("npm", () => {
     let reader: string;
     let deployer: string;
@@ -260,6 +282,38 @@ describe("group repositories", () => {
       // The proxy fetched only what the hosted member lacked.
       const fetched = (await (await call("GET", "/api/repositories/npm-px/files")).json()) as { path: string }[];
       expect(fetched.map((f) => f.path).sort()).toEqual(["gp-lib/-/gp-lib-3.0.0.tgz", "gp-up/-/gp-up-1.0.0.tgz"]);
+    });
+  });
+
+  describe("npm, with versions the screening gate holds", () => {
+    it("a member's held version stays hidden through the group, tags repaired; a member whose every version is held gives no dist-tags", async () => {
+      const registry = `${s.gatewayUrl}/repository/npm-a/`;
+      await publish(registry, admin, publishDoc(registry, "gp-held", "1.0.0"));
+      await publish(registry, admin, publishDoc(registry, "gp-held", "2.0.0"));
+      await publish(registry, admin, publishDoc(registry, "gp-gone", "1.0.0"));
+      const b = `${s.gatewayUrl}/repository/npm-b/`;
+      await publish(b, admin, publishDoc(b, "gp-held", "1.5.0"));
+      await publish(b, admin, publishDoc(b, "gp-gone", "1.1.0"));
+      // The deny list holds the versions it names that are stored already.
+      for (const [name, versions] of [["gp-held", "2.0.0"], ["gp-gone", "1.0.0"]]) {
+        expect((await call("POST", "/api/deny-list", { body: { ecosystem: "npm", name, versions, reason: "e2e: a bad build" } })).status).toBe(201);
+      }
+      await eventually("both versions held", async () => {
+        const held = (await (await call("GET", "/api/held?repository=npm-a")).json()) as { path: string }[];
+        const paths = held.map((h) => h.path);
+        return paths.includes("gp-held/-/gp-held-2.0.0.tgz") && paths.includes("gp-gone/-/gp-gone-1.0.0.tgz") ? paths : undefined;
+      });
+      const reader = await keyFor("npm-held-reader", ["read-only"], "npm-all");
+      const doc = async (name: string) => (await (await s.call("GET", `/repository/npm-all/${name}`, { key: reader, headers: { accept: ABBREVIATED } })).json()) as Packument;
+      const held = await doc("gp-held");
+      expect(Object.keys(held.versions).sort()).toEqual(["1.0.0", "1.5.0"]);
+      expect(held["dist-tags"]).toEqual({ latest: "1.0.0" });
+      const gone = await doc("gp-gone");
+      expect(Object.keys(gone.versions)).toEqual(["1.1.0"]);
+      expect(gone["dist-tags"]).toEqual({ latest: "1.1.0" });
+      const tarball = await s.call("GET", "/repository/npm-all/gp-held/-/gp-held-2.0.0.tgz", { key: reader });
+      expect(tarball.status).toBe(403);
+      expect(await tarball.text()).toContain("is held");
     });
   });
 

@@ -4,7 +4,7 @@ import { invalid, notFound } from "@svc/contracts";
 import type { GroupMember } from "../../domain/repository-list.js";
 import { parsePreconditions } from "../../domain/upload-checks.js";
 import type { GroupContext, GroupHandler } from "../format.js";
-import type { NpmDocumentCache } from "./npm-document-cache.js";
+import { visibleTags, type NpmDocumentCache } from "./npm-document-cache.js";
 import { ABBREVIATED_TYPE, packageAt, wantsAbbreviated } from "./npm-documents.js";
 import { mergePackuments, type UpstreamPackument } from "./npm-proxy.js";
 import type { NpmProxy } from "./npm-proxy-service.js";
@@ -42,9 +42,11 @@ export function npmGroupHandler(deps: NpmGroupDeps): GroupHandler {
 
   /** The group's document of `name`, serialised, with a strong entity tag of its bytes; undefined when no member has the package. */
   const merged = async (group: GroupContext, name: string, base: string, kind: Kind): Promise<{ body: string; etag: string; doc: UpstreamPackument } | undefined> => {
-    const docs = await group.each((m) => memberDocument(m, name, base, kind));
+    // A member whose document lists no version (every one held or hidden there) has nothing of the package to give, its tags neither.
+    const docs = (await group.each((m) => memberDocument(m, name, base, kind))).map((d) => (d && Object.keys(d.versions ?? {}).length > 0 ? d : undefined));
     const doc = mergePackuments(docs);
     if (!doc) return undefined;
+    doc["dist-tags"] = visibleTags(doc["dist-tags"] ?? {}, Object.keys(doc.versions ?? {}));
     // The newest change of any member is the group document's.
     const modified = docs.map((d) => (kind === "abbreviated" ? d?.modified : d?.time?.modified)).filter((m): m is string => typeof m === "string").sort().pop();
     if (modified !== undefined) {

@@ -99,6 +99,13 @@ describe("group repositories", () => {
       expect(list.find((r) => r.name === "raw-all")).toMatchObject({ type: "group", members: ["raw-a", "raw-b"] });
       expect(list.find((r) => r.name === "raw-a")).toMatchObject({ type: "hosted", members: null });
       expect(await (await call("GET", "/api/repositories/raw-all")).json()).toMatchObject({ type: "group", members: ["raw-a", "raw-b"] });
+      // A group holds no files: neither exported from nor into.
+      const from = await call("POST", "/api/repositories/raw-all/export", { body: { target: "raw-a" } });
+      expect(from.status).toBe(409);
+      expect(await from.json()).toMatchObject({ detail: expect.stringContaining("raw-all is a group repository") });
+      const into = await call("POST", "/api/repositories/raw-a/export", { body: { target: "raw-all" } });
+      expect(into.status).toBe(400);
+      expect(await into.json()).toMatchObject({ field: "target", detail: expect.stringContaining("raw-all is a group repository") });
     });
 
     it("serves each file from the first member that has it, to a key granted the group only", async () => {
@@ -282,6 +289,10 @@ describe("group repositories", () => {
       // The proxy fetched only what the hosted member lacked.
       const fetched = (await (await call("GET", "/api/repositories/npm-px/files")).json()) as { path: string }[];
       expect(fetched.map((f) => f.path).sort()).toEqual(["gp-lib/-/gp-lib-3.0.0.tgz", "gp-up/-/gp-up-1.0.0.tgz"]);
+      // An import goes into a hosted repository, never a group.
+      const imported = await call("POST", "/api/repositories/npm-px/imports", { body: { packages: ["gp-up"], target: "npm-mix" } });
+      expect(imported.status).toBe(400);
+      expect(await imported.json()).toMatchObject({ field: "target", detail: expect.stringContaining("npm-mix is a group repository") });
     });
   });
 
@@ -429,6 +440,21 @@ describe("group repositories", () => {
       expect(Buffer.from(await stored.arrayBuffer())).toEqual(readFileSync(jar));
       expect((await call("GET", "/repository/maven-b/com/example/glib/1.2/glib-1.2.jar")).status).toBe(404);
       expect(await (await call("GET", "/repository/maven-all/com/example/glib/maven-metadata.xml")).text()).toContain("<version>1.2</version>");
+    });
+
+    it("with a maven proxy member: its maven-metadata.xml merged in, and what no earlier member has fetched through it", async () => {
+      await proxyOf("maven-px", "maven", "maven-b");
+      await group("maven-mix", "maven", ["maven-a", "maven-px"]);
+      const mixReader = await keyFor("maven-mix-reader", ["read-only"], "maven-mix");
+      const meta = await (await s.call("GET", "/repository/maven-mix/com/example/glib/maven-metadata.xml", { key: mixReader })).text();
+      for (const v of ["1.0", "1.1", "1.2"]) expect(meta).toContain(`<version>${v}</version>`);
+      const m = mavenScratch(dir("mix-m2"), { id: ID, repository: "maven-mix", key: mixReader });
+      expectOk(await mvn(m, ["dependency:get", `-DremoteRepositories=${ID}::default::${url("maven-mix")}`, "-Dartifact=com.example:glib:1.1", "-Dtransitive=false"], m.dir));
+      expect(existsSync(join(m.local, "com/example/glib/1.1/glib-1.1.jar"))).toBe(true);
+      const fetched = (await (await call("GET", "/api/repositories/maven-px/files")).json()) as { path: string }[];
+      expect(fetched.map((f) => f.path)).toContain("com/example/glib/1.1/glib-1.1.jar");
+      // What the hosted member has is not fetched.
+      expect(fetched.map((f) => f.path).filter((p) => p.includes("/1.0/"))).toEqual([]);
     });
   });
 });

@@ -214,6 +214,7 @@ export function proxyImportFactory(deps: ProxyImportDeps) {
         if (!to) throw invalid("target", `no repository named ${body.target} to import into: create it first (format ${repo.format})`);
         if (to.format !== repo.format) throw invalid("target", `${body.target} is a ${to.format} repository and ${repository} a ${repo.format} one: an import goes into a repository of the same format`);
         if (deps.isProxy(body.target) || body.target === repository) throw invalid("target", `${body.target} is a proxy repository: an import goes into a hosted one`);
+        if (to.type === "group") throw invalid("target", `${body.target} is a group repository, which holds no files of its own: an import goes into a hosted one (one of its members)`);
       }
       if (deps.readOnly) throw forbidden(READ_ONLY);
       const r = await pool.query<ImportRecord>(

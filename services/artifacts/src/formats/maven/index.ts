@@ -6,7 +6,7 @@ import { mavenFileIndexing, mavenFileRemoval, mavenRepositoryFactory } from "./m
 import { mavenHandler, mavenOptionsRoutes } from "./maven-routes.js";
 import { mavenMigrations } from "./maven-migrations.js";
 import { mavenStoreFactory } from "./maven-store.js";
-import { mavenProxyFactory } from "./maven-proxy-service.js";
+import { mavenProxyFactory, mavenSpec } from "./maven-proxy-service.js";
 import { proxiedDocumentsFactory } from "../../proxy/proxied-documents.js";
 
 /**
@@ -42,6 +42,7 @@ export const maven: FormatModule = {
     return {
       handle: mavenHandler({ maven: repository, metadata: deps.metadata, blobs: deps.blobs, ...(proxy ? { proxy: { maven: proxy, isProxy } } : {}) }),
       proxies: proxy !== undefined,
+      ...(proxy ? { imports: { spec: mavenSpec, paths: proxy.importPaths } } : {}),
       beforeRead: async (a) => {
         if (!proxy || !isProxy(a.repository)) return;
         const f = parseMavenPath(a.segments);

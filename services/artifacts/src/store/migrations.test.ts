@@ -21,6 +21,7 @@ describe("the artifacts service's migrations", () => {
       "0013_downloaders",
       "0014_gate_triage_refusals",
       "0015_proxy_documents",
+      "0016_gate_cooldown",
     ]);
   });
 

@@ -201,4 +201,16 @@ describe("the cooldown", () => {
     expect((await packument("cd-a"))["dist-tags"].latest).toBe("1.1.0");
     expect(Object.keys((await packument("cd-untimed")).versions)).toEqual(["1.0.0"]);
   });
+
+  it("a minimum age set for this deployment's tenant applies to it; removed, every version is listed again", async () => {
+    const set = await call("PUT", `/api/settings/gate.min-age?tenant=${s.tenant}`, { value: "2h" });
+    expect(set.status).toBe(200);
+    await listedBecomes(["1.0.0"]);
+    // cd-a 1.1.0 is stored since the allow let it through (served as any stored file); cd-untimed was never fetched.
+    const refused = await s.call("GET", "/repository/cd-proxy/cd-untimed/-/cd-untimed-1.0.0.tgz", { key: reader });
+    expect(refused.status).toBe(403);
+    expect(await refused.text()).toContain("minimum age of 2h (svc.gate.min-age)");
+    expect((await call("DELETE", `/api/settings/gate.min-age?tenant=${s.tenant}`)).status).toBe(204);
+    await listedBecomes(["1.0.0", "1.1.0"]);
+  });
 });

@@ -2,6 +2,8 @@ import { Type } from "@sinclair/typebox";
 import { forbidden, notFound, LIMITS } from "@svc/contracts";
 import { actorOf } from "../domain/artifact-service.js";
 import type { RepositoryAdmin } from "../domain/repository-admin.js";
+import type { Cooldown } from "../gate/cooldown.js";
+import { repositoryGateSchema } from "../gate/cooldown-routes.js";
 import type { Formats } from "../formats/format.js";
 import type { RepositoryDetail } from "../store/metadata-store.js";
 import { parseRetentionPolicy, retentionPolicySchema, type RetentionPolicy } from "../domain/retention-policy.js";
@@ -40,6 +42,7 @@ const detailSchema = Answer({
   upstream: Nullable(Type.Object({ url: Type.String() }, { description: "a proxy's upstream (its credentials are never shown)" })),
   artifacts: Type.Integer({ description: "artifacts the repository holds" }),
   bytes: Type.Integer({ description: "their total size (content shared with other paths counted at each)" }),
+  gate: Type.Optional(repositoryGateSchema),
 });
 const deleteQuery = Type.Object({ force: Type.Optional(StringEnum(["true", "false"] as const)) }, { additionalProperties: false });
 const upstreamOf = (r: { type: string; upstreamUrl: string | null }) => ({ type: r.type === "proxy" ? ("proxy" as const) : ("hosted" as const), upstream: r.upstreamUrl ? { url: r.upstreamUrl } : null });
@@ -64,6 +67,8 @@ export interface RepositoryRoutesDeps {
   metadata: Pick<MetadataStore, "repositories" | "retention" | "setRetention" | "browse" | "hasRepository">;
   admin: RepositoryAdmin;
   formats: Pick<Formats, "names" | "description">;
+  /** The screening gate's per-repository settings (the cooldown's minimum age), shown with the repository. */
+  gate?: { cooldown?: Pick<Cooldown, "repositoryGate"> };
 }
 
 /**
@@ -100,7 +105,11 @@ export function repositoryRoutes(app: ServiceApp, deps: RepositoryRoutesDeps): v
   app.get(
     "/api/repositories/:name",
     { schema: { params: nameParam, response: { 200: detailSchema, ...errorResponses(400, 404) } } },
-    async (req) => detail(await deps.admin.show(req.params.name)),
+    async (req) => {
+      const r = detail(await deps.admin.show(req.params.name));
+      const cooldown = deps.gate?.cooldown;
+      return cooldown ? { ...r, gate: await cooldown.repositoryGate(req.params.name) } : r;
+    },
   );
 
   app.delete(

@@ -22,6 +22,7 @@ describe("the artifacts service's migrations", () => {
       "0014_gate_triage_refusals",
       "0015_proxy_documents",
       "0016_imports",
+      "0017_gate_cooldown",
     ]);
   });
 

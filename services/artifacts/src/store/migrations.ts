@@ -2,6 +2,7 @@ import { sql, type Kysely, type Migration } from "kysely";
 import { SCHEMA } from "./schema.js";
 import type { FormatModule } from "../formats/format.js";
 import { gateMigrations } from "../gate/gate-store.js";
+import { cooldownMigrations } from "../gate/cooldown-store.js";
 
 /**
  * The service's own tables. A format's tables are its module's (`FormatModule.migrations`, in
@@ -182,6 +183,8 @@ export const serviceMigrations: Record<string, Migration> = {
   },
   // The screening gate's tables (gate/gate-store.ts).
   ...gateMigrations,
+  // The cooldown's (gate/cooldown-store.ts).
+  ...cooldownMigrations,
 };
 
 /** The service's migrations and those of every format of `table`; a name used twice refuses. */

@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import type { FastifyBaseLogger } from "fastify";
 import pg from "pg";
 import { forbidden, notFound } from "@svc/contracts";
-import type { ScreenVersions } from "../format.js";
+import type { ScreenVersions, TooYoung } from "../format.js";
 import { badGateway, READ_ONLY_FETCH, type FileSource, type Upstreams } from "../../proxy/file-fetch.js";
 import { SingleFlight } from "../../proxy/single-flight.js";
 import { staleHeaders } from "../../proxy/upstream-health.js";
@@ -26,6 +26,8 @@ export interface NpmProxyDeps {
   settings: () => { metadataTtlMs: number };
   /** The screening gate's verdicts on a package's versions before they are fetched: BLOCK and HOLD hide them from the packument. */
   screenVersions?: ScreenVersions;
+  /** The cooldown: versions published upstream too recently (the packument's `time`) are neither listed nor fetched. */
+  tooYoung?: TooYoung;
   readOnly: boolean;
   log: FastifyBaseLogger;
   now?: () => number;
@@ -149,18 +151,30 @@ export function npmProxyFactory(deps: NpmProxyDeps) {
     return documents.run(`${repository}\0${name}`, () => refresh(repository, name, row));
   };
 
-  /** The versions a client may see: neither held here nor refused or held by the gate if fetched. */
-  const visibleVersions = async (repository: string, name: string, versions: string[]): Promise<Set<string>> => {
+  /** The versions of `versions` the cooldown keeps back, with why: their upstream publish times from the packument's `time`. */
+  const young = async (repository: string, doc: UpstreamPackument, versions: readonly string[]): Promise<ReadonlyMap<string, string>> => {
+    if (!deps.tooYoung) return new Map();
+    const published = new Map<string, Date | undefined>();
+    for (const v of versions) {
+      const t = doc.time?.[v];
+      published.set(v, typeof t === "string" ? new Date(t) : undefined);
+    }
+    return deps.tooYoung(repository, doc.name, published);
+  };
+
+  /** The versions a client may see: neither held here nor refused or held by the gate if fetched, nor kept back by the cooldown. */
+  const visibleVersions = async (repository: string, name: string, doc: UpstreamPackument, versions: string[]): Promise<Set<string>> => {
     const held = await deps.pool.query<{ path: string }>(
       `select path from ${pg.escapeIdentifier(SCHEMA)}.artifacts where repository = $1 and held_reason is not null and (path collate "C") >= ($2 collate "C") and (path collate "C") < ($3 collate "C")`,
       [repository, `${name}/-/`, `${name}/-0`],
     );
     const heldPaths = new Set(held.rows.map((r) => r.path));
     const verdicts = deps.screenVersions ? await deps.screenVersions(repository, name, versions) : new Map<string, { action: string }>();
+    const tooYoung = await young(repository, doc, versions);
     const out = new Set<string>();
     for (const v of versions) {
       const action = verdicts.get(v)?.action;
-      if (!heldPaths.has(tarballPath(name, v)) && action !== "BLOCK" && action !== "HOLD") out.add(v);
+      if (!heldPaths.has(tarballPath(name, v)) && action !== "BLOCK" && action !== "HOLD" && !tooYoung.has(v)) out.add(v);
     }
     return out;
   };
@@ -170,6 +184,8 @@ export function npmProxyFactory(deps: NpmProxyDeps) {
     const p = await packument(repository, name);
     const version = p ? Object.keys(p.doc.versions ?? {}).find((v) => tarballFile(name, v) === path.slice(path.lastIndexOf("/") + 1)) : undefined;
     if (!p || version === undefined) throw notFound(`no tarball ${path} in ${repository} or its upstream`);
+    const why = (await young(repository, p.doc, [version])).get(version);
+    if (why) throw forbidden(why);
     const dist = p.doc.versions![version]!.dist ?? {};
     const u = upstream(repository);
     // The packument's own tarball URL when it is on the upstream's origin (its credentials go
@@ -221,7 +237,7 @@ export function npmProxyFactory(deps: NpmProxyDeps) {
     packages,
 
     /**
-     * The packument served: versions held or refused by the gate left out (dist-tags repaired so
+     * The packument served: versions held or refused by the gate or too young for the cooldown left out (dist-tags repaired so
      * `latest` names a listed version), tarball URLs rewritten to `base`, abbreviated on request;
      * with an ETag of its body and, when stale, Warning and Age.
      */
@@ -229,7 +245,7 @@ export function npmProxyFactory(deps: NpmProxyDeps) {
       const p = await packument(repository, name);
       if (!p) return undefined;
       const all = Object.keys(p.doc.versions ?? {});
-      const shown = await visibleVersions(repository, name, all);
+      const shown = await visibleVersions(repository, name, p.doc, all);
       const rewritten = rewriteTarballUrls(p.doc, base);
       const versions = Object.fromEntries(Object.entries(rewritten.versions ?? {}).filter(([v]) => shown.has(v)));
       const tags = visibleTags(p.doc["dist-tags"] ?? {}, Object.keys(versions));

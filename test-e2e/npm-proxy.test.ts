@@ -329,6 +329,12 @@ describe("npm proxy repositories", () => {
     expect(version("px-a")).toBe("1.1.0");
     const missing = await call("GET", "/repository/npm-proxy/px-never-fetched", { key: reader });
     expect(missing.status).toBe(502);
+    // The meters say so: stale copies served, and the fetches of the tests above by outcome.
+    const metrics = await (await s.call("GET", "/metrics", { key: admin })).text();
+    const value = (line: RegExp) => Number(metrics.split("\n").find((l) => line.test(l))?.split(" ").pop() ?? "0");
+    expect(value(/^svc_proxy_stale_total\{[^}]*repository="npm-proxy"/)).toBeGreaterThanOrEqual(1);
+    expect(value(/^svc_proxy_fetches_total\{[^}]*repository="npm-proxy"[^}]*outcome="stored"/)).toBeGreaterThanOrEqual(MANY);
+    expect(value(/^svc_proxy_fetches_total\{[^}]*repository="npm-proxy"[^}]*outcome="refused"/)).toBeGreaterThanOrEqual(1);
     await relay.up();
   });
 

@@ -88,11 +88,17 @@ export function npmProxyFactory(deps: NpmProxyDeps) {
   const parsed = (row: CachedRow, stale: boolean, fetchedAt = row.fetchedAt): ProxiedPackument | undefined =>
     row.document === null ? undefined : { doc: JSON.parse(row.document) as UpstreamPackument, fetchedAt, stale };
 
+  /** The cached copy, served stale because the upstream failed (counted). */
+  const staleCopy = (repository: string, row: CachedRow): ProxiedPackument | undefined => {
+    deps.upstreams.servedStale(repository);
+    return parsed(row, true);
+  };
+
   /** The upstream failed: the cached copy, marked stale, or a 502 when there is none. */
   const failed = (repository: string, name: string, row: CachedRow | undefined, why: string): ProxiedPackument | undefined => {
     healthOf(repository).failed();
     deps.log.warn({ repository, package: name, why }, "npm proxy: the upstream failed; serving the cached packument if there is one");
-    if (row?.document) return parsed(row, true);
+    if (row?.document) return staleCopy(repository, row);
     throw badGateway(`the upstream of ${repository} did not answer for ${name} and no copy is cached: ${why}`);
   };
 
@@ -129,7 +135,7 @@ export function npmProxyFactory(deps: NpmProxyDeps) {
     }
     if (answer.status === 401 || answer.status === 403) {
       deps.log.error({ repository, package: name, status: answer.status }, "npm proxy: the upstream refused this server's credentials");
-      if (row?.document) return parsed(row, true);
+      if (row?.document) return staleCopy(repository, row);
       throw badGateway(`the upstream of ${repository} refused to answer for ${name} (${answer.status}): check the repository's upstream credentials`);
     }
     return failed(repository, name, row, `the upstream answered ${answer.status}`);
@@ -145,7 +151,7 @@ export function npmProxyFactory(deps: NpmProxyDeps) {
       throw forbidden(READ_ONLY_FETCH);
     }
     if (!healthOf(repository).mayAsk()) {
-      if (row?.document) return parsed(row, true);
+      if (row?.document) return staleCopy(repository, row);
       throw badGateway(`the upstream of ${repository} is marked down after repeated failures and no copy of ${name} is cached: it is asked again after a backoff`);
     }
     return documents.run(`${repository}\0${name}`, () => refresh(repository, name, row));

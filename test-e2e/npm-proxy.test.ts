@@ -224,10 +224,10 @@ describe("npm proxy repositories", () => {
     expect((await install("px-mal"))("px-mal")).toBe("1.0.0");
   });
 
-  /** A meter's value as the suite's /metrics shows it (summed over nothing: the first line matching). */
+  /** A meter's value as the suite's /metrics shows it: the lines matching summed (one per node). */
   const meter = async (line: RegExp) => {
     const text = await (await s.call("GET", "/metrics", { key: admin })).text();
-    return Number(text.split("\n").find((l) => line.test(l))?.split(" ").pop() ?? "0");
+    return text.split("\n").filter((l) => line.test(l)).reduce((sum, l) => sum + Number(l.split(" ").pop()), 0);
   };
   type ImportView = { state: string; packages: number; done: number; imported: number; skipped: number; held: number; refused: number; refusals: { path: string; reason: string }[]; export: string | null; target: string | null };
   const importDone = (url: string, gateway = s.gatewayUrl) =>

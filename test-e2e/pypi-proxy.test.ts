@@ -198,6 +198,10 @@ describe("pypi proxy repositories", () => {
     const r = await twine("pypi-proxy", [held1.sdist], admin);
     expect(r.code).not.toBe(0);
     expect(r.output).toContain("405");
+    expect(r.output).toContain("proxy repository");
+    // Its files are yanked at its upstream.
+    const yank = await s.call("POST", "/api/repositories/pypi-proxy/pypi/yank", { key: admin, body: { project: "px-pkg", version: "1.0", yanked: true } });
+    expect(yank.status).toBe(409);
     // Nothing was stored: the proxy lists what its upstream has, and the upstream has no sdist of px-held.
     expect(await (await page("pypi-proxy", "px-held", reader)).text()).not.toContain(basename(held1.sdist));
   });
@@ -222,6 +226,29 @@ describe("pypi proxy repositories", () => {
     const refused = await s.call("GET", `/repository/pypi-proxy/packages/px-held/2.0/${basename(held2.wheel)}`, { headers: basic(reader) });
     expect(refused.status).toBe(403);
     expect(await refused.text()).toContain("compromised pipeline");
+  });
+
+  it("imports a list of projects through the proxy into a hosted repository, with counts", async () => {
+    expect((await s.call("POST", "/api/repositories", { key: admin, body: { name: "pypi-imported", format: "pypi" } })).status).toBe(201);
+    expect((await s.call("POST", "/api/repositories/pypi-proxy/imports", { key: admin, body: { packages: ["px pkg"] } })).status).toBe(400);
+    const started = await s.call("POST", "/api/repositories/pypi-proxy/imports", { key: admin, body: { packages: ["PX.Pkg==1.0", "px-none"], target: "pypi-imported" } });
+    expect(started.status).toBe(202);
+    type View = { state: string; imported: number; skipped: number; refused: number; refusals: { path: string }[]; export: string | null };
+    const done = await until(async () => {
+      const v = (await (await s.call("GET", started.headers.get("location")!, { key: admin })).json()) as View;
+      return v.state === "running" ? undefined : v;
+    }, 120_000);
+    // The 1.0 sdist was fetched by pip download before; its wheel is fetched now; px-none is not upstream.
+    expect(done).toMatchObject({ state: "done", imported: 1, skipped: 1, refused: 1 });
+    expect(done.refusals.map((r) => r.path)).toEqual(["px-none"]);
+    await until(async () => {
+      const e = (await (await s.call("GET", `/api/repositories/pypi-proxy/exports/${done.export}`, { key: admin })).json()) as { state: string };
+      return e.state === "running" ? undefined : e;
+    });
+    const hosted = await (await s.call("GET", "/repository/pypi-imported/simple/px-pkg/", { key: admin })).text();
+    expect(hosted).toContain(`${basename(pkg1.wheel)}#sha256=${sha256(pkg1.wheel)}`);
+    expect(hosted).toContain(`${basename(pkg1.sdist)}#sha256=${sha256(pkg1.sdist)}`);
+    expect(hosted).not.toContain(basename(pkg2.wheel));
   });
 
   it("a file that does not match the sha256 its upstream's page declares is refused with 502 and not stored", async () => {

@@ -5,6 +5,7 @@ import { pypiRegistryFactory } from "./pypi-registry.js";
 import { pypiAdminRoutes, pypiHandler } from "./pypi-routes.js";
 import { proxiedDocumentsFactory } from "../../proxy/proxied-documents.js";
 import { pypiProxyFactory } from "./pypi-proxy-service.js";
+import { pypiSpec } from "./pypi-proxy.js";
 import { pypiFilesFollowArtifacts, pypiMigration, pypiStoreFactory } from "./pypi-store.js";
 
 /**
@@ -46,7 +47,8 @@ export const pypi: FormatModule = {
         if (!isProjectName(project!) || normalizeProject(project!) !== project) return;
         await proxy.file(a.repository, project!, version!, filename!, a.path);
       },
-      routes: (app) => pypiAdminRoutes(app, { registry, formatOf: deps.formatOf }),
+      ...(proxy ? { imports: { spec: pypiSpec, paths: (repository: string, spec: string) => proxy.paths(repository, spec) } } : {}),
+      routes: (app) => pypiAdminRoutes(app, { registry, formatOf: deps.formatOf, isProxy }),
       export: pypiExportFactory({ store, metadata: deps.metadata, blobs: deps.blobs, registry }),
       ecosystem: "PyPI",
       coordinates: pypiCoordinates,

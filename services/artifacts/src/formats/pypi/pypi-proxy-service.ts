@@ -8,7 +8,7 @@ import { staleHeaders } from "../../proxy/upstream-health.js";
 import type { ArtifactService } from "../../domain/artifact-service.js";
 import { SCHEMA } from "../../store/schema.js";
 import { projectPageHtml, projectPageJson, JSON_TYPE } from "./pypi-index.js";
-import { invalidProjectPage, proxiedFiles, publishTimes, readProjectPage, type ProxiedFile } from "./pypi-proxy.js";
+import { invalidProjectPage, proxiedFiles, publishTimes, pypiSpec, readProjectPage, type ProxiedFile } from "./pypi-proxy.js";
 import type { PypiStore } from "./pypi-store.js";
 
 export interface PypiProxyDeps {
@@ -84,6 +84,16 @@ export function pypiProxyFactory(deps: PypiProxyDeps) {
       const hidden = await hiddenVersions(repository, project, p.files);
       const shown = p.files.filter((f) => !hidden.has(f.version));
       return { body: type === JSON_TYPE ? projectPageJson(project, shown) : projectPageHtml(project, shown), headers: p.stale ? staleHeaders(p.fetchedAt.getTime(), now()) : {} };
+    },
+
+    /** An import's files of `spec` at the upstream (domain/proxy-import.ts): every file of the project, or of the version named. */
+    async paths(repository: string, spec: string): Promise<string[]> {
+      const { name, version } = pypiSpec(spec);
+      const p = await upstreamPage(repository, name);
+      if (!p) throw notFound(`the upstream of ${repository} has no project ${name}`);
+      const files = version === undefined ? p.files : p.files.filter((f) => f.version === version);
+      if (files.length === 0) throw notFound(`the upstream of ${repository} has no files of ${name} ${version ?? ""}`.trimEnd());
+      return files.map((f) => f.path);
     },
 
     /** The projects whose pages this proxy repository holds (its `/simple/` answers these: the upstream's whole list is not fetched). */

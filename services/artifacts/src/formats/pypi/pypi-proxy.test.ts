@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { projectPageHtml, projectPageJson } from "./pypi-index.js";
-import { distOfFile, invalidProjectPage, mergeFileLinks, parseProjectJson, parseProjectPage, proxiedFiles, publishTimes, readProjectPage } from "./pypi-proxy.js";
+import { distOfFile, invalidProjectPage, pypiSpec, mergeFileLinks, parseProjectJson, parseProjectPage, proxiedFiles, publishTimes, readProjectPage } from "./pypi-proxy.js";
 import { upstreamIndex } from "./pypi-proxy-service.js";
 
 const sha = "A".repeat(64);
@@ -87,5 +87,11 @@ describe("pypi proxy", () => {
     expect(upstreamIndex("https://pypi.example")).toBe("https://pypi.example/simple/");
     expect(upstreamIndex("https://pypi.example/simple/")).toBe("https://pypi.example/simple/");
     expect(upstreamIndex("http://127.0.0.1:8080/repository/pypi/")).toBe("http://127.0.0.1:8080/repository/pypi/simple/");
+  });
+
+  it("reads an import's items: a project in any spelling, or project==version; anything else is a 400 naming packages", () => {
+    expect(pypiSpec("My_Pkg")).toEqual({ name: "my-pkg" });
+    expect(pypiSpec("my.pkg==1.0rc1")).toEqual({ name: "my-pkg", version: "1.0rc1" });
+    for (const bad of ["", "-x", "x==", "x>=1.0", "x==1.0/../2"]) expect(() => pypiSpec(bad), bad).toThrow(/not a PyPI project name/);
   });
 });

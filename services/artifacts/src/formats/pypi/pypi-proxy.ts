@@ -1,4 +1,5 @@
-import { filePath, isVersion, normalizeProject, projectOfFile, versionOfWheel, type ListedFile } from "./pypi-index.js";
+import { invalid } from "@svc/contracts";
+import { filePath, isProjectName, isVersion, normalizeProject, projectOfFile, versionOfWheel, type ListedFile } from "./pypi-index.js";
 
 /** A file link read from an upstream PEP 503 project page. */
 export interface UpstreamFileLink {
@@ -155,4 +156,13 @@ export function publishTimes(files: readonly ProxiedFile[]): Map<string, Date | 
     out.set(f.version, known && f.uploaded ? (known < f.uploaded ? known : f.uploaded) : (known ?? f.uploaded));
   }
   return out;
+}
+
+/** An import's PyPI item: "project" (every version its upstream lists) or "project==version" (the version as its files spell it). */
+export function pypiSpec(spec: string): { name: string; version?: string } {
+  const at = spec.indexOf("==");
+  const name = (at >= 0 ? spec.slice(0, at) : spec).trim();
+  const version = at >= 0 ? spec.slice(at + 2).trim() : undefined;
+  if (!isProjectName(name) || (version !== undefined && !isVersion(version))) throw invalid("packages", `${spec} is not a PyPI project name, or project==version`);
+  return version === undefined ? { name: normalizeProject(name) } : { name: normalizeProject(name), version };
 }

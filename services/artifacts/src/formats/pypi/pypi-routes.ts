@@ -1,7 +1,7 @@
 import { Readable } from "node:stream";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { Type } from "@sinclair/typebox";
-import { ServiceError, invalid, notFound, LIMITS } from "@svc/contracts";
+import { ServiceError, conflict, invalid, notFound, LIMITS } from "@svc/contracts";
 import type { ArtifactTarget } from "@svc/grants";
 import { declaredContentType, errorResponses, type ServiceApp } from "@svc/kit";
 import { actorOf } from "../../domain/artifact-service.js";
@@ -136,13 +136,15 @@ const yankBody = Type.Object(
 const yankAnswer = Type.Object({ files: Type.Array(Type.String(), { description: "the files whose yanked state was set" }) });
 
 /** Yanking (PEP 592): twine has no command for it, so it is an admin route (manage:write at `*`). */
-export function pypiAdminRoutes(app: ServiceApp, deps: { registry: PypiRegistry; formatOf: (repository: string) => string | undefined }): void {
+export function pypiAdminRoutes(app: ServiceApp, deps: { registry: PypiRegistry; formatOf: (repository: string) => string | undefined; isProxy?: (repository: string) => boolean }): void {
   app.post(
     "/api/repositories/:name/pypi/yank",
-    { schema: { params: yankParams, body: yankBody, response: { 200: yankAnswer, ...errorResponses(400, 404, 413, 415) } } },
+    { schema: { params: yankParams, body: yankBody, response: { 200: yankAnswer, ...errorResponses(400, 404, 409, 413, 415) } } },
     async (req) => {
       const repository = req.params.name;
       if (deps.formatOf(repository) !== "pypi") throw notFound(`no pypi repository named ${repository}`);
+      // A proxy's pages carry its upstream's yanked state.
+      if (deps.isProxy?.(repository)) throw conflict(`${repository} is a proxy repository: its files are yanked at its upstream`);
       const { project, version, file, yanked, reason } = req.body;
       const files = await deps.registry.yank(repository, project, version, yanked ? (reason ?? "") : null, file);
       req.log.info({ repository, project, version, files, yanked, principal: req.principal.id }, yanked ? "pypi files yanked" : "pypi files unyanked");

@@ -279,7 +279,7 @@ describe("pypi proxy repositories", () => {
       expectOk(installed.r);
       expect((await installed.imported("px_pkg")).stdout.trim()).toBe("px-pkg@2.0");
       // A file of a cached page that was never fetched, and a page never fetched.
-      expect((await s.call("GET", `/repository/pypi-proxy/packages/px-pkg/1.0/${basename(pkg1.wheel)}`, { headers: basic(reader) })).status).toBe(502);
+      expect((await s.call("GET", `/repository/pypi-proxy/packages/px-pkg/2.0/${basename(pkg2.sdist)}`, { headers: basic(reader) })).status).toBe(502);
       expect((await page("pypi-proxy", "px-never", reader)).status).toBe(502);
     } finally {
       await relay.up();

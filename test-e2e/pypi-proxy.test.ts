@@ -79,6 +79,8 @@ describe("pypi proxy repositories", () => {
   let held1: Dist;
   let held2: Dist;
   let bad: Dist;
+  let young1: Dist;
+  let young2: Dist;
   let n = 0;
 
   const scratch = () => {
@@ -125,14 +127,16 @@ describe("pypi proxy repositories", () => {
     deployer = (await s.mint({ label: "uploader", grants: [{ scope: "pypi-up", tokens: ["deploy"] }] })).key;
     upstreamReader = (await s.mint({ label: "proxy-upstream", grants: [{ scope: "pypi-up", tokens: ["read-only"] }] })).key;
     reader = (await s.mint({ label: "proxy-reader", grants: [{ scope: "pypi-proxy", tokens: ["read-only"] }] })).key;
-    [pkg1, pkg2, held1, held2, bad] = await Promise.all([
+    [pkg1, pkg2, held1, held2, bad, young1, young2] = await Promise.all([
       buildDist(work, py, { name: "px-pkg", version: "1.0", requiresPython: ">=3.8" }),
       buildDist(work, py, { name: "px-pkg", version: "2.0", requiresPython: ">=3.8" }),
       buildDist(work, py, { name: "px-held", version: "1.0" }),
       buildDist(work, py, { name: "px-held", version: "2.0" }),
       buildDist(work, py, { name: "px-bad", version: "1.0" }),
+      buildDist(work, py, { name: "px-young", version: "1.0" }),
+      buildDist(work, py, { name: "px-young", version: "2.0" }),
     ]);
-    expectOk(await twine("pypi-up", [pkg1.wheel, pkg1.sdist, pkg2.wheel, pkg2.sdist, held1.wheel, held2.wheel, bad.wheel], deployer));
+    expectOk(await twine("pypi-up", [pkg1.wheel, pkg1.sdist, pkg2.wheel, pkg2.sdist, held1.wheel, held2.wheel, bad.wheel, young1.wheel, young2.wheel], deployer));
     relay = await relayTo(s.gatewayUrl, await freePort());
     expect((await s.call("PUT", "/api/settings/block-private-import-hosts", { key: admin, body: { value: false } })).status).toBe(200);
     // Applied by the artifacts service within moments (it follows the stored settings).
@@ -226,6 +230,30 @@ describe("pypi proxy repositories", () => {
     const refused = await s.call("GET", `/repository/pypi-proxy/packages/px-held/2.0/${basename(held2.wheel)}`, { headers: basic(reader) });
     expect(refused.status).toBe(403);
     expect(await refused.text()).toContain("compromised pipeline");
+  });
+
+  it("the cooldown hides versions younger than the repository's minimum age (their PEP 700 upload time) and refuses their files; an allow lets one through", async () => {
+    expect((await s.call("PUT", "/api/repositories/pypi-proxy/gate", { key: admin, body: { minAge: "1h" } })).status).toBe(200);
+    try {
+      // Every node applies a repository's minimum age within moments.
+      await until(async () => (!(await (await page("pypi-proxy", "px-young", reader)).text()).includes("px_young-") ? true : undefined));
+      const refused = await s.call("GET", `/repository/pypi-proxy/packages/px-young/2.0/${basename(young2.wheel)}`, { headers: basic(reader) });
+      expect(refused.status).toBe(403);
+      expect(await refused.text()).toContain("younger than the minimum age");
+      expect(relay.gets(basename(young2.wheel))).toBe(0);
+      const allowed = await s.call("POST", "/api/gate/allows", { key: admin, body: { ecosystem: "PyPI", name: "PX_Young", version: "1.0", reason: "needed today" } });
+      expect(allowed.status).toBe(201);
+      const shown = await until(async () => {
+        const text = await (await page("pypi-proxy", "px-young", reader)).text();
+        return text.includes(basename(young1.wheel)) ? text : undefined;
+      });
+      expect(shown).not.toContain(basename(young2.wheel));
+      const installed = await pipInstall(["px-young"]);
+      expectOk(installed.r);
+      expect((await installed.imported("px_young")).stdout.trim()).toBe("px-young@1.0");
+    } finally {
+      expect((await s.call("PUT", "/api/repositories/pypi-proxy/gate", { key: admin, body: { minAge: null } })).status).toBe(200);
+    }
   });
 
   it("imports a list of projects through the proxy into a hosted repository, with counts", async () => {

@@ -1,8 +1,11 @@
 import type { FormatModule } from "../format.js";
 import { pypiExportFactory } from "./pypi-export.js";
-import { pypiCoordinates } from "./pypi-index.js";
+import { isProjectName, normalizeProject, pypiCoordinates } from "./pypi-index.js";
 import { pypiRegistryFactory } from "./pypi-registry.js";
 import { pypiAdminRoutes, pypiHandler } from "./pypi-routes.js";
+import { proxiedDocumentsFactory } from "../../proxy/proxied-documents.js";
+import { pypiProxyFactory } from "./pypi-proxy-service.js";
+import { pypiSpec } from "./pypi-proxy.js";
 import { pypiFilesFollowArtifacts, pypiMigration, pypiStoreFactory } from "./pypi-store.js";
 
 /**
@@ -18,10 +21,34 @@ export const pypi: FormatModule = {
   create(deps) {
     const store = pypiStoreFactory(deps.db);
     const registry = pypiRegistryFactory({ store, artifacts: deps.artifacts, readOnly: deps.readOnly });
+    // Proxy repositories (docs/integration/pypi.md, "Proxy repositories"): what they lack is fetched from their upstream.
+    const p = deps.proxy;
+    const isProxy = (repository: string) => p?.upstreamOf(repository) !== undefined;
+    const proxy = p
+      ? pypiProxyFactory({
+          pool: deps.pool,
+          upstreams: p.upstreams,
+          documents: proxiedDocumentsFactory({ pool: deps.pool, upstreams: p.upstreams, settings: p.settings, readOnly: deps.readOnly, log: deps.log }),
+          store,
+          artifacts: deps.artifacts,
+          ...(p.screenVersions ? { screenVersions: p.screenVersions } : {}),
+          ...(p.tooYoung ? { tooYoung: p.tooYoung } : {}),
+          log: deps.log,
+        })
+      : undefined;
     return {
-      handle: pypiHandler({ registry, store }),
+      handle: pypiHandler({ registry, store, ...(proxy ? { proxy: { pypi: proxy, isProxy } } : {}) }),
       servesFolders: true,
-      routes: (app) => pypiAdminRoutes(app, { registry, formatOf: deps.formatOf }),
+      proxies: proxy !== undefined,
+      beforeRead: async (a) => {
+        const [first, project, version, filename] = a.segments;
+        if (!proxy || !isProxy(a.repository) || first !== "packages" || a.segments.length !== 4 || a.folder) return;
+        // Files are fetched under the paths the pages link to only: the normalised project's.
+        if (!isProjectName(project!) || normalizeProject(project!) !== project) return;
+        await proxy.file(a.repository, project!, version!, filename!, a.path);
+      },
+      ...(proxy ? { imports: { spec: pypiSpec, paths: (repository: string, spec: string) => proxy.paths(repository, spec) } } : {}),
+      routes: (app) => pypiAdminRoutes(app, { registry, formatOf: deps.formatOf, isProxy }),
       export: pypiExportFactory({ store, metadata: deps.metadata, blobs: deps.blobs, registry }),
       ecosystem: "PyPI",
       coordinates: pypiCoordinates,

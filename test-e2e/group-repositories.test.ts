@@ -385,6 +385,20 @@ describe("group repositories", () => {
       expect((await call("GET", "/repository/pypi-a/simple/gp-new-py/")).status).toBe(200);
       expect((await call("GET", "/repository/pypi-b/simple/gp-new-py/")).status).toBe(404);
     });
+
+    it("with a PyPI proxy member: its page merged in, and what no earlier member has fetched through it", async () => {
+      await proxyOf("pypi-px", "pypi", "pypi-b");
+      await group("pypi-mix", "pypi", ["pypi-a", "pypi-px"]);
+      const mixReader = await keyFor("pypi-mix-reader", ["read-only"], "pypi-mix");
+      const basic = { authorization: `Basic ${Buffer.from(`__token__:${mixReader}`).toString("base64")}` };
+      const html = await (await s.call("GET", "/repository/pypi-mix/simple/gp-py/", { headers: basic })).text();
+      for (const f of [older.wheel, newer.wheel, newer.sdist]) expect(html).toContain(basename(f));
+      const download = await pip(["download", "--no-deps", "--only-binary", ":all:", "--index-url", index("pypi-mix", mixReader), "-d", "out", "gp-py"]);
+      expectOk(download.r);
+      expect(readdirSync(join(download.d, "out"))).toContain(basename(newer.wheel));
+      const fetched = (await (await call("GET", "/api/repositories/pypi-px/files")).json()) as { path: string }[];
+      expect(fetched.map((f) => f.path)).toEqual([`packages/gp-py/1.1/${basename(newer.wheel)}`]);
+    });
   });
 
   describe("maven", () => {

@@ -211,6 +211,40 @@ describe("maven and raw proxy repositories", () => {
     expect(plain.body.toString()).toBe("tampered /docs/plain.txt");
   });
 
+  it("imports an artifact's releases (and raw files) through the proxy into hosted repositories, with counts; a bad item is a 400 naming packages", async () => {
+    const start = async (repository: string, body: object) => {
+      const r = await s.call("POST", `/api/repositories/${repository}/imports`, { key: admin, body });
+      expect(r.status, await r.clone().text()).toBe(202);
+      return eventually(`import into ${repository} ended`, async () => {
+        const rec = (await (await s.call("GET", r.headers.get("location")!, { key: admin })).json()) as { state: string; imported: number; skipped: number; refused: number; refusals: { path: string }[]; export: string | null };
+        return rec.state === "running" ? undefined : rec;
+      }, 120_000);
+    };
+    const bad = await s.call("POST", `/api/repositories/${PROXY}/imports`, { key: admin, body: { packages: ["com.example:lib", "not a coordinate"] } });
+    expect(bad.status).toBe(400);
+    expect(await bad.json()).toMatchObject({ field: "packages", detail: expect.stringContaining("packages[1]") });
+    await s.createRepository("maven-imported", "maven");
+    // 1.1's pom and jar (resolved above, so skipped: 1.0 stays unfetched for the tests below);
+    // com.example:none is not upstream.
+    const done = await start(PROXY, { packages: ["com.example:lib:1.1", "com.example:none"], target: "maven-imported" });
+    expect(done).toMatchObject({ state: "done", imported: 0, skipped: 2, refused: 1 });
+    expect(done.refusals.map((r) => r.path)).toEqual(["com.example:none"]);
+    await eventually("the export into maven-imported ended", async () => {
+      const e = (await (await s.call("GET", `/api/repositories/${PROXY}/exports/${done.export}`, { key: admin })).json()) as { state: string };
+      return e.state === "done" ? e : undefined;
+    });
+    // Only the version listed is copied (the proxy holds 2.0-SNAPSHOT's files too).
+    expect((await get("maven-imported", "com/example/lib/1.1/lib-1.1.jar")).body).toEqual(jars.get("1.1"));
+    expect((await get("maven-imported", "com/example/lib/1.1/lib-1.1.jar.sha1")).body.toString()).toBe(hex("sha1", jars.get("1.1")!));
+    expect((await get("maven-imported", "com/example/lib/maven-metadata.xml")).body.toString()).toMatch(/<versions>\s*<version>1\.1<\/version>\s*<\/versions>/);
+    expect((await get("maven-imported", "com/example/lib/2.0-SNAPSHOT/maven-metadata.xml")).status).toBe(404);
+
+    expect((await s.call("PUT", "/repository/raw-up/docs/notes.txt", { key: admin, body: "notes" })).status).toBe(201);
+    const raw = await start("raw-proxy", { packages: ["docs/guide.txt", "docs/notes.txt", "docs/absent.txt"] });
+    expect(raw).toMatchObject({ state: "done", imported: 1, skipped: 1, refused: 1, export: null });
+    expect((await get("raw-proxy", "docs/notes.txt")).body.toString()).toBe("notes");
+  }, 600_000);
+
   it("with the upstream gone, cached files are still served (mvn still resolves), metadata stale with Warning 110, what is not cached 502", async () => {
     await relay.down();
     await sleep(1500);
@@ -235,5 +269,6 @@ describe("maven and raw proxy repositories", () => {
     expect(uncached.status).toBe(403);
     expect(uncached.body.toString()).toContain("read-only");
     expect((await get("raw-proxy", "docs/other.txt")).status).toBe(403);
+    expect((await s.call("POST", `/api/repositories/${PROXY}/imports`, { key: admin, body: { packages: ["com.example:lib"] } })).status).toBe(403);
   }, 300_000);
 });

@@ -224,6 +224,11 @@ describe("npm proxy repositories", () => {
     expect((await install("px-mal"))("px-mal")).toBe("1.0.0");
   });
 
+  /** A meter's value as the suite's /metrics shows it: the lines matching summed (one per node). */
+  const meter = async (line: RegExp) => {
+    const text = await (await s.call("GET", "/metrics", { key: admin })).text();
+    return text.split("\n").filter((l) => line.test(l)).reduce((sum, l) => sum + Number(l.split(" ").pop()), 0);
+  };
   type ImportView = { state: string; packages: number; done: number; imported: number; skipped: number; held: number; refused: number; refusals: { path: string; reason: string }[]; export: string | null; target: string | null };
   const importDone = (url: string, gateway = s.gatewayUrl) =>
     until(async () => {
@@ -277,6 +282,9 @@ describe("npm proxy repositories", () => {
     expect((await call("GET", "/repository/npm-imported/px-hot", { key: admin })).status).toBe(404);
     const c = scratch(`${s.gatewayUrl}/repository/npm-imported/`, admin);
     expectOk(await npm(["install", "--no-package-lock", "px-imp@1.0.0"], { cwd: c.project, env: c.env }));
+    // The fetches of the tests so far, by outcome (the gate's refusal of px-mal 1.0.1 among them), before a node restarts below.
+    expect(await meter(/^svc_proxy_fetches_total\{[^}]*repository="npm-proxy"[^}]*outcome="stored"/)).toBeGreaterThanOrEqual(MANY);
+    expect(await meter(/^svc_proxy_fetches_total\{[^}]*repository="npm-proxy"[^}]*outcome="refused"/)).toBeGreaterThanOrEqual(1);
     // Importing again (with the svc client) fetches nothing.
     const cli = await new Promise<{ code: number; stdout: string; stderr: string }>((done) => {
       const env = { PATH: process.env.PATH ?? "", SVC_URL: s.gatewayUrl, SVC_KEY: admin };
@@ -329,6 +337,8 @@ describe("npm proxy repositories", () => {
     expect(version("px-a")).toBe("1.1.0");
     const missing = await call("GET", "/repository/npm-proxy/px-never-fetched", { key: reader });
     expect(missing.status).toBe(502);
+    // The meter says so.
+    expect(await meter(/^svc_proxy_stale_total\{[^}]*repository="npm-proxy"/)).toBeGreaterThanOrEqual(1);
     await relay.up();
   });
 

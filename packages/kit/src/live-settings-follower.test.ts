@@ -15,6 +15,15 @@ describe("run-time settings", () => {
     expect(parseRuntimeValue("rateLimit", { n: 5 })).toMatchObject({ ok: false });
   });
 
+  it("stores a duration as written, so it reads back as the same duration (not its milliseconds read as seconds)", () => {
+    const put = parseRuntimeValue("webhookRetryBaseMs", "30s");
+    expect(put).toEqual({ ok: true, value: 30_000, text: "30s" });
+    const stored = new Map([["svc.webhook-retry-base", (put as { text: string }).text], ["svc.webhook-timeout", (parseRuntimeValue("webhookTimeoutMs", 5) as { text: string }).text]]);
+    const live = overlayRuntime(start(), stored);
+    expect(live.webhookRetryBaseMs).toBe(30_000);
+    expect(live.webhookTimeoutMs).toBe(5_000);
+  });
+
   it("lays stored values over the defaults, never over what the operator fixed at start", () => {
     const stored = new Map([
       ["svc.rate-limit", "7"],

@@ -10,7 +10,12 @@ export function parseRuntimeValue(field: RuntimeSetting, value: unknown): { ok: 
   if (typeof value !== "string" && typeof value !== "number" && typeof value !== "boolean") return { ok: false, reason: "value must be a string, a number or true/false" };
   const d = SETTINGS[field] as SettingDef<unknown>;
   const r = d.parse(String(value));
-  return r.ok ? { ok: true, value: r.value, text: settingText(r.value) } : { ok: false, reason: `${d.name} ${r.reason}` };
+  if (!r.ok) return { ok: false, reason: `${d.name} ${r.reason}` };
+  // Stored as its value's text where that reads back as the same value; else as it was written:
+  // a duration's value is milliseconds, and "30000" would read back as seconds.
+  const text = settingText(r.value);
+  const again = d.parse(text);
+  return { ok: true, value: r.value, text: again.ok && JSON.stringify(again.value) === JSON.stringify(r.value) ? text : String(value).trim() };
 }
 
 /**

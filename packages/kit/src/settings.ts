@@ -81,6 +81,21 @@ const signedUrlTtl: Parser<number> = (raw) => {
   const ms = parseSettingDuration(raw);
   return ms === undefined || ms < 1000 || ms > 7 * 86_400_000 ? { ok: false, reason: "must be a duration from 1s to 7 days, such as 60s" } : { ok: true, value: ms };
 };
+/**
+ * A minimum age (the cooldown's), kept as written (`72h`, `3d`, `P3D`) so it reads back the same
+ * in `GET /api/settings` and in the stored text; blank, `0` and `off` are none (""). minAgeMs reads it.
+ */
+export const minAge: Parser<string> = (raw) => {
+  const t = raw.trim();
+  if (minAgeMs(t) === undefined) return { ok: false, reason: "must be a duration such as 72h, 3d, 30m or P3D (blank, 0 or off: none)" };
+  return { ok: true, value: minAgeMs(t) === 0 ? "" : t };
+};
+/** The milliseconds of a minimum age as svc.gate.min-age takes it: 0 for none (blank, `0`, `off`); undefined when it is not one. */
+export function minAgeMs(text: string): number | undefined {
+  const t = text.trim();
+  if (t === "" || t.toLowerCase() === "off") return 0;
+  return parseSettingDuration(t);
+}
 /** An ISO-8601 duration kept as text (applied on the calendar), blank = unset. */
 const isoDuration: Parser<string | undefined> = (raw) => {
   const t = raw.trim();
@@ -321,6 +336,8 @@ export const SETTINGS = {
     description: "`CRITICAL`, `HIGH`, `MEDIUM` or `LOW`: the lowest CVSS level of a vulnerability the gate acts on; `NONE` switches the vulnerability check off and raises `svc.vulnerability.threshold-none`. Changes at run time unless fixed at start." }),
   denyListAction: def("svc.deny-list-action", gateAction, "BLOCK", { readBy: ["admin", "artifacts"],
     description: "What the screening gate does with a package version the deny list (`/api/deny-list`) names: `BLOCK`, `HOLD`, `WARN` or `ALLOW` (as `svc.malware-action`). `ALLOW` raises `svc.deny-list.allow`. Changes at run time unless fixed at start." }),
+  gateMinAge: def("svc.gate.min-age", minAge, "", { readBy: ["admin", "artifacts"], defaultText: "blank (off)",
+    description: "The cooldown (docs/administration/screening.md): a proxied package version published upstream less than this long ago (`72h`, `3d`, `30m`, `P3D`) is neither listed in the metadata a proxy repository serves nor fetched; one whose publish time is not known counts as too young. Blank, `0` or `off`: no cooldown. A repository may override it (`PUT /api/repositories/<name>/gate`) and a package be let through (`/api/gate/allows`). Changes at run time (`PUT /api/settings/gate.min-age`, per tenant with `?tenant=`) unless fixed at start." }),
   advisoriesSources: def("svc.advisories.sources", advisorySources, [] as string[], { readBy: ["artifacts"], defaultText: "blank (no advisory data)",
     description: "Where the screening gate's advisory data comes from, comma-separated: folders of OSV `.json` records or of OSV zips, paths of zips, and `https://` URLs of an OSV zip (osv.dev's per-ecosystem `all.zip`) or record. Loaded into Postgres at start and every `svc.advisories.refresh`; a source that cannot be read keeps its last good data and is reported (`GET /api/advisories/status`)." }),
   advisoriesRefreshMs: def("svc.advisories.refresh", duration, 3_600_000, { readBy: ["artifacts"], defaultText: "1h",
@@ -550,6 +567,7 @@ export const DEPLOYMENT_SETTINGS = [
   "vulnerabilityAction",
   "vulnerabilityThreshold",
   "denyListAction",
+  "gateMinAge",
   "blockPrivateImportHosts",
   "webhook",
   "webhookEndpoints",
@@ -580,7 +598,7 @@ export function requireSettings(s: Settings, names: (keyof Defs)[]): void {
  * console) and the webhook settings (the notifier reads them again together).
  */
 export const RUNTIME_SETTINGS = [
-  "rateLimit", "malwareAction", "vulnerabilityAction", "vulnerabilityThreshold", "denyListAction", "blockPrivateImportHosts",
+  "rateLimit", "malwareAction", "vulnerabilityAction", "vulnerabilityThreshold", "denyListAction", "gateMinAge", "blockPrivateImportHosts",
   "uiDeploy", "webhook", "webhookEndpoints", "webhookSecrets", "webhookAttempts", "webhookAllowInternal", "webhookRetryBaseMs", "webhookTimeoutMs", "webhookHistoryMs",
 ] as const satisfies readonly (keyof Defs)[];
 export type RuntimeSetting = (typeof RUNTIME_SETTINGS)[number];
@@ -590,7 +608,7 @@ export type RuntimeSetting = (typeof RUNTIME_SETTINGS)[number];
  * (`PUT /api/settings/<name>?tenant=<t>`); the override wins over the deployment's run-time value
  * for that tenant, and a value the operator fixed at start wins over both.
  */
-export const TENANT_SETTINGS = ["malwareAction", "vulnerabilityAction", "vulnerabilityThreshold", "denyListAction"] as const satisfies readonly RuntimeSetting[];
+export const TENANT_SETTINGS = ["malwareAction", "vulnerabilityAction", "vulnerabilityThreshold", "denyListAction", "gateMinAge"] as const satisfies readonly RuntimeSetting[];
 export type TenantSetting = (typeof TENANT_SETTINGS)[number];
 
 /** The run-time setting a name as the spec writes it (`rate-limit`, or `svc.rate-limit`) means; undefined for any other. */

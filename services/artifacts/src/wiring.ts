@@ -66,7 +66,9 @@ export async function wireArtifacts({ config, log, metrics, bus, db, pool, repli
   // service's stored values at start, on each change it announces, and every 30 s.
   const live = liveSettingsFollower({ config, adminUrl: config.adminUrl, caller: "artifacts", bus, log });
   void live.refresh();
-  const gate = wireGate({ config, pool, metadata, formats, log, replica: Boolean(replica), settings: () => gateSettingsOf(live.current())() });
+  // svc.gate.min-age may be set for this deployment's tenant (PUT /api/settings/gate.min-age?tenant=).
+  const minAge = () => live.forTenant(config.tenant).gateMinAge;
+  const gate = wireGate({ config, pool, metadata, formats, log, replica: Boolean(replica), settings: () => gateSettingsOf(live.current())(), minAge });
   const artifacts = artifactServiceFactory({ blobs, metadata, outbox, deliver: relay.deliver, tenant: config.tenant, ...formats.hooks, gate: gate.publishGate });
   gate.attach(artifacts);
   // A hold or release on another node: the read cache must not serve (or refuse) the old state.
@@ -105,8 +107,8 @@ export async function wireArtifacts({ config, log, metrics, bus, db, pool, repli
     const now = live.current();
     return { metadataTtlMs: now.proxyMetadataTtlMs, blockPrivate: now.blockPrivateImportHosts };
   };
-  const upstreams = upstreamsFactory({ pool, lockPool, metadata, artifacts, upstreamOf, settings: proxySettings, readOnly: config.readOnly, log, actor: { kind: "system", id: "proxy" } });
-  formats.build({ db, pool, metadata, blobs, artifacts, readOnly: config.readOnly, publicUrl: config.uiPublicUrl, log, proxy: { upstreamOf, upstreams, settings: proxySettings, screenVersions: gate.screenVersions } });
+  const upstreams = upstreamsFactory({ pool, lockPool, metadata, artifacts, upstreamOf, settings: proxySettings, readOnly: config.readOnly, log, actor: { kind: "system", id: "proxy" }, registry: metrics.registry });
+  formats.build({ db, pool, metadata, blobs, artifacts, readOnly: config.readOnly, publicUrl: config.uiPublicUrl, log, proxy: { upstreamOf, upstreams, settings: proxySettings, screenVersions: gate.screenVersions, tooYoung: gate.tooYoung } });
   // A data folder the code before the blob store wrote is migrated before anything is served.
   if (opened.kind === "filesystem") await migrateLegacyLayout({ root: config.filesystemRoot, blobs: opened.store, artifacts, metadata, pool, log });
   // Staged leftovers of uploads a crash interrupted more than a day ago (the walker's reclaim takes younger ones after its grace).

@@ -19,7 +19,9 @@ export function withDatabase(url: string, db: string): string {
 }
 
 export async function withClient<T>(url: string, fn: (c: pg.Client) => Promise<T>): Promise<T> {
-  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 5000 });
+  // A suite's set-up while the machine's cores are busy (several suites starting at once) can
+  // take the server more than a few seconds to accept: a slow start is not a failure.
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 30_000 });
   client.on("error", () => {});
   await client.connect();
   try {

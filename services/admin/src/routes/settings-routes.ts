@@ -152,7 +152,7 @@ export function settingsRoutes(app: ServiceApp, deps: SettingsDeps): void {
     {
       schema: {
         summary:
-          "Changes a run-time setting (name without svc., e.g. rate-limit): stored, recorded and applied by every node without a restart; with ?tenant=<t>, sets that tenant's override (malware-action, vulnerability-action, vulnerability-threshold, deny-list-action)",
+          "Changes a run-time setting (name without svc., e.g. rate-limit): stored, recorded and applied by every node without a restart; with ?tenant=<t>, sets that tenant's override (malware-action, vulnerability-action, vulnerability-threshold, deny-list-action, gate.min-age)",
         params: Type.Object({ name: Type.String({ maxLength: 200 }) }),
         querystring: tenantQuery,
         body: Type.Object({ value: Type.Union([Type.String({ maxLength: 65_536 }), Type.Number(), Type.Boolean()]) }, { additionalProperties: false }),

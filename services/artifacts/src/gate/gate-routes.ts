@@ -3,6 +3,8 @@ import { LIMITS, invalid } from "@svc/contracts";
 import { Answer, NoContent, Nullable, errorResponses, pagingQuerySchema, readPaging, type ServiceApp } from "@svc/kit";
 import { actorOf } from "../domain/artifact-service.js";
 import type { Downloader } from "../store/metadata-store.js";
+import type { Cooldown } from "./cooldown.js";
+import { cooldownRoutes } from "./cooldown-routes.js";
 import type { GateService } from "./gate-service.js";
 import { FINDING_STATUSES, UUID, type DenyEntry, type FindingRow, type GateStore, type Refusal } from "./gate-store.js";
 
@@ -123,6 +125,8 @@ export interface GateRoutesDeps {
   /** svc.advisories.sources and svc.advisories.refresh. */
   sources: readonly string[];
   refreshMs: number;
+  /** The cooldown's allows and repositories' own minimum ages (cooldown-routes.ts). */
+  cooldown?: Cooldown;
 }
 
 /**
@@ -131,6 +135,7 @@ export interface GateRoutesDeps {
  * to read and manage:write to change.
  */
 export function gateRoutes(app: ServiceApp, deps: GateRoutesDeps): void {
+  if (deps.cooldown) cooldownRoutes(app, deps.cooldown);
   app.get("/api/deny-list", { schema: { querystring: pagingQuerySchema, response: { 200: Type.Array(denySchema), ...errorResponses(400) } } }, async (req, reply) => {
     const { after, limit } = readPaging(req.query);
     const rows = await deps.store.denyList(uuidCursor(after, "deny list entry"), limit + 1);

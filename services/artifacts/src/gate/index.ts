@@ -5,6 +5,8 @@ import type { ArtifactService } from "../domain/artifact-service.js";
 import type { Formats } from "../formats/format.js";
 import type { MetadataStore } from "../store/metadata-store.js";
 import { advisoryRefreshFactory } from "./advisory-refresh.js";
+import { cooldownFactory } from "./cooldown.js";
+import { cooldownStoreFactory } from "./cooldown-store.js";
 import type { GateSettings } from "./gate.js";
 import { gateServiceFactory } from "./gate-service.js";
 import { gateStoreFactory } from "./gate-store.js";
@@ -13,7 +15,7 @@ import type { GateRoutesDeps } from "./gate-routes.js";
 /** How often a node reads the advisory sources' state for its heartbeat. */
 const STATE_POLL_MS = 5_000;
 
-type GateConfig = Pick<ArtifactsConfig, "malwareAction" | "vulnerabilityAction" | "vulnerabilityThreshold" | "denyListAction" | "advisoriesSources" | "advisoriesRefreshMs" | "readOnly">;
+type GateConfig = Pick<ArtifactsConfig, "malwareAction" | "vulnerabilityAction" | "vulnerabilityThreshold" | "denyListAction" | "gateMinAge" | "advisoriesSources" | "advisoriesRefreshMs" | "readOnly">;
 
 /**
  * The gate's settings as the process has them. The one place they are read: a run-time settings
@@ -31,7 +33,17 @@ export const gateSettingsOf = (config: GateConfig) => (): GateSettings => ({
  * advisory refresh and routes. `attach` hands it the artifact service once that is built (the
  * artifact service is built with the gate's publish hooks).
  */
-export function wireGate(deps: { config: GateConfig; pool: pg.Pool; metadata: MetadataStore; formats: Pick<Formats, "ecosystemOf" | "hooks">; log: FastifyBaseLogger; settings?: () => GateSettings; replica?: boolean }) {
+export function wireGate(deps: {
+  config: GateConfig;
+  pool: pg.Pool;
+  metadata: MetadataStore;
+  formats: Pick<Formats, "ecosystemOf" | "hooks">;
+  log: FastifyBaseLogger;
+  settings?: () => GateSettings;
+  /** svc.gate.min-age as it is now (run-time); default the value read at start. */
+  minAge?: () => string;
+  replica?: boolean;
+}) {
   const store = gateStoreFactory(deps.pool);
   let artifacts: ArtifactService | undefined;
   const service = gateServiceFactory({
@@ -47,6 +59,8 @@ export function wireGate(deps: { config: GateConfig; pool: pg.Pool; metadata: Me
     coordinates: deps.formats.hooks.coordinates,
     log: deps.log,
   });
+  // The cooldown: proxied versions younger than svc.gate.min-age are neither fetched nor listed (ProxyDeps.tooYoung).
+  const cooldown = cooldownFactory({ store: cooldownStoreFactory(deps.pool), minAge: deps.minAge ?? (() => deps.config.gateMinAge), ecosystemOf: deps.formats.ecosystemOf });
   const refresh = advisoryRefreshFactory({
     pool: deps.pool,
     store,
@@ -65,10 +79,11 @@ export function wireGate(deps: { config: GateConfig; pool: pg.Pool; metadata: Me
     if (states) unreadable = states.some((st) => st.error !== null && deps.config.advisoriesSources.includes(st.source));
   };
   let polling: NodeJS.Timeout | undefined;
-  const routes: GateRoutesDeps = { gate: service, store, sources: deps.config.advisoriesSources, refreshMs: deps.config.advisoriesRefreshMs };
+  const routes: GateRoutesDeps = { gate: service, store, sources: deps.config.advisoriesSources, refreshMs: deps.config.advisoriesRefreshMs, cooldown };
   return {
     publishGate: service.publishGate,
     screenVersions: service.screenVersions,
+    tooYoung: cooldown.tooYoung,
     routes,
     attach(a: ArtifactService) {
       artifacts = a;

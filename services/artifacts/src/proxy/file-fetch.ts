@@ -2,6 +2,7 @@ import type { IncomingHttpHeaders } from "node:http";
 import type { Readable } from "node:stream";
 import type { FastifyBaseLogger } from "fastify";
 import type pg from "pg";
+import { Counter, Gauge, type Registry } from "prom-client";
 import { ServiceError, forbidden, notFound, type Actor } from "@svc/contracts";
 import type { Address, ArtifactService, PublishChecks, Published } from "../domain/artifact-service.js";
 import type { DeclaredDigests } from "../domain/upload-checks.js";
@@ -48,6 +49,8 @@ export interface UpstreamsDeps {
   log: FastifyBaseLogger;
   /** Who the stored files' events name. */
   actor: Actor;
+  /** Where the proxies' meters are registered; absent: none (tests). */
+  registry?: Registry;
   now?: () => number;
 }
 
@@ -93,6 +96,23 @@ export function upstreamsFactory(deps: UpstreamsDeps) {
     }
   };
 
+  // The proxies' meters (docs/operations/health-and-metrics.md): fetches by outcome, stale copies served, upstreams marked down.
+  const fetches = deps.registry && new Counter({ name: "svc_proxy_fetches_total", help: "Files proxy repositories fetched from their upstreams, by outcome: stored, missing (the upstream has none), mismatch (not the digest declared), refused (by the screening gate), failed (the upstream did not answer, or not with the file)", labelNames: ["repository", "outcome"] as const, registers: [deps.registry] });
+  const stale = deps.registry && new Counter({ name: "svc_proxy_stale_total", help: "Cached metadata proxy repositories served stale (Warning 110) because their upstreams failed or were marked down", labelNames: ["repository"] as const, registers: [deps.registry] });
+  if (deps.registry) {
+    new Gauge({
+      name: "svc_proxy_upstream_down",
+      help: "1 while a proxy repository's upstream is marked down after repeated failures (asked again after a backoff), as this node has seen it",
+      labelNames: ["repository"] as const,
+      registers: [deps.registry],
+      collect() {
+        this.reset();
+        for (const [repository, h] of health) this.set({ repository }, h.down ? 1 : 0);
+      },
+    });
+  }
+  const counted = (repository: string, outcome: "stored" | "missing" | "mismatch" | "refused" | "failed") => fetches?.inc({ repository, outcome });
+
   /** A GET of the upstream, its body still arriving; throws UpstreamUnreachable. */
   const ask = (repository: string, url: string, headers: Record<string, string>, maxBytes?: number): Promise<UpstreamStream> => {
     const u = upstream(repository);
@@ -110,15 +130,18 @@ export function upstreamsFactory(deps: UpstreamsDeps) {
     } catch (err) {
       if (!(err instanceof UpstreamUnreachable)) throw err;
       healthOf(repository).failed();
+      counted(repository, "failed");
       throw badGateway(`the upstream of ${repository} did not answer for ${s.what} and it is not cached: ${err.message}`);
     }
     if (answer.status !== 200) answer.body.resume();
     if (answer.status === 404 || answer.status === 410) {
       healthOf(repository).succeeded();
+      counted(repository, "missing");
       throw notFound(`the upstream of ${repository} has no ${s.what}`);
     }
     if (answer.status !== 200) {
       if (answer.status >= 500 || answer.status === 429) healthOf(repository).failed();
+      counted(repository, "failed");
       throw badGateway(`the upstream of ${repository} answered ${answer.status} for ${s.what}, which is not cached`);
     }
     try {
@@ -126,18 +149,22 @@ export function upstreamsFactory(deps: UpstreamsDeps) {
       const publish = s.publish ?? deps.artifacts.publish;
       const stored = await publish({ repository, segments: path.split("/"), path }, answer.body, s.contentType ?? "application/octet-stream", deps.actor, { digests });
       healthOf(repository).succeeded();
+      counted(repository, "stored");
       deps.log.info({ repository, path, size: stored.size }, "proxy: file fetched from the upstream and stored");
     } catch (err) {
       answer.body.destroy();
       if (err instanceof UpstreamUnreachable) {
         healthOf(repository).failed();
+        counted(repository, "failed");
         throw badGateway(`the upstream of ${repository} broke off ${s.what}, which is not cached: ${err.message}`);
       }
       // A declared digest that does not match (the artifact service's 400): the upstream's file is not what its metadata says.
       if (err instanceof ServiceError && err.code === "invalid_input") {
+        counted(repository, "mismatch");
         deps.log.error({ repository, path, reason: err.message }, "proxy: a fetched file does not match the digest its upstream declares; refused, nothing stored");
         throw badGateway(`${s.what} from the upstream of ${repository} was refused: it does not match the digest the upstream declares (${err.message.replace(/: nothing was stored$/, "")})`);
       }
+      if (err instanceof ServiceError && err.code === "forbidden") counted(repository, "refused");
       throw err;
     }
   };
@@ -145,6 +172,8 @@ export function upstreamsFactory(deps: UpstreamsDeps) {
   return {
     /** The upstream's health as this process has seen it (each format's metadata fetches mark it too). */
     healthOf,
+    /** Counts a cached document served stale because the upstream failed (svc_proxy_stale_total). */
+    servedStale: (repository: string) => void stale?.inc({ repository }),
     upstream,
     /** A GET of a proxy repository's upstream, its whole body read (metadata, bounded by `maxBytes`); throws UpstreamUnreachable. */
     async get(repository: string, url: string, headers: Record<string, string>, maxBytes: number): Promise<UpstreamAnswer> {

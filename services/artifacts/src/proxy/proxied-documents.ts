@@ -79,12 +79,17 @@ export function proxiedDocumentsFactory(deps: ProxiedDocumentsDeps) {
     return at;
   };
   const served = (row: Row, stale: boolean, fetchedAt = row.fetchedAt): ProxiedDocument | undefined => (row.body === null ? undefined : { body: row.body, fetchedAt, stale });
+  /** The cached copy, served stale because the upstream failed (counted). */
+  const staleCopy = (repository: string, row: Row): ProxiedDocument | undefined => {
+    deps.upstreams.servedStale(repository);
+    return served(row, true);
+  };
 
   /** The upstream failed: the cached copy, marked stale, or a 502 when there is none. */
   const failed = (repository: string, url: string, row: Row | undefined, why: string): ProxiedDocument | undefined => {
     healthOf(repository).failed();
     deps.log.warn({ repository, url, why }, "proxy: the upstream failed; serving the cached document if there is one");
-    if (row?.body != null) return served(row, true);
+    if (row?.body != null) return staleCopy(repository, row);
     throw badGateway(`the upstream of ${repository} did not answer for ${new URL(url).pathname} and no copy is cached: ${why}`);
   };
 
@@ -118,7 +123,7 @@ export function proxiedDocumentsFactory(deps: ProxiedDocumentsDeps) {
     }
     if (answer.status === 401 || answer.status === 403) {
       deps.log.error({ repository, url, status: answer.status }, "proxy: the upstream refused this server's credentials");
-      if (row?.body != null) return served(row, true);
+      if (row?.body != null) return staleCopy(repository, row);
       throw badGateway(`the upstream of ${repository} refused to answer (${answer.status}): check the repository's upstream credentials`);
     }
     return failed(repository, url, row, `the upstream answered ${answer.status}`);
@@ -138,7 +143,7 @@ export function proxiedDocumentsFactory(deps: ProxiedDocumentsDeps) {
         throw forbidden(READ_ONLY_FETCH);
       }
       if (!healthOf(repository).mayAsk()) {
-        if (row?.body != null) return served(row, true);
+        if (row?.body != null) return staleCopy(repository, row);
         throw badGateway(`the upstream of ${repository} is marked down after repeated failures and no copy of ${new URL(url).pathname} is cached: it is asked again after a backoff`);
       }
       return running.run(`${repository}\0${key}`, () => refresh(repository, key, url, kind, row));

@@ -3,6 +3,8 @@ import { forbidden, notFound, LIMITS } from "@svc/contracts";
 import { actorOf } from "../domain/artifact-service.js";
 import type { RepositoryAdmin } from "../domain/repository-admin.js";
 import { MAX_MEMBERS } from "../domain/group-members.js";
+import type { Cooldown } from "../gate/cooldown.js";
+import { repositoryGateSchema } from "../gate/cooldown-routes.js";
 import type { Formats } from "../formats/format.js";
 import type { RepositoryDetail } from "../store/metadata-store.js";
 import { parseRetentionPolicy, retentionPolicySchema, type RetentionPolicy } from "../domain/retention-policy.js";
@@ -49,6 +51,7 @@ const detailSchema = Answer({
   members: membersAnswer,
   artifacts: Type.Integer({ description: "artifacts the repository holds" }),
   bytes: Type.Integer({ description: "their total size (content shared with other paths counted at each)" }),
+  gate: Type.Optional(repositoryGateSchema),
 });
 const deleteQuery = Type.Object({ force: Type.Optional(StringEnum(["true", "false"] as const)) }, { additionalProperties: false });
 const kindOf = (type: string): "hosted" | "proxy" | "group" => (type === "proxy" ? "proxy" : type === "group" ? "group" : "hosted");
@@ -75,6 +78,8 @@ export interface RepositoryRoutesDeps {
   metadata: Pick<MetadataStore, "repositories" | "retention" | "setRetention" | "browse" | "hasRepository">;
   admin: RepositoryAdmin;
   formats: Pick<Formats, "names" | "description">;
+  /** The screening gate's per-repository settings (the cooldown's minimum age), shown with the repository. */
+  gate?: { cooldown?: Pick<Cooldown, "repositoryGate"> };
 }
 
 /**
@@ -111,7 +116,11 @@ export function repositoryRoutes(app: ServiceApp, deps: RepositoryRoutesDeps): v
   app.get(
     "/api/repositories/:name",
     { schema: { params: nameParam, response: { 200: detailSchema, ...errorResponses(400, 404) } } },
-    async (req) => detail(await deps.admin.show(req.params.name)),
+    async (req) => {
+      const r = detail(await deps.admin.show(req.params.name));
+      const cooldown = deps.gate?.cooldown;
+      return cooldown ? { ...r, gate: await cooldown.repositoryGate(req.params.name) } : r;
+    },
   );
 
   app.put(

@@ -22,7 +22,8 @@ describe("the artifacts service's migrations", () => {
       "0014_gate_triage_refusals",
       "0015_proxy_documents",
       "0016_imports",
-      "0017_group_members",
+      "0017_gate_cooldown",
+      "0018_group_members",
     ]);
   });
 

@@ -2,6 +2,7 @@ import { sql, type Kysely, type Migration } from "kysely";
 import { SCHEMA } from "./schema.js";
 import type { FormatModule } from "../formats/format.js";
 import { gateMigrations } from "../gate/gate-store.js";
+import { cooldownMigrations } from "../gate/cooldown-store.js";
 
 /**
  * The service's own tables. A format's tables are its module's (`FormatModule.migrations`, in
@@ -180,7 +181,7 @@ export const serviceMigrations: Record<string, Migration> = {
       await db.schema.withSchema(SCHEMA).createIndex("imports_by_repository").on("imports").columns(["repository", "started_at"]).execute();
     },
   },
-  "0017_group_members": {
+  "0018_group_members": {
     async up(db: Kysely<unknown>) {
       // A group repository's members in the order they are asked (domain/repository-admin.ts).
       // A member is not dropped while a group names it (no cascade): its removal is refused, or
@@ -199,6 +200,8 @@ export const serviceMigrations: Record<string, Migration> = {
   },
   // The screening gate's tables (gate/gate-store.ts).
   ...gateMigrations,
+  // The cooldown's (gate/cooldown-store.ts).
+  ...cooldownMigrations,
 };
 
 /** The service's migrations and those of every format of `table`; a name used twice refuses. */

@@ -245,6 +245,8 @@ const lists = (over: Record<string, Answer> = {}): Record<string, Answer> => ({
   "GET /api/findings": { status: 200, body: [{ id: "f1", repository: "npm", path: "evil/-/evil-1.0.0.tgz", name: "evil", version: "1.0.0", type: "malware", level: "CRITICAL", advisory: "MAL-2026-1", summary: "steals tokens", action: "HOLD", found: now, dataLoaded: now, downloads: 3, lastDownloaded: now, status: "open", triagedBy: null, triaged: null, note: null, downloaders: 3, downloadedBy: [{ principal: "key:ci-runner", first: now, last: now, downloads: 7 }, { principal: "person:dev/ann", first: now, last: now, downloads: 1 }] }, { id: "f2", repository: "npm", path: "old/-/old-1.0.0.tgz", name: "old", version: "1.0.0", type: "deny-list", level: null, advisory: "deny-list:d1", summary: "withdrawn", action: "WARN", found: now, dataLoaded: null, downloads: 0, lastDownloaded: null, status: "dismissed", triagedBy: "key:admin", triaged: now, note: "<not used>", downloaders: 0, downloadedBy: [] }], headers: { "x-next-cursor": "f1" } },
   "GET /api/refusals": { status: 200, body: [{ id: "r1", repository: "npm", path: "evil/-/evil-1.0.1.tgz", name: "evil", version: "1.0.1", reason: "evil@1.0.1 refused: <malware>", principal: "key:publisher", refused: now }] },
   "GET /api/deny-list": { status: 200, body: [{ id: "d1", ecosystem: "npm", name: "left-pad", versions: "<2", reason: "withdrawn", createdBy: "key:abc", created: now }] },
+  "GET /api/gate/allows": { status: 200, body: [{ id: "a1", repository: null, ecosystem: "npm", name: "hot-fix", version: "2.0.1", reason: "<CVE fix>", createdBy: "key:abc", created: now }] },
+  "GET /api/settings": { status: 200, body: { nodes: [], settings: [{ name: "svc.gate.min-age", runtime: true, value: "72h", tenants: [{ tenant: "acme", value: "" }], nodes: [] }] } },
   ...over,
 });
 
@@ -296,5 +298,27 @@ describe("Screening page", () => {
     const refused = fakeCtx({ "POST /api/deny-list": { status: 400, body: { detail: '"[2,1]" is not a Maven version range' } } }, { form: { ecosystem: "Maven", name: "a:b", versions: "[2,1]", reason: "x" } });
     expect(await screeningPage.actions!.deny!(refused.ctx)).toMatchObject({ kind: "redirect", notice: 'Not done: "[2,1]" is not a Maven version range' });
     expect(refused.calls[0]!.body).toEqual({ ecosystem: "Maven", name: "a:b", versions: "[2,1]", reason: "x" });
+  });
+  it("shows the cooldown's minimum age and allows, and sets the age, adds and removes an allow", async () => {
+    const { ctx } = fakeCtx(lists());
+    const out = text(await screeningPage.get(ctx));
+    expect(out).toContain("<code>72h</code>");
+    expect(out).toContain("for tenant <code>acme</code>: <code>off</code>");
+    expect(out).toContain("hot-fix");
+    expect(out).toContain("&lt;CVE fix&gt;");
+    expect(out).toContain("Let through the cooldown");
+    const fixed = fakeCtx(lists({ "GET /api/settings": { status: 200, body: { nodes: [], settings: [{ name: "svc.gate.min-age", runtime: true, value: "3d", fixed: true, fixedAt: "environment SVC_GATE_MIN_AGE", nodes: [] }] } } }));
+    const fixedOut = text(await screeningPage.get(fixed.ctx));
+    expect(fixedOut).toContain("Fixed at start by environment SVC_GATE_MIN_AGE");
+    expect(fixedOut).not.toContain("Set the minimum age");
+
+    const set = fakeCtx({ "PUT /api/settings/gate.min-age": { status: 200, body: {} } }, { form: { value: "24h" } });
+    expect(await screeningPage.actions!.minage!(set.ctx)).toMatchObject({ kind: "redirect", notice: "Minimum age set" });
+    expect(set.calls[0]!.body).toEqual({ value: "24h" });
+    const add = fakeCtx({ "POST /api/gate/allows": { status: 201, body: {} } }, { form: { ecosystem: "npm", name: "hot-fix", version: "", repository: "npmjs", reason: "fix" } });
+    expect(await screeningPage.actions!.allow!(add.ctx)).toMatchObject({ kind: "redirect", notice: expect.stringContaining("hot-fix") });
+    expect(add.calls[0]!.body).toEqual({ ecosystem: "npm", name: "hot-fix", repository: "npmjs", reason: "fix" });
+    const remove = fakeCtx({ "DELETE /api/gate/allows/a1": { status: 204 } }, { form: { id: "a1" } });
+    expect(await screeningPage.actions!.disallow!(remove.ctx)).toMatchObject({ kind: "redirect", notice: "Allow removed" });
   });
 });

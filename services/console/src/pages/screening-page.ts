@@ -1,3 +1,4 @@
+import type { SettingsTable } from "@svc/contracts";
 import { html } from "./html.js";
 import { expectOk, type ConsolePage } from "./page-contract.js";
 import { PAGE_SIZE, actionForm, afterChange, field, listPage, pager, when } from "./page-widgets.js";
@@ -51,29 +52,35 @@ interface FindingView {
 type RefusalView = Record<"id" | "repository" | "path" | "name" | "version" | "reason" | "principal" | "refused", string>;
 /** A deny list entry as GET /api/deny-list answers it (every field a string). */
 type DenyView = Record<"id" | "ecosystem" | "name" | "versions" | "reason" | "createdBy" | "created", string>;
+/** A cooldown allow as GET /api/gate/allows answers it (repository and version null: every one). */
+type AllowView = Record<"id" | "ecosystem" | "name" | "reason" | "createdBy" | "created", string> & Record<"repository" | "version", string | null>;
 
 const age = (seconds: number | null) => (seconds === null ? "no data loaded yet" : seconds < 120 ? `${seconds} s old` : seconds < 7200 ? `${Math.round(seconds / 60)} min old` : `${Math.round(seconds / 3600)} h old`);
 const REPOSITORY = /^[A-Za-z0-9._-]{1,100}$/;
 
 /**
  * The screening gate (docs/administration/screening.md): the advisory data's state, held files
- * (release, discard), findings per repository, and the deny list (add, remove).
+ * (release, discard), findings per repository, the deny list (add, remove), and the cooldown
+ * (svc.gate.min-age, break-glass allows).
  */
 export const screeningPage: ConsolePage = {
   slug: "screening",
   nav: "Screening",
-  needs: "manage:read on * (manage:write to release, discard or change the deny list)",
+  needs: "manage:read on * (manage:write to release, discard or change the deny list and the cooldown)",
 
   async get(ctx) {
     const repository = REPOSITORY.test(ctx.query.repository ?? "") ? ctx.query.repository! : "";
     const findingStatus = STATUSES.includes(ctx.query.status ?? "") ? ctx.query.status! : "";
-    const [status, held, findings, refusals, deny] = await Promise.all([
+    const [status, held, findings, refusals, deny, allows, settings] = await Promise.all([
       ctx.api<StatusView>("GET", "/api/advisories/status").then(expectOk),
       listPage<HeldView>(ctx, "/api/held", { limit: String(PAGE_SIZE), after: ctx.query.held, repository: repository || undefined }),
       listPage<FindingView>(ctx, "/api/findings", { limit: String(PAGE_SIZE), after: ctx.query.after, repository: repository || undefined, status: findingStatus || undefined }),
       listPage<RefusalView>(ctx, "/api/refusals", { limit: String(PAGE_SIZE), after: ctx.query.refused, repository: repository || undefined }),
       listPage<DenyView>(ctx, "/api/deny-list", { limit: String(PAGE_SIZE) }),
+      listPage<AllowView>(ctx, "/api/gate/allows", { limit: String(PAGE_SIZE) }),
+      ctx.api<SettingsTable>("GET", "/api/settings").then(expectOk),
     ]);
+    const minAge = settings.settings.find((r) => r.name === MIN_AGE);
     const here = backOf(repository, findingStatus);
     const main = html`
       <section aria-labelledby="advisories-heading">
@@ -163,6 +170,43 @@ export const screeningPage: ConsolePage = {
             ${field({ id: "deny-versions", name: "versions", label: "Versions", placeholder: "*", hint: "npm: ^1.2.0; PyPI: >=1.0,<1.4; Maven: [1.0,2.0)" })}
             ${field({ id: "deny-reason", name: "reason", label: "Why", required: true })}`,
         })}
+      </section>
+      <section aria-labelledby="cooldown-heading">
+        <h2 id="cooldown-heading">Cooldown</h2>
+        <p>Proxied versions younger than the minimum age are neither listed nor fetched; a version with no publish time known counts as too young.
+          Minimum age (<code>${MIN_AGE}</code>): ${minAge?.value ? html`<code>${minAge.value}</code>` : html`<em>off</em>`}${(minAge?.tenants ?? []).map((t) => html`; for tenant <code>${t.tenant}</code>: <code>${t.value || "off"}</code>`)}.
+          A repository may have its own (<code>PUT /api/repositories/&lt;name&gt;/gate</code>).</p>
+        ${
+          minAge?.fixed
+            ? html`<p>Fixed at start by ${minAge.fixedAt ?? "the operator"}.</p>`
+            : actionForm(ctx, {
+                to: here,
+                action: "minage",
+                button: "Set the minimum age",
+                controls: field({ id: "cooldown-min-age", name: "value", label: "Minimum age", value: minAge?.value ?? "", placeholder: "off", hint: "72h, 3d, 30m; blank: off" }),
+              })
+        }
+        <table class="list" id="cooldown-allows">
+          <thead><tr><th scope="col">Repository</th><th scope="col">Ecosystem</th><th scope="col">Package</th><th scope="col">Version</th><th scope="col">Why</th><th scope="col">Added</th><th scope="col">Remove</th></tr></thead>
+          <tbody>${
+            allows.items.length
+              ? allows.items.map(
+                  (a) => html`<tr><td>${a.repository ?? html`<em>every</em>`}</td><td>${a.ecosystem}</td><td><code>${a.name}</code></td><td>${a.version ? html`<code>${a.version}</code>` : html`<em>every</em>`}</td><td>${a.reason}</td><td>${when(a.created)} <small>${a.createdBy}</small></td>
+                    <td>${actionForm(ctx, { to: here, action: "disallow", button: "Remove", fields: { id: a.id } })}</td></tr>`,
+                )
+              : html`<tr><td colspan="7">No allows: every young version waits out the minimum age.</td></tr>`
+          }</tbody>
+        </table>
+        ${actionForm(ctx, {
+          to: here,
+          action: "allow",
+          button: "Let through the cooldown",
+          controls: html`<p class="field"><label for="allow-ecosystem">Ecosystem</label> <select id="allow-ecosystem" name="ecosystem"><option>npm</option><option>PyPI</option><option>Maven</option></select></p>
+            ${field({ id: "allow-name", name: "name", label: "Package", required: true, hint: "Maven: groupId:artifactId" })}
+            ${field({ id: "allow-version", name: "version", label: "Version", placeholder: "every", hint: "blank: every young version" })}
+            ${field({ id: "allow-repository", name: "repository", label: "Repository", placeholder: "every", hint: "blank: every repository" })}
+            ${field({ id: "allow-reason", name: "reason", label: "Why", required: true })}`,
+        })}
       </section>`;
     return { kind: "html", title: "Screening", main };
   },
@@ -187,6 +231,17 @@ export const screeningPage: ConsolePage = {
       const body = { ecosystem: f.ecosystem ?? "", name: f.name ?? "", versions: f.versions ?? "", reason: f.reason ?? "" };
       return afterChange(await ctx.api("POST", "/api/deny-list", body), backOf(ctx.query.repository), `Added ${body.name} ${body.versions || "*"} to the deny list`);
     },
+    async minage(ctx) {
+      return afterChange(await ctx.api("PUT", "/api/settings/gate.min-age", { value: ctx.form.value ?? "" }), backOf(ctx.query.repository), "Minimum age set");
+    },
+    async allow(ctx) {
+      const f = ctx.form;
+      const body = { ecosystem: f.ecosystem ?? "", name: f.name ?? "", reason: f.reason ?? "", ...(f.version ? { version: f.version } : {}), ...(f.repository ? { repository: f.repository } : {}) };
+      return afterChange(await ctx.api("POST", "/api/gate/allows", body), backOf(ctx.query.repository), `${body.name} ${body.version ?? "(every version)"} is let through the cooldown`);
+    },
+    async disallow(ctx) {
+      return afterChange(await ctx.api("DELETE", `/api/gate/allows/${encodeURIComponent(ctx.form.id ?? "")}`), backOf(ctx.query.repository), "Allow removed");
+    },
     async unlist(ctx) {
       return afterChange(await ctx.api("DELETE", `/api/deny-list/${encodeURIComponent(ctx.form.id ?? "")}`), backOf(ctx.query.repository), "Removed from the deny list");
     },
@@ -194,6 +249,7 @@ export const screeningPage: ConsolePage = {
 };
 
 const STATUSES = ["open", "confirmed", "dismissed"];
+const MIN_AGE = "svc.gate.min-age";
 
 /** The page again, with its repository and findings' status filters. */
 const backOf = (repository: string | undefined, status?: string) => {

@@ -29,7 +29,7 @@ const HISTORY = 20;
 /** Settings whose value is several lines (one endpoint a line): a text area rather than a field. */
 const MULTI_LINE = new Set(["svc.webhook-endpoints", "svc.webhook-secrets"]);
 /** Settings that may be overridden for one tenant (kit TENANT_SETTINGS): their form takes a tenant too. */
-const PER_TENANT = new Set(["svc.malware-action", "svc.vulnerability-action", "svc.vulnerability-threshold", "svc.deny-list-action"]);
+const PER_TENANT = new Set(["svc.malware-action", "svc.vulnerability-action", "svc.vulnerability-threshold", "svc.deny-list-action", "svc.gate.min-age"]);
 /** The Deploy module's switch: shown under Modules, not in the table. */
 const DEPLOY = "svc.ui.deploy";
 

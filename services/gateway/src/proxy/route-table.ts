@@ -49,6 +49,7 @@ export const ROUTES: readonly Route[] = [
   { prefix: "/api/findings", upstream: "artifacts", transport: "api" },
   { prefix: "/api/refusals", upstream: "artifacts", transport: "api" },
   { prefix: "/api/advisories", upstream: "artifacts", transport: "api" },
+  { prefix: "/api/gate", upstream: "artifacts", transport: "api" },
   { prefix: "/api/credentials", upstream: "auth", transport: "api" },
   { prefix: "/api/me", upstream: "auth", transport: "api" },
   { prefix: "/api/principals", upstream: "auth", transport: "api" },

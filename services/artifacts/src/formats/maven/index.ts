@@ -7,7 +7,7 @@ import { mavenHandler, mavenOptionsRoutes } from "./maven-routes.js";
 import { mavenMigrations } from "./maven-migrations.js";
 import { mavenStoreFactory } from "./maven-store.js";
 import { mavenGroupHandler } from "./maven-group.js";
-import { mavenProxyFactory } from "./maven-proxy-service.js";
+import { mavenProxyFactory, mavenSpec } from "./maven-proxy-service.js";
 import { proxiedDocumentsFactory } from "../../proxy/proxied-documents.js";
 
 /**
@@ -47,6 +47,7 @@ export const maven: FormatModule = {
         metadataOf: async (m, dir) => (m.type === "proxy" ? (await proxy?.metadata(m.name, dir))?.body : repository.metadataAt(m.name, dir)),
       }),
       proxies: proxy !== undefined,
+      ...(proxy ? { imports: { spec: mavenSpec, paths: proxy.importPaths } } : {}),
       beforeRead: async (a) => {
         if (!proxy || !isProxy(a.repository)) return;
         const f = parseMavenPath(a.segments);

@@ -1,5 +1,5 @@
 import type { FastifyBaseLogger } from "fastify";
-import { notFound } from "@svc/contracts";
+import { invalid, notFound } from "@svc/contracts";
 import type { ScreenVersions, TooYoung } from "../format.js";
 import { badGateway, type FileSource, type Upstreams } from "../../proxy/file-fetch.js";
 import type { ProxiedDocuments } from "../../proxy/proxied-documents.js";
@@ -40,6 +40,19 @@ const METADATA_KIND = {
   invalid: (body: string) => (/<metadata[\s>]/.test(body) ? undefined : "the upstream answered a maven-metadata.xml that is no <metadata> document"),
 };
 const MAX_SHA1_BYTES = 4096;
+/** Packagings whose main artifact has their own extension; every other one's is a .jar (bundle, maven-plugin, …). */
+const OWN_EXTENSION = new Set(["war", "ear", "rar", "aar", "zip"]);
+const MAVEN_PART = /^[A-Za-z0-9_][A-Za-z0-9_.-]*$/;
+
+/** An import's Maven item: `groupId:artifactId` or `groupId:artifactId:version` (a 400 otherwise). */
+export function mavenSpec(spec: string): { name: string; version?: string } {
+  const parts = spec.split(":");
+  if ((parts.length !== 2 && parts.length !== 3) || !parts.every((p) => MAVEN_PART.test(p) && !p.includes(".."))) {
+    throw invalid("packages", `${spec} is not groupId:artifactId or groupId:artifactId:version`);
+  }
+  const name = `${parts[0]}:${parts[1]}`;
+  return parts.length === 3 ? { name, version: parts[2]! } : { name };
+}
 const MAX_POM_BYTES = 4 * 1024 * 1024;
 
 /**
@@ -126,6 +139,44 @@ export function mavenProxyFactory(deps: MavenProxyDeps) {
   };
 
   return {
+    /**
+     * An import's listing (domain/proxy-import.ts) of `groupId:artifactId` (every release the
+     * upstream's maven-metadata.xml lists) or `groupId:artifactId:version`: each version's .pom
+     * and, unless its packaging is `pom`, its main artifact (`.jar`, or the packaging's own
+     * extension for war, ear, rar, aar and zip). Snapshots are not imported.
+     */
+    async importPaths(repository: string, spec: string): Promise<string[]> {
+      const { name, version } = mavenSpec(spec);
+      const [groupId, artifactId] = name.split(":") as [string, string];
+      const dir = `${groupId.split(".").join("/")}/${artifactId}`;
+      let versions: string[];
+      if (version !== undefined) versions = [version];
+      else {
+        const doc = await deps.documents.get(repository, `maven:${dir}/maven-metadata.xml`, urlOf(repository, `${dir}/maven-metadata.xml`), METADATA_KIND);
+        if (!doc) throw notFound(`the upstream of ${repository} has no ${name}`);
+        versions = parseArtifactMetadata(doc.body).versions.filter((v) => !isSnapshot(v));
+      }
+      const paths: string[] = [];
+      for (const v of versions) {
+        const pom = `${dir}/${v}/${artifactId}-${v}.pom`;
+        paths.push(pom);
+        let packaging = "jar";
+        try {
+          const answer = await deps.upstreams.get(repository, urlOf(repository, pom), { accept: "*/*" }, MAX_POM_BYTES);
+          if (answer.status === 404 || answer.status === 410) {
+            if (version !== undefined) throw notFound(`the upstream of ${repository} has no ${name}:${v}`);
+            continue;
+          }
+          packaging = /<packaging>\s*([^<\s]+)\s*<\/packaging>/.exec(answer.body.toString("utf8"))?.[1] ?? "jar";
+        } catch (err) {
+          // The upstream failing here: the .pom's own fetch says why, and the main artifact is tried as a jar.
+          if (!(err instanceof UpstreamUnreachable)) throw err;
+        }
+        if (packaging !== "pom") paths.push(`${dir}/${v}/${artifactId}-${v}.${OWN_EXTENSION.has(packaging) ? packaging : "jar"}`);
+      }
+      return paths;
+    },
+
     /**
      * Makes sure a file is stored before it is served (a file of a version, `f`, as a deploy
      * stores it; any other file as it is): fetched on its first request, once however many ask.

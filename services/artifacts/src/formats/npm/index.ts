@@ -35,7 +35,7 @@ export const npm: FormatModule = {
     const registry = npmRegistryFactory({ store, metadata: deps.metadata, artifacts: deps.artifacts, readOnly: deps.readOnly });
     // Proxy repositories (docs/integration/npm.md, "Proxy repositories"): what they lack is fetched from their upstream.
     const p = deps.proxy;
-    const proxy = p ? npmProxyFactory({ pool: deps.pool, isProxy: (repository) => p.upstreamOf(repository) !== undefined, upstreams: p.upstreams, settings: p.settings, ...(p.screenVersions ? { screenVersions: p.screenVersions } : {}), readOnly: deps.readOnly, log: deps.log }) : undefined;
+    const proxy = p ? npmProxyFactory({ pool: deps.pool, isProxy: (repository) => p.upstreamOf(repository) !== undefined, upstreams: p.upstreams, settings: p.settings, ...(p.screenVersions ? { screenVersions: p.screenVersions } : {}), ...(p.tooYoung ? { tooYoung: p.tooYoung } : {}), readOnly: deps.readOnly, log: deps.log }) : undefined;
     const isProxy = (repository: string) => p?.upstreamOf(repository) !== undefined;
     // Hosted repositories' documents, serialised once per change: served by them and merged by their groups.
     const documents = npmDocumentCacheFactory({ store });

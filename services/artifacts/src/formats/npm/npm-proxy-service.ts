@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import type { FastifyBaseLogger } from "fastify";
 import pg from "pg";
 import { forbidden, notFound } from "@svc/contracts";
-import type { ScreenVersions } from "../format.js";
+import type { ScreenVersions, TooYoung } from "../format.js";
 import { badGateway, READ_ONLY_FETCH, type FileSource, type Upstreams } from "../../proxy/file-fetch.js";
 import { SingleFlight } from "../../proxy/single-flight.js";
 import { staleHeaders } from "../../proxy/upstream-health.js";
@@ -26,6 +26,8 @@ export interface NpmProxyDeps {
   settings: () => { metadataTtlMs: number };
   /** The screening gate's verdicts on a package's versions before they are fetched: BLOCK and HOLD hide them from the packument. */
   screenVersions?: ScreenVersions;
+  /** The cooldown: versions published upstream too recently (the packument's `time`) are neither listed nor fetched. */
+  tooYoung?: TooYoung;
   readOnly: boolean;
   log: FastifyBaseLogger;
   now?: () => number;
@@ -86,11 +88,17 @@ export function npmProxyFactory(deps: NpmProxyDeps) {
   const parsed = (row: CachedRow, stale: boolean, fetchedAt = row.fetchedAt): ProxiedPackument | undefined =>
     row.document === null ? undefined : { doc: JSON.parse(row.document) as UpstreamPackument, fetchedAt, stale };
 
+  /** The cached copy, served stale because the upstream failed (counted). */
+  const staleCopy = (repository: string, row: CachedRow): ProxiedPackument | undefined => {
+    deps.upstreams.servedStale(repository);
+    return parsed(row, true);
+  };
+
   /** The upstream failed: the cached copy, marked stale, or a 502 when there is none. */
   const failed = (repository: string, name: string, row: CachedRow | undefined, why: string): ProxiedPackument | undefined => {
     healthOf(repository).failed();
     deps.log.warn({ repository, package: name, why }, "npm proxy: the upstream failed; serving the cached packument if there is one");
-    if (row?.document) return parsed(row, true);
+    if (row?.document) return staleCopy(repository, row);
     throw badGateway(`the upstream of ${repository} did not answer for ${name} and no copy is cached: ${why}`);
   };
 
@@ -127,7 +135,7 @@ export function npmProxyFactory(deps: NpmProxyDeps) {
     }
     if (answer.status === 401 || answer.status === 403) {
       deps.log.error({ repository, package: name, status: answer.status }, "npm proxy: the upstream refused this server's credentials");
-      if (row?.document) return parsed(row, true);
+      if (row?.document) return staleCopy(repository, row);
       throw badGateway(`the upstream of ${repository} refused to answer for ${name} (${answer.status}): check the repository's upstream credentials`);
     }
     return failed(repository, name, row, `the upstream answered ${answer.status}`);
@@ -143,24 +151,36 @@ export function npmProxyFactory(deps: NpmProxyDeps) {
       throw forbidden(READ_ONLY_FETCH);
     }
     if (!healthOf(repository).mayAsk()) {
-      if (row?.document) return parsed(row, true);
+      if (row?.document) return staleCopy(repository, row);
       throw badGateway(`the upstream of ${repository} is marked down after repeated failures and no copy of ${name} is cached: it is asked again after a backoff`);
     }
     return documents.run(`${repository}\0${name}`, () => refresh(repository, name, row));
   };
 
-  /** The versions a client may see: neither held here nor refused or held by the gate if fetched. */
-  const visibleVersions = async (repository: string, name: string, versions: string[]): Promise<Set<string>> => {
+  /** The versions of `versions` the cooldown keeps back, with why: their upstream publish times from the packument's `time`. */
+  const young = async (repository: string, doc: UpstreamPackument, versions: readonly string[]): Promise<ReadonlyMap<string, string>> => {
+    if (!deps.tooYoung) return new Map();
+    const published = new Map<string, Date | undefined>();
+    for (const v of versions) {
+      const t = doc.time?.[v];
+      published.set(v, typeof t === "string" ? new Date(t) : undefined);
+    }
+    return deps.tooYoung(repository, doc.name, published);
+  };
+
+  /** The versions a client may see: neither held here nor refused or held by the gate if fetched, nor kept back by the cooldown. */
+  const visibleVersions = async (repository: string, name: string, doc: UpstreamPackument, versions: string[]): Promise<Set<string>> => {
     const held = await deps.pool.query<{ path: string }>(
       `select path from ${pg.escapeIdentifier(SCHEMA)}.artifacts where repository = $1 and held_reason is not null and (path collate "C") >= ($2 collate "C") and (path collate "C") < ($3 collate "C")`,
       [repository, `${name}/-/`, `${name}/-0`],
     );
     const heldPaths = new Set(held.rows.map((r) => r.path));
     const verdicts = deps.screenVersions ? await deps.screenVersions(repository, name, versions) : new Map<string, { action: string }>();
+    const tooYoung = await young(repository, doc, versions);
     const out = new Set<string>();
     for (const v of versions) {
       const action = verdicts.get(v)?.action;
-      if (!heldPaths.has(tarballPath(name, v)) && action !== "BLOCK" && action !== "HOLD") out.add(v);
+      if (!heldPaths.has(tarballPath(name, v)) && action !== "BLOCK" && action !== "HOLD" && !tooYoung.has(v)) out.add(v);
     }
     return out;
   };
@@ -170,6 +190,8 @@ export function npmProxyFactory(deps: NpmProxyDeps) {
     const p = await packument(repository, name);
     const version = p ? Object.keys(p.doc.versions ?? {}).find((v) => tarballFile(name, v) === path.slice(path.lastIndexOf("/") + 1)) : undefined;
     if (!p || version === undefined) throw notFound(`no tarball ${path} in ${repository} or its upstream`);
+    const why = (await young(repository, p.doc, [version])).get(version);
+    if (why) throw forbidden(why);
     const dist = p.doc.versions![version]!.dist ?? {};
     const u = upstream(repository);
     // The packument's own tarball URL when it is on the upstream's origin (its credentials go
@@ -221,7 +243,7 @@ export function npmProxyFactory(deps: NpmProxyDeps) {
     packages,
 
     /**
-     * The packument served: versions held or refused by the gate left out (dist-tags repaired so
+     * The packument served: versions held or refused by the gate or too young for the cooldown left out (dist-tags repaired so
      * `latest` names a listed version), tarball URLs rewritten to `base`, abbreviated on request;
      * with an ETag of its body and, when stale, Warning and Age.
      */
@@ -229,7 +251,7 @@ export function npmProxyFactory(deps: NpmProxyDeps) {
       const p = await packument(repository, name);
       if (!p) return undefined;
       const all = Object.keys(p.doc.versions ?? {});
-      const shown = await visibleVersions(repository, name, all);
+      const shown = await visibleVersions(repository, name, p.doc, all);
       const rewritten = rewriteTarballUrls(p.doc, base);
       const versions = Object.fromEntries(Object.entries(rewritten.versions ?? {}).filter(([v]) => shown.has(v)));
       const tags = visibleTags(p.doc["dist-tags"] ?? {}, Object.keys(versions));

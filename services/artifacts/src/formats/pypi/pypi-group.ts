@@ -4,7 +4,7 @@ import type { GroupHandler } from "../format.js";
 import { mergeFileLinks } from "./pypi-proxy.js";
 import type { PypiRegistry } from "./pypi-registry.js";
 import { pypiHandler } from "./pypi-routes.js";
-import type { PypiFileRow } from "./pypi-store.js";
+import type { ListedFile } from "./pypi-index.js";
 
 export interface PypiGroupDeps {
   registry: PypiRegistry;
@@ -12,9 +12,9 @@ export interface PypiGroupDeps {
    * A member's files of a project (normalised name) as that member's own page lists them (held
    * files and hidden versions left out, each with its path under `packages/` of the member), or
    * undefined when it has none: the one place a group reads its members' project pages
-   * (formats/pypi/index.ts wires it per member type).
+   * (formats/pypi/index.ts: a hosted member's index rows, a proxy member's proxied page).
    */
-  projectFiles: (member: GroupMember, project: string) => Promise<readonly PypiFileRow[] | undefined>;
+  projectFiles: (member: GroupMember, project: string) => Promise<readonly ListedFile[] | undefined>;
   /** The projects a member's own `simple/` lists (normalised names). */
   projects: (member: GroupMember) => Promise<readonly string[] | undefined>;
 }
@@ -44,7 +44,7 @@ export function pypiGroupHandler(deps: PypiGroupDeps): GroupHandler {
         const lists = await group.each((m) => deps.projects(m));
         return [...new Set(lists.flatMap((l) => l ?? []))].sort(byteOrder);
       },
-      async files(_repository: string, project: string): Promise<PypiFileRow[]> {
+      async files(_repository: string, project: string): Promise<ListedFile[]> {
         const pages = await group.each((m) => deps.projectFiles(m, project));
         return mergeFileLinks(pages.map((p) => p ?? [])).sort((x, y) => byteOrder(x.filename, y.filename));
       },

@@ -98,8 +98,14 @@ export function negotiate(accept: string | string[] | undefined): typeof JSON_TY
 
 const escapeHtml = (s: string): string => s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;").replace(/'/g, "&#39;");
 
+/**
+ * A file as a project page lists it: an uploaded file's row, or a proxy repository's file as its
+ * upstream lists it (no SHA-256 when the upstream declares none; size and upload time when known).
+ */
+export type ListedFile = Pick<PypiFileRow, "filename" | "version" | "path" | "requiresPython" | "yanked"> & { sha256?: string; size?: number; uploaded?: Date };
+
 /** A file's link from its project page (`<repo>/simple/<project>/`): relative, so it holds behind any proxy. */
-const fileUrl = (f: PypiFileRow): string => `../../${f.path.split("/").map(encodeURIComponent).join("/")}#sha256=${f.sha256}`;
+const fileUrl = (f: ListedFile): string => `../../${f.path.split("/").map(encodeURIComponent).join("/")}${f.sha256 ? `#sha256=${f.sha256}` : ""}`;
 
 const page = (title: string, body: string): string =>
   `<!DOCTYPE html>\n<html>\n<head>\n<meta name="pypi:repository-version" content="1.1">\n<title>${escapeHtml(title)}</title>\n</head>\n<body>\n<h1>${escapeHtml(title)}</h1>\n${body}</body>\n</html>\n`;
@@ -113,7 +119,7 @@ export function projectListJson(projects: readonly string[]): string {
 }
 
 /** PEP 503 with PEP 592 (`data-yanked`) and `data-requires-python`, escaped as PEP 503 asks. */
-export function projectPageHtml(project: string, files: readonly PypiFileRow[]): string {
+export function projectPageHtml(project: string, files: readonly ListedFile[]): string {
   const links = files.map((f) => {
     const requires = f.requiresPython ? ` data-requires-python="${escapeHtml(f.requiresPython)}"` : "";
     const yanked = f.yanked === null ? "" : ` data-yanked="${escapeHtml(f.yanked)}"`;
@@ -123,7 +129,7 @@ export function projectPageHtml(project: string, files: readonly PypiFileRow[]):
 }
 
 /** PEP 691 (with PEP 700's versions, size and upload-time). */
-export function projectPageJson(project: string, files: readonly PypiFileRow[]): string {
+export function projectPageJson(project: string, files: readonly ListedFile[]): string {
   return JSON.stringify({
     meta: { "api-version": "1.1" },
     name: project,
@@ -131,11 +137,11 @@ export function projectPageJson(project: string, files: readonly PypiFileRow[]):
     files: files.map((f) => ({
       filename: f.filename,
       url: fileUrl(f).split("#")[0],
-      hashes: { sha256: f.sha256 },
+      hashes: f.sha256 ? { sha256: f.sha256 } : {},
       ...(f.requiresPython ? { "requires-python": f.requiresPython } : {}),
       yanked: f.yanked === null ? false : f.yanked === "" ? true : f.yanked,
-      size: f.size,
-      "upload-time": f.uploaded.toISOString(),
+      ...(f.size !== undefined ? { size: f.size } : {}),
+      ...(f.uploaded ? { "upload-time": f.uploaded.toISOString() } : {}),
     })),
   });
 }

@@ -1,18 +1,22 @@
 import { Readable } from "node:stream";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { Type } from "@sinclair/typebox";
-import { ServiceError, invalid, notFound, LIMITS } from "@svc/contracts";
+import { ServiceError, conflict, invalid, notFound, LIMITS } from "@svc/contracts";
 import type { ArtifactTarget } from "@svc/grants";
 import { declaredContentType, errorResponses, type ServiceApp } from "@svc/kit";
 import { actorOf } from "../../domain/artifact-service.js";
-import { HTML_TYPE, JSON_TYPE, isProjectName, negotiate, normalizeProject, projectListHtml, projectListJson, projectPageHtml, projectPageJson } from "./pypi-index.js";
+import { HTML_TYPE, JSON_TYPE, isProjectName, negotiate, type ListedFile, normalizeProject, projectListHtml, projectListJson, projectPageHtml, projectPageJson } from "./pypi-index.js";
 import type { PypiRegistry, UploadFields, Uploaded } from "./pypi-registry.js";
 import type { PypiStore } from "./pypi-store.js";
+import type { PypiProxy } from "./pypi-proxy-service.js";
 import { readForm } from "../../routes/upload-form.js";
 
 export interface PypiRoutesDeps {
   registry: PypiRegistry;
-  store: Pick<PypiStore, "files" | "projects">;
+  /** A repository's projects and a project's files as its pages list them (a group's: its members' merged, formats/pypi/pypi-group.ts). */
+  store: Pick<PypiStore, "projects"> & { files: (repository: string, project: string) => Promise<readonly ListedFile[]> };
+  /** Proxy repositories (docs/integration/pypi.md, "Proxy repositories"): their pages come from their upstream. */
+  proxy?: { pypi: Pick<PypiProxy, "page" | "projects">; isProxy: (repository: string) => boolean };
 }
 
 /** A PyPI handler answers; `undefined` leaves the request to the raw file routes (file downloads). */
@@ -32,6 +36,10 @@ const FORM_LIMITS = { files: 2, fields: 1000, fieldSize: 64 * 1024, longFields: 
 const isForm = (type: string): boolean => /^multipart\/form-data\s*;/i.test(type);
 
 const notAllowed = (allow: string, what: string) => new ServiceError("method_not_allowed", `${what} takes ${allow} here`, { headers: { allow } });
+
+/** What a proxy repository answers an upload: twine prints the status and this reason. */
+const proxyRefusal = (repository: string) =>
+  new ServiceError("method_not_allowed", `${repository} is a proxy repository: it serves what its upstream has and takes no uploads; upload to a hosted repository`, { headers: { allow: "GET, HEAD" } });
 
 /**
  * The PyPI protocols of a `pypi` repository under `/repository/<repository>/`: twine's legacy
@@ -64,15 +72,21 @@ export function pypiHandler(deps: PypiRoutesDeps): PypiHandler {
     if (more.length > 0) throw notFound(`no index page ${a.path}`);
     const type = negotiate(req.headers.accept);
     reply.header("vary", "Accept").type(type === "text/html" ? "text/html; charset=utf-8" : type);
+    const proxy = deps.proxy?.isProxy(a.repository) ? deps.proxy.pypi : undefined;
     if (name === undefined) {
       if (!a.folder) return reply.redirect(base, 301);
-      const projects = await store.projects(a.repository);
+      const projects = proxy ? await proxy.projects(a.repository) : await store.projects(a.repository);
       return reply.send(type === JSON_TYPE ? projectListJson(projects) : projectListHtml(projects));
     }
     if (!isProjectName(name)) throw notFound(`no project ${name} in repository ${a.repository}`);
     const project = normalizeProject(name);
     // PEP 503: one URL per project, the normalised one, with its trailing slash.
     if (project !== name || !a.folder) return reply.redirect(`${base}${encodeURIComponent(project)}/`, 301);
+    if (proxy) {
+      const page = await proxy.page(a.repository, project, type);
+      if (!page) throw notFound(`no project ${project} in repository ${a.repository} or its upstream`);
+      return reply.headers(page.headers).send(page.body);
+    }
     const files = await store.files(a.repository, project);
     if (files.length === 0) throw notFound(`no project ${project} in repository ${a.repository}`);
     return reply.send(type === JSON_TYPE ? projectPageJson(project, files) : projectPageHtml(project, files));
@@ -82,6 +96,11 @@ export function pypiHandler(deps: PypiRoutesDeps): PypiHandler {
     const read = req.method === "GET" || req.method === "HEAD";
     const [first] = a.segments;
     if (first === undefined) {
+      if (req.method === "POST" && deps.proxy?.isProxy(a.repository)) {
+        // The form is drained, not read: twine is still sending it when the refusal goes out.
+        if (req.body instanceof Readable) req.body.resume();
+        return Promise.reject(proxyRefusal(a.repository));
+      }
       if (req.method === "POST") return upload(req, reply, a.repository);
       return Promise.reject(
         read ? notFound(`this is a PyPI repository: pip's index is /repository/${a.repository}/simple/, twine uploads to /repository/${a.repository}/`) : notAllowed("POST", "a PyPI repository's URL"),
@@ -118,13 +137,15 @@ const yankBody = Type.Object(
 const yankAnswer = Type.Object({ files: Type.Array(Type.String(), { description: "the files whose yanked state was set" }) });
 
 /** Yanking (PEP 592): twine has no command for it, so it is an admin route (manage:write at `*`). */
-export function pypiAdminRoutes(app: ServiceApp, deps: { registry: PypiRegistry; formatOf: (repository: string) => string | undefined }): void {
+export function pypiAdminRoutes(app: ServiceApp, deps: { registry: PypiRegistry; formatOf: (repository: string) => string | undefined; isProxy?: (repository: string) => boolean }): void {
   app.post(
     "/api/repositories/:name/pypi/yank",
-    { schema: { params: yankParams, body: yankBody, response: { 200: yankAnswer, ...errorResponses(400, 404, 413, 415) } } },
+    { schema: { params: yankParams, body: yankBody, response: { 200: yankAnswer, ...errorResponses(400, 404, 409, 413, 415) } } },
     async (req) => {
       const repository = req.params.name;
       if (deps.formatOf(repository) !== "pypi") throw notFound(`no pypi repository named ${repository}`);
+      // A proxy's pages carry its upstream's yanked state.
+      if (deps.isProxy?.(repository)) throw conflict(`${repository} is a proxy repository: its files are yanked at its upstream`);
       const { project, version, file, yanked, reason } = req.body;
       const files = await deps.registry.yank(repository, project, version, yanked ? (reason ?? "") : null, file);
       req.log.info({ repository, project, version, files, yanked, principal: req.principal.id }, yanked ? "pypi files yanked" : "pypi files unyanked");

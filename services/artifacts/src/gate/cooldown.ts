@@ -1,0 +1,131 @@
+import { invalid, notFound, type Actor } from "@svc/contracts";
+import { minAgeMs } from "@svc/kit";
+import type { TooYoung } from "../formats/format.js";
+import { ECOSYSTEMS, isEcosystem, packageName, type Ecosystem } from "./ecosystems.js";
+import type { Allow, CooldownStore } from "./cooldown-store.js";
+import { UUID } from "./gate-store.js";
+
+/** The minimum age in force for a repository, and where it comes from (a message names it). */
+export interface MinAge {
+  ms: number;
+  text: string;
+  /** "svc.gate.min-age", or "the minimum age of repository <name>". */
+  from: string;
+}
+
+/** How a version is written in each ecosystem's own messages. */
+const SEPARATOR: Record<Ecosystem, string> = { npm: "@", PyPI: "==", Maven: ":" };
+
+/**
+ * The versions too young to fetch or list, with why: published less than `min.ms` before `now`,
+ * or with no publish time known (fail closed); those `allowed` lets through are left out. A pure
+ * function of its inputs.
+ */
+export function youngVersions(
+  coordinate: (version: string) => string,
+  published: ReadonlyMap<string, Date | undefined>,
+  min: MinAge | undefined,
+  allowed: (version: string) => boolean,
+  now: number,
+): Map<string, string> {
+  const out = new Map<string, string>();
+  if (!min || min.ms <= 0) return out;
+  for (const [version, at] of published) {
+    if (allowed(version)) continue;
+    const t = at?.getTime();
+    if (t === undefined || Number.isNaN(t)) {
+      out.set(version, `${coordinate(version)} has no publish time known upstream, so it counts as younger than the minimum age of ${min.text} (${min.from}): it is not served until an administrator allows it (/api/gate/allows)`);
+    } else if (now - t < min.ms) {
+      out.set(
+        version,
+        `${coordinate(version)} is younger than the minimum age of ${min.text} (${min.from}): published ${new Date(t).toISOString()}, available from ${new Date(t + min.ms).toISOString()}`,
+      );
+    }
+  }
+  return out;
+}
+
+/** A minimum age as written (svc.gate.min-age, a repository's override) read; undefined for none. */
+export const minAgeOf = (text: string, from: string): MinAge | undefined => {
+  const ms = minAgeMs(text);
+  return ms ? { ms, text: text.trim(), from } : undefined;
+};
+
+export interface CooldownDeps {
+  store: CooldownStore;
+  /** svc.gate.min-age as it is now (it changes at run time); "" for none. */
+  minAge: () => string;
+  /** The OSV ecosystem of a repository's format; undefined: no packages (raw), no cooldown. */
+  ecosystemOf: (repository: string) => Ecosystem | undefined;
+  now?: () => number;
+}
+
+/**
+ * The cooldown (docs/administration/screening.md, "Cooldown"): a proxied version younger than
+ * svc.gate.min-age (or its repository's own minimum age) is neither fetched nor listed, unless
+ * an allow lets its package (or that version) through.
+ */
+export function cooldownFactory(deps: CooldownDeps) {
+  const now = deps.now ?? Date.now;
+  const { store } = deps;
+
+  /** The minimum age in force for a repository: its own, else svc.gate.min-age. */
+  const minAgeFor = async (repository: string): Promise<MinAge | undefined> => {
+    const own = await store.repositoryMinAge(repository);
+    return own === null ? minAgeOf(deps.minAge(), "svc.gate.min-age") : minAgeOf(own, `the minimum age of repository ${repository}`);
+  };
+
+  const tooYoung: TooYoung = async (repository, name, published) => {
+    const ecosystem = deps.ecosystemOf(repository);
+    if (!ecosystem || published.size === 0) return new Map();
+    const min = await minAgeFor(repository);
+    if (!min) return new Map();
+    const allows = await store.allowsOf(repository, ecosystem, packageName(ecosystem, name));
+    const allowed = (v: string) => allows.some((a) => a.version === null || a.version === v);
+    return youngVersions((v) => `${name}${SEPARATOR[ecosystem]}${v}`, published, min, allowed, now());
+  };
+
+  return {
+    tooYoung,
+
+    /** A repository's own minimum age as GET /api/repositories/<name> shows it: "off", the duration, or null (inherits). */
+    async repositoryGate(repository: string): Promise<{ minAge: string | null }> {
+      const own = await store.repositoryMinAge(repository);
+      if (own === null && !(await store.hasRepository(repository))) throw notFound(`no repository named ${repository}`);
+      return { minAge: own === null ? null : own === "" ? "off" : own };
+    },
+
+    /** Sets a repository's own minimum age: a duration, "0" or "off" (none for it), or null (inherit svc.gate.min-age). */
+    async setRepositoryGate(repository: string, minAge: string | null): Promise<{ minAge: string | null }> {
+      let stored: string | null = null;
+      if (minAge !== null) {
+        const ms = minAgeMs(minAge);
+        if (ms === undefined) throw invalid("minAge", "minAge must be a duration such as 72h, 3d, 30m or P3D; 0 or off for no cooldown in this repository; null to inherit svc.gate.min-age");
+        stored = ms === 0 ? "" : minAge.trim();
+      }
+      if (!(await store.setRepositoryMinAge(repository, stored))) throw notFound(`no repository named ${repository}`);
+      return { minAge: stored === null ? null : stored === "" ? "off" : stored };
+    },
+
+    async addAllow(body: { repository?: string; ecosystem: string; name: string; version?: string; reason: string }, actor: Actor): Promise<Allow> {
+      const ecosystem = ECOSYSTEMS.find((e) => e.toLowerCase() === body.ecosystem.trim().toLowerCase());
+      if (!ecosystem || !isEcosystem(ecosystem)) throw invalid("ecosystem", `ecosystem must be one of ${ECOSYSTEMS.join(", ")}`);
+      const name = body.name.trim();
+      if (name === "") throw invalid("name", "name must not be blank");
+      if (ecosystem === "Maven" && !/^[^:\s]+:[^:\s]+$/.test(name)) throw invalid("name", "a Maven package is named groupId:artifactId");
+      const version = body.version?.trim() || null;
+      const reason = body.reason.trim();
+      if (reason === "") throw invalid("reason", "reason must not be blank: say why this package may skip the cooldown");
+      const repository = body.repository?.trim() || null;
+      if (repository !== null && !(await store.hasRepository(repository))) throw invalid("repository", `no repository named ${repository}`);
+      return store.addAllow({ repository, ecosystem, name: packageName(ecosystem, name), version, reason, createdBy: `${actor.kind}:${actor.id}` });
+    },
+
+    async removeAllow(id: string): Promise<void> {
+      if (!UUID.test(id) || !(await store.removeAllow(id))) throw notFound(`no allow ${id}`);
+    },
+
+    allows: (after: string | undefined, limit: number) => store.allows(after, limit),
+  };
+}
+export type Cooldown = ReturnType<typeof cooldownFactory>;

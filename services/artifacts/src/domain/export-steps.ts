@@ -74,7 +74,7 @@ export async function copyPages<T>(job: ExportJob, page: (after: string | undefi
     const rows = await page(after);
     for (const row of rows) {
       if (job.signal.aborted) return;
-      if (job.only && !job.only(item.pathOf(row))) continue;
+      if (job.selects && !job.selects(item.pathOf(row))) continue;
       const out = await item.copy(row);
       if (out.kind === "refused") job.tally.refused(item.pathOf(row), out.reason);
       else job.tally[out.kind](item.pathOf(row));

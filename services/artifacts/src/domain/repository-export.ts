@@ -24,7 +24,7 @@ export interface ExportJob {
   /** Aborted when this process stops: a step returns at the next item (the export is then "interrupted"). */
   signal: AbortSignal;
   /** Only the items whose paths it accepts (an import's export: the packages it imported); absent: everything. */
-  only?: (path: string) => boolean;
+  selects?: (path: string) => boolean;
 }
 
 /**
@@ -66,7 +66,7 @@ export function repositoryExportFactory(deps: RepositoryExportDeps) {
   const running = new Map<string, { abort: AbortController; done: Promise<void> }>();
   const heartbeatMs = deps.heartbeatMs ?? HEARTBEAT_MS;
 
-  const run = async (record: ExportRecord, step: FormatExport, actor: Actor, abort: AbortController, only: ExportJob["only"]) => {
+  const run = async (record: ExportRecord, step: FormatExport, actor: Actor, abort: AbortController, selects: ExportJob["selects"]) => {
     const p: ExportProgress = { total: record.total, copied: 0, skipped: 0, refused: 0, refusals: [] };
     const tally: ExportTally = {
       copied: () => void p.copied++,
@@ -80,7 +80,7 @@ export function repositoryExportFactory(deps: RepositoryExportDeps) {
       store.progress(record.id, p).catch((err: unknown) => log.warn({ err, exportId: record.id }, "could not record an export's progress"));
     }, heartbeatMs);
     try {
-      await step.copy({ source: record.source, target: record.target, actor, tally, signal: abort.signal, ...(only ? { only } : {}) });
+      await step.copy({ source: record.source, target: record.target, actor, tally, signal: abort.signal, ...(selects ? { selects } : {}) });
       p.total = Math.max(p.total, p.copied + p.skipped + p.refused);
       if (abort.signal.aborted) await store.finish(record.id, "interrupted", p, LOST);
       else await store.finish(record.id, "done", p, null);
@@ -101,7 +101,7 @@ export function repositoryExportFactory(deps: RepositoryExportDeps) {
 
   return {
     /** Checks the request, records the export and starts it; answers the record as it starts. */
-    async start(source: string, target: string, actor: Actor, only?: ExportJob["only"]): Promise<ExportRecord> {
+    async start(source: string, target: string, actor: Actor, selects?: ExportJob["selects"]): Promise<ExportRecord> {
       const from = await deps.metadata.repository(source);
       if (!from) throw notFound(`no repository named ${source}`);
       if (target === source) throw invalid("target", `the target must be another repository than ${source}`);
@@ -116,7 +116,7 @@ export function repositoryExportFactory(deps: RepositoryExportDeps) {
       if (deps.readOnly) throw forbidden(READ_ONLY);
       const record = await store.create({ id: randomUUID(), source, target, format: from.format, actor: actor.id || actor.kind, total: from.artifacts });
       const abort = new AbortController();
-      const done = run(record, step, actor, abort, only)
+      const done = run(record, step, actor, abort, selects)
         .catch((err: unknown) => log.error({ err, exportId: record.id }, "could not record an export's end"))
         .finally(() => running.delete(record.id));
       running.set(record.id, { abort, done });

@@ -55,7 +55,7 @@ export function mavenExportFactory(deps: MavenExportDeps): FormatExport {
         const rows = await deps.metadata.page(job.source, after, EXPORT_PAGE);
         for (const row of rows) {
           if (job.signal.aborted) return;
-          if (job.only && !job.only(row.path)) continue;
+          if (job.selects && !job.selects(row.path)) continue;
           const release = releaseOf(row.path);
           let out: CopyOutcome;
           if (release) {

@@ -95,7 +95,7 @@ export function npmExportFactory(deps: NpmExportDeps): FormatExport {
         for (const name of names) {
           const pkg = await source.read(job.source, name);
           if (!pkg) continue;
-          const versions = job.only ? pkg.versions.filter((v) => job.only!(v.tarball)) : pkg.versions;
+          const versions = job.selects ? pkg.versions.filter((v) => job.selects!(v.tarball)) : pkg.versions;
           if (versions.length === 0) continue;
           const targetHad = (await store.findPackage(job.target, name)) !== undefined;
           for (const v of versions) {

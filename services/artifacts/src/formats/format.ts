@@ -13,6 +13,7 @@ import type { FormatImport } from "../domain/proxy-import.js";
 import type { Db, MetadataStore } from "../store/metadata-store.js";
 import type { Ecosystem } from "../gate/ecosystems.js";
 import type { GroupMember } from "../domain/repository-list.js";
+import type { AdvisoryAudit } from "../gate/audit.js";
 
 /**
  * A format's protocol under `/repository/<repository>/…` (every method): it answers the request,
@@ -72,6 +73,8 @@ export interface FormatDeps {
   log: FastifyBaseLogger;
   /** Proxy repositories (docs/integration/npm.md, "Proxy repositories"); absent: none are served. */
   proxy?: ProxyDeps;
+  /** The screening gate's advisory data, read for clients' audits (`npm audit`); absent: none answered. */
+  audit?: AdvisoryAudit;
 }
 
 /** The gate's verdicts on versions of one package, by version; versions nothing matched are absent. */

@@ -181,6 +181,19 @@ export function gateStoreFactory(pool: pg.Pool) {
       return r.rows.map((x) => ({ id: x.id, kind: x.kind, level: x.level ?? undefined, summary: x.summary, affected: x.affected }));
     },
 
+    /** The advisories naming any of the packages (`ecosystem:name` each), by package; one query. */
+    async advisoriesOfMany(keys: readonly string[]): Promise<Map<string, StoredAdvisory[]>> {
+      const out = new Map<string, StoredAdvisory[]>();
+      if (keys.length === 0) return out;
+      const wanted = new Set(keys);
+      const r = await pool.query(`select distinct on (id) id, kind, level, summary, affected, packages from ${T("gate_advisories")} where packages && $1::text[] order by id, source`, [[...wanted]]);
+      for (const x of r.rows as { id: string; kind: StoredAdvisory["kind"]; level: Level | null; summary: string; affected: StoredAdvisory["affected"]; packages: string[] }[]) {
+        const advisory: StoredAdvisory = { id: x.id, kind: x.kind, level: x.level ?? undefined, summary: x.summary, affected: x.affected };
+        for (const key of x.packages) if (wanted.has(key)) out.set(key, [...(out.get(key) ?? []), advisory]);
+      }
+      return out;
+    },
+
     /**
      * Makes a source's rows the records given, in one transaction: what is new or whose `modified`
      * changed is answered (for the retroactive check), what the source no longer has goes.

@@ -4,6 +4,7 @@ import type { ArtifactsConfig } from "../config.js";
 import type { ArtifactService } from "../domain/artifact-service.js";
 import type { Formats } from "../formats/format.js";
 import type { MetadataStore } from "../store/metadata-store.js";
+import { advisoryAuditFactory } from "./audit.js";
 import { advisoryRefreshFactory } from "./advisory-refresh.js";
 import { cooldownFactory } from "./cooldown.js";
 import { cooldownStoreFactory } from "./cooldown-store.js";
@@ -84,6 +85,8 @@ export function wireGate(deps: {
     publishGate: service.publishGate,
     screenVersions: service.screenVersions,
     tooYoung: cooldown.tooYoung,
+    /** Clients' audits (`npm audit`) read the same advisory data. */
+    audit: advisoryAuditFactory(store),
     routes,
     attach(a: ArtifactService) {
       artifacts = a;

@@ -317,6 +317,17 @@ describe("Repositories page: creating, reshaping and removing repositories", () 
     expect(inherit.calls[0]!.body).toEqual({ minAge: null });
   });
 
+  it("offers Maven's release redeploy option on a hosted maven repository and saves it", async () => {
+    const maven = { name: "team-maven", format: "maven", type: "hosted", upstream: null, members: null };
+    const { ctx } = fakeCtx(view("team-maven", maven, { "GET /api/repositories/team-maven/maven": { status: 200, body: { releaseRedeploy: true } } }), { subpath: "/team-maven" });
+    expect(text(await repositoriesPage.get(ctx))).toContain('<input type="checkbox" name="releaseRedeploy" value="true" checked> Allow redeploying a release');
+    // Not on a repository of another format (its page asks nothing of the Maven route).
+    expect(text(await repositoriesPage.get(fakeCtx(view("team-npm", {}), { subpath: "/team-npm" }).ctx))).not.toContain("releaseRedeploy");
+    const off = fakeCtx({ "PUT /api/repositories/team-maven/maven": { status: 200, body: { releaseRedeploy: false } } }, { subpath: "/team-maven", form: {} });
+    expect(await repositoriesPage.actions!["set-maven"]!(off.ctx)).toEqual({ kind: "redirect", location: "/ui/repositories/team-maven", notice: "Release redeploys in team-maven: refused" });
+    expect(off.calls[0]!.body).toEqual({ releaseRedeploy: false });
+  });
+
   it("removes only with the name typed again, offers force only when it holds artifacts or a group names it, and shows the API's refusal", async () => {
     const bare = text(await repositoriesPage.get(fakeCtx(view("default", {}), { subpath: "/default" }).ctx));
     expect(bare).toContain('name="_action" value="remove"');

@@ -9,10 +9,12 @@ import {
   cooldownSection,
   createRepository,
   createSection,
+  mavenOptionsSection,
   membersSection,
   removeRepository,
   removeSection,
   setCooldown,
+  setMavenOptions,
   setMembers,
   typeOf,
   type CreateDraft,
@@ -137,7 +139,7 @@ export const repositoriesPage: ConsolePage = {
     if (name === undefined) return overview(ctx);
     return repositoryView(ctx, name, async (detail, all) => ({
       above: html`${aboutSection(detail, all)}${membersSection(ctx, detail, all)}${cooldownSection(ctx, detail)}`,
-      below: html`${await importSection(ctx, detail, all)}${exportSection(ctx, detail, all)}${removeSection(ctx, detail, all)}`,
+      below: html`${await mavenOptionsSection(ctx, detail)}${await importSection(ctx, detail, all)}${exportSection(ctx, detail, all)}${removeSection(ctx, detail, all)}`,
     }));
   },
 
@@ -150,6 +152,9 @@ export const repositoriesPage: ConsolePage = {
     },
     async "set-cooldown"(ctx) {
       return setCooldown(ctx, repositoryOf(ctx) ?? "");
+    },
+    async "set-maven"(ctx) {
+      return setMavenOptions(ctx, repositoryOf(ctx) ?? "");
     },
     async remove(ctx) {
       return removeRepository(ctx, repositoryOf(ctx) ?? "");

@@ -276,3 +276,33 @@ export async function removeRepository(ctx: PageContext, name: string): Promise<
   expectOk(res);
   return { kind: "redirect", location: REPOSITORIES, notice: `Repository ${name} removed` };
 }
+
+/**
+ * Maven's one option of its own (`/api/repositories/<name>/maven`, a route of the Maven format):
+ * whether a release's files may be deployed again. A hosted maven repository only: a proxy and a
+ * group take no deploys of their own.
+ */
+export async function mavenOptionsSection(ctx: PageContext, detail: RepositoryDetail): Promise<Html | ""> {
+  if (detail.format !== "maven" || typeOf(detail) !== "hosted") return "";
+  const options = expectOk(await ctx.api<{ releaseRedeploy: boolean }>("GET", `/api/repositories/${seg(detail.name)}/maven`));
+  return html`<section aria-labelledby="maven-heading" id="maven-options">
+    <h2 id="maven-heading">Maven options</h2>
+    <p>A release's file deployed again is refused (409) unless redeploys are allowed; snapshots may always be deployed again.</p>
+    ${actionForm(ctx, {
+      to: repositoryPath(detail.name),
+      action: "set-maven",
+      button: "Save Maven options",
+      controls: html`<p class="field"><label><input type="checkbox" name="releaseRedeploy" value="true"${options.releaseRedeploy ? html` checked` : ""}> Allow redeploying a release</label></p>`,
+    })}
+  </section>`;
+}
+
+/** The `set-maven` form post. */
+export async function setMavenOptions(ctx: PageContext, name: string): Promise<PageOutcome> {
+  const releaseRedeploy = ctx.form.releaseRedeploy === "true";
+  const res = await ctx.api("PUT", `/api/repositories/${seg(name)}/maven`, { releaseRedeploy });
+  const why = inputRefusal(res);
+  if (why !== undefined) return { kind: "redirect", location: repositoryPath(name), notice: `Not done: ${why}` };
+  expectOk(res);
+  return { kind: "redirect", location: repositoryPath(name), notice: `Release redeploys in ${name}: ${releaseRedeploy ? "allowed" : "refused"}` };
+}

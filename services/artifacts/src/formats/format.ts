@@ -191,8 +191,18 @@ export interface Formats {
   importOf(repository: string): FormatImport | undefined;
   /** The names of the formats whose repositories may be proxies. */
   proxyFormats(): readonly string[];
+  /** Each format as `GET /api/formats` lists it: its name, its label and whether it may be a proxy, in the table's order. */
+  catalog(): readonly FormatEntry[];
   /** Registers each format's own routes. */
   routes(app: ServiceApp): void;
+}
+
+/** A format as `GET /api/formats` shows it (what the console's Create repository form offers). */
+export interface FormatEntry {
+  name: string;
+  label: string;
+  /** Whether its repositories may be proxies (`"type": "proxy"`); every format may have groups. */
+  proxy: boolean;
 }
 
 const listed = (labels: readonly string[]): string => (labels.length < 2 ? labels.join("") : `${labels.slice(0, -1).join(", ")} or ${labels[labels.length - 1]}`);
@@ -235,6 +245,7 @@ export function formatsOf(table: readonly FormatModule[], formatOf: (repository:
       return f?.imports && fetch ? { paths: f.imports.paths, spec: f.imports.spec, fetch } : undefined;
     },
     proxyFormats: () => [...all()].flatMap(([name, f]) => (f.proxies ? [name] : [])),
+    catalog: () => table.map((m) => ({ name: m.name, label: m.label, proxy: all().get(m.name)?.proxies === true })),
     exports: () => Object.fromEntries([...all()].flatMap(([name, f]) => (f.export ? [[name, f.export]] : []))),
     routes(app) {
       for (const f of all().values()) f.routes?.(app);

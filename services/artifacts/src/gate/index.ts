@@ -60,7 +60,7 @@ export function wireGate(deps: {
     log: deps.log,
   });
   // The cooldown: proxied versions younger than svc.gate.min-age are neither fetched nor listed (ProxyDeps.tooYoung).
-  const cooldown = cooldownFactory({ store: cooldownStoreFactory(deps.pool), minAge: deps.minAge ?? (() => deps.config.gateMinAge), ecosystemOf: deps.formats.ecosystemOf });
+  const cooldown = cooldownFactory({ store: cooldownStoreFactory(deps.pool), refusals: store, log: deps.log, minAge: deps.minAge ?? (() => deps.config.gateMinAge), ecosystemOf: deps.formats.ecosystemOf });
   const refresh = advisoryRefreshFactory({
     pool: deps.pool,
     store,
@@ -84,6 +84,8 @@ export function wireGate(deps: {
     publishGate: service.publishGate,
     screenVersions: service.screenVersions,
     tooYoung: cooldown.tooYoung,
+    /** A request for a young version's file refused: kept in the refusal log (routes/raw-routes.ts). */
+    cooldownRefused: cooldown.refused,
     routes,
     attach(a: ArtifactService) {
       artifacts = a;

@@ -1,6 +1,6 @@
 import type { FastifyBaseLogger } from "fastify";
 import { invalid, notFound } from "@svc/contracts";
-import type { ScreenVersions, TooYoung } from "../format.js";
+import { CooldownRefusal, type ScreenVersions, type TooYoung } from "../format.js";
 import { badGateway, type FileSource, type Upstreams } from "../../proxy/file-fetch.js";
 import type { ProxiedDocuments } from "../../proxy/proxied-documents.js";
 import { staleHeaders } from "../../proxy/upstream-health.js";
@@ -108,7 +108,7 @@ export function mavenProxyFactory(deps: MavenProxyDeps) {
     if (f) {
       const refused = await young(repository, segments.slice(0, -3).join("/"), f.artifactId, [f.version]);
       const why = refused.get(f.version);
-      if (why !== undefined) throw notFound(`${f.groupId}:${f.artifactId}:${f.version} is not fetched from the upstream of ${repository}: ${why}`);
+      if (why !== undefined) throw new CooldownRefusal("not_found", `${f.groupId}:${f.artifactId}:${f.version} is not fetched from the upstream of ${repository}: ${why}`, { repository, path, name: `${f.groupId}:${f.artifactId}`, version: f.version });
     }
     const url = urlOf(repository, path);
     const what = f ? `${f.file} of ${f.groupId}:${f.artifactId}:${f.version}` : path;

@@ -1,75 +1,28 @@
 import { createHash } from "node:crypto";
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync } from "node:fs";
-import { createServer, request as httpRequest, type Server } from "node:http";
-import type { Socket } from "node:net";
+import { mkdtempSync, readdirSync } from "node:fs";
 import { basename, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { freePort } from "@svc/devstack";
-import { run, type Run } from "./npm-clients.js";
-import { buildDist, ensurePythonClients, pythonEnv, type Dist, type PythonClients } from "./pypi-clients.js";
+import { countingRelay } from "../bench/npm-proxy-bench.js";
+import { run } from "./npm-clients.js";
+import { basicAuth, buildDist, ensurePythonClients, fileSha256, pythonRuns, type Dist, type PythonClients } from "./pypi-clients.js";
 import { startSuite, type Suite } from "./suite.js";
 
 /**
- * A relay in front of the suite's gateway, on 127.0.0.1 over http: counts the GETs by path, can
- * be stopped and started again, and can answer other bytes than the upstream's for a file (an
- * upstream whose files do not match the sha256 its pages declare).
- */
-async function relayTo(target: string, port: number) {
-  const counts = new Map<string, number>();
-  const sockets = new Set<Socket>();
-  const tampered = new Set<string>();
-  const upstream = new URL(target);
-  let server: Server | undefined;
-  const listen = () =>
-    new Promise<void>((done) => {
-      server = createServer((req, res) => {
-        const path = req.url ?? "";
-        if (req.method === "GET") counts.set(path, (counts.get(path) ?? 0) + 1);
-        const out = httpRequest({ host: upstream.hostname, port: upstream.port, method: req.method, path, headers: { ...req.headers, host: upstream.host } }, (answer) => {
-          if ([...tampered].some((f) => path.includes(f)) && answer.statusCode === 200) {
-            answer.resume();
-            const body = Buffer.from("not the file the page declares");
-            res.writeHead(200, { "content-type": "application/octet-stream", "content-length": String(body.length) });
-            return res.end(body);
-          }
-          res.writeHead(answer.statusCode ?? 502, answer.headers);
-          answer.pipe(res);
-        });
-        out.on("error", () => res.destroy());
-        req.pipe(out);
-      });
-      server.on("connection", (s) => {
-        sockets.add(s);
-        s.once("close", () => sockets.delete(s));
-      });
-      server.listen(port, "127.0.0.1", done);
-    });
-  await listen();
-  return {
-    url: `http://127.0.0.1:${port}/`,
-    gets: (fragment: string) => [...counts].filter(([path]) => path.includes(fragment)).reduce((a, [, n]) => a + n, 0),
-    tamper: (fragment: string) => void tampered.add(fragment),
-    down: () =>
-      new Promise<void>((done) => {
-        server!.close(() => done());
-        for (const c of sockets) c.destroy();
-      }),
-    up: listen,
-  };
-}
-
-/**
  * A PyPI proxy repository whose upstream is a hosted pypi repository of the same suite, reached
- * through a relay (http on 127.0.0.1: block-private-import-hosts turned off), with twine
- * uploading to the upstream and pip installing through the proxy: files fetched once, versions
- * the gate refuses hidden so pip picks an older one, pip still installing from the cache with
- * the upstream stopped, a file that does not match its declared sha256 refused.
+ * through a counting relay (http on 127.0.0.1: block-private-import-hosts turned off) that can
+ * answer other bytes than the upstream's, with twine uploading to the upstream and pip installing
+ * through the proxy: files fetched once, versions the gate refuses hidden so pip picks an older
+ * one, pip still installing from the cache with the upstream stopped, a file that does not match
+ * its declared sha256 refused.
  */
 describe("pypi proxy repositories", () => {
   let s: Suite;
   let py: PythonClients;
   let work: string;
-  let relay: Awaited<ReturnType<typeof relayTo>>;
+  let relay: Awaited<ReturnType<typeof countingRelay>>;
+  /** Paths (fragments of) whose upstream answers the relay changes: a file replaced. */
+  const tampering = new Map<string, (body: Buffer) => Buffer>();
   let admin: string;
   let deployer: string;
   let upstreamReader: string;
@@ -81,32 +34,16 @@ describe("pypi proxy repositories", () => {
   let bad: Dist;
   let young1: Dist;
   let young2: Dist;
-  let n = 0;
+  let runs: ReturnType<typeof pythonRuns>;
 
-  const scratch = () => {
-    const dir = join(work, `run-${++n}`);
-    mkdirSync(dir, { recursive: true });
-    return { dir, env: pythonEnv(dir) };
-  };
-  const expectOk = (r: Run) => {
-    if (r.code !== 0) throw new Error(`exit ${r.code}:\n${r.output.slice(-3000)}`);
-  };
-  const twine = (repository: string, files: string[], password: string) => {
-    const c = scratch();
-    const env = { ...c.env, TWINE_REPOSITORY_URL: `${s.gatewayUrl}/repository/${repository}/`, TWINE_USERNAME: "__token__", TWINE_PASSWORD: password };
-    return run(py.twine, ["upload", "--non-interactive", "--disable-progress-bar", ...files], { cwd: c.dir, env });
-  };
+  const scratch = () => runs.scratch();
+  const expectOk = (r: Parameters<typeof runs.expectOk>[0]) => runs.expectOk(r);
+  const twine = (repository: string, files: string[], password: string) => runs.twine(`${s.gatewayUrl}/repository/${repository}/`, files, password);
   const index = (key: string) => `${s.gatewayUrl.replace("://", `://__token__:${key}@`)}/repository/pypi-proxy/simple/`;
   /** pip installs into a fresh venv, with no cache, from the proxy; answers pip's run and the installed module's VERSION. */
-  const pipInstall = async (args: string[]) => {
-    const c = scratch();
-    expectOk(await run(py.python, ["-m", "venv", join(c.dir, "venv")], { cwd: c.dir, env: c.env }));
-    const r = await run(join(c.dir, "venv", "bin", "pip"), ["install", "--isolated", "--no-cache-dir", "--index-url", index(reader), ...args], { cwd: c.dir, env: c.env });
-    const imported = (module: string) => run(join(c.dir, "venv", "bin", "python"), ["-c", `import ${module}; print(${module}.VERSION)`], { cwd: c.dir, env: c.env });
-    return { r, imported };
-  };
-  const sha256 = (file: string) => createHash("sha256").update(readFileSync(file)).digest("hex");
-  const basic = (key: string) => ({ authorization: `Basic ${Buffer.from(`__token__:${key}`).toString("base64")}` });
+  const pipInstall = (args: string[]) => runs.pipInstall(index(reader), args);
+  const sha256 = fileSha256;
+  const basic = basicAuth;
   const until = async <T>(what: () => Promise<T | undefined>, ms = 30_000): Promise<T> => {
     for (const end = Date.now() + ms; ; await new Promise((r) => setTimeout(r, 300))) {
       const got = await what();
@@ -123,6 +60,7 @@ describe("pypi proxy repositories", () => {
       ensurePythonClients(),
     ]);
     work = mkdtempSync(join(inject("dataDir"), "pypi-proxy-"));
+    runs = pythonRuns(work, py);
     admin = s.bootstrapKey;
     deployer = (await s.mint({ label: "uploader", grants: [{ scope: "pypi-up", tokens: ["deploy"] }] })).key;
     upstreamReader = (await s.mint({ label: "proxy-upstream", grants: [{ scope: "pypi-up", tokens: ["read-only"] }] })).key;
@@ -137,7 +75,7 @@ describe("pypi proxy repositories", () => {
       buildDist(work, py, { name: "px-young", version: "2.0" }),
     ]);
     expectOk(await twine("pypi-up", [pkg1.wheel, pkg1.sdist, pkg2.wheel, pkg2.sdist, held1.wheel, held2.wheel, bad.wheel, young1.wheel, young2.wheel], deployer));
-    relay = await relayTo(s.gatewayUrl, await freePort());
+    relay = await countingRelay(s.gatewayUrl, await freePort(), { tamper: (path) => [...tampering].find(([fragment]) => path.includes(fragment))?.[1] });
     expect((await s.call("PUT", "/api/settings/block-private-import-hosts", { key: admin, body: { value: false } })).status).toBe(200);
     // Applied by the artifacts service within moments (it follows the stored settings).
     await until(async () => {
@@ -280,7 +218,7 @@ describe("pypi proxy repositories", () => {
   });
 
   it("a file that does not match the sha256 its upstream's page declares is refused with 502 and not stored", async () => {
-    relay.tamper(basename(bad.wheel));
+    tampering.set(basename(bad.wheel), () => Buffer.from("not the file the page declares"));
     expect(await (await page("pypi-proxy", "px-bad", reader)).text()).toContain(`#sha256=${sha256(bad.wheel)}`);
     const path = `/repository/pypi-proxy/packages/px-bad/1.0/${basename(bad.wheel)}`;
     const refused = await s.call("GET", path, { headers: basic(reader) });

@@ -7,6 +7,7 @@ import { countingRelay } from "../bench/npm-proxy-bench.js";
 import { run } from "./npm-clients.js";
 import { basicAuth, buildDist, ensurePythonClients, fileSha256, pythonRuns, type Dist, type PythonClients } from "./pypi-clients.js";
 import { startSuite, type Suite } from "./suite.js";
+import { eventually } from "./upstream.js";
 
 /**
  * A PyPI proxy repository whose upstream is a hosted pypi repository of the same suite, reached
@@ -14,14 +15,15 @@ import { startSuite, type Suite } from "./suite.js";
  * answer other bytes than the upstream's, with twine uploading to the upstream and pip installing
  * through the proxy: files fetched once, versions the gate refuses hidden so pip picks an older
  * one, pip still installing from the cache with the upstream stopped, a file that does not match
- * its declared sha256 refused.
+ * its declared sha256 refused and one whose page declares none not fetched, and read-only mode
+ * serving only what is cached.
  */
 describe("pypi proxy repositories", () => {
   let s: Suite;
   let py: PythonClients;
   let work: string;
   let relay: Awaited<ReturnType<typeof countingRelay>>;
-  /** Paths (fragments of) whose upstream answers the relay changes: a file replaced. */
+  /** Paths (fragments of) whose upstream answers the relay changes: a file replaced, a page without its sha256 digests. */
   const tampering = new Map<string, (body: Buffer) => Buffer>();
   let admin: string;
   let deployer: string;
@@ -32,6 +34,7 @@ describe("pypi proxy repositories", () => {
   let held1: Dist;
   let held2: Dist;
   let bad: Dist;
+  let noHash: Dist;
   let young1: Dist;
   let young2: Dist;
   let runs: ReturnType<typeof pythonRuns>;
@@ -65,16 +68,17 @@ describe("pypi proxy repositories", () => {
     deployer = (await s.mint({ label: "uploader", grants: [{ scope: "pypi-up", tokens: ["deploy"] }] })).key;
     upstreamReader = (await s.mint({ label: "proxy-upstream", grants: [{ scope: "pypi-up", tokens: ["read-only"] }] })).key;
     reader = (await s.mint({ label: "proxy-reader", grants: [{ scope: "pypi-proxy", tokens: ["read-only"] }] })).key;
-    [pkg1, pkg2, held1, held2, bad, young1, young2] = await Promise.all([
+    [pkg1, pkg2, held1, held2, bad, noHash, young1, young2] = await Promise.all([
       buildDist(work, py, { name: "px-pkg", version: "1.0", requiresPython: ">=3.8" }),
       buildDist(work, py, { name: "px-pkg", version: "2.0", requiresPython: ">=3.8" }),
       buildDist(work, py, { name: "px-held", version: "1.0" }),
       buildDist(work, py, { name: "px-held", version: "2.0" }),
       buildDist(work, py, { name: "px-bad", version: "1.0" }),
+      buildDist(work, py, { name: "px-nohash", version: "1.0" }),
       buildDist(work, py, { name: "px-young", version: "1.0" }),
       buildDist(work, py, { name: "px-young", version: "2.0" }),
     ]);
-    expectOk(await twine("pypi-up", [pkg1.wheel, pkg1.sdist, pkg2.wheel, pkg2.sdist, held1.wheel, held2.wheel, bad.wheel, young1.wheel, young2.wheel], deployer));
+    expectOk(await twine("pypi-up", [pkg1.wheel, pkg1.sdist, pkg2.wheel, pkg2.sdist, held1.wheel, held2.wheel, bad.wheel, noHash.wheel, young1.wheel, young2.wheel], deployer));
     relay = await countingRelay(s.gatewayUrl, await freePort(), { tamper: (path) => [...tampering].find(([fragment]) => path.includes(fragment))?.[1] });
     expect((await s.call("PUT", "/api/settings/block-private-import-hosts", { key: admin, body: { value: false } })).status).toBe(200);
     // Applied by the artifacts service within moments (it follows the stored settings).
@@ -232,6 +236,24 @@ describe("pypi proxy repositories", () => {
     expect(installed.r.output).toContain("502");
   });
 
+  it("a file whose upstream page declares no sha256 is refused with 502 and neither fetched nor stored", async () => {
+    // The upstream's page of px-nohash without digests: no #sha256= in HTML, empty hashes in PEP 691 JSON.
+    tampering.set("/simple/px-nohash/", (body) => Buffer.from(body.toString("utf8").replace(/#sha256=[0-9a-f]{64}/g, "").replace(/"hashes"\s*:\s*\{[^}]*\}/g, '"hashes":{}')));
+    const listed = await (await page("pypi-proxy", "px-nohash", reader)).text();
+    expect(listed).toContain(basename(noHash.wheel));
+    expect(listed).not.toContain("#sha256=");
+    const path = `/repository/pypi-proxy/packages/px-nohash/1.0/${basename(noHash.wheel)}`;
+    for (let i = 0; i < 2; i++) {
+      const refused = await s.call("GET", path, { headers: basic(reader) });
+      expect(refused.status).toBe(502);
+      expect(await refused.text()).toContain("declares no sha256 for it");
+    }
+    expect(relay.gets(basename(noHash.wheel))).toBe(0);
+    const installed = await pipInstall(["--retries", "0", "px-nohash"]);
+    expect(installed.r.code).not.toBe(0);
+    expect(relay.gets(basename(noHash.wheel))).toBe(0);
+  });
+
   it("with the upstream stopped, pip still installs what the proxy holds; its page is served stale; what is not cached is a 502", async () => {
     await relay.down();
     try {
@@ -251,4 +273,29 @@ describe("pypi proxy repositories", () => {
       await relay.up();
     }
   });
+  it("in read-only mode the proxy serves its cached pages and files and fetches nothing: what is not cached is refused with the read-only reason", async () => {
+    for (const service of ["gateway", "artifacts"] as const) await s.stopService(service);
+    for (const service of ["artifacts", "gateway"] as const) await s.startService(service, { SVC_READ_ONLY: "true" });
+    await eventually("the proxy answering in read-only mode", async () => ((await page("pypi-proxy", "px-pkg", reader).catch(() => undefined))?.status === 200 ? true : undefined), 60_000);
+    const asked = relay.gets("/");
+
+    const cached = await page("pypi-proxy", "px-pkg", reader);
+    expect(cached.status).toBe(200);
+    expect(await cached.text()).toContain(`${basename(pkg2.wheel)}#sha256=${sha256(pkg2.wheel)}`);
+    const installed = await pipInstall(["--only-binary", ":all:", "px-pkg"]);
+    expectOk(installed.r);
+    expect((await installed.imported("px_pkg")).stdout.trim()).toBe("px-pkg@2.0");
+
+    // A file of a cached page never fetched, and a page never fetched: refused, saying why.
+    const file = await s.call("GET", `/repository/pypi-proxy/packages/px-pkg/2.0/${basename(pkg2.sdist)}`, { headers: basic(reader) });
+    expect(file.status).toBe(403);
+    expect(await file.text()).toContain("this server is read-only (svc.read-only)");
+    const never = await page("pypi-proxy", "px-never-read-only", reader);
+    expect(never.status).toBe(403);
+    expect(await never.text()).toContain("this server is read-only (svc.read-only)");
+    const refused = await pipInstall(["--retries", "0", "--no-binary", ":all:", "px-pkg"]);
+    expect(refused.r.code).not.toBe(0);
+    expect(refused.r.output).toContain("403");
+    expect(relay.gets("/")).toBe(asked);
+  }, 300_000);
 });

@@ -13,7 +13,7 @@ import { exportRoutes } from "./routes/export-routes.js";
 import { importRoutes } from "./routes/import-routes.js";
 import type { ProxyImport } from "./domain/proxy-import.js";
 import { internalRoutes } from "./routes/internal-routes.js";
-import { rawRoutes } from "./routes/raw-routes.js";
+import { rawRoutes, type RawRoutesDeps } from "./routes/raw-routes.js";
 import type { ByteRedirect } from "./routes/artifact-answer.js";
 import { repositoryRoutes } from "./routes/repository-routes.js";
 import { gateRoutes, type GateRoutesDeps } from "./gate/gate-routes.js";
@@ -40,6 +40,8 @@ export interface ArtifactsDeps extends UpstreamAppDeps {
   redirect?: ByteRedirect;
   /** The screening gate's administration routes (deny list, held files, findings, advisory status). */
   gate?: GateRoutesDeps;
+  /** A request for a young version's file refused by the cooldown: kept in the refusal log. */
+  cooldownRefused?: RawRoutesDeps["cooldownRefused"];
 }
 
 export function buildApp(deps: ArtifactsDeps): FastifyInstance {

@@ -141,7 +141,7 @@ export async function wireArtifacts({ config, log, metrics, bus, db, pool, repli
   const redirect = redirectOf(opened, config);
   if (redirect) log.info({ ttlMs: config.s3RedirectTtlMs }, "svc.storage.s3.redirect is on: artifact GETs are answered with a signed URL of the bucket");
   gate.start();
-  const app = buildApp({ gate: gate.routes, redirect, log, internalSecret: config.internalSecret, internalSecretPrevious: config.internalSecretPrevious, blobs, metadata, reads, artifacts, admin, exports, imports, formats, downloads, repositories: repositories.names, membersOf: repositories.membersOf, checks, metrics, uploadIdleTimeoutMs: config.uploadIdleTimeoutMs });
+  const app = buildApp({ gate: gate.routes, cooldownRefused: gate.cooldownRefused, redirect, log, internalSecret: config.internalSecret, internalSecretPrevious: config.internalSecretPrevious, blobs, metadata, reads, artifacts, admin, exports, imports, formats, downloads, repositories: repositories.names, membersOf: repositories.membersOf, checks, metrics, uploadIdleTimeoutMs: config.uploadIdleTimeoutMs });
   return { app, ready: { ...storageIdentity(config), repository: config.repository }, status: () => ({ ...storageStatus(config), ...gate.status() }), closers: [() => imports.stop(), () => live.close(), () => lockPool.end(), () => gate.stop(), () => exports.stop(), () => downloads.stop(), () => relay.stop(), ...(opened.kind === "s3" ? [async () => opened.store.close()] : [])] };
 }
 

@@ -2,7 +2,7 @@ import type { Migration } from "kysely";
 import type { BlobStore } from "@svc/blobs";
 import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from "fastify";
 import type pg from "pg";
-import type { PackageCoordinates } from "@svc/contracts";
+import { ServiceError, type PackageCoordinates } from "@svc/contracts";
 import type { ArtifactTarget } from "@svc/grants";
 import type { ServiceApp } from "@svc/kit";
 import type { Address, ArtifactService } from "../domain/artifact-service.js";
@@ -101,6 +101,30 @@ export interface ProxyDeps {
 
 /** The versions of `name` in `repository` too young to be fetched or listed (ProxyDeps.tooYoung), with why. */
 export type TooYoung = (repository: string, name: string, published: ReadonlyMap<string, Date | undefined>) => Promise<ReadonlyMap<string, string>>;
+
+/** The file of a version the cooldown keeps back, as a refusal names it. */
+export interface YoungFile {
+  repository: string;
+  path: string;
+  /** The package as the ecosystem names it (npm's name, the normalised PyPI project, Maven's groupId:artifactId). */
+  name: string;
+  version: string;
+}
+
+/**
+ * A request for a file of a version the cooldown keeps back, refused (403; Maven's 404): the
+ * route that answers the request records it in the refusal log with who asked
+ * (routes/raw-routes.ts); the message is what the client is told.
+ */
+export class CooldownRefusal extends ServiceError {
+  constructor(
+    code: "forbidden" | "not_found",
+    message: string,
+    readonly file: YoungFile,
+  ) {
+    super(code, message);
+  }
+}
 
 /**
  * What a format does, beyond files served path for path (docs/internals/formats.md). Each part

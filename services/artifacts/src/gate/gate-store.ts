@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import { sql, type Kysely, type Migration } from "kysely";
 import type pg from "pg";
 import { escapeIdentifier } from "pg";
+import { lockKey } from "../store/metadata-store.js";
 import { SCHEMA } from "../store/schema.js";
 import type { Advisory, Level } from "./osv-records.js";
 
@@ -351,6 +352,32 @@ export function gateStoreFactory(pool: pg.Pool) {
         r.reason,
         r.principal,
       ]);
+    },
+
+    /**
+     * Adds a refusal unless the same principal was refused the same file of the same repository
+     * within the last `withinMs` (one client retrying is one entry): under an advisory lock on
+     * that key, so two nodes refusing at once add one. True when it was added.
+     */
+    async addRefusalOnce(r: Omit<Refusal, "id" | "refused">, withinMs: number): Promise<boolean> {
+      const client = await pool.connect();
+      try {
+        await client.query("begin");
+        await client.query(`select pg_advisory_xact_lock(${lockKey("refusal", r.repository, r.path, r.principal)})`);
+        const added = await client.query(
+          `insert into ${T("gate_refusals")} (id, repository, path, ecosystem, name, version, reason, principal)
+           select $1, $2, $3, $4, $5, $6, $7, $8 where not exists (
+             select 1 from ${T("gate_refusals")} where repository = $2 and path = $3 and principal = $8 and refused_at > now() - make_interval(secs => $9::double precision / 1000))`,
+          [randomUUID(), r.repository, r.path, r.ecosystem, r.name, r.version, r.reason, r.principal, withinMs],
+        );
+        await client.query("commit");
+        return (added.rowCount ?? 0) > 0;
+      } catch (err) {
+        await client.query("rollback").catch(() => {});
+        throw err;
+      } finally {
+        client.release();
+      }
     },
 
     /** The refusal log, newest first, a page after the refusal `after` (its id). */

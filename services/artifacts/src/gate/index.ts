@@ -61,7 +61,7 @@ export function wireGate(deps: {
     log: deps.log,
   });
   // The cooldown: proxied versions younger than svc.gate.min-age are neither fetched nor listed (ProxyDeps.tooYoung).
-  const cooldown = cooldownFactory({ store: cooldownStoreFactory(deps.pool), minAge: deps.minAge ?? (() => deps.config.gateMinAge), ecosystemOf: deps.formats.ecosystemOf });
+  const cooldown = cooldownFactory({ store: cooldownStoreFactory(deps.pool), refusals: store, log: deps.log, minAge: deps.minAge ?? (() => deps.config.gateMinAge), ecosystemOf: deps.formats.ecosystemOf });
   const refresh = advisoryRefreshFactory({
     pool: deps.pool,
     store,
@@ -87,6 +87,8 @@ export function wireGate(deps: {
     tooYoung: cooldown.tooYoung,
     /** Clients' audits (`npm audit`) read the same advisory data. */
     audit: advisoryAuditFactory(store),
+    /** A request for a young version's file refused: kept in the refusal log (routes/raw-routes.ts). */
+    cooldownRefused: cooldown.refused,
     routes,
     attach(a: ArtifactService) {
       artifacts = a;

@@ -57,6 +57,8 @@ interface Kept {
 
 /** Bytes of packuments (stored text and built bodies) kept in memory per process; larger ones are read and built per request. */
 export const KEPT_BYTES = 64 * 1024 * 1024;
+/** What an entry counts as at least (its key, row and map slot). */
+const ENTRY_BYTES = 512;
 
 /** A packument as this proxy has it: the upstream's document, when it was fetched, and whether it is served stale (the upstream failing). */
 export interface ProxiedPackument {
@@ -105,9 +107,11 @@ export function npmProxyFactory(deps: NpmProxyDeps) {
       forget(oldest);
     }
   };
-  const keep = (repository: string, name: string, row: CachedRow, size: number): CachedRow => {
+  const keep = (repository: string, name: string, row: CachedRow, text: number): CachedRow => {
     const key = keyOf(repository, name);
     forget(key);
+    // A remembered miss has no text, but an entry of its own: counted, so names asked at random cannot grow the map unbounded.
+    const size = Math.max(text, ENTRY_BYTES);
     if (size > KEPT_BYTES) return row;
     kept.set(key, { row, size, built: new Map() });
     keptBytes += size;

@@ -1,5 +1,6 @@
 // Reads a V8 .cpuprofile (written by `node --cpu-prof`) and aggregates self time per function.
-import { readFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { join } from "node:path";
 
 interface CallFrame {
   functionName: string;
@@ -99,4 +100,22 @@ export function summariseProfile(file: string, repoRoot: string, top = 25): Prof
     .slice(0, top)
     .map(([name, us]) => ({ name, selfMs: us / 1000, share: busy > 0 ? us / busy : 0 }));
   return { totalMs: total / 1000, idleMs: idle / 1000, busyMs: busy / 1000, rows };
+}
+
+/**
+ * Stops a service started under --cpu-prof so it writes its profile, starts it again without
+ * (`nodeArgs` is read at every launch), and answers the profile's file: one file per thread
+ * (tsx's module hooks run on a worker thread), the main thread's the biggest.
+ */
+export async function collectProfile<S extends string>(
+  suite: { stopService(name: S, signal: NodeJS.Signals): Promise<unknown>; startService(name: S): Promise<unknown> },
+  service: S,
+  nodeArgs: Partial<Record<S, string[]>>,
+  dir: string,
+): Promise<string | undefined> {
+  await suite.stopService(service, "SIGTERM");
+  const files = existsSync(dir) ? readdirSync(dir).filter((f) => f.endsWith(".cpuprofile")) : [];
+  delete nodeArgs[service];
+  await suite.startService(service);
+  return files.map((f) => join(dir, f)).sort((a, b) => statSync(b).size - statSync(a).size)[0];
 }

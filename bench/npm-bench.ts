@@ -2,11 +2,11 @@
 // key) side by side with Verdaccio (bench/verdaccio.ts), in one run on this machine, the same
 // packages published to both. Figures are printed with the ratios suite/Verdaccio, never
 // asserted. See bench/README.md ("npm against Verdaccio").
-import { existsSync, mkdirSync, readdirSync, rmSync, statSync } from "node:fs";
+import { mkdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { freePort } from "@svc/devstack";
 import type { ServiceName } from "@svc/devstack/service-runner";
-import { summariseProfile } from "./cpuprofile.js";
+import { collectProfile, summariseProfile } from "./cpuprofile.js";
 import { startBenchSuite } from "./bench-suite.js";
 import { coldInstall, concurrentDocument, INSTALL_ACCEPT, memoryRegistry, NPM_SUITE_ENV, npmRepository, pairedRatio, publishInTurns, publishMany, rateRound, type Burst, type NpmTarget, type RateRound } from "./npm-measure.js";
 import { closeNpmAgent, publishDoc } from "./npm-packages.js";
@@ -92,11 +92,7 @@ export async function runNpm(): Promise<void> {
     }
     let profileFile: string | undefined;
     if (PROFILE) {
-      await s.stopService("artifacts", "SIGTERM");
-      const files = existsSync(profileDir) ? readdirSync(profileDir).filter((f) => f.endsWith(".cpuprofile")) : [];
-      profileFile = files.map((f) => join(profileDir, f)).sort((a, b) => statSync(b).size - statSync(a).size)[0];
-      delete nodeArgs.artifacts;
-      await s.startService("artifacts");
+      profileFile = await collectProfile(s, "artifacts", nodeArgs, profileDir);
     }
 
     const names = Array.from({ length: NPM_SIZES.packages }, (_, i) => dep(i));

@@ -10,10 +10,12 @@ import { mkdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { request } from "undici";
 import { freePort } from "@svc/devstack";
+import type { ServiceName } from "@svc/devstack/service-runner";
 import { startBenchSuite } from "./bench-suite.js";
+import { collectProfile, summariseProfile } from "./cpuprofile.js";
 import { coldInstall, NPM_SUITE_ENV, pairedRatio, type NpmTarget } from "./npm-measure.js";
 import { closeNpmAgent, publish, publishDoc } from "./npm-packages.js";
-import { dataDir, log, npmDir, NPM_SIZES, suiteDir, toolsDir } from "./options.js";
+import { dataDir, log, npmDir, NPM_SIZES, PROFILE, PROFILE_SERVICE, profileDir, repoRoot, suiteDir, toolsDir } from "./options.js";
 import { ensureVerdaccio, startVerdaccio, VERDACCIO_VERSION } from "./verdaccio.js";
 
 /** Sets of packages, each installed cold once through each proxy (a cold install can be taken only once per set). */
@@ -99,8 +101,10 @@ interface ProxyFigures {
 export async function runProxy(): Promise<void> {
   const cleanups: Array<() => Promise<unknown>> = [];
   const count = NPM_SIZES.packages;
+  // --profile[=service]: that service runs under --cpu-prof through the cold and warm installs.
+  const nodeArgs: Partial<Record<ServiceName, string[]>> = PROFILE ? { [PROFILE_SERVICE!]: ["--cpu-prof", `--cpu-prof-dir=${profileDir}`] } : {};
   try {
-    for (const d of [suiteDir, npmDir]) rmSync(d, { recursive: true, force: true });
+    for (const d of [suiteDir, npmDir, profileDir]) rmSync(d, { recursive: true, force: true });
     mkdirSync(dataDir, { recursive: true });
     const bin = ensureVerdaccio(toolsDir);
 
@@ -121,7 +125,7 @@ export async function runProxy(): Promise<void> {
 
     log("starting the suite with a proxy repository of the upstream");
     // The upstream is on this machine: private addresses allowed for proxy upstreams.
-    const s = (await startBenchSuite(cleanups, {}, { ...NPM_SUITE_ENV, SVC_BLOCK_PRIVATE_IMPORT_HOSTS: "false" })).suite;
+    const s = (await startBenchSuite(cleanups, nodeArgs, { ...NPM_SUITE_ENV, SVC_BLOCK_PRIVATE_IMPORT_HOSTS: "false" })).suite;
     const created = await request(`${s.gatewayUrl}/api/repositories`, {
       method: "POST",
       headers: { "service-repository-key": s.bootstrapKey, "content-type": "application/json" },
@@ -144,6 +148,11 @@ export async function runProxy(): Promise<void> {
     // Warm: the proxies hold every package now; npm's own cache is fresh each time.
     for (let round = 0; round < WARM_ROUNDS; round++) {
       for (const t of round % 2 === 0 ? targets : [...targets].reverse()) figures.get(t.label)!.warm.push(await coldInstall(t, join(npmDir, `install-${t.label}`), depsOf(0)));
+    }
+    let profileFile: string | undefined;
+    if (PROFILE) {
+      log(`stopping the profiled ${PROFILE_SERVICE} service so it writes its profile, then starting it again without --cpu-prof`);
+      profileFile = await collectProfile(s, PROFILE_SERVICE!, nodeArgs, profileDir);
     }
     // One uncached tarball asked for by 50 clients at once, through each proxy (its own package).
     for (const t of targets) {
@@ -175,7 +184,7 @@ export async function runProxy(): Promise<void> {
       }
     }
     await relay.up();
-    print(figures.get("suite")!, figures.get("verdaccio")!, count);
+    print(figures.get("suite")!, figures.get("verdaccio")!, count, profileFile);
   } finally {
     for (const c of cleanups.reverse()) await c().catch((err) => log(`cleanup: ${(err as Error).message}`));
     await closeNpmAgent().catch(() => {});
@@ -188,7 +197,7 @@ const avg = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
 const sec = (x: number) => (Number.isFinite(x) ? `${x.toFixed(1)} s` : "-");
 const pct = (xs: number[], p: number) => xs[Math.min(xs.length - 1, Math.floor((xs.length * p) / 100))] ?? NaN;
 
-function print(a: ProxyFigures, b: ProxyFigures, count: number): void {
+function print(a: ProxyFigures, b: ProxyFigures, count: number, profileFile: string | undefined): void {
   type Row = [label: string, suite: string, verdaccio: string, ratio: string, goal: string];
   const ratio = (x: number, y: number) => (y > 0 && Number.isFinite(x) ? `x${(x / y).toFixed(2)}` : "-");
   const interval = (x: number[], y: number[]) => {
@@ -218,5 +227,10 @@ function print(a: ProxyFigures, b: ProxyFigures, count: number): void {
   console.log(`\nnpm proxy: the suite's proxy repository beside Verdaccio with an uplink, the same upstream (installs: wall time of each)\n`);
   console.log(line(head));
   for (const r of rows) console.log(line(r));
+  if (profileFile) {
+    const p = summariseProfile(profileFile, repoRoot);
+    console.log(`\n${PROFILE_SERVICE} service profile, cold and warm installs (${profileFile}): busy ${Math.round(p.busyMs)} ms of ${Math.round(p.totalMs)} ms`);
+    for (const r of p.rows) console.log(`  ${r.selfMs.toFixed(0).padStart(7)} ms  ${(r.share * 100).toFixed(1).padStart(5)}%  ${r.name}`);
+  }
   console.log("");
 }

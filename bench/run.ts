@@ -9,12 +9,13 @@
 // `--scale` runs bench/scale.ts instead: the same suite at two sizes of data; `--npm` runs
 // bench/npm-bench.ts: an npm repository side by side with Verdaccio.
 import { randomBytes } from "node:crypto";
-import { existsSync, mkdirSync, readdirSync, rmSync, statSync } from "node:fs";
+import { mkdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import { freePort } from "@svc/devstack";
 import type { ServiceName } from "@svc/devstack/service-runner";
 import { identityHeaders } from "@svc/kit";
 import { parseKey } from "@svc/keys";
+import { collectProfile } from "./cpuprofile.js";
 import { check, closeDispatcher, largeBody, put } from "./bench-files.js";
 import { startBenchSuite } from "./bench-suite.js";
 import { largeOnce, measureLarge, startDownloader, type LargeResult, type LargeTarget } from "./large-files.js";
@@ -126,12 +127,7 @@ async function main(): Promise<void> {
     let profileFile: string | undefined;
     if (PROFILE) {
       log(`stopping the profiled ${PROFILE_SERVICE} service so it writes its profile, then starting it again without --cpu-prof`);
-      await s.stopService(PROFILE_SERVICE!, "SIGTERM");
-      // One file per thread (tsx's module hooks run on a worker thread): the main thread's is the biggest.
-      const files = existsSync(profileDir) ? readdirSync(profileDir).filter((f) => f.endsWith(".cpuprofile")) : [];
-      profileFile = files.map((f) => join(profileDir, f)).sort((a, b) => statSync(b).size - statSync(a).size)[0];
-      delete nodeArgs[PROFILE_SERVICE!];
-      await s.startService(PROFILE_SERVICE!);
+      profileFile = await collectProfile(s, PROFILE_SERVICE!, nodeArgs, profileDir);
     }
 
     // ---- large files: a warm-up download each, then rounds of gateway, direct, nginx in turn

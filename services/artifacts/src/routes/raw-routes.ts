@@ -126,10 +126,15 @@ export function rawRoutes(app: FastifyInstance, deps: RawRoutesDeps): void {
       }
       const own = formatted(req, reply, a);
       if (own) return own;
-      // A proxy repository fetches from its upstream what it does not hold yet.
-      await deps.formats.of(a.repository)?.beforeRead?.(a);
-      // The index says what the path holds (through the read cache); the bytes are its blob's.
-      const found = await deps.reads.find(a.repository, a.path);
+      // The index says what the path holds (through the read cache); the bytes are its blob's. A
+      // proxy repository fetches from its upstream what it does not hold yet, and serves what it
+      // holds as a hosted one does, without asking Postgres first.
+      let found = await deps.reads.find(a.repository, a.path);
+      const fetch = found.row ? undefined : deps.formats.of(a.repository)?.beforeRead;
+      if (fetch) {
+        await fetch(a);
+        found = await deps.reads.find(a.repository, a.path);
+      }
       if (!found.row) throw notFound(`no artifact at ${a.repository}/${a.path}`);
       return serve(req, reply, a, { row: found.row, cached: found.cached });
     };

@@ -38,9 +38,17 @@ function proxyWith(opts: { readOnly?: boolean; clock: { t: number }; screenVersi
   const rows = new Map<string, { document: string | null; etag: string | null; fetched_at: Date }>();
   const stored = new Set<string>();
   const published: string[] = [];
+  /** The documents the stand-in sent (a read whose caller names the row's fetched_at gets none). */
+  const sent: string[] = [];
   const query = async (text: string, values: unknown[] = []) => {
     const key = `${values[0]}\0${values[1]}`;
-    if (text.startsWith("select document")) return { rows: rows.has(key) ? [rows.get(key)] : [] };
+    if (text.startsWith("select") && text.includes("npm_proxy_documents")) {
+      const row = rows.get(key);
+      if (!row) return { rows: [] };
+      const known = values[2] instanceof Date && values[2].getTime() === row.fetched_at.getTime();
+      if (!known && row.document !== null) sent.push(row.document);
+      return { rows: [{ ...row, missing: row.document === null, document: known ? null : row.document }] };
+    }
     if (text.startsWith("insert into")) rows.set(key, { document: values[2] as string | null, etag: values[3] as string | null, fetched_at: values[4] as Date });
     if (text.startsWith("update")) rows.get(key)!.fetched_at = values[2] as Date;
     return { rows: [] };
@@ -80,7 +88,7 @@ function proxyWith(opts: { readOnly?: boolean; clock: { t: number }; screenVersi
     log: pino({ level: "silent" }),
     now: () => opts.clock.t,
   };
-  return { proxy: npmProxyFactory(deps), rows, published };
+  return { proxy: npmProxyFactory(deps), rows, published, sent };
 }
 
 describe("npm proxy service", () => {
@@ -161,6 +169,27 @@ describe("npm proxy service", () => {
     expect(Object.keys(doc.versions)).toEqual(["1.0.0", "1.0.1"]);
     expect(doc["dist-tags"]).toEqual({ latest: "1.0.1" });
     expect(doc.time).toEqual({ created: "2026-01-01T00:00:00Z" });
+  });
+
+  it("keeps a packument read and the documents built from it while its row is unchanged; a row another node rewrote is read and built again", async () => {
+    const clock = { t: Date.now() };
+    const { proxy, rows, sent } = proxyWith({ clock });
+    handler = (_req, res) => res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(packument()));
+    const base = "https://us.example/repository/p";
+    const first = await proxy.document("p", "pkg", base, true);
+    for (let i = 0; i < 3; i++) expect(await proxy.document("p", "pkg", base, true)).toEqual(first);
+    // Fetched from the upstream and kept: Postgres never sent the document back.
+    expect(sent).toEqual([]);
+    expect(proxy.stats().packuments).toBe(1);
+
+    // Another node revalidated it and the upstream had a new version: its row, with a new fetched_at.
+    const newer = { ...packument(), "dist-tags": { latest: "1.1.0" }, versions: { ...packument().versions, "1.1.0": { name: "pkg", version: "1.1.0", dist: { tarball: `${url}pkg/-/pkg-1.1.0.tgz`, integrity: "sha512-x" } } } };
+    rows.set("p\0pkg", { document: JSON.stringify(newer), etag: null, fetched_at: new Date(clock.t + 1000) });
+    const after = await proxy.document("p", "pkg", base, true);
+    expect(Object.keys(JSON.parse(after!.body).versions)).toEqual(["1.0.0", "1.1.0"]);
+    expect(after!.etag).not.toBe(first!.etag);
+    expect(await proxy.document("p", "pkg", base, true)).toEqual(after);
+    expect(sent).toHaveLength(1);
   });
 
   it("read-only: serves what is cached, whatever its age, and fetches nothing more", async () => {

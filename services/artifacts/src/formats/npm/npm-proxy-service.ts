@@ -33,11 +33,32 @@ export interface NpmProxyDeps {
   now?: () => number;
 }
 
+/** A stored packument row as this process has it: the upstream's document parsed (null: a remembered miss). */
 interface CachedRow {
-  document: string | null;
+  doc: UpstreamPackument | null;
   etag: string | null;
   fetchedAt: Date;
 }
+
+/** A packument served: its body and entity tag, built once per stored version and visible set. */
+interface Built {
+  stamp: string;
+  body: string;
+  etag: string;
+}
+
+/** A packument kept in memory: its stored row (fetched_at names its version) and the documents built from it. */
+interface Kept {
+  row: CachedRow;
+  /** The stored document's length: what the entry is counted as, beside its built bodies. */
+  size: number;
+  built: Map<string, Built>;
+}
+
+/** Bytes of packuments (stored text and built bodies) kept in memory per process; larger ones are read and built per request. */
+export const KEPT_BYTES = 64 * 1024 * 1024;
+/** What an entry counts as at least (its key, row and map slot). */
+const ENTRY_BYTES = 512;
 
 /** A packument as this proxy has it: the upstream's document, when it was fetched, and whether it is served stale (the upstream failing). */
 export interface ProxiedPackument {
@@ -66,10 +87,57 @@ export function npmProxyFactory(deps: NpmProxyDeps) {
   const { isProxy } = deps;
   const ask = (repository: string, url: string, headers: Record<string, string>): Promise<UpstreamAnswer> => deps.upstreams.get(repository, url, headers, 64 * 1024 * 1024);
 
+  // The packuments read lately, parsed, with the documents served from them (insertion order is
+  // recency). Each read still asks Postgres for the row's fetched_at, and the document comes over
+  // only when it differs from the one kept: a packument another node fetched or revalidated is
+  // seen on the next read, and a kept one is never parsed, filtered or serialised again.
+  const kept = new Map<string, Kept>();
+  let keptBytes = 0;
+  const keyOf = (repository: string, name: string) => `${repository}\0${name}`;
+  const sizeOf = (k: Kept) => k.size + [...k.built.values()].reduce((a, b) => a + b.body.length, 0);
+  const forget = (key: string) => {
+    const k = kept.get(key);
+    if (!k) return;
+    kept.delete(key);
+    keptBytes -= sizeOf(k);
+  };
+  const evict = () => {
+    for (const oldest of kept.keys()) {
+      if (keptBytes <= KEPT_BYTES) break;
+      forget(oldest);
+    }
+  };
+  const keep = (repository: string, name: string, row: CachedRow, text: number): CachedRow => {
+    const key = keyOf(repository, name);
+    forget(key);
+    // A remembered miss has no text, but an entry of its own: counted, so names asked at random cannot grow the map unbounded.
+    const size = Math.max(text, ENTRY_BYTES);
+    if (size > KEPT_BYTES) return row;
+    kept.set(key, { row, size, built: new Map() });
+    keptBytes += size;
+    evict();
+    return row;
+  };
+
   const read = async (repository: string, name: string): Promise<CachedRow | undefined> => {
-    const r = await deps.pool.query<{ document: string | null; etag: string | null; fetched_at: Date }>(`select document, etag, fetched_at from ${T} where repository = $1 and name = $2`, [repository, name]);
+    const key = keyOf(repository, name);
+    const mine = kept.get(key);
+    const r = await deps.pool.query<{ document: string | null; missing: boolean; etag: string | null; fetched_at: Date }>(
+      `select fetched_at, etag, document is null as missing, case when fetched_at = $3::timestamptz then null else document end as document from ${T} where repository = $1 and name = $2`,
+      [repository, name, mine?.row.fetchedAt ?? null],
+    );
     const row = r.rows[0];
-    return row ? { document: row.document, etag: row.etag, fetchedAt: row.fetched_at } : undefined;
+    if (!row) {
+      forget(key);
+      return undefined;
+    }
+    if (mine && row.fetched_at.getTime() === mine.row.fetchedAt.getTime() && row.document === null) {
+      kept.delete(key);
+      kept.set(key, mine);
+      return mine.row;
+    }
+    const doc = row.missing || row.document === null ? null : (JSON.parse(row.document) as UpstreamPackument);
+    return keep(repository, name, { doc, etag: row.etag, fetchedAt: row.fetched_at }, row.document?.length ?? 0);
   };
   const write = async (repository: string, name: string, document: string | null, etag: string | null): Promise<Date> => {
     const at = new Date(now());
@@ -80,13 +148,15 @@ export function npmProxyFactory(deps: NpmProxyDeps) {
     );
     return at;
   };
+  /** A 304: the kept copy is current again (as of `at`), its built documents still good. */
   const touch = async (repository: string, name: string): Promise<Date> => {
     const at = new Date(now());
     await deps.pool.query(`update ${T} set fetched_at = $3 where repository = $1 and name = $2`, [repository, name, at]);
+    const k = kept.get(keyOf(repository, name));
+    if (k) k.row = { ...k.row, fetchedAt: at };
     return at;
   };
-  const parsed = (row: CachedRow, stale: boolean, fetchedAt = row.fetchedAt): ProxiedPackument | undefined =>
-    row.document === null ? undefined : { doc: JSON.parse(row.document) as UpstreamPackument, fetchedAt, stale };
+  const parsed = (row: CachedRow, stale: boolean, fetchedAt = row.fetchedAt): ProxiedPackument | undefined => (row.doc === null ? undefined : { doc: row.doc, fetchedAt, stale });
 
   /** The cached copy, served stale because the upstream failed (counted). */
   const staleCopy = (repository: string, row: CachedRow): ProxiedPackument | undefined => {
@@ -98,7 +168,7 @@ export function npmProxyFactory(deps: NpmProxyDeps) {
   const failed = (repository: string, name: string, row: CachedRow | undefined, why: string): ProxiedPackument | undefined => {
     healthOf(repository).failed();
     deps.log.warn({ repository, package: name, why }, "npm proxy: the upstream failed; serving the cached packument if there is one");
-    if (row?.document) return staleCopy(repository, row);
+    if (row?.doc) return staleCopy(repository, row);
     throw badGateway(`the upstream of ${repository} did not answer for ${name} and no copy is cached: ${why}`);
   };
 
@@ -106,36 +176,37 @@ export function npmProxyFactory(deps: NpmProxyDeps) {
     const u = upstream(repository);
     let answer: UpstreamAnswer;
     try {
-      answer = await ask(repository, joinUrl(u.url, upstreamName(name)), { accept: "application/json", ...(row?.document && row.etag ? { "if-none-match": row.etag } : {}) });
+      answer = await ask(repository, joinUrl(u.url, upstreamName(name)), { accept: "application/json", ...(row?.doc && row.etag ? { "if-none-match": row.etag } : {}) });
     } catch (err) {
       if (!(err instanceof UpstreamUnreachable)) throw err;
       return failed(repository, name, row, err.message);
     }
-    if (answer.status === 304 && row?.document) {
+    if (answer.status === 304 && row?.doc) {
       healthOf(repository).succeeded();
       return parsed(row, false, await touch(repository, name));
     }
     if (answer.status === 200) {
+      const text = answer.body.toString("utf8");
       let doc: UpstreamPackument;
       try {
-        doc = JSON.parse(answer.body.toString("utf8")) as UpstreamPackument;
+        doc = JSON.parse(text) as UpstreamPackument;
       } catch {
         return failed(repository, name, row, "the upstream answered a packument that is not JSON");
       }
       if (typeof doc !== "object" || doc === null || doc.name !== name) return failed(repository, name, row, `the upstream answered a document that is not ${name}'s`);
       healthOf(repository).succeeded();
       const etag = typeof answer.headers.etag === "string" ? answer.headers.etag : null;
-      const text = JSON.stringify(doc);
-      return parsed({ document: text, etag, fetchedAt: await write(repository, name, text, etag) }, false);
+      // Stored as the upstream answered it (JSON checked above), and kept parsed.
+      return parsed(keep(repository, name, { doc, etag, fetchedAt: await write(repository, name, text, etag) }, text.length), false);
     }
     if (answer.status === 404 || answer.status === 410) {
       healthOf(repository).succeeded();
-      await write(repository, name, null, null);
+      keep(repository, name, { doc: null, etag: null, fetchedAt: await write(repository, name, null, null) }, 0);
       return undefined;
     }
     if (answer.status === 401 || answer.status === 403) {
       deps.log.error({ repository, package: name, status: answer.status }, "npm proxy: the upstream refused this server's credentials");
-      if (row?.document) return staleCopy(repository, row);
+      if (row?.doc) return staleCopy(repository, row);
       throw badGateway(`the upstream of ${repository} refused to answer for ${name} (${answer.status}): check the repository's upstream credentials`);
     }
     return failed(repository, name, row, `the upstream answered ${answer.status}`);
@@ -144,14 +215,14 @@ export function npmProxyFactory(deps: NpmProxyDeps) {
   /** A package's packument through the proxy: cached, fetched, revalidated or served stale; undefined: the upstream has no such package. */
   const packument = async (repository: string, name: string): Promise<ProxiedPackument | undefined> => {
     const row = await read(repository, name);
-    const ttl = row?.document === null ? MISS_TTL_MS : deps.settings().metadataTtlMs;
+    const ttl = row?.doc === null ? MISS_TTL_MS : deps.settings().metadataTtlMs;
     if (row && now() - row.fetchedAt.getTime() < ttl) return parsed(row, false);
     if (deps.readOnly) {
       if (row) return parsed(row, false);
       throw forbidden(READ_ONLY_FETCH);
     }
     if (!healthOf(repository).mayAsk()) {
-      if (row?.document) return staleCopy(repository, row);
+      if (row?.doc) return staleCopy(repository, row);
       throw badGateway(`the upstream of ${repository} is marked down after repeated failures and no copy of ${name} is cached: it is asked again after a backoff`);
     }
     return documents.run(`${repository}\0${name}`, () => refresh(repository, name, row));
@@ -170,13 +241,16 @@ export function npmProxyFactory(deps: NpmProxyDeps) {
 
   /** The versions a client may see: neither held here nor refused or held by the gate if fetched, nor kept back by the cooldown. */
   const visibleVersions = async (repository: string, name: string, doc: UpstreamPackument, versions: string[]): Promise<Set<string>> => {
-    const held = await deps.pool.query<{ path: string }>(
-      `select path from ${pg.escapeIdentifier(SCHEMA)}.artifacts where repository = $1 and held_reason is not null and (path collate "C") >= ($2 collate "C") and (path collate "C") < ($3 collate "C")`,
-      [repository, `${name}/-/`, `${name}/-0`],
-    );
+    // Asked at once: each is a round trip to Postgres, and none depends on another.
+    const [held, verdicts, tooYoung] = await Promise.all([
+      deps.pool.query<{ path: string }>(
+        `select path from ${pg.escapeIdentifier(SCHEMA)}.artifacts where repository = $1 and held_reason is not null and (path collate "C") >= ($2 collate "C") and (path collate "C") < ($3 collate "C")`,
+        [repository, `${name}/-/`, `${name}/-0`],
+      ),
+      deps.screenVersions ? deps.screenVersions(repository, name, versions) : new Map<string, { action: string }>(),
+      young(repository, doc, versions),
+    ]);
     const heldPaths = new Set(held.rows.map((r) => r.path));
-    const verdicts = deps.screenVersions ? await deps.screenVersions(repository, name, versions) : new Map<string, { action: string }>();
-    const tooYoung = await young(repository, doc, versions);
     const out = new Set<string>();
     for (const v of versions) {
       const action = verdicts.get(v)?.action;
@@ -252,22 +326,23 @@ export function npmProxyFactory(deps: NpmProxyDeps) {
       if (!p) return undefined;
       const all = Object.keys(p.doc.versions ?? {});
       const shown = await visibleVersions(repository, name, p.doc, all);
-      const rewritten = rewriteTarballUrls(p.doc, base);
-      const versions = Object.fromEntries(Object.entries(rewritten.versions ?? {}).filter(([v]) => shown.has(v)));
-      const tags = visibleTags(p.doc["dist-tags"] ?? {}, Object.keys(versions));
-      let out: Record<string, unknown>;
-      if (small) {
-        const smallVersions: Record<string, unknown> = {};
-        for (const [v, m] of Object.entries(versions)) smallVersions[v] = Object.fromEntries(ABBREVIATED_FIELDS.flatMap((f) => (m[f] !== undefined ? [[f, m[f]]] : [])));
-        out = { name, modified: p.doc.time?.modified ?? p.fetchedAt.toISOString(), "dist-tags": tags, versions: smallVersions };
-      } else {
-        const time = p.doc.time ? Object.fromEntries(Object.entries(p.doc.time).filter(([k]) => k === "created" || k === "modified" || shown.has(k))) : undefined;
-        const { _attachments: _a, ...rest } = rewritten;
-        out = { ...rest, "dist-tags": tags, versions, ...(time ? { time } : {}) };
+      const headers = p.stale ? staleHeaders(p.fetchedAt.getTime(), now()) : {};
+      // Built once per stored version, address, kind and set of versions left out; then served as built.
+      const k = kept.get(keyOf(repository, name));
+      const mine = k && k.row.doc === p.doc ? k : undefined;
+      const which = `${small ? "abbreviated" : "full"}\n${base}`;
+      // The abbreviated document's `modified` falls back on fetched_at, so a revalidated packument is built again.
+      const stamp = `${p.fetchedAt.getTime()}\n${all.filter((v) => !shown.has(v)).join("\n")}`;
+      const hit = mine?.built.get(which);
+      if (hit && hit.stamp === stamp) return { body: hit.body, etag: hit.etag, headers };
+      const built = build(p, name, base, small, shown);
+      if (mine && kept.get(keyOf(repository, name)) === mine) {
+        keptBytes -= hit?.body.length ?? 0;
+        mine.built.set(which, { stamp, ...built });
+        keptBytes += built.body.length;
+        evict();
       }
-      const body = JSON.stringify(out);
-      const etag = `"${createHash("sha256").update(body).digest("base64url").slice(0, 27)}"`;
-      return { body, etag, headers: p.stale ? staleHeaders(p.fetchedAt.getTime(), now()) : {} };
+      return { ...built, headers };
     },
 
     /**
@@ -277,6 +352,29 @@ export function npmProxyFactory(deps: NpmProxyDeps) {
     tarball(repository: string, name: string, path: string): Promise<void> {
       return deps.upstreams.file(repository, path, () => tarballSource(repository, name, path));
     },
+
+    /** What is kept in memory, for tests and metrics. */
+    stats: () => ({ packuments: kept.size, bytes: keptBytes }),
   };
+}
+
+/** The packument served from a proxied one: the versions `shown` only, tarball URLs under `base`, abbreviated when `small`; with an ETag of its body. */
+function build(p: ProxiedPackument, name: string, base: string, small: boolean, shown: ReadonlySet<string>): { body: string; etag: string } {
+  const rewritten = rewriteTarballUrls(p.doc, base);
+  const versions = Object.fromEntries(Object.entries(rewritten.versions ?? {}).filter(([v]) => shown.has(v)));
+  const tags = visibleTags(p.doc["dist-tags"] ?? {}, Object.keys(versions));
+  let out: Record<string, unknown>;
+  if (small) {
+    const smallVersions: Record<string, unknown> = {};
+    for (const [v, m] of Object.entries(versions)) smallVersions[v] = Object.fromEntries(ABBREVIATED_FIELDS.flatMap((f) => (m[f] !== undefined ? [[f, m[f]]] : [])));
+    out = { name, modified: p.doc.time?.modified ?? p.fetchedAt.toISOString(), "dist-tags": tags, versions: smallVersions };
+  } else {
+    const time = p.doc.time ? Object.fromEntries(Object.entries(p.doc.time).filter(([k]) => k === "created" || k === "modified" || shown.has(k))) : undefined;
+    const { _attachments: _a, ...rest } = rewritten;
+    out = { ...rest, "dist-tags": tags, versions, ...(time ? { time } : {}) };
+  }
+  const body = JSON.stringify(out);
+  const etag = `"${createHash("sha256").update(body).digest("base64url").slice(0, 27)}"`;
+  return { body, etag };
 }
 export type NpmProxy = ReturnType<typeof npmProxyFactory>;

@@ -1,5 +1,5 @@
 import { execFile } from "node:child_process";
-import { createHash } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
@@ -48,12 +48,13 @@ describe("npm proxy repositories", () => {
     writeFileSync(join(dir, "project", "package.json"), JSON.stringify({ name: "consumer", version: "1.0.0", private: true }));
     return { project: join(dir, "project"), env: scratchEnv(dir) };
   };
-  /** Publishes a package to the upstream with npm. */
-  const publishUpstream = async (name: string, version: string, dependencies: Record<string, string> = {}) => {
+  /** Publishes a package to the upstream with npm (with `files` beside its index.js). */
+  const publishUpstream = async (name: string, version: string, dependencies: Record<string, string> = {}, files: Record<string, Buffer> = {}) => {
     const dir = join(work, `pkg-${++n}`);
     mkdirSync(dir, { recursive: true });
     writeFileSync(join(dir, "package.json"), JSON.stringify({ name, version, main: "index.js", license: "MIT", dependencies }));
     writeFileSync(join(dir, "index.js"), `module.exports = ${JSON.stringify(`${name}@${version}`)};\n`);
+    for (const [file, bytes] of Object.entries(files)) writeFileSync(join(dir, file), bytes);
     expectOk(await npm(["publish"], { cwd: dir, env: scratch(origin.registry, origin.token).env }));
   };
   const call = async (method: string, path: string, opts: Parameters<Suite["call"]>[2] = {}) => {
@@ -215,7 +216,8 @@ describe("npm proxy repositories", () => {
   const sha512 = (b: Buffer) => `sha512-${createHash("sha512").update(b).digest("base64")}`;
 
   it("a client receives the first bytes of an uncached tarball while the upstream still holds back the rest, then all of it, stored once", async () => {
-    await publishUpstream("px-stream", "1.0.0");
+    // Random bytes (gzip cannot shrink them): a tarball well past the 64 KiB a proxy keeps back until it is stored.
+    await publishUpstream("px-stream", "1.0.0", {}, { "data.bin": randomBytes(512 * 1024) });
     const path = "/repository/npm-proxy/px-stream/-/px-stream-1.0.0.tgz";
     const integrity = await integrityOf("px-stream", "1.0.0");
     const { sent } = relay.hold("px-stream-1.0.0.tgz", { midway: true });
@@ -247,7 +249,7 @@ describe("npm proxy repositories", () => {
   });
 
   it("a tarball found not to match its integrity at its end breaks off the client's response; nothing is stored and asking again is a clean 502", async () => {
-    await publishUpstream("px-bad", "1.0.0");
+    await publishUpstream("px-bad", "1.0.0", {}, { "data.bin": randomBytes(512 * 1024) });
     const path = "/repository/npm-proxy/px-bad/-/px-bad-1.0.0.tgz";
     const integrity = await integrityOf("px-bad", "1.0.0");
     const mismatches = await meter(/^svc_proxy_fetches_total\{[^}]*repository="npm-proxy"[^}]*outcome="mismatch"/);

@@ -180,7 +180,7 @@ export function upstreamsFactory(deps: UpstreamsDeps) {
     if (verdict && verdict.action !== "WARN") return undefined;
     const declared = Number(headers["content-length"]);
     try {
-      return await FileSpool.create(deps.spoolDir ?? tmpdir(), Number.isSafeInteger(declared) && declared >= 0 ? declared : undefined);
+      return await FileSpool.create(deps.spoolDir ?? tmpdir(), { size: Number.isSafeInteger(declared) && declared >= 0 ? declared : undefined });
     } catch (err) {
       // Served once stored instead: the fetch itself does not need the spool.
       deps.log.warn({ err, repository, path }, "proxy: could not make a spool to stream a fetched file; its callers get it once stored");
@@ -238,7 +238,7 @@ export function upstreamsFactory(deps: UpstreamsDeps) {
       if (spool) {
         spool.settle(failure);
         noLongerStreamed(`${repository}\0${path}`);
-        if (spool.length > 0) deps.log.warn({ repository, path, sent: spool.length, reason: failure.message }, "proxy: the clients streamed this file were broken off: it was not stored");
+        if (spool.sent > 0) deps.log.warn({ repository, path, sent: spool.sent, reason: failure.message }, "proxy: the answers streaming this file were broken off: it was not stored");
       }
       throw failure;
     }

@@ -3,7 +3,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { PassThrough, type Readable } from "node:stream";
 import { afterAll, describe, expect, it } from "vitest";
-import { FileSpool } from "./file-spool.js";
+import { FileSpool, HOLDBACK_BYTES } from "./file-spool.js";
 
 const dir = mkdtempSync(join(tmpdir(), "file-spool-"));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -33,7 +33,7 @@ function tapped(spool: FileSpool) {
 
 describe("file spool", () => {
   it("gives a reader the bytes as they arrive, all but the last until the file is stored, then the end", async () => {
-    const spool = await FileSpool.create(dir, 10);
+    const spool = await FileSpool.create(dir, { size: 10, holdback: 1 });
     expect(readdirSync(dir)).toEqual([]);
     const { source, store } = tapped(spool);
     const first = collect(spool.reader()!);
@@ -52,7 +52,7 @@ describe("file spool", () => {
   });
 
   it("breaks every reader off when the fetch fails at its end, and gives no reader afterwards", async () => {
-    const spool = await FileSpool.create(dir);
+    const spool = await FileSpool.create(dir, { holdback: 1 });
     const { source, store } = tapped(spool);
     const reader = collect(spool.reader()!);
     source.end(Buffer.from("tampered"));
@@ -64,7 +64,7 @@ describe("file spool", () => {
   });
 
   it("a reader that does not read stalls neither the store's side nor another reader", async () => {
-    const spool = await FileSpool.create(dir);
+    const spool = await FileSpool.create(dir, { holdback: 1 });
     const { source, store } = tapped(spool);
     const stuck = spool.reader()!; // never read
     const reading = collect(spool.reader()!);
@@ -77,5 +77,17 @@ describe("file spool", () => {
     expect((await collect(stuck).ended).equals(big)).toBe(true);
     // Once settled and every reader done, the spool is gone: the stored file is served instead.
     await until(() => spool.reader() === undefined);
+  });
+
+  it("gives a reader nothing of a file smaller than what it keeps back until it is stored, so a refusal of it reaches no reader's bytes", async () => {
+    const spool = await FileSpool.create(dir);
+    const { source, store } = tapped(spool);
+    const reader = collect(spool.reader()!);
+    source.end(Buffer.alloc(HOLDBACK_BYTES - 1, 1));
+    await store.ended;
+    spool.settle(new Error("the digest does not match"));
+    await expect(reader.ended).rejects.toThrow(/digest/);
+    expect(reader.got().length).toBe(0);
+    expect(spool.sent).toBe(0);
   });
 });

@@ -10,8 +10,10 @@ const READ_CHUNK = 64 * 1024;
  * Bytes kept from readers until the file is stored. With the end missing, a response broken off
  * because the file was refused at its end (a digest that does not match, the gate) is visibly
  * incomplete to every client: shorter than its Content-Length, or a chunked body never ended.
+ * One byte would do for that; 64 KiB also keeps a file that small from being streamed at all (it
+ * arrives whole in a moment), so its refusal is a clean error answer, never a broken one.
  */
-const HOLDBACK = 1;
+export const HOLDBACK_BYTES = 64 * 1024;
 
 /**
  * A proxied file's bytes as they arrive from the upstream, for the clients waiting on its fetch
@@ -33,16 +35,21 @@ export class FileSpool {
   private readers = 0;
   private writes = 0;
   private closed = false;
+  private sentBytes = 0;
   private readonly waiting = new Set<() => void>();
 
   private constructor(
     private readonly fh: FileHandle,
     /** The length the upstream declared (Content-Length), if it did. */
     readonly size: number | undefined,
+    private readonly holdback: number,
   ) {}
 
-  /** A spool in `dir` (a folder on disk: not a tmpfs, where it would be memory after all). */
-  static async create(dir: string, size?: number): Promise<FileSpool> {
+  /**
+   * A spool in `dir` (a folder on disk: not a tmpfs, where it would be memory after all); `size`
+   * the length the upstream declared, `holdback` the bytes kept from readers until the file is stored.
+   */
+  static async create(dir: string, opts: { size?: number | undefined; holdback?: number } = {}): Promise<FileSpool> {
     const path = join(dir, `proxy-spool-${randomUUID()}`);
     const fh = await open(path, "w+", 0o600).catch(async (err: NodeJS.ErrnoException) => {
       if (err.code !== "ENOENT") throw err;
@@ -55,12 +62,12 @@ export class FileSpool {
       await fh.close().catch(() => {});
       throw err;
     }
-    return new FileSpool(fh, size);
+    return new FileSpool(fh, opts.size, opts.holdback ?? HOLDBACK_BYTES);
   }
 
-  /** Bytes written so far. */
-  get length(): number {
-    return this.written;
+  /** The most bytes any reader has been given. */
+  get sent(): number {
+    return this.sentBytes;
   }
 
   /**
@@ -112,7 +119,7 @@ export class FileSpool {
       if (reading || out.destroyed) return;
       const outcome = this.outcome;
       if (outcome && !outcome.ok) return void out.destroy(outcome.err);
-      const limit = outcome ? this.written : Math.max(0, this.written - HOLDBACK);
+      const limit = outcome ? this.written : Math.max(0, this.written - this.holdback);
       if (position >= limit) {
         if (outcome) out.push(null);
         else this.waiting.add(pump);
@@ -126,6 +133,7 @@ export class FileSpool {
           if (out.destroyed) return;
           if (bytesRead === 0) return void out.destroy(new Error("the proxy's spool ended before the bytes it holds"));
           position += bytesRead;
+          this.sentBytes = Math.max(this.sentBytes, position);
           if (out.push(bytesRead === length ? buf : buf.subarray(0, bytesRead))) pump();
         },
         (err: Error) => {

@@ -1,4 +1,4 @@
-import { createHash } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import pino from "pino";
@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Readable } from "node:stream";
 import { digestCheck } from "../../domain/upload-checks.js";
 import { upstreamsFactory, type UpstreamsDeps } from "../../proxy/file-fetch.js";
+import { HOLDBACK_BYTES } from "../../proxy/file-spool.js";
 import { MISS_TTL_MS, npmProxyFactory, type NpmProxyDeps } from "./npm-proxy-service.js";
 
 /** An upstream registry on 127.0.0.1 whose answers each test sets, counting what it is asked. */
@@ -151,15 +152,17 @@ describe("npm proxy service", () => {
     await expect(good.proxy.tarball("p", "pkg", "pkg/-/pkg-9.9.9.tgz")).rejects.toMatchObject({ code: "not_found" });
   });
 
-  /** An upstream serving the packument (declaring `declared`) and the tarball's first 10 bytes, the rest once `release()` is called. */
-  const halfThenHeld = (declared = integrity(TARBALL)) => {
+  /** A tarball larger than what a spool keeps back until it is stored (file-spool.ts), so its first half streams. */
+  const BIG = randomBytes(4 * HOLDBACK_BYTES);
+  /** An upstream serving the packument (declaring `declared`) and the first half of BIG, the rest once `release()` is called. */
+  const halfThenHeld = (declared = integrity(BIG)) => {
     let release!: () => void;
     const released = new Promise<void>((r) => (release = r));
     handler = (req, res) => {
       if (req.url === "/pkg") return res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(packument(declared)));
-      res.writeHead(200, { "content-length": String(TARBALL.length) });
-      res.write(TARBALL.subarray(0, 10));
-      void released.then(() => res.end(TARBALL.subarray(10)));
+      res.writeHead(200, { "content-length": String(BIG.length) });
+      res.write(BIG.subarray(0, BIG.length / 2));
+      void released.then(() => res.end(BIG.subarray(BIG.length / 2)));
     };
     return release;
   };
@@ -184,16 +187,16 @@ describe("npm proxy service", () => {
     asked.length = 0;
     const release = halfThenHeld();
     const first = await proxy.tarball("p", "pkg", PATH, { live: true });
-    expect(first?.size).toBe(TARBALL.length);
+    expect(first?.size).toBe(BIG.length);
     const one = received(first!.body);
     await arrived(one);
-    expect(one.bytes()).toBeLessThan(TARBALL.length);
+    expect(one.bytes()).toBeLessThan(BIG.length);
     // A caller that joins now gets the same fetch, from the first byte.
     const joined = await proxy.tarball("p", "pkg", PATH, { live: true });
     const two = received(joined!.body);
     release();
-    expect((await one.ended).equals(TARBALL)).toBe(true);
-    expect((await two.ended).equals(TARBALL)).toBe(true);
+    expect((await one.ended).equals(BIG)).toBe(true);
+    expect((await two.ended).equals(BIG)).toBe(true);
     expect(published).toEqual([PATH]);
     expect(asked.filter((a) => a.path.endsWith(".tgz"))).toHaveLength(1);
     // Stored: served from the store from now on.
@@ -217,7 +220,7 @@ describe("npm proxy service", () => {
     await arrived(got);
     release();
     await expect(got.ended).rejects.toMatchObject({ code: "bad_gateway", message: expect.stringContaining("does not match") });
-    expect(got.bytes()).toBeLessThan(TARBALL.length);
+    expect(got.bytes()).toBeLessThan(BIG.length);
     expect(published).toEqual([]);
     await expect(proxy.tarball("p", "pkg", PATH, { live: true })).rejects.toMatchObject({ code: "bad_gateway", message: expect.stringContaining("does not match") });
     expect(asked.filter((a) => a.path.endsWith(".tgz"))).toHaveLength(2);

@@ -4,7 +4,7 @@
 // cold and warm `npm install`s through each proxy (paired, in turns), how many upstream fetches 50
 // concurrent requests for one uncached tarball make, and whether builds still install with the
 // upstream stopped. Figures are printed, never asserted. See bench/README.md ("npm proxy").
-import { createServer, request as httpRequest, type Server } from "node:http";
+import { createServer, request as httpRequest, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { Socket } from "node:net";
 import { mkdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
@@ -25,9 +25,10 @@ const pkg = (set: number, i: number) => `bench-px-${set}-${String(i).padStart(3,
 /**
  * The upstream's door: forwards every request to the upstream registry and counts the GETs of
  * each path; `down()` stops listening and cuts open connections (the upstream gone, as a stopped
- * process is), `up()` listens again on the same port.
+ * process is), `up()` listens again on the same port. `tamper` (tests) may answer other bytes
+ * than the upstream's: for a path it names a change of the body, applied to a 200 answer.
  */
-export async function countingRelay(target: string, port: number) {
+export async function countingRelay(target: string, port: number, opts: { tamper?: (path: string) => ((body: Buffer) => Buffer) | undefined } = {}) {
   const counts = new Map<string, number>();
   const sockets = new Set<Socket>();
   const upstream = new URL(target);
@@ -48,6 +49,8 @@ export async function countingRelay(target: string, port: number) {
         if (holding && !holding.midway) await holding.released;
         // The Host the client sent goes on: the upstream names the relay in the tarball URLs it answers, so a proxy fetches them through it (and is counted).
         const out = httpRequest({ host: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers: req.headers }, (answer) => {
+          const change = answer.statusCode === 200 ? opts.tamper?.(url) : undefined;
+          if (change) return void tampered(answer, res, change);
           if (!(holding?.midway || [...corrupted].some((f) => url.includes(f)))) {
             res.writeHead(answer.statusCode ?? 502, answer.headers);
             answer.pipe(res);
@@ -106,6 +109,16 @@ export async function countingRelay(target: string, port: number) {
     corrupt: (fragment: string) => void corrupted.add(fragment),
     intact: (fragment: string) => void corrupted.delete(fragment),
   };
+}
+
+/** An answer's body read whole, changed, and sent on with the upstream's headers (its length the new one's). */
+async function tampered(answer: IncomingMessage, res: ServerResponse, change: (body: Buffer) => Buffer): Promise<void> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of answer) chunks.push(chunk as Buffer);
+  const body = change(Buffer.concat(chunks));
+  const { "content-length": _length, "transfer-encoding": _encoding, etag: _etag, ...headers } = answer.headers;
+  res.writeHead(200, { ...headers, "content-length": String(body.length) });
+  res.end(body);
 }
 
 interface ProxyFigures {

@@ -140,6 +140,13 @@ let infraStarting: Promise<Infra> | undefined;
 let stopping = false;
 let ready = false;
 let lastSignalAt = 0;
+let startedBySignal = false;
+let signalsAfterShutdown = 0;
+// Under `npm start`, each Ctrl-C reaches this process twice: from the terminal (to the whole
+// process group) and relayed by npm, which on a busy machine can come seconds later, past any
+// echo window. There the signal after the one that started the shutdown is taken as its relay,
+// and "again" is the one after that.
+const relayedByNpm = process.env.npm_lifecycle_event !== undefined;
 let suiteLock: string | undefined;
 
 const servicesPidFile = () => join(dataDir, "services.pid");
@@ -279,14 +286,17 @@ function shutdown(code: number): Promise<void> {
 
 function onSignal(sig: NodeJS.Signals): void {
   const now = Date.now();
-  // The same Ctrl-C can arrive twice (terminal and a relaying parent such as npm): ignore echoes.
-  if (now - lastSignalAt < 500) return;
+  // The same Ctrl-C can arrive twice (terminal and a relaying parent): ignore quick echoes.
+  if (!relayedByNpm && now - lastSignalAt < 500) return;
   lastSignalAt = now;
   if (!stopping) {
+    startedBySignal = true;
     say(`${sig}: shutting down (press Ctrl-C again to kill everything at once)`);
     void shutdown(0);
     return;
   }
+  // The rest of the Ctrl-C that started the shutdown: npm's relay of it.
+  if (startedBySignal && relayedByNpm && (signalsAfterShutdown += 1) === 1) return;
   warn(`${sig} again: killing everything`);
   killAll("SIGKILL");
   rmSync(servicesPidFile(), { force: true });

@@ -145,6 +145,34 @@ describe("the cooldown", () => {
     expect(await refused.text()).toContain("has no publish time known upstream");
   });
 
+  it("each refused request for a young version's file is in the refusal log once per client and file, naming the cooldown and the version's age; hiding versions from listings adds nothing", async () => {
+    interface Refusal { repository: string; path: string; ecosystem: string; name: string; version: string; reason: string; principal: string; refused: string }
+    const log = async () => (await (await call("GET", "/api/refusals?repository=cd-proxy")).json()) as Refusal[];
+    // The packuments listed above hid cd-a 1.1.0 and cd-untimed 1.0.0 many times: only the two tarball requests refused are here.
+    const before = await log();
+    expect(before.map((r) => `${r.name}@${r.version}`).sort()).toEqual(["cd-a@1.1.0", "cd-untimed@1.0.0"]);
+    // The same client asking again (npm retries, a build in a loop) adds nothing; another client is another entry.
+    for (let i = 0; i < 3; i++) expect((await s.call("GET", "/repository/cd-proxy/cd-a/-/cd-a-1.1.0.tgz", { key: reader })).status).toBe(403);
+    expect((await s.call("GET", "/repository/cd-proxy/cd-a/-/cd-a-1.1.0.tgz", { key: admin })).status).toBe(403);
+    const after = await log();
+    expect(after).toHaveLength(3);
+    const young = after.filter((r) => r.name === "cd-a");
+    expect(young).toHaveLength(2);
+    expect(new Set(young.map((r) => r.principal)).size).toBe(2);
+    for (const r of young) {
+      expect(r).toMatchObject({ repository: "cd-proxy", path: "cd-a/-/cd-a-1.1.0.tgz", ecosystem: "npm", version: "1.1.0" });
+      expect(r.principal).toMatch(/^key:/);
+      expect(r.reason).toContain("cd-a@1.1.0 is younger than the minimum age of 1h (svc.gate.min-age)");
+      expect(r.reason).toMatch(/published \d{4}-\d\d-\d\dT[^ ]+ \(\d+[sm] ago\), available from/);
+      expect(r.reason).toContain("the cooldown keeps it back");
+    }
+    const untimed = after.find((r) => r.name === "cd-untimed")!;
+    expect(untimed.reason).toContain("has no publish time known upstream");
+    expect(untimed.reason).toContain("the cooldown keeps it back");
+    // Both of the reader's refusals name the reader.
+    expect(untimed.principal).toBe(before.find((r) => r.name === "cd-a")!.principal);
+  });
+
   it("a repository's own minimum age wins over the setting (off shows the young version; null inherits again) and is shown with the repository", async () => {
     const bad = await call("PUT", "/api/repositories/cd-proxy/gate", { minAge: "soon" });
     expect(bad.status).toBe(400);

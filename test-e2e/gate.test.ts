@@ -309,4 +309,51 @@ describe("the screening gate", () => {
     expect(r.output).toContain("MAL-2026-0004");
     expect((await s.call("GET", "/repository/gate-pypi/simple/gate-twine/", { key: admin })).status).toBe(404);
   });
+
+  it("npm audit reports what the server's advisory data says of the installed versions, and npm audit fix moves to a fixed one", async () => {
+    // A moderate vulnerability: under the gate's threshold (HIGH), so stored and served, yet audited.
+    writeFileSync(join(advisories, "records", "GHSA-audit-0001.json"), JSON.stringify(osv("GHSA-audit-0001", "audit-dep", { ranges: [{ type: "SEMVER", events: [{ introduced: "0" }, { fixed: "1.1.0" }] }] }, { database_specific: { severity: "MODERATE" } })));
+    expectOk(await publish("audit-dep", "1.0.0"));
+    expectOk(await publish("audit-dep", "1.1.0"));
+    // Loaded on the next refresh: the bulk endpoint names it for 1.0.0 and says nothing of 1.1.0.
+    type Bulk = Record<string, { id: string; severity: string; vulnerable_versions: string; url: string }[]>;
+    const bulk = async (body: object) => json<Bulk>(await s.call("POST", "/repository/npm/-/npm/v1/security/advisories/bulk", { key: reader, body }));
+    await until(async () => ((await bulk({ "audit-dep": ["1.0.0"] }))["audit-dep"] ? true : undefined));
+    expect(await bulk({ "audit-dep": ["1.0.0", "1.1.0"], "gate-late": ["1.1.0"], "not-here": ["1.0.0"] })).toEqual({
+      "audit-dep": [{ id: "GHSA-audit-0001", url: "https://osv.dev/vulnerability/GHSA-audit-0001", title: "GHSA-audit-0001 about audit-dep", severity: "moderate", vulnerable_versions: ">=0.0.0-0 <1.1.0", cwe: [] }],
+    });
+    expect(await bulk({ "audit-dep": ["1.1.0"] })).toEqual({});
+    const bad = await s.call("POST", "/repository/npm/-/npm/v1/security/advisories/bulk", { key: reader, body: { "audit-dep": "1.0.0" } });
+    expect(bad.status).toBe(400);
+    expect(await bad.text()).toContain("not a list of strings");
+
+    // The real client, with a lockfile, as a build runs it.
+    const c = scratch(reader);
+    writeFileSync(join(c.project, "package.json"), JSON.stringify({ name: "consumer", version: "1.0.0", private: true }));
+    expectOk(await npm(["install", "--no-audit", "--save-exact", "audit-dep@1.0.0"], { cwd: c.project, env: c.env }));
+    const audited = await npm(["audit", "--json"], { cwd: c.project, env: c.env });
+    expect(audited.code).toBe(1);
+    const report = JSON.parse(audited.stdout) as { vulnerabilities: Record<string, { severity: string; range: string; via: { source: string; url: string }[]; fixAvailable: unknown }>; metadata: { vulnerabilities: Record<string, number> } };
+    // npm works the range out of the package's versions: here the one before the fix.
+    expect(report.vulnerabilities["audit-dep"]).toMatchObject({ severity: "moderate", range: "1.0.0", via: [expect.objectContaining({ source: "GHSA-audit-0001", url: "https://osv.dev/vulnerability/GHSA-audit-0001" })] });
+    expect(report.metadata.vulnerabilities.moderate).toBe(1);
+    // --audit-level above moderate passes the build.
+    expect((await npm(["audit", "--audit-level=high"], { cwd: c.project, env: c.env })).code).toBe(0);
+    expectOk(await npm(["audit", "fix", "--force"], { cwd: c.project, env: c.env }));
+    expect((JSON.parse(readFileSync(join(c.project, "node_modules", "audit-dep", "package.json"), "utf8")) as { version: string }).version).toBe("1.1.0");
+    const clean = await npm(["audit"], { cwd: c.project, env: c.env });
+    expect(clean.code, clean.output).toBe(0);
+    expect(clean.output).toContain("found 0 vulnerabilities");
+
+    // pnpm (npm 6's audit endpoint: the dependency tree of its lockfile).
+    const p = scratch(reader);
+    writeFileSync(join(p.project, "package.json"), JSON.stringify({ name: "consumer", version: "1.0.0", private: true, dependencies: { "audit-dep": "1.0.0" } }));
+    expectOk(await run(clients.pnpm, ["install", "--ignore-workspace", "--store-dir", join(p.dir, "pnpm-store")], { cwd: p.project, env: p.env }));
+    const pnpmAudit = await run(clients.pnpm, ["audit", "--ignore-workspace", "--json"], { cwd: p.project, env: p.env });
+    expect(pnpmAudit.code, pnpmAudit.output).toBe(1);
+    const pr = JSON.parse(pnpmAudit.stdout) as { advisories: Record<string, { module_name: string; severity: string; vulnerable_versions: string; patched_versions: string; findings: { version: string; paths: string[] }[] }>; metadata: { vulnerabilities: Record<string, number> } };
+    expect(pr.advisories["GHSA-audit-0001"]).toMatchObject({ module_name: "audit-dep", severity: "moderate", vulnerable_versions: ">=0.0.0-0 <1.1.0", patched_versions: ">=1.1.0", findings: [{ version: "1.0.0", paths: [expect.stringMatching(/audit-dep$/)] }] });
+    expect(pr.metadata.vulnerabilities.moderate).toBe(1);
+    expect((await run(clients.pnpm, ["audit", "--ignore-workspace", "--audit-level=high"], { cwd: p.project, env: p.env })).code).toBe(0);
+  });
 });

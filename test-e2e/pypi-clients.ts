@@ -1,4 +1,5 @@
-import { existsSync, mkdirSync, readdirSync, writeFileSync } from "node:fs";
+import { createHash } from "node:crypto";
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { installPackages } from "@svc/devstack";
 import { run, type Run } from "./npm-clients.js";
@@ -77,6 +78,45 @@ export async function buildDist(work: string, py: PythonClients, p: { name: stri
   const sdist = files.find((f) => f.endsWith(".tar.gz"));
   if (!wheel || !sdist) throw new Error(`building ${p.name} ${p.version} made ${files.join(", ")}`);
   return { wheel: join(dir, "dist", wheel), sdist: join(dir, "dist", sdist) };
+}
+
+/** A file's SHA-256, as a page's `#sha256=` gives it. */
+export const fileSha256 = (file: string) => createHash("sha256").update(readFileSync(file)).digest("hex");
+/** The Basic authorization pip and twine send with a key as the password of `__token__`. */
+export const basicAuth = (key: string) => ({ authorization: `Basic ${Buffer.from(`__token__:${key}`).toString("base64")}` });
+
+/**
+ * What the PyPI suites run with the clients, each run in a scratch folder of its own under
+ * `work`: twine uploading to a repository URL, pip installing into a fresh venv from an index.
+ */
+export function pythonRuns(work: string, py: PythonClients) {
+  let n = 0;
+  const scratch = () => {
+    const dir = join(work, `run-${++n}`);
+    mkdirSync(dir, { recursive: true });
+    return { dir, env: pythonEnv(dir) };
+  };
+  const expectOk = (r: Run) => {
+    if (r.code !== 0) throw new Error(`exit ${r.code}:\n${r.output.slice(-3000)}`);
+  };
+  return {
+    scratch,
+    expectOk,
+    /** twine upload to `url` (a repository's URL) with the key as password (TWINE_*); none: twine is given no password. */
+    twine(url: string, files: string[], password: string | undefined): Promise<Run> {
+      const c = scratch();
+      const env = { ...c.env, TWINE_REPOSITORY_URL: url, TWINE_USERNAME: "__token__", ...(password === undefined ? {} : { TWINE_PASSWORD: password }) };
+      return run(py.twine, ["upload", "--non-interactive", "--disable-progress-bar", ...files], { cwd: c.dir, env });
+    },
+    /** A fresh venv (with Debian's setuptools visible when `systemSite`, to build an sdist) and pip installing into it from `index`, with no cache; `imported` prints a module's VERSION. */
+    async pipInstall(index: string, args: string[], opts: { systemSite?: boolean } = {}) {
+      const c = scratch();
+      expectOk(await run(py.python, ["-m", "venv", ...(opts.systemSite ? ["--system-site-packages"] : []), join(c.dir, "venv")], { cwd: c.dir, env: c.env }));
+      const r = await run(join(c.dir, "venv", "bin", "pip"), ["install", "--isolated", "--no-cache-dir", "--index-url", index, ...args], { cwd: c.dir, env: c.env });
+      const python = join(c.dir, "venv", "bin", "python");
+      return { r, imported: (module: string) => run(python, ["-c", `import ${module}; print(${module}.VERSION)`], { cwd: c.dir, env: c.env }) };
+    },
+  };
 }
 
 /**

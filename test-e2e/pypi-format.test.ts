@@ -1,12 +1,12 @@
 import { createHash, randomBytes } from "node:crypto";
-import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { basename, join } from "node:path";
 import { Readable } from "node:stream";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { keyId } from "@svc/keys";
 import { identityHeaders } from "@svc/kit";
 import { run, type Run } from "./npm-clients.js";
-import { buildDist, ensurePythonClients, pythonEnv, uploadForm, type Dist, type PythonClients } from "./pypi-clients.js";
+import { basicAuth, buildDist, ensurePythonClients, fileSha256, pythonRuns, uploadForm, type Dist, type PythonClients } from "./pypi-clients.js";
 import { storeObjects } from "./store-objects.js";
 import { startSuite, type Suite } from "./suite.js";
 import { collectArtifactEvents } from "./upstream.js";
@@ -23,11 +23,12 @@ describe("pypi repositories with twine and pip", () => {
   let deployer: string;
   let reader: string;
   let myPkg: Dist;
-  let n = 0;
+  let runs: ReturnType<typeof pythonRuns>;
 
   beforeAll(async () => {
     [s, py] = await Promise.all([startSuite({ env: { SVC_REPOSITORY: "pypi", SVC_REPOSITORY_FORMAT: "pypi", SVC_REPOSITORY_SCOPE_FROM_PATH: "true" } }), ensurePythonClients()]);
     work = mkdtempSync(join(inject("dataDir"), "pypi-clients-"));
+    runs = pythonRuns(work, py);
     deployer = (await s.mint({ label: "uploader", grants: [{ scope: "pypi", tokens: ["deploy"] }] })).key;
     reader = (await s.mint({ label: "reader", grants: [{ scope: "pypi", tokens: ["read-only"] }] })).key;
     myPkg = await buildDist(work, py, { name: "My_Pkg", version: "1.0.0", requiresPython: ">=3.8" });
@@ -36,34 +37,14 @@ describe("pypi repositories with twine and pip", () => {
     await s?.stop();
   });
 
-  const scratch = () => {
-    const dir = join(work, `run-${++n}`);
-    mkdirSync(dir, { recursive: true });
-    return { dir, env: pythonEnv(dir) };
-  };
-  const expectOk = (r: Run) => {
-    if (r.code !== 0) throw new Error(`exit ${r.code}:\n${r.output.slice(-3000)}`);
-  };
-
+  const scratch = () => runs.scratch();
+  const expectOk = (x: Run) => runs.expectOk(x);
   /** twine upload with the key as password (TWINE_*), to the repository URL given as the docs say. */
-  const upload = (files: string[], password: string | undefined, url = `${s.gatewayUrl}/repository/pypi/`) => {
-    const c = scratch();
-    const env = { ...c.env, TWINE_REPOSITORY_URL: url, TWINE_USERNAME: "__token__", ...(password === undefined ? {} : { TWINE_PASSWORD: password }) };
-    return run(py.twine, ["upload", "--non-interactive", "--disable-progress-bar", ...files], { cwd: c.dir, env });
-  };
-
-  /** A fresh venv (with Debian's setuptools visible when an sdist is built) and pip installing into it from the index. */
-  const pipInstall = async (key: string, args: string[], opts: { systemSite?: boolean } = {}) => {
-    const c = scratch();
-    expectOk(await run(py.python, ["-m", "venv", ...(opts.systemSite ? ["--system-site-packages"] : []), join(c.dir, "venv")], { cwd: c.dir, env: c.env }));
-    const index = `${s.gatewayUrl.replace("://", `://x:${key}@`)}/repository/pypi/simple/`;
-    const r = await run(join(c.dir, "venv", "bin", "pip"), ["install", "--isolated", "--no-cache-dir", "--index-url", index, ...args], { cwd: c.dir, env: c.env });
-    const python = join(c.dir, "venv", "bin", "python");
-    return { r, imported: (module: string) => run(python, ["-c", `import ${module}; print(${module}.VERSION)`], { cwd: c.dir, env: c.env }) };
-  };
-
-  const sha256 = (file: string) => createHash("sha256").update(readFileSync(file)).digest("hex");
-  const basic = (key: string) => ({ authorization: `Basic ${Buffer.from(`__token__:${key}`).toString("base64")}` });
+  const upload = (files: string[], password: string | undefined, url = `${s.gatewayUrl}/repository/pypi/`) => runs.twine(url, files, password);
+  /** pip installing from the index with `key` (Debian's setuptools visible when an sdist is built). */
+  const pipInstall = (key: string, args: string[], opts: { systemSite?: boolean } = {}) => runs.pipInstall(`${s.gatewayUrl.replace("://", `://x:${key}@`)}/repository/pypi/simple/`, args, opts);
+  const sha256 = fileSha256;
+  const basic = basicAuth;
 
   it("twine uploads a wheel and an sdist, and pip installs each into a clean venv", async () => {
     expectOk(await upload([myPkg.wheel, myPkg.sdist], deployer));

@@ -1,75 +1,30 @@
 import { createHash } from "node:crypto";
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync } from "node:fs";
-import { createServer, request as httpRequest, type Server } from "node:http";
-import type { Socket } from "node:net";
+import { mkdtempSync, readdirSync } from "node:fs";
 import { basename, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { freePort } from "@svc/devstack";
-import { run, type Run } from "./npm-clients.js";
-import { buildDist, ensurePythonClients, pythonEnv, type Dist, type PythonClients } from "./pypi-clients.js";
+import { countingRelay } from "../bench/npm-proxy-bench.js";
+import { run } from "./npm-clients.js";
+import { basicAuth, buildDist, ensurePythonClients, fileSha256, pythonRuns, type Dist, type PythonClients } from "./pypi-clients.js";
 import { startSuite, type Suite } from "./suite.js";
-
-/**
- * A relay in front of the suite's gateway, on 127.0.0.1 over http: counts the GETs by path, can
- * be stopped and started again, and can answer other bytes than the upstream's for a file (an
- * upstream whose files do not match the sha256 its pages declare).
- */
-async function relayTo(target: string, port: number) {
-  const counts = new Map<string, number>();
-  const sockets = new Set<Socket>();
-  const tampered = new Set<string>();
-  const upstream = new URL(target);
-  let server: Server | undefined;
-  const listen = () =>
-    new Promise<void>((done) => {
-      server = createServer((req, res) => {
-        const path = req.url ?? "";
-        if (req.method === "GET") counts.set(path, (counts.get(path) ?? 0) + 1);
-        const out = httpRequest({ host: upstream.hostname, port: upstream.port, method: req.method, path, headers: { ...req.headers, host: upstream.host } }, (answer) => {
-          if ([...tampered].some((f) => path.includes(f)) && answer.statusCode === 200) {
-            answer.resume();
-            const body = Buffer.from("not the file the page declares");
-            res.writeHead(200, { "content-type": "application/octet-stream", "content-length": String(body.length) });
-            return res.end(body);
-          }
-          res.writeHead(answer.statusCode ?? 502, answer.headers);
-          answer.pipe(res);
-        });
-        out.on("error", () => res.destroy());
-        req.pipe(out);
-      });
-      server.on("connection", (s) => {
-        sockets.add(s);
-        s.once("close", () => sockets.delete(s));
-      });
-      server.listen(port, "127.0.0.1", done);
-    });
-  await listen();
-  return {
-    url: `http://127.0.0.1:${port}/`,
-    gets: (fragment: string) => [...counts].filter(([path]) => path.includes(fragment)).reduce((a, [, n]) => a + n, 0),
-    tamper: (fragment: string) => void tampered.add(fragment),
-    down: () =>
-      new Promise<void>((done) => {
-        server!.close(() => done());
-        for (const c of sockets) c.destroy();
-      }),
-    up: listen,
-  };
-}
+import { eventually } from "./upstream.js";
 
 /**
  * A PyPI proxy repository whose upstream is a hosted pypi repository of the same suite, reached
- * through a relay (http on 127.0.0.1: block-private-import-hosts turned off), with twine
- * uploading to the upstream and pip installing through the proxy: files fetched once, versions
- * the gate refuses hidden so pip picks an older one, pip still installing from the cache with
- * the upstream stopped, a file that does not match its declared sha256 refused.
+ * through a counting relay (http on 127.0.0.1: block-private-import-hosts turned off) that can
+ * answer other bytes than the upstream's, with twine uploading to the upstream and pip installing
+ * through the proxy: files fetched once, versions the gate refuses hidden so pip picks an older
+ * one, pip still installing from the cache with the upstream stopped, a file that does not match
+ * its declared sha256 refused and one whose page declares none not fetched, and read-only mode
+ * serving only what is cached.
  */
 describe("pypi proxy repositories", () => {
   let s: Suite;
   let py: PythonClients;
   let work: string;
-  let relay: Awaited<ReturnType<typeof relayTo>>;
+  let relay: Awaited<ReturnType<typeof countingRelay>>;
+  /** Paths (fragments of) whose upstream answers the relay changes: a file replaced, a page without its sha256 digests. */
+  const tampering = new Map<string, (body: Buffer) => Buffer>();
   let admin: string;
   let deployer: string;
   let upstreamReader: string;
@@ -79,34 +34,19 @@ describe("pypi proxy repositories", () => {
   let held1: Dist;
   let held2: Dist;
   let bad: Dist;
+  let noHash: Dist;
   let young1: Dist;
   let young2: Dist;
-  let n = 0;
+  let runs: ReturnType<typeof pythonRuns>;
 
-  const scratch = () => {
-    const dir = join(work, `run-${++n}`);
-    mkdirSync(dir, { recursive: true });
-    return { dir, env: pythonEnv(dir) };
-  };
-  const expectOk = (r: Run) => {
-    if (r.code !== 0) throw new Error(`exit ${r.code}:\n${r.output.slice(-3000)}`);
-  };
-  const twine = (repository: string, files: string[], password: string) => {
-    const c = scratch();
-    const env = { ...c.env, TWINE_REPOSITORY_URL: `${s.gatewayUrl}/repository/${repository}/`, TWINE_USERNAME: "__token__", TWINE_PASSWORD: password };
-    return run(py.twine, ["upload", "--non-interactive", "--disable-progress-bar", ...files], { cwd: c.dir, env });
-  };
+  const scratch = () => runs.scratch();
+  const expectOk = (r: Parameters<typeof runs.expectOk>[0]) => runs.expectOk(r);
+  const twine = (repository: string, files: string[], password: string) => runs.twine(`${s.gatewayUrl}/repository/${repository}/`, files, password);
   const index = (key: string) => `${s.gatewayUrl.replace("://", `://__token__:${key}@`)}/repository/pypi-proxy/simple/`;
   /** pip installs into a fresh venv, with no cache, from the proxy; answers pip's run and the installed module's VERSION. */
-  const pipInstall = async (args: string[]) => {
-    const c = scratch();
-    expectOk(await run(py.python, ["-m", "venv", join(c.dir, "venv")], { cwd: c.dir, env: c.env }));
-    const r = await run(join(c.dir, "venv", "bin", "pip"), ["install", "--isolated", "--no-cache-dir", "--index-url", index(reader), ...args], { cwd: c.dir, env: c.env });
-    const imported = (module: string) => run(join(c.dir, "venv", "bin", "python"), ["-c", `import ${module}; print(${module}.VERSION)`], { cwd: c.dir, env: c.env });
-    return { r, imported };
-  };
-  const sha256 = (file: string) => createHash("sha256").update(readFileSync(file)).digest("hex");
-  const basic = (key: string) => ({ authorization: `Basic ${Buffer.from(`__token__:${key}`).toString("base64")}` });
+  const pipInstall = (args: string[]) => runs.pipInstall(index(reader), args);
+  const sha256 = fileSha256;
+  const basic = basicAuth;
   const until = async <T>(what: () => Promise<T | undefined>, ms = 30_000): Promise<T> => {
     for (const end = Date.now() + ms; ; await new Promise((r) => setTimeout(r, 300))) {
       const got = await what();
@@ -123,21 +63,23 @@ describe("pypi proxy repositories", () => {
       ensurePythonClients(),
     ]);
     work = mkdtempSync(join(inject("dataDir"), "pypi-proxy-"));
+    runs = pythonRuns(work, py);
     admin = s.bootstrapKey;
     deployer = (await s.mint({ label: "uploader", grants: [{ scope: "pypi-up", tokens: ["deploy"] }] })).key;
     upstreamReader = (await s.mint({ label: "proxy-upstream", grants: [{ scope: "pypi-up", tokens: ["read-only"] }] })).key;
     reader = (await s.mint({ label: "proxy-reader", grants: [{ scope: "pypi-proxy", tokens: ["read-only"] }] })).key;
-    [pkg1, pkg2, held1, held2, bad, young1, young2] = await Promise.all([
+    [pkg1, pkg2, held1, held2, bad, noHash, young1, young2] = await Promise.all([
       buildDist(work, py, { name: "px-pkg", version: "1.0", requiresPython: ">=3.8" }),
       buildDist(work, py, { name: "px-pkg", version: "2.0", requiresPython: ">=3.8" }),
       buildDist(work, py, { name: "px-held", version: "1.0" }),
       buildDist(work, py, { name: "px-held", version: "2.0" }),
       buildDist(work, py, { name: "px-bad", version: "1.0" }),
+      buildDist(work, py, { name: "px-nohash", version: "1.0" }),
       buildDist(work, py, { name: "px-young", version: "1.0" }),
       buildDist(work, py, { name: "px-young", version: "2.0" }),
     ]);
-    expectOk(await twine("pypi-up", [pkg1.wheel, pkg1.sdist, pkg2.wheel, pkg2.sdist, held1.wheel, held2.wheel, bad.wheel, young1.wheel, young2.wheel], deployer));
-    relay = await relayTo(s.gatewayUrl, await freePort());
+    expectOk(await twine("pypi-up", [pkg1.wheel, pkg1.sdist, pkg2.wheel, pkg2.sdist, held1.wheel, held2.wheel, bad.wheel, noHash.wheel, young1.wheel, young2.wheel], deployer));
+    relay = await countingRelay(s.gatewayUrl, await freePort(), { tamper: (path) => [...tampering].find(([fragment]) => path.includes(fragment))?.[1] });
     expect((await s.call("PUT", "/api/settings/block-private-import-hosts", { key: admin, body: { value: false } })).status).toBe(200);
     // Applied by the artifacts service within moments (it follows the stored settings).
     await until(async () => {
@@ -280,7 +222,7 @@ describe("pypi proxy repositories", () => {
   });
 
   it("a file that does not match the sha256 its upstream's page declares is refused with 502 and not stored", async () => {
-    relay.tamper(basename(bad.wheel));
+    tampering.set(basename(bad.wheel), () => Buffer.from("not the file the page declares"));
     expect(await (await page("pypi-proxy", "px-bad", reader)).text()).toContain(`#sha256=${sha256(bad.wheel)}`);
     const path = `/repository/pypi-proxy/packages/px-bad/1.0/${basename(bad.wheel)}`;
     const refused = await s.call("GET", path, { headers: basic(reader) });
@@ -292,6 +234,24 @@ describe("pypi proxy repositories", () => {
     const installed = await pipInstall(["--retries", "0", "px-bad"]);
     expect(installed.r.code).not.toBe(0);
     expect(installed.r.output).toContain("502");
+  });
+
+  it("a file whose upstream page declares no sha256 is refused with 502 and neither fetched nor stored", async () => {
+    // The upstream's page of px-nohash without digests: no #sha256= in HTML, empty hashes in PEP 691 JSON.
+    tampering.set("/simple/px-nohash/", (body) => Buffer.from(body.toString("utf8").replace(/#sha256=[0-9a-f]{64}/g, "").replace(/"hashes"\s*:\s*\{[^}]*\}/g, '"hashes":{}')));
+    const listed = await (await page("pypi-proxy", "px-nohash", reader)).text();
+    expect(listed).toContain(basename(noHash.wheel));
+    expect(listed).not.toContain("#sha256=");
+    const path = `/repository/pypi-proxy/packages/px-nohash/1.0/${basename(noHash.wheel)}`;
+    for (let i = 0; i < 2; i++) {
+      const refused = await s.call("GET", path, { headers: basic(reader) });
+      expect(refused.status).toBe(502);
+      expect(await refused.text()).toContain("declares no sha256 for it");
+    }
+    expect(relay.gets(basename(noHash.wheel))).toBe(0);
+    const installed = await pipInstall(["--retries", "0", "px-nohash"]);
+    expect(installed.r.code).not.toBe(0);
+    expect(relay.gets(basename(noHash.wheel))).toBe(0);
   });
 
   it("with the upstream stopped, pip still installs what the proxy holds; its page is served stale; what is not cached is a 502", async () => {
@@ -313,4 +273,29 @@ describe("pypi proxy repositories", () => {
       await relay.up();
     }
   });
+  it("in read-only mode the proxy serves its cached pages and files and fetches nothing: what is not cached is refused with the read-only reason", async () => {
+    for (const service of ["gateway", "artifacts"] as const) await s.stopService(service);
+    for (const service of ["artifacts", "gateway"] as const) await s.startService(service, { SVC_READ_ONLY: "true" });
+    await eventually("the proxy answering in read-only mode", async () => ((await page("pypi-proxy", "px-pkg", reader).catch(() => undefined))?.status === 200 ? true : undefined), 60_000);
+    const asked = relay.gets("/");
+
+    const cached = await page("pypi-proxy", "px-pkg", reader);
+    expect(cached.status).toBe(200);
+    expect(await cached.text()).toContain(`${basename(pkg2.wheel)}#sha256=${sha256(pkg2.wheel)}`);
+    const installed = await pipInstall(["--only-binary", ":all:", "px-pkg"]);
+    expectOk(installed.r);
+    expect((await installed.imported("px_pkg")).stdout.trim()).toBe("px-pkg@2.0");
+
+    // A file of a cached page never fetched, and a page never fetched: refused, saying why.
+    const file = await s.call("GET", `/repository/pypi-proxy/packages/px-pkg/2.0/${basename(pkg2.sdist)}`, { headers: basic(reader) });
+    expect(file.status).toBe(403);
+    expect(await file.text()).toContain("this server is read-only (svc.read-only)");
+    const never = await page("pypi-proxy", "px-never-read-only", reader);
+    expect(never.status).toBe(403);
+    expect(await never.text()).toContain("this server is read-only (svc.read-only)");
+    const refused = await pipInstall(["--retries", "0", "--no-binary", ":all:", "px-pkg"]);
+    expect(refused.r.code).not.toBe(0);
+    expect(refused.r.output).toContain("403");
+    expect(relay.gets("/")).toBe(asked);
+  }, 300_000);
 });

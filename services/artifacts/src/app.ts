@@ -13,7 +13,7 @@ import { exportRoutes } from "./routes/export-routes.js";
 import { importRoutes } from "./routes/import-routes.js";
 import type { ProxyImport } from "./domain/proxy-import.js";
 import { internalRoutes } from "./routes/internal-routes.js";
-import { rawRoutes } from "./routes/raw-routes.js";
+import { rawRoutes, type RawRoutesDeps } from "./routes/raw-routes.js";
 import type { ByteRedirect } from "./routes/artifact-answer.js";
 import { repositoryRoutes } from "./routes/repository-routes.js";
 import { gateRoutes, type GateRoutesDeps } from "./gate/gate-routes.js";
@@ -33,13 +33,15 @@ export interface ArtifactsDeps extends UpstreamAppDeps {
   /** Imports into proxy repositories. */
   imports: ProxyImport;
   /** The formats (formats/index.ts), built: each repository's protocol, and each format's own routes. */
-  formats: Pick<Formats, "of" | "names" | "description" | "routes">;
+  formats: Pick<Formats, "of" | "names" | "description" | "routes" | "catalog">;
   /** svc.upload-idle-timeout; 0: never. */
   uploadIdleTimeoutMs: number;
   /** svc.storage.s3.redirect: artifact GETs answered with a signed URL of the bucket. */
   redirect?: ByteRedirect;
   /** The screening gate's administration routes (deny list, held files, findings, advisory status). */
   gate?: GateRoutesDeps;
+  /** A request for a young version's file refused by the cooldown: kept in the refusal log. */
+  cooldownRefused?: RawRoutesDeps["cooldownRefused"];
 }
 
 export function buildApp(deps: ArtifactsDeps): FastifyInstance {

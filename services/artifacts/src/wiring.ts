@@ -111,7 +111,7 @@ export async function wireArtifacts({ config, log, metrics, bus, db, pool, repli
   // Fetched files stream to their clients through a spool on disk: beside the blobs' staged copies on the filesystem store (the system's temporary folder may be memory).
   const spoolDir = opened.kind === "filesystem" ? join(config.filesystemRoot, "tmp") : undefined;
   const upstreams = upstreamsFactory({ pool, lockPool, metadata, artifacts, screen: gate.publishGate.screen, ...(spoolDir ? { spoolDir } : {}), upstreamOf, settings: proxySettings, readOnly: config.readOnly, log, actor: { kind: "system", id: "proxy" }, registry: metrics.registry });
-  formats.build({ db, pool, metadata, blobs, artifacts, readOnly: config.readOnly, publicUrl: config.uiPublicUrl, log, proxy: { upstreamOf, upstreams, settings: proxySettings, screenVersions: gate.screenVersions, tooYoung: gate.tooYoung } });
+  formats.build({ db, pool, metadata, blobs, artifacts, readOnly: config.readOnly, publicUrl: config.uiPublicUrl, log, audit: gate.audit, proxy: { upstreamOf, upstreams, settings: proxySettings, screenVersions: gate.screenVersions, tooYoung: gate.tooYoung } });
   // A data folder the code before the blob store wrote is migrated before anything is served.
   if (opened.kind === "filesystem") await migrateLegacyLayout({ root: config.filesystemRoot, blobs: opened.store, artifacts, metadata, pool, log });
   // Staged leftovers of uploads a crash interrupted more than a day ago (the walker's reclaim takes younger ones after its grace).
@@ -144,7 +144,7 @@ export async function wireArtifacts({ config, log, metrics, bus, db, pool, repli
   const redirect = redirectOf(opened, config);
   if (redirect) log.info({ ttlMs: config.s3RedirectTtlMs }, "svc.storage.s3.redirect is on: artifact GETs are answered with a signed URL of the bucket");
   gate.start();
-  const app = buildApp({ gate: gate.routes, redirect, log, internalSecret: config.internalSecret, internalSecretPrevious: config.internalSecretPrevious, blobs, metadata, reads, artifacts, admin, exports, imports, formats, downloads, repositories: repositories.names, membersOf: repositories.membersOf, checks, metrics, uploadIdleTimeoutMs: config.uploadIdleTimeoutMs });
+  const app = buildApp({ gate: gate.routes, cooldownRefused: gate.cooldownRefused, redirect, log, internalSecret: config.internalSecret, internalSecretPrevious: config.internalSecretPrevious, blobs, metadata, reads, artifacts, admin, exports, imports, formats, downloads, repositories: repositories.names, membersOf: repositories.membersOf, checks, metrics, uploadIdleTimeoutMs: config.uploadIdleTimeoutMs });
   return { app, ready: { ...storageIdentity(config), repository: config.repository }, status: () => ({ ...storageStatus(config), ...gate.status() }), closers: [() => imports.stop(), () => live.close(), () => lockPool.end(), () => gate.stop(), () => exports.stop(), () => downloads.stop(), () => relay.stop(), ...(opened.kind === "s3" ? [async () => opened.store.close()] : [])] };
 }
 

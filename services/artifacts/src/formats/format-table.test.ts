@@ -40,6 +40,16 @@ describe("the format table", () => {
     expect(formats.hooks.coordinates("three", "p")).toBeUndefined();
   });
 
+  it("lists each format with its label and whether it may be a proxy, in the table's order (GET /api/formats)", () => {
+    const row = (name: string, proxies: boolean): FormatModule => ({ name, label: `${name} (label)`, create: () => ({ proxies }) });
+    const formats = formatsOf([row("a", true), row("b", false)], () => undefined);
+    formats.build({} as Omit<FormatDeps, "formatOf">);
+    expect(formats.catalog()).toEqual([
+      { name: "a", label: "a (label)", proxy: true },
+      { name: "b", label: "b (label)", proxy: false },
+    ]);
+  });
+
   it("refuses a table that names a format twice", () => {
     expect(() => formatsOf([FORMATS[0]!, FORMATS[0]!], () => undefined)).toThrow(/twice/);
   });

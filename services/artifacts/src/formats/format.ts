@@ -2,7 +2,7 @@ import type { Migration } from "kysely";
 import type { BlobStore } from "@svc/blobs";
 import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from "fastify";
 import type pg from "pg";
-import type { PackageCoordinates } from "@svc/contracts";
+import { ServiceError, type PackageCoordinates } from "@svc/contracts";
 import type { ArtifactTarget } from "@svc/grants";
 import type { ServiceApp } from "@svc/kit";
 import type { Address, ArtifactService } from "../domain/artifact-service.js";
@@ -13,6 +13,7 @@ import type { FormatImport } from "../domain/proxy-import.js";
 import type { Db, MetadataStore } from "../store/metadata-store.js";
 import type { Ecosystem } from "../gate/ecosystems.js";
 import type { GroupMember } from "../domain/repository-list.js";
+import type { AdvisoryAudit } from "../gate/audit.js";
 
 /**
  * A format's protocol under `/repository/<repository>/…` (every method): it answers the request,
@@ -72,6 +73,8 @@ export interface FormatDeps {
   log: FastifyBaseLogger;
   /** Proxy repositories (docs/integration/npm.md, "Proxy repositories"); absent: none are served. */
   proxy?: ProxyDeps;
+  /** The screening gate's advisory data, read for clients' audits (`npm audit`); absent: none answered. */
+  audit?: AdvisoryAudit;
 }
 
 /** The gate's verdicts on versions of one package, by version; versions nothing matched are absent. */
@@ -98,6 +101,30 @@ export interface ProxyDeps {
 
 /** The versions of `name` in `repository` too young to be fetched or listed (ProxyDeps.tooYoung), with why. */
 export type TooYoung = (repository: string, name: string, published: ReadonlyMap<string, Date | undefined>) => Promise<ReadonlyMap<string, string>>;
+
+/** The file of a version the cooldown keeps back, as a refusal names it. */
+export interface YoungFile {
+  repository: string;
+  path: string;
+  /** The package as the ecosystem names it (npm's name, the normalised PyPI project, Maven's groupId:artifactId). */
+  name: string;
+  version: string;
+}
+
+/**
+ * A request for a file of a version the cooldown keeps back, refused (403; Maven's 404): the
+ * route that answers the request records it in the refusal log with who asked
+ * (routes/raw-routes.ts); the message is what the client is told.
+ */
+export class CooldownRefusal extends ServiceError {
+  constructor(
+    code: "forbidden" | "not_found",
+    message: string,
+    readonly file: YoungFile,
+  ) {
+    super(code, message);
+  }
+}
 
 /**
  * What a format does, beyond files served path for path (docs/internals/formats.md). Each part
@@ -192,8 +219,18 @@ export interface Formats {
   importOf(repository: string): FormatImport | undefined;
   /** The names of the formats whose repositories may be proxies. */
   proxyFormats(): readonly string[];
+  /** Each format as `GET /api/formats` lists it: its name, its label and whether it may be a proxy, in the table's order. */
+  catalog(): readonly FormatEntry[];
   /** Registers each format's own routes. */
   routes(app: ServiceApp): void;
+}
+
+/** A format as `GET /api/formats` shows it (what the console's Create repository form offers). */
+export interface FormatEntry {
+  name: string;
+  label: string;
+  /** Whether its repositories may be proxies (`"type": "proxy"`); every format may have groups. */
+  proxy: boolean;
 }
 
 const listed = (labels: readonly string[]): string => (labels.length < 2 ? labels.join("") : `${labels.slice(0, -1).join(", ")} or ${labels[labels.length - 1]}`);
@@ -236,6 +273,7 @@ export function formatsOf(table: readonly FormatModule[], formatOf: (repository:
       return f?.imports && fetch ? { paths: f.imports.paths, spec: f.imports.spec, fetch } : undefined;
     },
     proxyFormats: () => [...all()].flatMap(([name, f]) => (f.proxies ? [name] : [])),
+    catalog: () => table.map((m) => ({ name: m.name, label: m.label, proxy: all().get(m.name)?.proxies === true })),
     exports: () => Object.fromEntries([...all()].flatMap(([name, f]) => (f.export ? [[name, f.export]] : []))),
     routes(app) {
       for (const f of all().values()) f.routes?.(app);

@@ -1,6 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { minAge, minAgeMs } from "@svc/kit";
-import { minAgeOf, youngVersions } from "./cooldown.js";
+import { ageText, minAgeOf, youngVersions } from "./cooldown.js";
 
 const NOW = Date.parse("2026-03-10T12:00:00Z");
 const at = (iso: string) => new Date(iso);
@@ -11,7 +11,11 @@ const day = minAgeOf("1d", "svc.gate.min-age");
 describe("the cooldown's age computation", () => {
   it("keeps back a version published less than the minimum age ago, saying when it becomes available", () => {
     const young = youngVersions(npm, new Map([["2.0.0", at("2026-03-10T06:00:00Z")]]), day, none, NOW);
-    expect(young.get("2.0.0")).toBe("left-pad@2.0.0 is younger than the minimum age of 1d (svc.gate.min-age): published 2026-03-10T06:00:00.000Z, available from 2026-03-11T06:00:00.000Z");
+    expect(young.get("2.0.0")).toBe("left-pad@2.0.0 is younger than the minimum age of 1d (svc.gate.min-age): published 2026-03-10T06:00:00.000Z (6h ago), available from 2026-03-11T06:00:00.000Z; the cooldown keeps it back until then");
+  });
+
+  it("says how old the version is, as a person reads an age", () => {
+    expect([0, 45_000, 12 * 60_000, 3 * 3_600_000 + 5 * 60_000, 3 * 3_600_000, 2 * 86_400_000 + 4 * 3_600_000, 2 * 86_400_000, -5_000].map(ageText)).toEqual(["0s", "45s", "12m", "3h 5m", "3h", "2d 4h", "2d", "0s"]);
   });
 
   it("lets through a version exactly as old as the minimum age, and older ones", () => {

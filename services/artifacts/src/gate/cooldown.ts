@@ -1,9 +1,10 @@
+import type { FastifyBaseLogger } from "fastify";
 import { invalid, notFound, type Actor } from "@svc/contracts";
 import { minAgeMs } from "@svc/kit";
-import type { TooYoung } from "../formats/format.js";
+import type { CooldownRefusal, TooYoung } from "../formats/format.js";
 import { ECOSYSTEMS, isEcosystem, packageName, type Ecosystem } from "./ecosystems.js";
 import type { Allow, CooldownStore } from "./cooldown-store.js";
-import { UUID } from "./gate-store.js";
+import { UUID, type GateStore } from "./gate-store.js";
 
 /** The minimum age in force for a repository, and where it comes from (a message names it). */
 export interface MinAge {
@@ -34,15 +35,27 @@ export function youngVersions(
     if (allowed(version)) continue;
     const t = at?.getTime();
     if (t === undefined || Number.isNaN(t)) {
-      out.set(version, `${coordinate(version)} has no publish time known upstream, so it counts as younger than the minimum age of ${min.text} (${min.from}): it is not served until an administrator allows it (/api/gate/allows)`);
+      out.set(version, `${coordinate(version)} has no publish time known upstream, so it counts as younger than the minimum age of ${min.text} (${min.from}): the cooldown keeps it back until an administrator allows it (/api/gate/allows)`);
     } else if (now - t < min.ms) {
       out.set(
         version,
-        `${coordinate(version)} is younger than the minimum age of ${min.text} (${min.from}): published ${new Date(t).toISOString()}, available from ${new Date(t + min.ms).toISOString()}`,
+        `${coordinate(version)} is younger than the minimum age of ${min.text} (${min.from}): published ${new Date(t).toISOString()} (${ageText(now - t)} ago), available from ${new Date(t + min.ms).toISOString()}; the cooldown keeps it back until then`,
       );
     }
   }
   return out;
+}
+
+/** An age as a person reads it: "45s", "12m", "3h 5m", "2d 4h" (a version published in the future reads "0s"). */
+export function ageText(ms: number): string {
+  const s = Math.max(0, Math.floor(ms / 1000));
+  if (s < 60) return `${s}s`;
+  const m = Math.floor(s / 60);
+  if (m < 60) return `${m}m`;
+  const h = Math.floor(m / 60);
+  if (h < 24) return m % 60 ? `${h}h ${m % 60}m` : `${h}h`;
+  const d = Math.floor(h / 24);
+  return h % 24 ? `${d}d ${h % 24}h` : `${d}d`;
 }
 
 /** A minimum age as written (svc.gate.min-age, a repository's override) read; undefined for none. */
@@ -51,8 +64,20 @@ export const minAgeOf = (text: string, from: string): MinAge | undefined => {
   return ms ? { ms, text: text.trim(), from } : undefined;
 };
 
+/**
+ * How long a cooldown refusal of one file to one principal stands for its repeats: a client
+ * retrying (a build in a loop, a CI matrix on one key) adds one entry to the refusal log per hour,
+ * not one per request.
+ */
+export const REFUSAL_REPEAT_MS = 60 * 60_000;
+/** The refusals this process remembers having recorded (to skip Postgres for a repeat): at most this many. */
+const REMEMBERED_REFUSALS = 10_000;
+
 export interface CooldownDeps {
   store: CooldownStore;
+  /** The refusal log, where refused requests for young files are kept. */
+  refusals: Pick<GateStore, "addRefusalOnce">;
+  log: Pick<FastifyBaseLogger, "error">;
   /** svc.gate.min-age as it is now (it changes at run time); "" for none. */
   minAge: () => string;
   /** The OSV ecosystem of a repository's format; undefined: no packages (raw), no cooldown. */
@@ -85,8 +110,38 @@ export function cooldownFactory(deps: CooldownDeps) {
     return youngVersions((v) => `${name}${SEPARATOR[ecosystem]}${v}`, published, min, allowed, now());
   };
 
+  /** When this process last recorded a refusal, by repository, path and principal (oldest first). */
+  const recorded = new Map<string, number>();
+
+  /**
+   * A request for a young version's file refused (CooldownRefusal): kept in the refusal log with
+   * who asked and what they were told, once per file and principal within REFUSAL_REPEAT_MS
+   * (remembered here, and checked in Postgres for every node). The refusal is the answer that
+   * matters: a log that cannot be written is logged, never a 500.
+   */
+  const refused = async (r: CooldownRefusal, actor: Actor): Promise<void> => {
+    const ecosystem = deps.ecosystemOf(r.file.repository);
+    if (!ecosystem) return;
+    const principal = `${actor.kind}:${actor.id}`;
+    const key = JSON.stringify([r.file.repository, r.file.path, principal]);
+    const t = now();
+    const last = recorded.get(key);
+    if (last !== undefined && t - last < REFUSAL_REPEAT_MS) return;
+    recorded.delete(key);
+    recorded.set(key, t);
+    if (recorded.size > REMEMBERED_REFUSALS) recorded.delete(recorded.keys().next().value!);
+    const { repository, path, name, version } = r.file;
+    await deps.refusals
+      .addRefusalOnce({ repository, path, ecosystem, name: packageName(ecosystem, name), version, reason: r.message, principal }, REFUSAL_REPEAT_MS)
+      .catch((err: unknown) => {
+        recorded.delete(key);
+        deps.log.error({ err, repository, path }, "could not add a cooldown refusal to the refusal log");
+      });
+  };
+
   return {
     tooYoung,
+    refused,
 
     /** A repository's own minimum age as GET /api/repositories/<name> shows it: "off", the duration, or null (inherits). */
     async repositoryGate(repository: string): Promise<{ minAge: string | null }> {

@@ -73,7 +73,7 @@ const findingSchema = Answer({
 const refusalSchema = Answer({
   ...packageFile,
   reason: Type.String({ description: "what the client was told" }),
-  principal: Type.String({ description: "who tried to store it (kind:id)" }),
+  principal: Type.String({ description: "who tried to store it, or asked for a file the cooldown refused (kind:id)" }),
   refused: date,
 });
 const triageBody = Type.Object({ note: Type.Optional(Type.String({ maxLength: 1000, description: "why (kept with the finding)" })) }, { additionalProperties: false });
@@ -208,7 +208,7 @@ export function gateRoutes(app: ServiceApp, deps: GateRoutesDeps): void {
     );
   }
 
-  app.get("/api/refusals", { schema: { summary: "The refusal log: versions the screening gate refused (BLOCK), newest first", querystring: repositoryQuery, response: { 200: Type.Array(refusalSchema), ...errorResponses(400) } } }, async (req, reply) => {
+  app.get("/api/refusals", { schema: { summary: "The refusal log: versions the screening gate refused (BLOCK) and requests for files the cooldown refused, newest first", querystring: repositoryQuery, response: { 200: Type.Array(refusalSchema), ...errorResponses(400) } } }, async (req, reply) => {
     const { after, limit } = readPaging(req.query);
     const rows = await deps.store.refusals({ repository: req.query.repository, after: uuidCursor(after, "refusal"), limit: limit + 1 });
     const page = rows.slice(0, limit);

@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import { sql, type Kysely, type Migration } from "kysely";
 import type pg from "pg";
 import { escapeIdentifier } from "pg";
+import { lockKey } from "../store/metadata-store.js";
 import { SCHEMA } from "../store/schema.js";
 import type { Advisory, Level } from "./osv-records.js";
 
@@ -181,6 +182,19 @@ export function gateStoreFactory(pool: pg.Pool) {
       return r.rows.map((x) => ({ id: x.id, kind: x.kind, level: x.level ?? undefined, summary: x.summary, affected: x.affected }));
     },
 
+    /** The advisories naming any of the packages (`ecosystem:name` each), by package; one query. */
+    async advisoriesOfMany(keys: readonly string[]): Promise<Map<string, StoredAdvisory[]>> {
+      const out = new Map<string, StoredAdvisory[]>();
+      if (keys.length === 0) return out;
+      const wanted = new Set(keys);
+      const r = await pool.query(`select distinct on (id) id, kind, level, summary, affected, packages from ${T("gate_advisories")} where packages && $1::text[] order by id, source`, [[...wanted]]);
+      for (const x of r.rows as { id: string; kind: StoredAdvisory["kind"]; level: Level | null; summary: string; affected: StoredAdvisory["affected"]; packages: string[] }[]) {
+        const advisory: StoredAdvisory = { id: x.id, kind: x.kind, level: x.level ?? undefined, summary: x.summary, affected: x.affected };
+        for (const key of x.packages) if (wanted.has(key)) out.set(key, [...(out.get(key) ?? []), advisory]);
+      }
+      return out;
+    },
+
     /**
      * Makes a source's rows the records given, in one transaction: what is new or whose `modified`
      * changed is answered (for the retroactive check), what the source no longer has goes.
@@ -338,6 +352,32 @@ export function gateStoreFactory(pool: pg.Pool) {
         r.reason,
         r.principal,
       ]);
+    },
+
+    /**
+     * Adds a refusal unless the same principal was refused the same file of the same repository
+     * within the last `withinMs` (one client retrying is one entry): under an advisory lock on
+     * that key, so two nodes refusing at once add one. True when it was added.
+     */
+    async addRefusalOnce(r: Omit<Refusal, "id" | "refused">, withinMs: number): Promise<boolean> {
+      const client = await pool.connect();
+      try {
+        await client.query("begin");
+        await client.query(`select pg_advisory_xact_lock(${lockKey("refusal", r.repository, r.path, r.principal)})`);
+        const added = await client.query(
+          `insert into ${T("gate_refusals")} (id, repository, path, ecosystem, name, version, reason, principal)
+           select $1, $2, $3, $4, $5, $6, $7, $8 where not exists (
+             select 1 from ${T("gate_refusals")} where repository = $2 and path = $3 and principal = $8 and refused_at > now() - make_interval(secs => $9::double precision / 1000))`,
+          [randomUUID(), r.repository, r.path, r.ecosystem, r.name, r.version, r.reason, r.principal, withinMs],
+        );
+        await client.query("commit");
+        return (added.rowCount ?? 0) > 0;
+      } catch (err) {
+        await client.query("rollback").catch(() => {});
+        throw err;
+      } finally {
+        client.release();
+      }
     },
 
     /** The refusal log, newest first, a page after the refusal `after` (its id). */

@@ -4,6 +4,7 @@ import type { ArtifactsConfig } from "../config.js";
 import type { ArtifactService } from "../domain/artifact-service.js";
 import type { Formats } from "../formats/format.js";
 import type { MetadataStore } from "../store/metadata-store.js";
+import { advisoryAuditFactory } from "./audit.js";
 import { advisoryRefreshFactory } from "./advisory-refresh.js";
 import { cooldownFactory } from "./cooldown.js";
 import { cooldownStoreFactory } from "./cooldown-store.js";
@@ -60,7 +61,7 @@ export function wireGate(deps: {
     log: deps.log,
   });
   // The cooldown: proxied versions younger than svc.gate.min-age are neither fetched nor listed (ProxyDeps.tooYoung).
-  const cooldown = cooldownFactory({ store: cooldownStoreFactory(deps.pool), minAge: deps.minAge ?? (() => deps.config.gateMinAge), ecosystemOf: deps.formats.ecosystemOf });
+  const cooldown = cooldownFactory({ store: cooldownStoreFactory(deps.pool), refusals: store, log: deps.log, minAge: deps.minAge ?? (() => deps.config.gateMinAge), ecosystemOf: deps.formats.ecosystemOf });
   const refresh = advisoryRefreshFactory({
     pool: deps.pool,
     store,
@@ -84,6 +85,10 @@ export function wireGate(deps: {
     publishGate: service.publishGate,
     screenVersions: service.screenVersions,
     tooYoung: cooldown.tooYoung,
+    /** Clients' audits (`npm audit`) read the same advisory data. */
+    audit: advisoryAuditFactory(store),
+    /** A request for a young version's file refused: kept in the refusal log (routes/raw-routes.ts). */
+    cooldownRefused: cooldown.refused,
     routes,
     attach(a: ArtifactService) {
       artifacts = a;

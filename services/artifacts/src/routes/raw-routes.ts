@@ -1,6 +1,6 @@
 import { Readable } from "node:stream";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
-import { ServiceError, forbidden, notFound } from "@svc/contracts";
+import { ServiceError, forbidden, notFound, type Actor } from "@svc/contracts";
 import type { IndexRow } from "../store/index-changes.js";
 import { parseArtifactTarget, parseArtifactUrl, type ArtifactTarget } from "@svc/grants";
 import { declaredContentType, senderWentAway, setContentTypeAside, watchBodyIdle } from "@svc/kit";
@@ -9,7 +9,7 @@ import type { DownloadRecorder } from "../domain/download-recorder.js";
 import { parseDeclaredDigests, parsePreconditions } from "../domain/upload-checks.js";
 import type { BlobStore } from "@svc/blobs";
 import type { IndexReadCache } from "../domain/index-read-cache.js";
-import type { Formats } from "../formats/format.js";
+import { CooldownRefusal, type Formats } from "../formats/format.js";
 import { answerArtifact, answerLiveFile, takesLiveFile, type ByteRedirect } from "./artifact-answer.js";
 import type { LiveFile } from "../proxy/file-fetch.js";
 import { groupReadsFactory } from "./group-dispatch.js";
@@ -34,6 +34,8 @@ export interface RawRoutesDeps {
   formats: Pick<Formats, "of">;
   /** svc.storage.s3.redirect: a GET's bytes come from the object store, through a signed URL. */
   redirect?: ByteRedirect;
+  /** A read refused by the cooldown (a young version's file, directly or through a group): kept in the refusal log with who asked. */
+  cooldownRefused?: (r: CooldownRefusal, actor: Actor) => Promise<void>;
 }
 
 /** How much longer than svc.upload-idle-timeout this service waits, at most, before cutting an upload. */
@@ -140,7 +142,15 @@ export function rawRoutes(app: FastifyInstance, deps: RawRoutesDeps): void {
       if (!found.row) throw notFound(`no artifact at ${a.repository}/${a.path}`);
       return serve(req, reply, a, { row: found.row, cached: found.cached });
     };
-    scoped.route({ method: ["GET", "HEAD"], url: "/repository/*", exposeHeadRoute: false, handler: read });
+    const recorded = async (req: FastifyRequest, reply: FastifyReply) => {
+      try {
+        return await read(req, reply);
+      } catch (err) {
+        if (err instanceof CooldownRefusal && deps.cooldownRefused) await deps.cooldownRefused(err, actorOf(req.principal));
+        throw err;
+      }
+    };
+    scoped.route({ method: ["GET", "HEAD"], url: "/repository/*", exposeHeadRoute: false, handler: recorded });
 
     scoped.put("/repository/*", async (req, reply) => {
       const a = writeTarget(req);

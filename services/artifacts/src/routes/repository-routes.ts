@@ -57,6 +57,11 @@ const deleteQuery = Type.Object({ force: Type.Optional(StringEnum(["true", "fals
 const kindOf = (type: string): "hosted" | "proxy" | "group" => (type === "proxy" ? "proxy" : type === "group" ? "group" : "hosted");
 const upstreamOf = (r: { type: string; upstreamUrl: string | null }) => ({ type: kindOf(r.type), upstream: r.upstreamUrl ? { url: r.upstreamUrl } : null });
 const detail = ({ upstreamUrl: _u, groups: _g, ...r }: RepositoryDetail) => ({ ...r, ...upstreamOf({ type: r.type, upstreamUrl: _u }), created: r.created.toISOString() });
+const formatSchema = Answer({
+  name: Type.String({ description: "the name a repository is created with (format of POST /api/repositories)" }),
+  label: Type.String({ description: "the name with what it serves, as people read it" }),
+  proxy: Type.Boolean({ description: "whether its repositories may be proxies; every format may have groups" }),
+});
 const membersBody = Type.Object({ members: membersField }, { additionalProperties: false });
 
 const fileSchema = Answer({
@@ -77,7 +82,7 @@ const filesQuery = Type.Object(
 export interface RepositoryRoutesDeps {
   metadata: Pick<MetadataStore, "repositories" | "retention" | "setRetention" | "browse" | "hasRepository">;
   admin: RepositoryAdmin;
-  formats: Pick<Formats, "names" | "description">;
+  formats: Pick<Formats, "names" | "description" | "catalog">;
   /** The screening gate's per-repository settings (the cooldown's minimum age), shown with the repository. */
   gate?: { cooldown?: Pick<Cooldown, "repositoryGate"> };
 }
@@ -90,6 +95,12 @@ export interface RepositoryRoutesDeps {
 export function repositoryRoutes(app: ServiceApp, deps: RepositoryRoutesDeps): void {
   const { metadata } = deps;
   const createBody = createBodyOf(deps.formats);
+
+  app.get(
+    "/api/formats",
+    { schema: { summary: "The formats repositories may be created with, in the server's order", response: { 200: Type.Array(formatSchema), ...errorResponses() } } },
+    async () => [...deps.formats.catalog()],
+  );
 
   app.get(
     "/api/repositories",

@@ -24,6 +24,7 @@ describe("the artifacts service's migrations", () => {
       "0016_imports",
       "0017_gate_cooldown",
       "0018_group_members",
+      "0019_maven_publish_times",
     ]);
   });
 

@@ -119,6 +119,16 @@ export interface MavenVersionTable {
   updated_at: ColumnType<Date, Date | undefined, Date>;
 }
 
+/** When a Maven proxy repository's upstream published a version (the cooldown's question), learned once. */
+export interface MavenPublishTimeTable {
+  repository: string;
+  group_id: string;
+  artifact_id: string;
+  version: string;
+  published_at: Date;
+  learned_at: ColumnType<Date, Date | undefined, never>;
+}
+
 /** One file of a unique snapshot build (version-level maven-metadata.xml of `-SNAPSHOT` versions). */
 export interface MavenSnapshotTable {
   repository: string;
@@ -185,6 +195,7 @@ export interface ArtifactsDatabase {
   maven_snapshots: MavenSnapshotTable;
   maven_digests: MavenDigestTable;
   maven_settings: MavenSettingsTable;
+  maven_publish_times: MavenPublishTimeTable;
   pypi_files: PypiFileTable;
   npm_packages: NpmPackageTable;
   npm_versions: NpmVersionTable;

@@ -203,6 +203,149 @@ describe("Repositories page", () => {
   });
 });
 
+describe("Repositories page: creating, reshaping and removing repositories", () => {
+  const listed = [
+    { name: "default", format: "raw", type: "hosted", upstream: null, members: null, retention: null },
+    { name: "npm-all", format: "npm", type: "group", upstream: null, members: ["team-npm", "npmjs"], retention: null },
+    { name: "npmjs", format: "npm", type: "proxy", upstream: { url: "https://registry.npmjs.org/" }, members: null, retention: null },
+    { name: "team-npm", format: "npm", type: "hosted", upstream: null, members: null, retention: null },
+  ];
+  const overview = (over: Record<string, Answer> = {}): Record<string, Answer> => ({
+    "GET /api/repositories": { status: 200, body: listed },
+    // Not hard-coded: whatever formats the server lists, with whether each may be a proxy.
+    "GET /api/formats": { status: 200, body: [{ name: "npm", label: "npm", proxy: true }, { name: "toy", label: "toy (a test format)", proxy: false }] },
+    "GET /api/rate-limits": { status: 200, body: { default: 0, tenants: [] } },
+    ...over,
+  });
+  const view = (name: string, detail: object, over: Record<string, Answer> = {}): Record<string, Answer> => ({
+    [`GET /api/repositories/${name}/files`]: { status: 200, body: [] },
+    [`GET /api/repositories/${name}/retention`]: { status: 404, body: { detail: "none" } },
+    [`GET /api/repositories/${name}/imports`]: { status: 200, body: [] },
+    [`GET /api/repositories/${name}`]: { status: 200, body: { ...listed.find((r) => r.name === name), artifacts: 0, bytes: 0, ...detail } },
+    "GET /api/repositories?limit=500": { status: 200, body: listed },
+    ...over,
+  });
+
+  it("lists each repository's type, a proxy's upstream and a group's members as links, and offers Create with the formats the server lists", async () => {
+    const { ctx } = fakeCtx(overview());
+    const out = text(await repositoriesPage.get(ctx));
+    expect(out).toContain("<th scope=\"col\">Type</th>");
+    expect(out).toMatch(/npm-all<\/a><\/td><td>npm<\/td><td>group<\/td><td><a href="\/ui\/repositories\/team-npm">team-npm<\/a>, <a href="\/ui\/repositories\/npmjs">npmjs<\/a><\/td>/);
+    expect(out).toContain("<td>proxy</td><td><code>https://registry.npmjs.org/</code></td>");
+    expect(out).toMatch(/team-npm<\/a><\/td><td>npm<\/td><td>hosted<\/td><td><\/td>/);
+    // A group holds no files: no Export link.
+    expect(out).not.toContain("Export npm-all");
+    expect(out).toContain('name="_action" value="create"');
+    expect(out).toContain('<option value="toy">toy (a test format)</option>');
+    expect(out).toContain("formats: npm)");
+    expect(out).toMatch(/<input id="create-password" name="password" type="password" value=""/);
+    // Members offered: hosted and proxy repositories, never a group.
+    expect(out).toContain('<option value="npmjs">npmjs (proxy, npm)</option>');
+    expect(out).not.toContain('<option value="npm-all">');
+    for (const m of out.matchAll(/<(?:input|select) id="([^"]+)"/g)) expect(out, m[1]).toContain(`<label for="${m[1]}">`);
+  });
+
+  it("creates a hosted, a proxy (with credentials) and a group (members in the order chosen) through POST /api/repositories", async () => {
+    const created = (body: object): Answer => ({ status: 201, body });
+    const hosted = fakeCtx({ "POST /api/repositories": created({ name: "team-npm", format: "npm", type: "hosted" }) }, { form: { name: " team-npm ", format: "npm", type: "hosted", url: "", username: "", password: "", token: "", "member-1": "" } });
+    expect(await repositoriesPage.actions!.create!(hosted.ctx)).toEqual({ kind: "redirect", location: "/ui/repositories/team-npm", notice: "Repository team-npm created (hosted, npm)" });
+    expect(hosted.calls[0]!.body).toEqual({ name: "team-npm", format: "npm" });
+
+    const proxy = fakeCtx({ "POST /api/repositories": created({ name: "npmjs", format: "npm", type: "proxy" }) }, { form: { name: "npmjs", format: "npm", type: "proxy", url: "https://registry.npmjs.org/", username: "", password: "", token: "s3cret" } });
+    expect(await repositoriesPage.actions!.create!(proxy.ctx)).toMatchObject({ kind: "redirect", notice: "Repository npmjs created (proxy, npm)" });
+    expect(proxy.calls[0]!.body).toEqual({ name: "npmjs", format: "npm", type: "proxy", upstream: { url: "https://registry.npmjs.org/", credentials: { token: "s3cret" } } });
+
+    const group = fakeCtx({ "POST /api/repositories": created({ name: "npm-all", format: "npm", type: "group" }) }, { form: { name: "npm-all", format: "npm", type: "group", "member-2": "npmjs", "member-1": "team-npm", "member-3": "" } });
+    expect(await repositoriesPage.actions!.create!(group.ctx)).toMatchObject({ kind: "redirect", location: "/ui/repositories/npm-all" });
+    expect(group.calls[0]!.body).toEqual({ name: "npm-all", format: "npm", type: "group", members: ["team-npm", "npmjs"] });
+  });
+
+  it("shows a refused create with the API's reason and what was typed, never the credentials", async () => {
+    const reason = "upstream.url: http://127.0.0.1:9/ is not https; svc.block-private-import-hosts forbids it";
+    const form = { name: "npmjs", format: "npm", type: "proxy", url: "http://127.0.0.1:9/", username: "ci", password: "pa55-word", token: "" };
+    const { ctx, calls } = fakeCtx(overview({ "POST /api/repositories": { status: 400, body: { detail: reason } } }), { form });
+    const out = await repositoriesPage.actions!.create!(ctx);
+    expect(out.kind).toBe("html");
+    expect(calls[0]!.body).toEqual({ name: "npmjs", format: "npm", type: "proxy", upstream: { url: "http://127.0.0.1:9/", credentials: { username: "ci", password: "pa55-word" } } });
+    const page = text(out);
+    expect(page).toContain(`<p class="problem" role="alert" id="create-problem">Not created: ${reason}</p>`);
+    expect(page).toContain('id="create-name" name="name" type="text" value="npmjs"');
+    expect(page).toContain('id="create-url" name="url" type="url" value="http://127.0.0.1:9/"');
+    expect(page).toContain('id="create-username" name="username" type="text" value="ci"');
+    expect(page).toContain('value="proxy" checked');
+    expect(page).not.toContain("pa55-word");
+    expect(page).toContain("Type the upstream credentials again");
+    // The form comes first, where the person looks.
+    expect(page.indexOf("create-problem")).toBeLessThan(page.indexOf('id="repositories"'));
+
+    const taken = fakeCtx(overview({ "POST /api/repositories": { status: 409, body: { detail: "a repository named team-npm exists" } } }), { form: { name: "team-npm", format: "npm", type: "hosted" } });
+    expect(text(await repositoriesPage.actions!.create!(taken.ctx))).toContain("Not created: a repository named team-npm exists");
+
+    // An upstream typed for a hosted repository is refused here, not silently dropped.
+    const mixed = fakeCtx(overview(), { form: { name: "x", format: "npm", type: "hosted", url: "https://registry.npmjs.org/" } });
+    expect(text(await repositoriesPage.actions!.create!(mixed.ctx))).toContain("Not created: an upstream is for a proxy repository");
+    expect(mixed.calls.filter((c) => c.method === "POST")).toEqual([]);
+  });
+
+  it("shows a group's members in order and saves a new order; shows a proxy's upstream and sets its cooldown", async () => {
+    const group = fakeCtx(view("npm-all", {}), { subpath: "/npm-all" });
+    const out = text(await repositoriesPage.get(group.ctx));
+    expect(out).toContain('<dd id="repository-type">group</dd>');
+    expect(out).toContain('<ol id="repository-members"><li><a href="/ui/repositories/team-npm">team-npm</a></li><li><a href="/ui/repositories/npmjs">npmjs</a></li></ol>');
+    expect(out).toMatch(/<select id="member-1" name="member-1">.*<option value="team-npm" selected>/s);
+    expect(out).toMatch(/<select id="member-2" name="member-2">.*<option value="npmjs" selected>/s);
+    // Only its format's hosted and proxy repositories, not itself.
+    expect(out).not.toContain('<option value="default"');
+    expect(out).not.toContain('<option value="npm-all"');
+    expect(out).not.toContain('value="export"');
+    const save = fakeCtx({ "PUT /api/repositories/npm-all/members": { status: 200, body: {} } }, { subpath: "/npm-all", form: { "member-1": "npmjs", "member-2": "team-npm" } });
+    expect(await repositoriesPage.actions!["set-members"]!(save.ctx)).toEqual({ kind: "redirect", location: "/ui/repositories/npm-all", notice: "Members of npm-all saved: npmjs, team-npm" });
+    expect(save.calls[0]!.body).toEqual({ members: ["npmjs", "team-npm"] });
+    const bad = fakeCtx({ "PUT /api/repositories/npm-all/members": { status: 400, body: { detail: "members: a group has one to 100 members" } } }, { subpath: "/npm-all", form: { "member-1": "" } });
+    expect(await repositoriesPage.actions!["set-members"]!(bad.ctx)).toMatchObject({ notice: "Not done: members: a group has one to 100 members" });
+
+    const proxy = fakeCtx(view("npmjs", { gate: { minAge: null } }), { subpath: "/npmjs" });
+    const p = text(await repositoriesPage.get(proxy.ctx));
+    expect(p).toContain('<code id="repository-upstream">https://registry.npmjs.org/</code>');
+    expect(p).toContain('<dd id="repository-groups"><a href="/ui/repositories/npm-all">npm-all</a></dd>');
+    expect(p).toContain("inherited from svc.gate.min-age");
+    const set = fakeCtx({ "PUT /api/repositories/npmjs/gate": { status: 200, body: { minAge: "72h" } } }, { subpath: "/npmjs", form: { minAge: " 72h " } });
+    expect(await repositoriesPage.actions!["set-cooldown"]!(set.ctx)).toMatchObject({ notice: "Minimum age of npmjs: 72h" });
+    expect(set.calls[0]!.body).toEqual({ minAge: "72h" });
+    const inherit = fakeCtx({ "PUT /api/repositories/npmjs/gate": { status: 200, body: { minAge: null } } }, { subpath: "/npmjs", form: { minAge: "" } });
+    await repositoriesPage.actions!["set-cooldown"]!(inherit.ctx);
+    expect(inherit.calls[0]!.body).toEqual({ minAge: null });
+  });
+
+  it("offers Maven's release redeploy option on a hosted maven repository and saves it", async () => {
+    const maven = { name: "team-maven", format: "maven", type: "hosted", upstream: null, members: null };
+    const { ctx } = fakeCtx(view("team-maven", maven, { "GET /api/repositories/team-maven/maven": { status: 200, body: { releaseRedeploy: true } } }), { subpath: "/team-maven" });
+    expect(text(await repositoriesPage.get(ctx))).toContain('<input type="checkbox" name="releaseRedeploy" value="true" checked> Allow redeploying a release');
+    // Not on a repository of another format (its page asks nothing of the Maven route).
+    expect(text(await repositoriesPage.get(fakeCtx(view("team-npm", {}), { subpath: "/team-npm" }).ctx))).not.toContain("releaseRedeploy");
+    const off = fakeCtx({ "PUT /api/repositories/team-maven/maven": { status: 200, body: { releaseRedeploy: false } } }, { subpath: "/team-maven", form: {} });
+    expect(await repositoriesPage.actions!["set-maven"]!(off.ctx)).toEqual({ kind: "redirect", location: "/ui/repositories/team-maven", notice: "Release redeploys in team-maven: refused" });
+    expect(off.calls[0]!.body).toEqual({ releaseRedeploy: false });
+  });
+
+  it("removes only with the name typed again, offers force only when it holds artifacts or a group names it, and shows the API's refusal", async () => {
+    const bare = text(await repositoriesPage.get(fakeCtx(view("default", {}), { subpath: "/default" }).ctx));
+    expect(bare).toContain('name="_action" value="remove"');
+    expect(bare).not.toContain('name="force"');
+    const member = text(await repositoriesPage.get(fakeCtx(view("team-npm", { artifacts: 3 }), { subpath: "/team-npm" }).ctx));
+    expect(member).toContain('<input type="checkbox" name="force" value="true"> Also remove its 3 artifacts (each as a client&#39;s DELETE would, with its event) and take it out of npm-all');
+
+    const unconfirmed = fakeCtx({}, { subpath: "/team-npm", form: { confirm: "team" } });
+    expect(await repositoriesPage.actions!.remove!(unconfirmed.ctx)).toMatchObject({ kind: "redirect", location: "/ui/repositories/team-npm", notice: "Not done: type team-npm to confirm its removal" });
+    expect(unconfirmed.calls).toEqual([]);
+    const refused = fakeCtx({ "DELETE /api/repositories/team-npm": { status: 409, body: { detail: "team-npm is a member of group npm-all: remove it from the group first, or use force=true" } } }, { subpath: "/team-npm", form: { confirm: "team-npm" } });
+    expect(await repositoriesPage.actions!.remove!(refused.ctx)).toMatchObject({ location: "/ui/repositories/team-npm", notice: "Not done: team-npm is a member of group npm-all: remove it from the group first, or use force=true" });
+    const forced = fakeCtx({ "DELETE /api/repositories/team-npm": { status: 204 } }, { subpath: "/team-npm", form: { confirm: "team-npm", force: "true" } });
+    expect(await repositoriesPage.actions!.remove!(forced.ctx)).toEqual({ kind: "redirect", location: "/ui/repositories", notice: "Repository team-npm removed" });
+    expect(forced.calls[0]!.path).toBe("/api/repositories/team-npm?force=true");
+  });
+});
+
 describe("Webhooks page", () => {
   it("offers Send again for set-aside deliveries with their last error, not for pending or delivered ones", async () => {
     const d = (id: string, state: string) => ({ id, event: "e", type: "artifact.published", endpoint: "https://hook.example/x", state, attempts: 5, nextAttempt: null, lastStatus: 500, lastError: `boom ${id}`, created: "", updated: new Date().toISOString(), delivered: null });
@@ -221,7 +364,15 @@ describe("every page", () => {
   const pages: [ConsolePage, Partial<PageContext>, Record<string, Answer>][] = [
     [credentialsPage, {}, { "GET /api/credentials": { status: 200, body: [key(1)] } }],
     [peopleGroupsPage, {}, { "GET /api/principals": { status: 200, body: [{ id: "oidc/a", label: null, grants: [{ scope: "*", tokens: ["*"], expires: null }] }] }, "GET /api/groups": { status: 200, body: [] } }],
-    [repositoriesPage, {}, { "GET /api/repositories": { status: 200, body: [{ name: "default", format: "raw", retention: null }] }, "GET /api/rate-limits": { status: 200, body: { default: 6000, tenants: [{ tenant: "default", requestsPerMinute: 10 }] } } }],
+    [
+      repositoriesPage,
+      {},
+      {
+        "GET /api/repositories": { status: 200, body: [{ name: "default", format: "raw", retention: null }] },
+        "GET /api/formats": { status: 200, body: [{ name: "raw", label: "raw (files)", proxy: true }] },
+        "GET /api/rate-limits": { status: 200, body: { default: 6000, tenants: [{ tenant: "default", requestsPerMinute: 10 }] } },
+      },
+    ],
     [webhooksPage, {}, { "GET /api/webhooks/deliveries": { status: 200, body: [] }, "GET /api/webhooks/endpoints": { status: 200, body: [] } }],
   ];
 

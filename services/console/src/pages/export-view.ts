@@ -3,6 +3,7 @@ import { html, type Html } from "./html.js";
 import { expectOk, type PageContext, type PageOutcome } from "./page-contract.js";
 import { actionForm, afterChange, seg, when } from "./page-widgets.js";
 import { REPOSITORIES, repositoryPath } from "./repository-view.js";
+import type { Repository } from "./repository-forms.js";
 
 /**
  * Export on the Repositories page (admin role: manage:write on `*`): a form posting the target
@@ -10,20 +11,13 @@ import { REPOSITORIES, repositoryPath } from "./repository-view.js";
  * result (copied, skipped, refused with reasons); it reloads itself while the export runs.
  */
 
-interface Repository {
-  name: string;
-  format: string;
-}
-
 export const exportPath = (source: string, id: string) => `${repositoryPath(source)}/exports/${seg(id)}`;
 
-/** The Export section of a repository's view: a target among the other repositories of its format. */
-export async function exportSection(ctx: PageContext, name: string): Promise<Html> {
-  const [detail, all] = await Promise.all([
-    ctx.api<Repository>("GET", `/api/repositories/${seg(name)}`).then(expectOk),
-    ctx.api<Repository[]>("GET", "/api/repositories?limit=500").then(expectOk),
-  ]);
-  const targets = all.filter((r) => r.format === detail.format && r.name !== name);
+/** The Export section of a repository's view: a target among the other repositories of its format (a group holds no files: none). */
+export function exportSection(ctx: PageContext, detail: Repository, all: readonly Repository[]): Html | "" {
+  const name = detail.name;
+  if (detail.type === "group") return "";
+  const targets = all.filter((r) => r.format === detail.format && r.name !== name && r.type !== "group");
   const controls = html`<p class="field"><label for="export-target">Target repository</label> <select id="export-target" name="target" required>${targets.map(
     (r) => html`<option value="${r.name}">${r.name}</option>`,
   )}</select></p>`;
@@ -33,7 +27,7 @@ export async function exportSection(ctx: PageContext, name: string): Promise<Htm
     ${
       targets.length
         ? actionForm(ctx, { to: repositoryPath(name), action: "export", button: "Export", controls })
-        : html`<p id="export-none">No other ${detail.format} repository to export into: create one first.</p>`
+        : html`<p id="export-none">No other ${detail.format} repository to export into: <a href="${`${REPOSITORIES}#create`}">create one</a> first.</p>`
     }
   </section>`;
 }

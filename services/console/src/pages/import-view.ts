@@ -3,6 +3,7 @@ import { html, type Html } from "./html.js";
 import { expectOk, type PageContext, type PageOutcome } from "./page-contract.js";
 import { actionForm, afterChange, seg, when } from "./page-widgets.js";
 import { REPOSITORIES, repositoryPath } from "./repository-view.js";
+import type { Repository } from "./repository-forms.js";
 
 /**
  * Imports on the Repositories page (admin role: manage:write on `*`), on a proxy repository's
@@ -11,22 +12,13 @@ import { REPOSITORIES, repositoryPath } from "./repository-view.js";
  * refused with reasons), which reloads itself while the import runs.
  */
 
-interface Repository {
-  name: string;
-  format: string;
-  type?: string;
-}
-
 export const importPath = (repository: string, id: string) => `${repositoryPath(repository)}/imports/${seg(id)}`;
 
 const EXAMPLES: Record<string, string> = { npm: "lodash\nleft-pad@1.3.0", pypi: "requests\nurllib3==2.2.1", maven: "org.apache.commons:commons-lang3\njunit:junit:4.13.2", raw: "tools/installer-1.2.3.tar.gz" };
 
 /** The Import section of a proxy repository's view (nothing for a hosted one). */
-export async function importSection(ctx: PageContext, name: string): Promise<Html | string> {
-  const [detail, all] = await Promise.all([
-    ctx.api<Repository>("GET", `/api/repositories/${seg(name)}`).then(expectOk),
-    ctx.api<Repository[]>("GET", "/api/repositories?limit=500").then(expectOk),
-  ]);
+export async function importSection(ctx: PageContext, detail: Repository, all: readonly Repository[]): Promise<Html | string> {
+  const name = detail.name;
   if (detail.type !== "proxy") return "";
   const recent = expectOk(await ctx.api<ImportView[]>("GET", `/api/repositories/${seg(name)}/imports?limit=10`));
   const targets = all.filter((r) => r.format === detail.format && r.name !== name && r.type !== "proxy" && r.type !== "group");

@@ -24,10 +24,10 @@ export function actionForm(ctx: PageContext, opts: { to: string; action: string;
 }
 
 /** A labelled text input; `id` makes the label's `for` unique on the page. */
-export function field(opts: { id: string; name: string; label: string; value?: string; required?: boolean; placeholder?: string; type?: string; hint?: string }): Html {
+export function field(opts: { id: string; name: string; label: string; value?: string; required?: boolean; placeholder?: string; type?: string; hint?: string; autocomplete?: string }): Html {
   return html`<p class="field"><label for="${opts.id}">${opts.label}</label> <input id="${opts.id}" name="${opts.name}" type="${opts.type ?? "text"}" value="${opts.value ?? ""}"${
     opts.required ? html` required` : ""
-  }${opts.placeholder ? html` placeholder="${opts.placeholder}"` : ""}>${opts.hint ? html` <small>${opts.hint}</small>` : ""}</p>`;
+  }${opts.placeholder ? html` placeholder="${opts.placeholder}"` : ""}${opts.autocomplete ? html` autocomplete="${opts.autocomplete}"` : ""}>${opts.hint ? html` <small>${opts.hint}</small>` : ""}</p>`;
 }
 
 /** One page of a list route and the cursor of the next (the API's `X-Next-Cursor`). */

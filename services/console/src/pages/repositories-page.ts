@@ -1,13 +1,28 @@
-import { html } from "./html.js";
+import { html, type Html } from "./html.js";
 import { expectOk, type ConsolePage, type PageContext, type PageOutcome } from "./page-contract.js";
 import { PAGE_SIZE, actionForm, afterChange, field, listPage, pager, seg } from "./page-widgets.js";
 import { exportSection, exportView, startExport } from "./export-view.js";
 import { importSection, importView, startImport } from "./import-view.js";
 import { REPOSITORIES, policyFromForm, repositoryPath, repositoryView, retentionText, type RetentionPolicy } from "./repository-view.js";
+import {
+  aboutSection,
+  cooldownSection,
+  createRepository,
+  createSection,
+  mavenOptionsSection,
+  membersSection,
+  removeRepository,
+  removeSection,
+  setCooldown,
+  setMavenOptions,
+  setMembers,
+  typeOf,
+  type CreateDraft,
+  type FormatEntry,
+  type Repository as Listed,
+} from "./repository-forms.js";
 
-interface Repository {
-  name: string;
-  format: string;
+interface Repository extends Listed {
   retention: RetentionPolicy | null;
 }
 interface RateLimits {
@@ -17,26 +32,41 @@ interface RateLimits {
 
 const perMinute = (n: number) => (n === 0 ? "no limit" : `${n} requests per minute`);
 
-async function overview(ctx: PageContext): Promise<PageOutcome> {
-  const [repos, limits] = await Promise.all([
+/** A proxy's upstream URL (never its credentials: the API does not show them), a group's members as links. */
+function sourceCell(r: Listed): Html | string {
+  if (r.upstream) return html`<code>${r.upstream.url}</code>`;
+  if (r.members) return r.members.length ? html`${r.members.map((m, i) => html`${i ? ", " : ""}<a href="${repositoryPath(m)}">${m}</a>`)}` : "no members";
+  return "";
+}
+
+/** The list, Create a repository (shown first, with the problem, when `draft` comes back refused) and Limits. */
+async function overview(ctx: PageContext, draft?: CreateDraft): Promise<PageOutcome> {
+  const [repos, all, formats, limits] = await Promise.all([
     listPage<Repository>(ctx, "/api/repositories", { limit: String(PAGE_SIZE), after: ctx.query.after }),
+    ctx.api<Listed[]>("GET", "/api/repositories?limit=500").then(expectOk),
+    ctx.api<FormatEntry[]>("GET", "/api/formats").then(expectOk),
     ctx.api<RateLimits>("GET", "/api/rate-limits").then(expectOk),
   ]);
+  const create = createSection(ctx, formats, all, draft);
   const main = html`
+    ${draft ? create : ""}
     <section aria-labelledby="repositories-heading">
       <h2 id="repositories-heading">Repositories</h2>
       <table class="list" id="repositories">
-        <thead><tr><th scope="col">Name</th><th scope="col">Format</th><th scope="col">Retention</th><th scope="col">Export</th></tr></thead>
+        <thead><tr><th scope="col">Name</th><th scope="col">Format</th><th scope="col">Type</th><th scope="col">Upstream or members</th><th scope="col">Retention</th><th scope="col">Export</th></tr></thead>
         <tbody>${
           repos.items.length
             ? repos.items.map(
-                (r) => html`<tr><td><a href="${repositoryPath(r.name)}">${r.name}</a></td><td>${r.format}</td><td>${retentionText(r.retention)}</td><td><a href="${`${repositoryPath(r.name)}#export`}">Export ${r.name}…</a></td></tr>`,
+                (r) => html`<tr><td><a href="${repositoryPath(r.name)}">${r.name}</a></td><td>${r.format}</td><td>${typeOf(r)}</td><td>${sourceCell(r)}</td><td>${retentionText(r.retention)}</td><td>${
+                  typeOf(r) === "group" ? "" : html`<a href="${`${repositoryPath(r.name)}#export`}">Export ${r.name}…</a>`
+                }</td></tr>`,
               )
-            : html`<tr><td colspan="4">No repositories.</td></tr>`
+            : html`<tr><td colspan="6">No repositories: create one below.</td></tr>`
         }</tbody>
       </table>
       ${pager({ base: REPOSITORIES, param: "after", current: ctx.query.after, next: repos.next, label: "repositories" })}
     </section>
+    ${draft ? "" : create}
     <section aria-labelledby="limits-heading">
       <h2 id="limits-heading">Limits</h2>
       <p>A tenant's requests share one rate ceiling across every gateway: <strong>${perMinute(limits.default)}</strong> by default (setting <code>svc.rate-limit</code>).
@@ -90,11 +120,15 @@ const importOf = (ctx: PageContext): { repository: string; id: string } | undefi
   return m ? { repository: decodeURIComponent(m[1]!), id: decodeURIComponent(m[2]!) } : undefined;
 };
 
-/** Repositories: the list and Limits; per repository its files, retention policy and Deploy. */
+/**
+ * Repositories: the list (type, upstream, members), Create a repository and Limits; per
+ * repository what it is, a group's members, a proxy's cooldown, its files, retention policy,
+ * Deploy, Import, Export and Remove.
+ */
 export const repositoriesPage: ConsolePage = {
   slug: "repositories",
   nav: "Repositories",
-  needs: "manage:read on * (manage:write to change retention or limits or to export; repository:write to deploy)",
+  needs: "manage:read on * (manage:write to create, change or remove repositories, change retention or limits, or export; repository:write to deploy)",
 
   async get(ctx) {
     const exp = exportOf(ctx);
@@ -102,10 +136,29 @@ export const repositoriesPage: ConsolePage = {
     const imp = importOf(ctx);
     if (imp) return importView(ctx, imp.repository, imp.id);
     const name = repositoryOf(ctx);
-    return name === undefined ? overview(ctx) : repositoryView(ctx, name, async () => html`${await importSection(ctx, name)}${await exportSection(ctx, name)}`);
+    if (name === undefined) return overview(ctx);
+    return repositoryView(ctx, name, async (detail, all) => ({
+      above: html`${aboutSection(detail, all)}${membersSection(ctx, detail, all)}${cooldownSection(ctx, detail)}`,
+      below: html`${await mavenOptionsSection(ctx, detail)}${await importSection(ctx, detail, all)}${exportSection(ctx, detail, all)}${removeSection(ctx, detail, all)}`,
+    }));
   },
 
   actions: {
+    async create(ctx) {
+      return createRepository(ctx, (draft) => overview(ctx, draft));
+    },
+    async "set-members"(ctx) {
+      return setMembers(ctx, repositoryOf(ctx) ?? "");
+    },
+    async "set-cooldown"(ctx) {
+      return setCooldown(ctx, repositoryOf(ctx) ?? "");
+    },
+    async "set-maven"(ctx) {
+      return setMavenOptions(ctx, repositoryOf(ctx) ?? "");
+    },
+    async remove(ctx) {
+      return removeRepository(ctx, repositoryOf(ctx) ?? "");
+    },
     async "set-limit"(ctx) {
       const tenant = (ctx.form.tenant ?? "").trim();
       const n = Number((ctx.form.requestsPerMinute ?? "").trim());

@@ -1,6 +1,7 @@
 import { html, type Html } from "./html.js";
 import { expectOk, type PageContext, type PageOutcome } from "./page-contract.js";
 import { PAGE_SIZE, actionForm, field, listPage, pager, seg, when } from "./page-widgets.js";
+import type { Repository, RepositoryDetail } from "./repository-forms.js";
 
 /** One repository on the Repositories page: its files (paged, by path prefix), its retention policy, Deploy. */
 
@@ -88,19 +89,25 @@ function deploySection(name: string): Html {
   </section>`;
 }
 
-/** `more`: sections other files of the page add below (the Export form), read alongside. */
-export async function repositoryView(ctx: PageContext, name: string, more: () => Promise<Html | string> = async () => ""): Promise<PageOutcome> {
+/** Sections other files of the page add above the files (what the repository is) and below them (Import, Export, Remove). */
+export type MoreSections = (detail: RepositoryDetail, all: Repository[]) => Promise<{ above: Html | string; below: Html | string }>;
+
+/** `more`: the sections other files add, given the repository and every repository (read once here). */
+export async function repositoryView(ctx: PageContext, name: string, more: MoreSections = async () => ({ above: "", below: "" })): Promise<PageOutcome> {
   const here = repositoryPath(name);
   const prefix = ctx.query.prefix ?? "";
-  const [files, retention, extra] = await Promise.all([
+  const [files, retention, detail, all] = await Promise.all([
     listPage<RepoFile>(ctx, `/api/repositories/${seg(name)}/files`, { limit: String(PAGE_SIZE), after: ctx.query.after, prefix }),
     ctx.api<RetentionPolicy>("GET", `/api/repositories/${seg(name)}/retention`),
-    more(),
+    ctx.api<RepositoryDetail>("GET", `/api/repositories/${seg(name)}`).then(expectOk),
+    ctx.api<Repository[]>("GET", "/api/repositories?limit=500").then(expectOk),
   ]);
   // 404 here is "no policy" (the repository exists: its files answered).
   const policy = retention.status === 404 ? null : expectOk(retention);
+  const extra = await more(detail, all);
   const main = html`
     <p><a href="${REPOSITORIES}">All repositories</a></p>
+    ${extra.above}
     <section aria-labelledby="files-heading">
       <h2 id="files-heading">Files in ${name}</h2>
       <form method="get" action="${here}" class="filter">
@@ -122,8 +129,8 @@ export async function repositoryView(ctx: PageContext, name: string, more: () =>
       ${pager({ base: here, param: "after", current: ctx.query.after, next: files.next, keep: { prefix }, label: "files" })}
     </section>
     ${retentionSection(ctx, name, policy)}
-    ${ctx.options.deployEnabled ? deploySection(name) : ""}
-    ${extra}`;
+    ${ctx.options.deployEnabled && detail.type !== "proxy" ? deploySection(name) : ""}
+    ${extra.below}`;
   return { kind: "html", title: `Repository ${name}`, main, scripts: ctx.options.deployEnabled ? ["deploy.js"] : [] };
 }
 

@@ -135,7 +135,7 @@ export const screeningPage: ConsolePage = {
       </section>
       <section aria-labelledby="refusals-heading">
         <h2 id="refusals-heading">Refusal log</h2>
-        <p>Versions the gate refused to store (BLOCK): never stored, so no finding of a file.</p>
+        <p>Versions the gate refused to store (BLOCK), and requests for young versions' files the cooldown refused (once an hour per file and client): never stored, so no finding of a file.</p>
         <table class="list" id="refusals">
           <thead><tr><th scope="col">Refused</th><th scope="col">Repository</th><th scope="col">Package</th><th scope="col">Why</th><th scope="col">Who tried</th></tr></thead>
           <tbody>${

@@ -34,6 +34,9 @@ function header(v: Viewer | undefined): Html {
 </header>`;
 }
 
+/** How a page's notice begins when the API refused what a form asked (page-widgets.ts afterChange): shown as a problem, not a success. */
+const REFUSED = "Not done:";
+
 /** A whole console document: the header, the navigation, the notice and the page's content. */
 export function layout(input: LayoutInput): Html {
   const v = input.viewer;
@@ -57,7 +60,7 @@ ${header(v)}
 ${nav}
 <main id="main" tabindex="-1">
 <h1>${input.title}</h1>
-${input.notice ? html`<p class="notice" role="status">${input.notice}</p>` : ""}
+${input.notice ? html`<p class="${input.notice.startsWith(REFUSED) ? "notice problem" : "notice"}" role="status">${input.notice}</p>` : ""}
 ${input.main}
 </main>
 <script src="/ui/assets/console.js" defer></script>

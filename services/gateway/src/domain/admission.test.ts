@@ -163,6 +163,11 @@ const cases: [string, Mode, string, string, Record<string, string>, Outcome][] =
   ["read-only refuses a keyless write with 403, not 401", "read-only", "DELETE", ART, {}, refused(403, "this server is read-only (svc.read-only): writes are refused")],
   ["read-only lets reads through", "read-only", "GET", ART, key(admin), asKey(admin)],
   ["read-only leaves /api/ writes to the rights", "read-only", "POST", "/api/credentials", key(admin), asKey(admin)],
+  // npm audit: a POST that reads.
+  ["npm audit's POST needs only repository:read", "enforcing", "POST", "/repository/default/-/npm/v1/security/advisories/bulk", named(namedReader, "default"), asKey(namedReader)],
+  ["npm audit's POST is served on a read-only server", "read-only", "POST", "/repository/default/-/npm/v1/security/advisories/bulk", key(admin), asKey(admin)],
+  ["pnpm's audit (npm 6's endpoint) needs only repository:read", "enforcing", "POST", "/repository/default/-/npm/v1/security/audits/quick", named(namedReader, "default"), asKey(namedReader)],
+  ["another POST under -/npm/ is a write", "enforcing", "POST", "/repository/default/-/npm/v1/security/other", named(namedReader, "default"), refused(403, "this key does not hold repository:write on default")],
   // svc.anonymous-rights.
   ["anonymous repository:read lets a keyless caller read", "anonymous-read", "GET", ART, {}, ANONYMOUS],
   ["anonymous repository:read does not let a keyless caller write", "anonymous-read", "PUT", ART, {}, refused(401, REQUIRED, true)],

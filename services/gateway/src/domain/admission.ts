@@ -51,6 +51,8 @@ export type Target =
   | { kind: "console" }
   | { kind: "open" };
 
+/** An npm audit's request (npm 7's bulk endpoint; npm 6's, which pnpm and yarn 1 use), relative to a repository. */
+const NPM_AUDIT = /^-\/npm\/v1\/security\/(?:advisories\/bulk|audits(?:\/quick)?)$/;
 const CREDENTIAL_PATH = /^\/api\/credentials\/([0-9a-f]{64})(?:\/|$)/;
 
 /**
@@ -69,7 +71,8 @@ export function classify(method: string, url: string, accept?: string | string[]
     // format decides whether it serves one.
     if (!url.startsWith("/repository")) throw invalid("path", "the /repository prefix must not be percent-encoded");
     const a = parseArtifactTarget(url);
-    return { kind: "artifact", repository: a.repository, path: a.path, write };
+    // npm's audit is a POST that reads: it asks about installed versions and changes nothing.
+    return { kind: "artifact", repository: a.repository, path: a.path, write: write && !(method === "POST" && NPM_AUDIT.test(a.path)) };
   }
   // Who am I: any identified caller, whatever it holds.
   if (path === "/api/me" && !write) return WHOAMI;

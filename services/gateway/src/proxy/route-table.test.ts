@@ -54,6 +54,7 @@ describe("the route table", () => {
     ["PUT", "/repository/default/a/b.jar", "artifacts"],
     ["GET", "/api/repositories", "artifacts"],
     ["GET", "/api/repositories/default/limits", "artifacts"],
+    ["GET", "/api/formats", "artifacts"],
     ["GET", "/api/credentials", "auth"],
     ["DELETE", "/api/credentials/abc", "auth"],
     ["GET", "/api/me", "auth"],

@@ -43,6 +43,7 @@ export const ROUTES: readonly Route[] = [
   { prefix: "/repository", upstream: "artifacts", transport: "downloads", methods: ["GET", "HEAD"], inert: true },
   { prefix: "/repository", upstream: "artifacts", transport: "uploads", methods: ["PUT", "DELETE", "POST", "PATCH", "OPTIONS"], inert: true },
   { prefix: "/api/repositories", upstream: "artifacts", transport: "api" },
+  { prefix: "/api/formats", upstream: "artifacts", transport: "api" },
   // The screening gate's administration (the artifacts service owns advisories, holds, findings and the refusal log).
   { prefix: "/api/deny-list", upstream: "artifacts", transport: "api" },
   { prefix: "/api/held", upstream: "artifacts", transport: "api" },

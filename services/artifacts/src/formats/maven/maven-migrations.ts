@@ -47,4 +47,21 @@ export const mavenMigrations: Record<string, Migration> = {
         .execute();
     },
   },
+  "0019_maven_publish_times": {
+    async up(db: Kysely<unknown>) {
+      // When a proxy repository's upstream published a version (its .pom's Last-Modified), as the
+      // cooldown reads it: learned once, then the same answer on every node and after a restart.
+      await db.schema
+        .withSchema(SCHEMA)
+        .createTable("maven_publish_times")
+        .addColumn("repository", "text", (c) => c.notNull().references(`${SCHEMA}.repositories.name`).onDelete("cascade"))
+        .addColumn("group_id", "text", (c) => c.notNull())
+        .addColumn("artifact_id", "text", (c) => c.notNull())
+        .addColumn("version", "text", (c) => c.notNull())
+        .addColumn("published_at", "timestamptz", (c) => c.notNull())
+        .addColumn("learned_at", "timestamptz", (c) => c.notNull().defaultTo(sql`now()`))
+        .addPrimaryKeyConstraint("maven_publish_times_pk", ["repository", "group_id", "artifact_id", "version"])
+        .execute();
+    },
+  },
 };

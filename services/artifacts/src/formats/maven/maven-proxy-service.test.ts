@@ -51,6 +51,19 @@ function weekCooldown(calls: Map<string, Date | undefined>[]): TooYoung {
   };
 }
 
+/** The publish times kept (the maven_publish_times table's contract: the first time kept stays), shared by every proxy given it. */
+function keptTimes(rows = new Map<string, Date>()): Pick<MavenProxyDeps["store"], "publishTimes" | "rememberPublishTime"> & { rows: Map<string, Date> } {
+  const key = (k: { repository: string; groupId: string; artifactId: string }, v: string) => `${k.repository} ${k.groupId}:${k.artifactId}:${v}`;
+  return {
+    rows,
+    publishTimes: async (k, versions) => new Map(versions.flatMap((v) => (rows.has(key(k, v)) ? [[v, rows.get(key(k, v))!] as const] : []))),
+    rememberPublishTime: async (k, v, at) => {
+      if (!rows.has(key(k, v))) rows.set(key(k, v), at);
+      return rows.get(key(k, v))!;
+    },
+  };
+}
+
 /** The Maven proxy over the upstream above; files "stored" through a deploy stand-in that checks declared digests as the artifact service does. */
 function proxyWith(extra: Partial<MavenProxyDeps> = {}) {
   const stored = new Map<string, string>();
@@ -87,7 +100,7 @@ function proxyWith(extra: Partial<MavenProxyDeps> = {}) {
         return a.status === 200 ? { body: a.body.toString(), fetchedAt: new Date(now), stale: false } : undefined;
       },
     },
-    store: { heldVersions: async () => new Set<string>() },
+    store: { heldVersions: async () => new Set<string>(), ...keptTimes() },
     deploy: (async (a: { path: string }, ...rest: [Readable, string | null, unknown, never]) => {
       deployed.push(a.path);
       return publish(a, ...rest);
@@ -112,7 +125,7 @@ const versionsOf = async (proxy: ReturnType<typeof mavenProxyFactory>) => {
 describe("maven proxy service", () => {
   it("leaves out of maven-metadata.xml the versions held here and those the gate refuses or holds, a warning kept", async () => {
     const { proxy } = proxyWith({
-      store: { heldVersions: async () => new Set(["1.0"]) },
+      store: { heldVersions: async () => new Set(["1.0"]), ...keptTimes() },
       screenVersions: async () =>
         new Map([
           ["2.0", { action: "BLOCK" as const, reason: "malware" }],
@@ -143,6 +156,30 @@ describe("maven proxy service", () => {
     await expect(fetchFile("com/acme/lib/2.0/lib-2.0.jar")).rejects.toMatchObject({ code: "not_found", message: expect.stringContaining("published less than 7 days ago") });
     expect(asked.some((p) => p.includes("lib-2.0.jar"))).toBe(false);
     expect(stored.has("com/acme/lib/2.0/lib-2.0.jar")).toBe(false);
+  });
+
+  it("keeps the publish times it learns where every node reads them: another node (or a restart) asks the upstream for no .pom and agrees, even when the upstream says something else now", async () => {
+    const kept = keptTimes();
+    const first = proxyWith({ tooYoung: weekCooldown([]), store: { heldVersions: async () => new Set<string>(), ...kept } });
+    asked.length = 0;
+    expect((await versionsOf(first.proxy))?.versions).toEqual(["1.0", "1.1"]);
+    expect(asked.filter((p) => p.endsWith(".pom"))).toHaveLength(3);
+    expect(kept.rows.size).toBe(3);
+
+    const pom = files.get("/maven2/com/acme/lib/1.0/lib-1.0.pom")!;
+    files.set("/maven2/com/acme/lib/1.0/lib-1.0.pom", { body: pom.body, lastModified: now - 1000 });
+    try {
+      asked.length = 0;
+      const second = proxyWith({ tooYoung: weekCooldown([]), store: { heldVersions: async () => new Set<string>(), ...kept } });
+      expect((await versionsOf(second.proxy))?.versions).toEqual(["1.0", "1.1"]);
+      expect(asked.filter((p) => p.endsWith(".pom"))).toEqual([]);
+      // A read-only node asks nothing either, and reads the same.
+      const readOnly = proxyWith({ tooYoung: weekCooldown([]), store: { heldVersions: async () => new Set<string>(), ...kept }, readOnly: true });
+      expect((await versionsOf(readOnly.proxy))?.versions).toEqual(["1.0", "1.1"]);
+      expect(asked.filter((p) => p.endsWith(".pom"))).toEqual([]);
+    } finally {
+      files.set("/maven2/com/acme/lib/1.0/lib-1.0.pom", pom);
+    }
   });
 
   it("checks a file against the upstream's .sha1 and stores it through the deploy; a mismatch stores nothing; no .sha1 stores it unchecked", async () => {

@@ -1,6 +1,6 @@
 import type { FastifyBaseLogger } from "fastify";
 import { invalid, notFound } from "@svc/contracts";
-import type { ScreenVersions, TooYoung } from "../format.js";
+import { CooldownRefusal, type ScreenVersions, type TooYoung } from "../format.js";
 import { badGateway, type FileSource, type LiveFile, type Upstreams } from "../../proxy/file-fetch.js";
 import type { ProxiedDocuments } from "../../proxy/proxied-documents.js";
 import { staleHeaders } from "../../proxy/upstream-health.js";
@@ -14,7 +14,8 @@ export interface MavenProxyDeps {
   upstreams: Upstreams;
   /** Where the upstream's maven-metadata.xml documents are kept (proxy/proxied-documents.ts). */
   documents: Pick<ProxiedDocuments, "get">;
-  store: Pick<MavenStore, "heldVersions">;
+  /** Held versions; the upstream publish times learned (kept in Postgres: every node and a restart read the same). */
+  store: Pick<MavenStore, "heldVersions" | "publishTimes" | "rememberPublishTime">;
   /** How a fetched file of a version is stored: as a deploy stores it (its version rows and digests). */
   deploy: MavenRepository["deploy"];
   /** The screening gate's verdicts: BLOCK and HOLD versions are left out of maven-metadata.xml. */
@@ -54,6 +55,8 @@ export function mavenSpec(spec: string): { name: string; version?: string } {
   return parts.length === 3 ? { name, version: parts[2]! } : { name };
 }
 const MAX_POM_BYTES = 4 * 1024 * 1024;
+/** How many upstream publish times a process keeps in memory (a few hundred bytes each); the rest are read from Postgres. */
+const PUBLISH_TIMES_KEPT = 20_000;
 
 /**
  * The Maven side of a proxy repository (docs/integration/maven.md, "Proxy repositories"): a file
@@ -66,14 +69,20 @@ const MAX_POM_BYTES = 4 * 1024 * 1024;
 export function mavenProxyFactory(deps: MavenProxyDeps) {
   const now = deps.now ?? Date.now;
   const urlOf = (repository: string, path: string) => joinUrl(deps.upstreams.upstream(repository).url, path);
-  /** Upstream publish times of versions (the Last-Modified of their .pom), by repository, artifact and version: a version's time does not change. */
+  /**
+   * Upstream publish times of versions (the Last-Modified of their .pom) this process has read,
+   * by repository, artifact and version (oldest first, at most PUBLISH_TIMES_KEPT): a version's
+   * time does not change once kept in Postgres, so they never go stale.
+   */
   const published = new Map<string, Date>();
+  const keyOf = (repository: string, groupPath: string, artifactId: string, version: string) => `${repository}\0${groupPath}\0${artifactId}\0${version}`;
+  const keep = (key: string, at: Date) => {
+    published.set(key, at);
+    if (published.size > PUBLISH_TIMES_KEPT) published.delete(published.keys().next().value!);
+  };
 
-  /** When `version` was published at the upstream: its .pom's Last-Modified; undefined when the upstream does not say. */
-  const publishedAt = async (repository: string, groupPath: string, artifactId: string, version: string): Promise<Date | undefined> => {
-    const key = `${repository}\0${groupPath}\0${artifactId}\0${version}`;
-    const known = published.get(key);
-    if (known || deps.readOnly) return known;
+  /** The .pom's Last-Modified at the upstream; undefined when the upstream does not say (or does not answer). */
+  const askUpstream = async (repository: string, groupPath: string, artifactId: string, version: string): Promise<Date | undefined> => {
     let answer: UpstreamAnswer;
     try {
       answer = await deps.upstreams.get(repository, urlOf(repository, `${groupPath}/${artifactId}/${version}/${artifactId}-${version}.pom`), { accept: "*/*" }, MAX_POM_BYTES);
@@ -82,9 +91,36 @@ export function mavenProxyFactory(deps: MavenProxyDeps) {
       throw err;
     }
     const at = answer.status === 200 && typeof answer.headers["last-modified"] === "string" ? new Date(answer.headers["last-modified"]) : undefined;
-    if (!at || Number.isNaN(at.getTime())) return undefined;
-    published.set(key, at);
-    return at;
+    return at && !Number.isNaN(at.getTime()) ? at : undefined;
+  };
+
+  /**
+   * When `versions` were published at the upstream: from this process's cache, else from
+   * Postgres (what any node learned before, also on a read-only node), else asked of the
+   * upstream and kept (the first time kept is every node's answer). Absent: not known.
+   */
+  const publishedAt = async (repository: string, groupPath: string, artifactId: string, versions: readonly string[]): Promise<Map<string, Date>> => {
+    const out = new Map<string, Date>();
+    const missing: string[] = [];
+    for (const v of versions) {
+      const at = published.get(keyOf(repository, groupPath, artifactId, v));
+      if (at) out.set(v, at);
+      else missing.push(v);
+    }
+    if (missing.length === 0) return out;
+    const k = { repository, groupId: groupPath.split("/").join("."), artifactId };
+    const stored = await deps.store.publishTimes(k, missing);
+    for (const v of missing) {
+      let at = stored.get(v);
+      if (!at && !deps.readOnly) {
+        const asked = await askUpstream(repository, groupPath, artifactId, v);
+        if (asked) at = await deps.store.rememberPublishTime(k, v, asked);
+      }
+      if (!at) continue;
+      keep(keyOf(repository, groupPath, artifactId, v), at);
+      out.set(v, at);
+    }
+    return out;
   };
 
   /**
@@ -97,9 +133,8 @@ export function mavenProxyFactory(deps: MavenProxyDeps) {
     const name = `${groupPath.split("/").join(".")}:${artifactId}`;
     const unknown = await deps.tooYoung(repository, name, new Map(versions.map((v) => [v, undefined])));
     if (unknown.size === 0) return unknown;
-    const times = new Map<string, Date | undefined>();
-    for (const v of unknown.keys()) times.set(v, await publishedAt(repository, groupPath, artifactId, v));
-    return deps.tooYoung(repository, name, times);
+    const known = await publishedAt(repository, groupPath, artifactId, [...unknown.keys()]);
+    return deps.tooYoung(repository, name, new Map([...unknown.keys()].map((v) => [v, known.get(v)])));
   };
 
   /** Where a file comes from and what it must hash to: the upstream's `.sha1` of it. */
@@ -108,7 +143,7 @@ export function mavenProxyFactory(deps: MavenProxyDeps) {
     if (f) {
       const refused = await young(repository, segments.slice(0, -3).join("/"), f.artifactId, [f.version]);
       const why = refused.get(f.version);
-      if (why !== undefined) throw notFound(`${f.groupId}:${f.artifactId}:${f.version} is not fetched from the upstream of ${repository}: ${why}`);
+      if (why !== undefined) throw new CooldownRefusal("not_found", `${f.groupId}:${f.artifactId}:${f.version} is not fetched from the upstream of ${repository}: ${why}`, { repository, path, name: `${f.groupId}:${f.artifactId}`, version: f.version });
     }
     const url = urlOf(repository, path);
     const what = f ? `${f.file} of ${f.groupId}:${f.artifactId}:${f.version}` : path;

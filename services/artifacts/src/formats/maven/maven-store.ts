@@ -58,6 +58,31 @@ export function mavenStoreFactory(root: Db) {
       return new Set(rows.map((r) => r.path.slice(prefix.length).split("/")[0]!));
     },
 
+    /** The upstream publish times known of some versions of a proxied artifact (the cooldown's), by version. */
+    async publishTimes(k: ArtifactKey, versions: readonly string[]): Promise<Map<string, Date>> {
+      if (versions.length === 0) return new Map();
+      const rows = await db()
+        .selectFrom("maven_publish_times")
+        .select(["version", "published_at"])
+        .where("repository", "=", k.repository)
+        .where("group_id", "=", k.groupId)
+        .where("artifact_id", "=", k.artifactId)
+        .where("version", "in", [...versions])
+        .execute();
+      return new Map(rows.map((r) => [r.version, r.published_at]));
+    },
+
+    /** Keeps a version's upstream publish time; the first one kept stays (answered), so every node reads the same. */
+    async rememberPublishTime(k: ArtifactKey, version: string, at: Date): Promise<Date> {
+      const row = await db()
+        .insertInto("maven_publish_times")
+        .values({ repository: k.repository, group_id: k.groupId, artifact_id: k.artifactId, version, published_at: at })
+        .onConflict((oc) => oc.columns(["repository", "group_id", "artifact_id", "version"]).doUpdateSet({ published_at: sql`maven_publish_times.published_at` }))
+        .returning("published_at")
+        .executeTakeFirstOrThrow();
+      return row.published_at;
+    },
+
     async snapshots(k: ArtifactKey, version: string, tx?: Db): Promise<SnapshotRow[]> {
       const rows = await db(tx)
         .selectFrom("maven_snapshots")

@@ -48,6 +48,7 @@ export const npm: FormatModule = {
         publicUrl: deps.publicUrl,
         held: async (repository, path) => ((await deps.metadata.find(repository, path))?.heldReason ?? null) !== null,
         ...(proxy ? { proxy: { npm: proxy, isProxy } } : {}),
+        ...(deps.audit ? { audit: deps.audit } : {}),
       }),
       group: npmGroupHandler({ documents, ...(proxy ? { proxy } : {}), publicUrl: deps.publicUrl }),
       proxies: proxy !== undefined,

@@ -17,7 +17,11 @@ export interface NpmGroupDeps {
   proxy?: Pick<NpmProxy, "document">;
   /** svc.ui.public-url, for the tarball URLs. */
   publicUrl: string;
+  /** The most bytes of merged documents kept (default 64 MiB). */
+  maxBytes?: number;
 }
+
+const MERGED_BYTES = 64 * 1024 * 1024;
 
 type Kind = "full" | "abbreviated";
 
@@ -30,20 +34,47 @@ type Kind = "full" | "abbreviated";
  * Tarballs are files: the group's file reads serve them from the first member that has them.
  */
 export function npmGroupHandler(deps: NpmGroupDeps): GroupHandler {
-  /** One member's document of `name` as it serves it, with the group's tarball URLs; undefined: it has no such package. */
-  const memberDocument = async (member: GroupMember, name: string, base: string, kind: Kind): Promise<UpstreamPackument | undefined> => {
+  /** One member's document of `name` as it serves it (serialised, with its entity tag), with the group's tarball URLs; undefined: it has no such package. */
+  const memberDocument = async (member: GroupMember, name: string, base: string, kind: Kind): Promise<{ etag: string; body: string } | undefined> => {
     if (member.type === "proxy") {
       const doc = await deps.proxy?.document(member.name, name, base, kind === "abbreviated");
-      return doc ? (JSON.parse(doc.body) as UpstreamPackument) : undefined;
+      return doc ? { etag: doc.etag, body: doc.body } : undefined;
     }
     const doc = await deps.documents.get(kind, member.name, name, base);
-    return doc?.body ? (JSON.parse(doc.body.toString("utf8")) as UpstreamPackument) : undefined;
+    return doc?.body ? { etag: doc.etag, body: doc.body.toString("utf8") } : undefined;
+  };
+
+  // The merged documents last made, by group, package, kind and URL, each under the entity tags of
+  // the member documents it was made from: while no member's document changed, the group's is not
+  // parsed, merged and serialised again (a large package's document is megabytes of JSON).
+  const made = new Map<string, { stamp: string; body: string; etag: string }>();
+  let madeBytes = 0;
+  const keepMade = (key: string, entry: { stamp: string; body: string; etag: string }) => {
+    const old = made.get(key);
+    if (old) (made.delete(key), (madeBytes -= old.body.length));
+    if (entry.body.length > (deps.maxBytes ?? MERGED_BYTES)) return;
+    made.set(key, entry);
+    madeBytes += entry.body.length;
+    for (const [oldest, e] of made) {
+      if (madeBytes <= (deps.maxBytes ?? MERGED_BYTES)) break;
+      made.delete(oldest);
+      madeBytes -= e.body.length;
+    }
   };
 
   /** The group's document of `name`, serialised, with a strong entity tag of its bytes; undefined when no member has the package. */
-  const merged = async (group: GroupContext, name: string, base: string, kind: Kind): Promise<{ body: string; etag: string; doc: UpstreamPackument } | undefined> => {
+  const merged = async (group: GroupContext, name: string, base: string, kind: Kind): Promise<{ body: string; etag: string; doc: () => UpstreamPackument } | undefined> => {
+    const members = await group.each((m) => memberDocument(m, name, base, kind));
+    const stamp = members.map((m) => m?.etag ?? "-").join(" ");
+    const key = `${kind}\n${group.members.map((m) => m.name).join(",")}\n${name}\n${base}`;
+    const hit = made.get(key);
+    if (hit?.stamp === stamp) {
+      made.delete(key);
+      made.set(key, hit);
+      return { body: hit.body, etag: hit.etag, doc: () => JSON.parse(hit.body) as UpstreamPackument };
+    }
     // A member whose document lists no version (every one held or hidden there) has nothing of the package to give, its tags neither.
-    const docs = (await group.each((m) => memberDocument(m, name, base, kind))).map((d) => (d && Object.keys(d.versions ?? {}).length > 0 ? d : undefined));
+    const docs = members.map((m) => (m ? (JSON.parse(m.body) as UpstreamPackument) : undefined)).map((d) => (d && Object.keys(d.versions ?? {}).length > 0 ? d : undefined));
     const doc = mergePackuments(docs);
     if (!doc) return undefined;
     doc["dist-tags"] = visibleTags(doc["dist-tags"] ?? {}, Object.keys(doc.versions ?? {}));
@@ -54,7 +85,9 @@ export function npmGroupHandler(deps: NpmGroupDeps): GroupHandler {
       else doc.time = { ...doc.time, modified };
     }
     const body = JSON.stringify(doc);
-    return { body, etag: `"${createHash("sha256").update(body).digest("base64url").slice(0, 27)}"`, doc };
+    const etag = `"${createHash("sha256").update(body).digest("base64url").slice(0, 27)}"`;
+    keepMade(key, { stamp, body, etag });
+    return { body, etag, doc: () => doc };
   };
 
   const noPackage = (repository: string, name: string) => notFound(`no package ${name} in group ${repository} (nor in any of its members)`);
@@ -72,8 +105,9 @@ export function npmGroupHandler(deps: NpmGroupDeps): GroupHandler {
   const version = async (req: FastifyRequest, reply: FastifyReply, repository: string, group: GroupContext, name: string, wanted: string) => {
     const doc = await merged(group, name, baseUrl(req, repository, deps.publicUrl), "full");
     if (!doc) throw noPackage(repository, name);
-    const tags = doc.doc["dist-tags"] ?? {};
-    const versions = doc.doc.versions ?? {};
+    const parsed = doc.doc();
+    const tags = parsed["dist-tags"] ?? {};
+    const versions = parsed.versions ?? {};
     const v = Object.hasOwn(tags, wanted) ? tags[wanted]! : wanted;
     if (!Object.hasOwn(versions, v)) throw notFound(`${name} has no version or dist-tag ${wanted} that group ${repository} serves`);
     return reply.type("application/json").send(versions[v]);
@@ -88,7 +122,7 @@ export function npmGroupHandler(deps: NpmGroupDeps): GroupHandler {
         return (async () => {
           const doc = await merged(group, at.name, baseUrl(req, a.repository, deps.publicUrl), "abbreviated");
           if (!doc) throw noPackage(a.repository, at.name);
-          return doc.doc["dist-tags"] ?? {};
+          return doc.doc()["dist-tags"] ?? {};
         })();
       }
       // whoami, ping and the rest: as any member answers them (they name no package).

@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import type { FastifyBaseLogger } from "fastify";
 import pg from "pg";
 import { forbidden, notFound } from "@svc/contracts";
-import type { ScreenVersions, TooYoung } from "../format.js";
+import { CooldownRefusal, type ScreenVersions, type TooYoung } from "../format.js";
 import { badGateway, READ_ONLY_FETCH, type FileSource, type LiveFile, type Upstreams } from "../../proxy/file-fetch.js";
 import { SingleFlight } from "../../proxy/single-flight.js";
 import { staleHeaders } from "../../proxy/upstream-health.js";
@@ -191,7 +191,7 @@ export function npmProxyFactory(deps: NpmProxyDeps) {
     const version = p ? Object.keys(p.doc.versions ?? {}).find((v) => tarballFile(name, v) === path.slice(path.lastIndexOf("/") + 1)) : undefined;
     if (!p || version === undefined) throw notFound(`no tarball ${path} in ${repository} or its upstream`);
     const why = (await young(repository, p.doc, [version])).get(version);
-    if (why) throw forbidden(why);
+    if (why) throw new CooldownRefusal("forbidden", why, { repository, path, name, version });
     const dist = p.doc.versions![version]!.dist ?? {};
     const u = upstream(repository);
     // The packument's own tarball URL when it is on the upstream's origin (its credentials go

@@ -11,6 +11,8 @@ import { parsePreconditions } from "../../domain/upload-checks.js";
 import type { NpmStore } from "./npm-store.js";
 import type { NpmProxy } from "./npm-proxy-service.js";
 import { readBody } from "../../routes/request-body.js";
+import type { AdvisoryAudit } from "../../gate/audit.js";
+import { MAX_AUDIT_BYTES, bulkAudit, readAuditRequest, readAuditTree, treeAudit } from "./npm-audit.js";
 
 export interface NpmRoutesDeps {
   npm: NpmRegistry;
@@ -24,6 +26,8 @@ export interface NpmRoutesDeps {
   proxy?: { npm: Pick<NpmProxy, "document">; isProxy: (repository: string) => boolean };
   /** The hosted repositories' serialised documents (shared with the group reads); made here when absent. */
   documents?: Pick<NpmDocumentCache, "get">;
+  /** The advisory data (the screening gate's), for `npm audit`; absent: audits are not answered. */
+  audit?: AdvisoryAudit;
 }
 
 /** The largest dist-tag body read (the version the tag points at, as a JSON string). */
@@ -142,6 +146,21 @@ export function npmHandler(deps: NpmRoutesDeps): NpmHandler {
       return { username: req.principal.id || req.principal.kind };
     }
     if (what === "ping" && rest.length === 0) return {};
+    // `npm audit` (and npm install's audit): the advisories of the server's own advisory data that
+    // affect the versions installed, in the bulk endpoint's shape (docs/integration/npm.md, "npm audit").
+    if (what === "npm" && rest.join("/") === "v1/security/advisories/bulk") {
+      if (req.method !== "POST") throw new ServiceError("method_not_allowed", "an audit is a POST of {\"<package>\": [\"<version>\", …]}", { headers: { allow: "POST" } });
+      if (!deps.audit) throw notFound("this server answers no audits: it keeps no advisory data");
+      const body = await readBody(req, MAX_AUDIT_BYTES, () => new ServiceError("payload_too_large", `an audit's body may be at most ${MAX_AUDIT_BYTES} bytes as sent`));
+      return bulkAudit(deps.audit, await readAuditRequest(body, req.headers["content-encoding"]));
+    }
+    // pnpm's and yarn 1's audit (npm 6's endpoints): a dependency tree, answered with npm 6's report.
+    if (what === "npm" && (rest.join("/") === "v1/security/audits" || rest.join("/") === "v1/security/audits/quick")) {
+      if (req.method !== "POST") throw new ServiceError("method_not_allowed", "an audit is a POST of the dependency tree", { headers: { allow: "POST" } });
+      if (!deps.audit) throw notFound("this server answers no audits: it keeps no advisory data");
+      const body = await readBody(req, MAX_AUDIT_BYTES, () => new ServiceError("payload_too_large", `an audit's body may be at most ${MAX_AUDIT_BYTES} bytes as sent`));
+      return treeAudit(deps.audit, await readAuditTree(body, req.headers["content-encoding"]));
+    }
     if (what === "package") {
       const at = packageAt(rest);
       if (at && at.rest[0] === "dist-tags" && at.rest.length <= 2) {

@@ -1,7 +1,7 @@
 import type { FastifyBaseLogger } from "fastify";
 import pg from "pg";
-import { forbidden, notFound } from "@svc/contracts";
-import type { ScreenVersions, TooYoung } from "../format.js";
+import { notFound } from "@svc/contracts";
+import { CooldownRefusal, type ScreenVersions, type TooYoung } from "../format.js";
 import { badGateway, type FileSource, type LiveFile, type Upstreams } from "../../proxy/file-fetch.js";
 import type { DocumentKind, ProxiedDocuments } from "../../proxy/proxied-documents.js";
 import { staleHeaders } from "../../proxy/upstream-health.js";
@@ -127,7 +127,7 @@ export function pypiProxyFactory(deps: PypiProxyDeps) {
         if (!p || !f) throw notFound(`no ${filename} in ${repository} or its upstream`);
         // The gate screens the file as it is stored (a refusal stores nothing, a hold stores it held); the cooldown is asked here.
         const young = deps.tooYoung ? (await deps.tooYoung(repository, project, new Map([[version, publishTimes(p.files).get(version)]]))).get(version) : undefined;
-        if (young !== undefined) throw forbidden(`${project} ${version} is not fetched from the upstream of ${repository}: ${young}`);
+        if (young !== undefined) throw new CooldownRefusal("forbidden", `${project} ${version} is not fetched from the upstream of ${repository}: ${young}`, { repository, path, name: project, version });
         if (!f.sha256) {
           deps.log.error({ repository, path, url: f.link.url }, "pypi proxy: the upstream declares no sha256 for a file; refused, nothing fetched");
           throw badGateway(`${filename} from the upstream of ${repository} was refused: the upstream's page declares no sha256 for it, so what arrives cannot be checked`);

@@ -35,19 +35,42 @@ export async function countingRelay(target: string, port: number, opts: { tamper
   const sockets = new Set<Socket>();
   const upstream = new URL(target);
   let server: Server | undefined;
-  /** GETs of paths containing `held.fragment` wait until it is released (tests stop a node mid-fetch). */
-  let held: { fragment: string; released: Promise<void>; release: () => void } | undefined;
+  /**
+   * GETs of paths containing `held.fragment` wait until it is released (tests stop a node
+   * mid-fetch); with `midway`, the answer's head and the first half of its body are sent first.
+   */
+  let held: { fragment: string; released: Promise<void>; release: () => void; midway: boolean; sent: Promise<void>; markSent: () => void } | undefined;
+  /** GETs of paths containing one of these are answered with their last byte changed (a file that is not what its metadata says). */
+  const corrupted = new Set<string>();
   const listen = () =>
     new Promise<void>((done) => {
       server = createServer(async (req, res) => {
         if (req.method === "GET") counts.set(req.url ?? "", (counts.get(req.url ?? "") ?? 0) + 1);
-        if (held && (req.url ?? "").includes(held.fragment)) await held.released;
+        const url = req.url ?? "";
+        const holding = held && url.includes(held.fragment) ? held : undefined;
+        if (holding && !holding.midway) await holding.released;
         // The Host the client sent goes on: the upstream names the relay in the tarball URLs it answers, so a proxy fetches them through it (and is counted).
         const out = httpRequest({ host: upstream.hostname, port: upstream.port, method: req.method, path: req.url, headers: req.headers }, (answer) => {
-          const change = answer.statusCode === 200 ? opts.tamper?.(req.url ?? "") : undefined;
+          const change = answer.statusCode === 200 ? opts.tamper?.(url) : undefined;
           if (change) return void tampered(answer, res, change);
-          res.writeHead(answer.statusCode ?? 502, answer.headers);
-          answer.pipe(res);
+          if (!(holding?.midway || [...corrupted].some((f) => url.includes(f)))) {
+            res.writeHead(answer.statusCode ?? 502, answer.headers);
+            answer.pipe(res);
+            return;
+          }
+          // Read whole, then changed or sent in two parts (Content-Length kept: the body's length does not change).
+          const chunks: Buffer[] = [];
+          answer.on("data", (c: Buffer) => chunks.push(c));
+          answer.on("end", () => {
+            const body = Buffer.concat(chunks);
+            if ([...corrupted].some((f) => url.includes(f)) && body.length > 0) body[body.length - 1] = body[body.length - 1]! ^ 0xff;
+            const { "transfer-encoding": _chunked, ...headers } = answer.headers;
+            res.writeHead(answer.statusCode ?? 502, { ...headers, "content-length": String(body.length) });
+            if (!holding?.midway) return void res.end(body);
+            const half = Math.floor(body.length / 2);
+            res.write(body.subarray(0, half), () => holding.markSent());
+            void holding.released.then(() => res.end(body.subarray(half)));
+          });
         });
         out.on("error", () => res.destroy());
         req.pipe(out);
@@ -71,13 +94,22 @@ export async function countingRelay(target: string, port: number, opts: { tamper
       });
     },
     up: listen,
-    /** From now on, GETs of paths containing `fragment` wait until `release()`. */
-    hold(fragment: string) {
+    /**
+     * From now on, GETs of paths containing `fragment` wait until `release()`; with `midway`, they
+     * are answered the head and half the body first (`sent` resolves once that half is written).
+     */
+    hold(fragment: string, opts: { midway?: boolean } = {}) {
       let release = () => {};
       const released = new Promise<void>((r) => (release = r));
-      held = { fragment, released, release: () => { held = undefined; release(); } };
+      let markSent = () => {};
+      const sent = new Promise<void>((r) => (markSent = r));
+      held = { fragment, released, release: () => { held = undefined; release(); }, midway: opts.midway ?? false, sent, markSent };
+      return { sent };
     },
     release: () => held?.release(),
+    /** GETs of paths containing `fragment` answered with their last byte changed, until `intact(fragment)`. */
+    corrupt: (fragment: string) => void corrupted.add(fragment),
+    intact: (fragment: string) => void corrupted.delete(fragment),
   };
 }
 

@@ -1,4 +1,5 @@
 import { execFile } from "node:child_process";
+import { createHash, randomBytes } from "node:crypto";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
@@ -47,12 +48,13 @@ describe("npm proxy repositories", () => {
     writeFileSync(join(dir, "project", "package.json"), JSON.stringify({ name: "consumer", version: "1.0.0", private: true }));
     return { project: join(dir, "project"), env: scratchEnv(dir) };
   };
-  /** Publishes a package to the upstream with npm. */
-  const publishUpstream = async (name: string, version: string, dependencies: Record<string, string> = {}) => {
+  /** Publishes a package to the upstream with npm (with `files` beside its index.js). */
+  const publishUpstream = async (name: string, version: string, dependencies: Record<string, string> = {}, files: Record<string, Buffer> = {}) => {
     const dir = join(work, `pkg-${++n}`);
     mkdirSync(dir, { recursive: true });
     writeFileSync(join(dir, "package.json"), JSON.stringify({ name, version, main: "index.js", license: "MIT", dependencies }));
     writeFileSync(join(dir, "index.js"), `module.exports = ${JSON.stringify(`${name}@${version}`)};\n`);
+    for (const [file, bytes] of Object.entries(files)) writeFileSync(join(dir, file), bytes);
     expectOk(await npm(["publish"], { cwd: dir, env: scratch(origin.registry, origin.token).env }));
   };
   const call = async (method: string, path: string, opts: Parameters<Suite["call"]>[2] = {}) => {
@@ -185,6 +187,100 @@ describe("npm proxy repositories", () => {
     expect(relay.gets("px-hot-1.0.0.tgz")).toBe(1);
   });
 
+  /** A meter's value as the suite's /metrics shows it: the lines matching summed (one per node). */
+  const meter = async (line: RegExp) => {
+    const text = await (await s.call("GET", "/metrics", { key: admin })).text();
+    return text.split("\n").filter((l) => line.test(l)).reduce((sum, l) => sum + Number(l.split(" ").pop()), 0);
+  };
+  /** `p`, or a failure naming `what` if it has not settled within `ms` (a bound on a wait, not a measurement). */
+  const within = <T>(p: Promise<T>, what: string, ms = 30_000): Promise<T> =>
+    Promise.race([p, new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`${what}: nothing within ${ms} ms`)), ms).unref())]);
+  /** The body's bytes as they come, until it ends or breaks off (`broken`). */
+  const drain = async (body: ReadableStream<Uint8Array>, first: Uint8Array[] = []) => {
+    const chunks = [...first];
+    const reader = body.getReader();
+    try {
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) return { bytes: Buffer.concat(chunks), broken: false };
+        chunks.push(value);
+      }
+    } catch {
+      return { bytes: Buffer.concat(chunks), broken: true };
+    }
+  };
+  const integrityOf = async (name: string, version: string) => {
+    const doc = (await (await call("GET", `/repository/npm-proxy/${name}`, { key: reader })).json()) as { versions: Record<string, { dist: { integrity: string } }> };
+    return doc.versions[version]!.dist.integrity;
+  };
+  const sha512 = (b: Buffer) => `sha512-${createHash("sha512").update(b).digest("base64")}`;
+
+  it("a client receives the first bytes of an uncached tarball while the upstream still holds back the rest, then all of it, stored once", async () => {
+    // Random bytes (gzip cannot shrink them): a tarball well past the 64 KiB a proxy keeps back until it is stored.
+    await publishUpstream("px-stream", "1.0.0", {}, { "data.bin": randomBytes(512 * 1024) });
+    const path = "/repository/npm-proxy/px-stream/-/px-stream-1.0.0.tgz";
+    const integrity = await integrityOf("px-stream", "1.0.0");
+    const { sent } = relay.hold("px-stream-1.0.0.tgz", { midway: true });
+    try {
+      const res = await within(s.call("GET", path, { key: reader }), "the answer while the upstream holds back half the tarball");
+      await sent;
+      expect(res.status).toBe(200);
+      const length = Number(res.headers.get("content-length"));
+      const body = res.body!.getReader();
+      const first = await within(body.read(), "the first bytes while the upstream holds back half the tarball");
+      expect(first.done).toBe(false);
+      expect(first.value!.length).toBeGreaterThan(0);
+      expect(first.value!.length).toBeLessThan(length);
+      relay.release();
+      body.releaseLock();
+      const whole = await drain(res.body!, [first.value!]);
+      expect(whole.broken).toBe(false);
+      expect(whole.bytes.length).toBe(length);
+      expect(sha512(whole.bytes)).toBe(integrity);
+    } finally {
+      relay.release();
+    }
+    // Stored as it streamed: served from the store, not fetched again.
+    const again = await s.call("GET", path, { key: reader });
+    expect(again.status).toBe(200);
+    expect(sha512(Buffer.from(await again.arrayBuffer()))).toBe(integrity);
+    expect(again.headers.get("etag")).toMatch(/^"/);
+    expect(relay.gets("px-stream-1.0.0.tgz")).toBe(1);
+  });
+
+  it("a tarball found not to match its integrity at its end breaks off the client's response; nothing is stored and asking again is a clean 502", async () => {
+    await publishUpstream("px-bad", "1.0.0", {}, { "data.bin": randomBytes(512 * 1024) });
+    const path = "/repository/npm-proxy/px-bad/-/px-bad-1.0.0.tgz";
+    const integrity = await integrityOf("px-bad", "1.0.0");
+    const mismatches = await meter(/^svc_proxy_fetches_total\{[^}]*repository="npm-proxy"[^}]*outcome="mismatch"/);
+    relay.corrupt("px-bad-1.0.0.tgz");
+    try {
+      const { sent } = relay.hold("px-bad-1.0.0.tgz", { midway: true });
+      const res = await within(s.call("GET", path, { key: reader }), "the answer while the upstream holds back half the tarball");
+      await sent;
+      expect(res.status).toBe(200);
+      const length = Number(res.headers.get("content-length"));
+      relay.release();
+      const got = await within(drain(res.body!), "the end of the broken-off answer");
+      expect(got.broken).toBe(true);
+      expect(got.bytes.length).toBeLessThan(length);
+      // Not stored: asked again, it is fetched again and refused before any byte is sent.
+      const again = await s.call("GET", path, { key: reader });
+      expect(again.status).toBe(502);
+      expect(await again.text()).toContain("does not match");
+      expect(relay.gets("px-bad-1.0.0.tgz")).toBe(2);
+      // Both refusals counted (the deployment's meters are collected from every node within moments).
+      await until(async () => ((await meter(/^svc_proxy_fetches_total\{[^}]*repository="npm-proxy"[^}]*outcome="mismatch"/)) === mismatches + 2 ? true : undefined));
+    } finally {
+      relay.release();
+      relay.intact("px-bad-1.0.0.tgz");
+    }
+    // The upstream's bytes right again: fetched, checked, served.
+    const fixed = await s.call("GET", path, { key: reader });
+    expect(fixed.status).toBe(200);
+    expect(sha512(Buffer.from(await fixed.arrayBuffer()))).toBe(integrity);
+  });
+
   it("fetches many different uncached tarballs at once (more than the database connections): every one answered", async () => {
     const answers = await Promise.all(
       Array.from({ length: MANY }, async (_, i) => {
@@ -224,11 +320,6 @@ describe("npm proxy repositories", () => {
     expect((await install("px-mal"))("px-mal")).toBe("1.0.0");
   });
 
-  /** A meter's value as the suite's /metrics shows it: the lines matching summed (one per node). */
-  const meter = async (line: RegExp) => {
-    const text = await (await s.call("GET", "/metrics", { key: admin })).text();
-    return text.split("\n").filter((l) => line.test(l)).reduce((sum, l) => sum + Number(l.split(" ").pop()), 0);
-  };
   type ImportView = { state: string; packages: number; done: number; imported: number; skipped: number; held: number; refused: number; refusals: { path: string; reason: string }[]; export: string | null; target: string | null };
   const importDone = (url: string, gateway = s.gatewayUrl) =>
     until(async () => {

@@ -1,3 +1,4 @@
+import { join } from "node:path";
 import pg from "pg";
 import { Counter } from "prom-client";
 import { listenedControlSubjects, liveSettingsFollower, pingDb, type Bus, type BootContext, type DatabaseContext, type Wiring } from "@svc/kit";
@@ -107,7 +108,9 @@ export async function wireArtifacts({ config, log, metrics, bus, db, pool, repli
     const now = live.current();
     return { metadataTtlMs: now.proxyMetadataTtlMs, blockPrivate: now.blockPrivateImportHosts };
   };
-  const upstreams = upstreamsFactory({ pool, lockPool, metadata, artifacts, upstreamOf, settings: proxySettings, readOnly: config.readOnly, log, actor: { kind: "system", id: "proxy" }, registry: metrics.registry });
+  // Fetched files stream to their clients through a spool on disk: beside the blobs' staged copies on the filesystem store (the system's temporary folder may be memory).
+  const spoolDir = opened.kind === "filesystem" ? join(config.filesystemRoot, "tmp") : undefined;
+  const upstreams = upstreamsFactory({ pool, lockPool, metadata, artifacts, screen: gate.publishGate.screen, ...(spoolDir ? { spoolDir } : {}), upstreamOf, settings: proxySettings, readOnly: config.readOnly, log, actor: { kind: "system", id: "proxy" }, registry: metrics.registry });
   formats.build({ db, pool, metadata, blobs, artifacts, readOnly: config.readOnly, publicUrl: config.uiPublicUrl, log, audit: gate.audit, proxy: { upstreamOf, upstreams, settings: proxySettings, screenVersions: gate.screenVersions, tooYoung: gate.tooYoung } });
   // A data folder the code before the blob store wrote is migrated before anything is served.
   if (opened.kind === "filesystem") await migrateLegacyLayout({ root: config.filesystemRoot, blobs: opened.store, artifacts, metadata, pool, log });

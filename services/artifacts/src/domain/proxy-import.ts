@@ -16,7 +16,7 @@ export interface FormatImport {
   /** The paths of the files `spec` names at a proxy repository's upstream ("lodash", "lodash@4.17.21"); throws a ServiceError when it names nothing there. */
   paths(repository: string, spec: string): Promise<string[]>;
   /** Fetches one of them into the proxy repository (its `beforeRead`: through the gate, once across nodes). */
-  fetch(a: ArtifactTarget): Promise<void>;
+  fetch(a: ArtifactTarget): Promise<unknown>;
 }
 
 /** The contract's view of an import with its packages listed, its times as dates and its export's id. */

@@ -7,7 +7,7 @@ import type { ArtifactTarget } from "@svc/grants";
 import type { ServiceApp } from "@svc/kit";
 import type { Address, ArtifactService } from "../domain/artifact-service.js";
 import type { UpstreamConfig } from "../proxy/upstream.js";
-import type { Upstreams } from "../proxy/file-fetch.js";
+import type { LiveFile, Upstreams } from "../proxy/file-fetch.js";
 import type { FormatExport, FormatExports } from "../domain/repository-export.js";
 import type { FormatImport } from "../domain/proxy-import.js";
 import type { Db, MetadataStore } from "../store/metadata-store.js";
@@ -161,8 +161,12 @@ export interface Format {
   proxies?: boolean;
   /** Reads of its group repositories (`"type": "group"`): merged metadata; absent: a group of this format serves its members' files only (raw). */
   group?: GroupHandler;
-  /** Before a GET or HEAD is served as a file (after `handle` left it): a proxy repository fetches what it lacks. */
-  beforeRead?: (a: ArtifactTarget) => Promise<void>;
+  /**
+   * Before a GET or HEAD is served as a file (after `handle` left it): a proxy repository fetches
+   * what it lacks. With `live` (a GET of the whole file) it may answer the file as it arrives from
+   * the upstream (proxy/file-fetch.ts); undefined: serve what is stored.
+   */
+  beforeRead?: (a: ArtifactTarget, opts?: { live?: boolean }) => Promise<LiveFile | undefined>;
   /** Imports into its proxy repositories (domain/proxy-import.ts): what a listed package's files are at the upstream. Absent: none. */
   imports?: Pick<FormatImport, "paths" | "spec">;
   /** Copies a repository into another of this format (`POST /api/repositories/<name>/export`); absent: refused, naming the format. */

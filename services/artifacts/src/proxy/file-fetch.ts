@@ -1,13 +1,14 @@
 import type { IncomingHttpHeaders } from "node:http";
-import type { Readable } from "node:stream";
+import { tmpdir } from "node:os";
+import { pipeline, type Readable } from "node:stream";
 import type { FastifyBaseLogger } from "fastify";
 import type pg from "pg";
 import { Counter, Gauge, type Registry } from "prom-client";
 import { ServiceError, forbidden, notFound, type Actor } from "@svc/contracts";
-import type { Address, ArtifactService, PublishChecks, Published } from "../domain/artifact-service.js";
+import type { Address, ArtifactService, PublishChecks, PublishGate, Published } from "../domain/artifact-service.js";
 import type { DeclaredDigests } from "../domain/upload-checks.js";
 import { lockKey, type MetadataStore } from "../store/metadata-store.js";
-import { SingleFlight } from "./single-flight.js";
+import { FileSpool } from "./file-spool.js";
 import { upstreamStream, UpstreamUnreachable, type UpstreamAnswer, type UpstreamStream } from "./upstream-client.js";
 import { UpstreamHealth } from "./upstream-health.js";
 import { authorization, type UpstreamConfig } from "./upstream.js";
@@ -36,12 +37,41 @@ const mergeDigests = (a: DeclaredDigests, b: DeclaredDigests): DeclaredDigests =
   return out;
 };
 
+/**
+ * A proxied file on its way from the upstream, for a client to receive as it arrives (its GET
+ * answered 200 with `body`, and Content-Length `size` when the upstream declared one). The body
+ * is destroyed with the failure when the file is refused at its end (a digest that does not
+ * match, the gate) or the upstream breaks off: nothing is stored, and the client's response must
+ * be broken off so that the client sees it incomplete.
+ */
+export interface LiveFile {
+  body: Readable;
+  size: number | undefined;
+}
+
+/** A file's fetch under way in this process: what its callers share. */
+interface Flight {
+  /** Settles when the fetch does: the file stored, or why not. */
+  done: Promise<void>;
+  /** The spool its bytes go through, once they flow; undefined when the fetch settled without one. */
+  live: Promise<FileSpool | undefined>;
+}
+
+/** How long a file whose streamed fetch failed is fetched whole and checked before it is answered (its next fetch then answers a clean error). */
+const UNSTREAMED_MS = 5 * 60_000;
+/** The most such files remembered (the oldest forgotten first). */
+const UNSTREAMED_MAX = 10_000;
+
 export interface UpstreamsDeps {
   pool: pg.Pool;
   /** Where the fetch locks' connections come from (ProxyDeps.lockPool); default `pool`. */
   lockPool?: pg.Pool;
   metadata: Pick<MetadataStore, "find">;
   artifacts: Pick<ArtifactService, "publish">;
+  /** The screening gate's verdict on a path, from its coordinates (the same the publish asks): a file it would refuse or hold is not streamed. */
+  screen?: PublishGate["screen"];
+  /** Where fetches' spools are written (file-spool.ts): a folder on disk; default the system's temporary folder. */
+  spoolDir?: string;
   /** A proxy repository's upstream (credentials opened), or undefined for a hosted one. */
   upstreamOf: (repository: string) => UpstreamConfig | undefined;
   settings: () => { blockPrivate: boolean };
@@ -58,15 +88,36 @@ export interface UpstreamsDeps {
  * What every format's proxy repositories share (docs/administration/repositories.md, "Proxy
  * repositories"): the upstream asked (its credentials only to its own origin, the address rule
  * of block-private-import-hosts), its health (marked down after repeated failures, asked again
- * after a backoff), and files fetched once: one fetch however many ask, in this process
- * (single-flight) and across nodes (a Postgres advisory lock, from its own pool), streamed from
+ * after a backoff), and files fetched once: one fetch however many ask, in this process (its
+ * callers share it) and across nodes (a Postgres advisory lock, from its own pool), streamed from
  * the upstream into the store in bounded memory and checked against the digests the upstream
  * declares as they are stored, through the artifact service, so the screening gate sees a
  * fetched file as it sees a publish.
+ *
+ * The callers in this process that want it (`live`) are streamed the bytes as they arrive,
+ * through a spool on disk each reads from the start at its own pace (file-spool.ts), the last
+ * bytes only once the file is stored. A file the gate would refuse or hold (its verdict comes
+ * from the package's coordinates, known before the bytes) is not streamed, nor, for a while, one
+ * whose streamed fetch failed: their callers get the stored file or the refusal, as do callers
+ * on other nodes (they wait on the lock, then find the file stored).
  */
 export function upstreamsFactory(deps: UpstreamsDeps) {
   const now = deps.now ?? Date.now;
-  const files = new SingleFlight<void>();
+  const flights = new Map<string, Flight>();
+  // Files whose streamed fetch failed lately, by flight key: when.
+  const unstreamed = new Map<string, number>();
+  const streams = (key: string): boolean => {
+    const at = unstreamed.get(key);
+    if (at === undefined) return true;
+    if (now() - at < UNSTREAMED_MS) return false;
+    unstreamed.delete(key);
+    return true;
+  };
+  const noLongerStreamed = (key: string) => {
+    unstreamed.delete(key);
+    if (unstreamed.size >= UNSTREAMED_MAX) unstreamed.delete(unstreamed.keys().next().value!);
+    unstreamed.set(key, now());
+  };
   const health = new Map<string, UpstreamHealth>();
   const healthOf = (repository: string) => {
     let h = health.get(repository);
@@ -120,7 +171,24 @@ export function upstreamsFactory(deps: UpstreamsDeps) {
     return upstreamStream(url, { headers, blockPrivate: deps.settings().blockPrivate, ...(maxBytes ? { maxBytes } : {}), ...(value ? { authorization: { origin: new URL(u.url).origin, value } } : {}) });
   };
 
-  const fetchFile = async (repository: string, path: string, source: () => Promise<FileSource | undefined>): Promise<void> => {
+  /**
+   * A spool for a file about to be fetched, when its bytes may go to clients as they arrive:
+   * not when the gate would refuse or hold it (its callers get the refusal, not a broken stream).
+   */
+  const spoolFor = async (repository: string, path: string, headers: IncomingHttpHeaders): Promise<FileSpool | undefined> => {
+    const verdict = await deps.screen?.(repository, path);
+    if (verdict && verdict.action !== "WARN") return undefined;
+    const declared = Number(headers["content-length"]);
+    try {
+      return await FileSpool.create(deps.spoolDir ?? tmpdir(), { size: Number.isSafeInteger(declared) && declared >= 0 ? declared : undefined });
+    } catch (err) {
+      // Served once stored instead: the fetch itself does not need the spool.
+      deps.log.warn({ err, repository, path }, "proxy: could not make a spool to stream a fetched file; its callers get it once stored");
+      return undefined;
+    }
+  };
+
+  const fetchFile = async (repository: string, path: string, source: () => Promise<FileSource | undefined>, goLive: ((spool: FileSpool) => void) | undefined): Promise<void> => {
     if (await deps.metadata.find(repository, path)) return;
     const s = await source();
     if (!s) throw notFound(`no ${path} in ${repository} or its upstream`);
@@ -144,29 +212,74 @@ export function upstreamsFactory(deps: UpstreamsDeps) {
       counted(repository, "failed");
       throw badGateway(`the upstream of ${repository} answered ${answer.status} for ${s.what}, which is not cached`);
     }
+    let spool: FileSpool | undefined;
     try {
       const digests = s.declared ? mergeDigests(s.digests, s.declared(answer.headers)) : s.digests;
       const publish = s.publish ?? deps.artifacts.publish;
-      const stored = await publish({ repository, segments: path.split("/"), path }, answer.body, s.contentType ?? "application/octet-stream", deps.actor, { digests });
+      spool = goLive && (await spoolFor(repository, path, answer.headers));
+      let body: Readable = answer.body;
+      if (spool) {
+        // The upstream's bytes into the spool on their way to the store; an upstream failing fails both.
+        body = pipeline(answer.body, spool.tap(), () => {});
+        goLive!(spool);
+      }
+      const stored = await publish({ repository, segments: path.split("/"), path }, body, s.contentType ?? "application/octet-stream", deps.actor, { digests });
       healthOf(repository).succeeded();
       counted(repository, "stored");
       deps.log.info({ repository, path, size: stored.size }, "proxy: file fetched from the upstream and stored");
+      if (spool) {
+        // Held by the gate as it was stored (advisory data arrived meanwhile): its clients are broken off, the next are refused.
+        const held = (await deps.metadata.find(repository, path))?.heldReason;
+        spool.settle(held ? forbidden(`${repository}/${path} is held and not served until an administrator releases it: ${held}`) : undefined);
+      }
     } catch (err) {
       answer.body.destroy();
-      if (err instanceof UpstreamUnreachable) {
-        healthOf(repository).failed();
-        counted(repository, "failed");
-        throw badGateway(`the upstream of ${repository} broke off ${s.what}, which is not cached: ${err.message}`);
+      const failure = describeFailure(repository, path, s.what, err);
+      if (spool) {
+        spool.settle(failure);
+        noLongerStreamed(`${repository}\0${path}`);
+        if (spool.sent > 0) deps.log.warn({ repository, path, sent: spool.sent, reason: failure.message }, "proxy: the answers streaming this file were broken off: it was not stored");
       }
-      // A declared digest that does not match (the artifact service's 400): the upstream's file is not what its metadata says.
-      if (err instanceof ServiceError && err.code === "invalid_input") {
-        counted(repository, "mismatch");
-        deps.log.error({ repository, path, reason: err.message }, "proxy: a fetched file does not match the digest its upstream declares; refused, nothing stored");
-        throw badGateway(`${s.what} from the upstream of ${repository} was refused: it does not match the digest the upstream declares (${err.message.replace(/: nothing was stored$/, "")})`);
-      }
-      if (err instanceof ServiceError && err.code === "forbidden") counted(repository, "refused");
-      throw err;
+      throw failure;
     }
+  };
+
+  /** What a fetch that failed as its bytes were stored answers, counted and logged. */
+  const describeFailure = (repository: string, path: string, what: string, err: unknown): Error => {
+    if (err instanceof UpstreamUnreachable) {
+      healthOf(repository).failed();
+      counted(repository, "failed");
+      return badGateway(`the upstream of ${repository} broke off ${what}, which is not cached: ${err.message}`);
+    }
+    // A declared digest that does not match (the artifact service's 400): the upstream's file is not what its metadata says.
+    if (err instanceof ServiceError && err.code === "invalid_input") {
+      counted(repository, "mismatch");
+      deps.log.error({ repository, path, reason: err.message }, "proxy: a fetched file does not match the digest its upstream declares; refused, nothing stored");
+      return badGateway(`${what} from the upstream of ${repository} was refused: it does not match the digest the upstream declares (${err.message.replace(/: nothing was stored$/, "")})`);
+    }
+    if (err instanceof ServiceError && err.code === "forbidden") counted(repository, "refused");
+    return err instanceof Error ? err : new Error(String(err));
+  };
+
+  /** The fetch of `key` under way in this process, or a new one. */
+  const flightOf = (key: string, run: (goLive: (spool: FileSpool) => void) => Promise<void>): Flight => {
+    const running = flights.get(key);
+    if (running) return running;
+    let goLive!: (spool: FileSpool | undefined) => void;
+    const live = new Promise<FileSpool | undefined>((resolve) => (goLive = resolve));
+    const done = (async () => {
+      try {
+        await run(goLive);
+      } finally {
+        flights.delete(key);
+        goLive(undefined);
+      }
+    })();
+    // Its callers each await it, or read its spool; none leaves it unhandled.
+    done.catch(() => {});
+    const flight = { done, live };
+    flights.set(key, flight);
+    return flight;
   };
 
   return {
@@ -185,11 +298,21 @@ export function upstreamsFactory(deps: UpstreamsDeps) {
     /**
      * Makes sure `path` is stored before it is served as a file: fetched from `source()` (asked
      * only when it is not stored, under the lock) on its first request, once however many ask.
+     * With `live` (a GET of the whole file), answers the file as it arrives instead, when it is
+     * being fetched in this process and may be streamed; undefined: it is stored, serve that.
      */
-    async file(repository: string, path: string, source: () => Promise<FileSource | undefined>): Promise<void> {
-      if (await deps.metadata.find(repository, path)) return;
+    async file(repository: string, path: string, source: () => Promise<FileSource | undefined>, opts: { live?: boolean } = {}): Promise<LiveFile | undefined> {
+      if (await deps.metadata.find(repository, path)) return undefined;
       if (deps.readOnly) throw forbidden(READ_ONLY_FETCH);
-      await files.run(`${repository}\0${path}`, () => withLock(lockKey("proxy-fetch", repository, path), () => fetchFile(repository, path, source)));
+      const key = `${repository}\0${path}`;
+      const flight = flightOf(key, (goLive) => withLock(lockKey("proxy-fetch", repository, path), () => fetchFile(repository, path, source, streams(key) ? goLive : undefined)));
+      const spool = opts.live ? await flight.live : undefined;
+      const body = spool?.reader();
+      if (!spool || !body) {
+        await flight.done;
+        return undefined;
+      }
+      return { body, size: spool.size };
     },
   };
 }

@@ -1,4 +1,5 @@
 import type { IncomingHttpHeaders } from "node:http";
+import type { Readable } from "node:stream";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { isUtf8MimeType, mime } from "@fastify/send";
 import parseRange from "range-parser";
@@ -99,6 +100,31 @@ function rangeFresh(ifRange: string | undefined, etag: string, modifiedAt: numbe
   if (ifRange.includes('"')) return ifRange.includes(etag);
   const at = Date.parse(ifRange);
   return !Number.isNaN(at) && modifiedAt <= at;
+}
+
+/** Request headers that make a GET ask for less than the whole file, or for it only on a condition. */
+const PARTIAL_OR_CONDITIONAL = ["range", "if-range", "if-match", "if-none-match", "if-modified-since", "if-unmodified-since"] as const;
+
+/**
+ * Whether a request may be answered with a proxied file as it arrives from the upstream
+ * (proxy/file-fetch.ts, LiveFile): a GET of the whole file, unconditionally. Anything else waits
+ * for the stored file, which has the validators and the length such a request needs.
+ */
+export const takesLiveFile = (req: Pick<FastifyRequest, "method" | "headers">): boolean => req.method === "GET" && PARTIAL_OR_CONDITIONAL.every((h) => req.headers[h] === undefined);
+
+/**
+ * Answers a GET with a proxied file as it arrives: 200, its type from its path as a stored file's,
+ * the upstream's Content-Length when it declared one. A fetch that fails after bytes were sent
+ * destroys `live.body`, and fastify then destroys the response: the client sees it incomplete
+ * (shorter than its Content-Length, or a chunked body never ended). One that fails before any
+ * byte was sent is answered as an error (fastify sends the headers with the first byte).
+ */
+export function answerLiveFile(reply: FastifyReply, path: string, live: { body: Readable; size: number | undefined }): FastifyReply {
+  const type = contentTypeOf(path);
+  reply.code(200);
+  if (type) reply.header("content-type", type);
+  if (live.size !== undefined) reply.header("content-length", String(live.size));
+  return reply.send(live.body);
 }
 
 /**

@@ -24,6 +24,7 @@ function setUp(rows: IndexRow[], upstream: Record<string, (path: string) => Inde
       if (got instanceof Error) throw got;
       if (!got) throw notFound(`no ${a.path} upstream`);
       index.set(`${a.repository}/${a.path}`, got);
+      return undefined;
     },
   };
   const groups = groupReadsFactory({

@@ -4,12 +4,20 @@ import type { ArtifactTarget } from "@svc/grants";
 import type { IndexReadCache } from "../domain/index-read-cache.js";
 import type { GroupMember } from "../domain/repository-list.js";
 import type { Formats, GroupContext } from "../formats/format.js";
+import type { LiveFile } from "../proxy/file-fetch.js";
 import type { IndexRow } from "../store/index-changes.js";
+import { takesLiveFile } from "./artifact-answer.js";
 
 /** A file found in a member: the member's own target for the path, and its index row as read. */
 export interface MemberFile {
   target: ArtifactTarget;
   found: { row: IndexRow; cached: boolean };
+}
+
+/** A file a proxy member is fetching, answered as it arrives (proxy/file-fetch.ts). */
+export interface MemberLiveFile {
+  target: ArtifactTarget;
+  live: LiveFile;
 }
 
 export interface GroupReadsDeps {
@@ -42,7 +50,7 @@ const names = (members: readonly GroupMember[]) => members.map((m) => m.name).jo
  */
 export function groupReadsFactory(deps: GroupReadsDeps) {
   /** The first member that has `path` and serves it, fetching through proxy members in order; see above. */
-  const find = async (a: ArtifactTarget, members: readonly GroupMember[]): Promise<MemberFile | undefined> => {
+  const find = async (a: ArtifactTarget, members: readonly GroupMember[], live = false): Promise<MemberFile | MemberLiveFile | undefined> => {
     let refusal: unknown;
     for (const m of members) {
       const target: ArtifactTarget = { ...a, repository: m.name };
@@ -51,7 +59,8 @@ export function groupReadsFactory(deps: GroupReadsDeps) {
         if (!found.row && m.type === "proxy") {
           const fetch = deps.formats.of(m.name)?.beforeRead;
           if (!fetch) continue;
-          await fetch(target);
+          const arriving = await fetch(target, { live });
+          if (arriving) return { target, live: arriving };
           found = await deps.reads.find(m.name, a.path);
         }
         const row = found.row;
@@ -100,10 +109,10 @@ export function groupReadsFactory(deps: GroupReadsDeps) {
      * A GET or HEAD of a group: its format's merged metadata, else the member file to serve.
      * Answers `answered` when the format's group handler took the request.
      */
-    async read(req: FastifyRequest, reply: FastifyReply, a: ArtifactTarget, members: readonly GroupMember[]): Promise<{ answered: Promise<unknown> } | MemberFile> {
+    async read(req: FastifyRequest, reply: FastifyReply, a: ArtifactTarget, members: readonly GroupMember[]): Promise<{ answered: Promise<unknown> } | MemberFile | MemberLiveFile> {
       const own = deps.formats.of(a.repository)?.group?.(req, reply, a, context(req, reply, a, members));
       if (own) return { answered: own };
-      const hit = await find(a, members);
+      const hit = await find(a, members, takesLiveFile(req));
       if (!hit) throw notFound(`no artifact at ${a.repository}/${a.path} in any member of the group (${names(members)})`);
       return hit;
     },

@@ -10,7 +10,8 @@ import { parseDeclaredDigests, parsePreconditions } from "../domain/upload-check
 import type { BlobStore } from "@svc/blobs";
 import type { IndexReadCache } from "../domain/index-read-cache.js";
 import { CooldownRefusal, type Formats } from "../formats/format.js";
-import { answerArtifact, type ByteRedirect } from "./artifact-answer.js";
+import { answerArtifact, answerLiveFile, takesLiveFile, type ByteRedirect } from "./artifact-answer.js";
+import type { LiveFile } from "../proxy/file-fetch.js";
 import { groupReadsFactory } from "./group-dispatch.js";
 import type { GroupMember } from "../domain/repository-list.js";
 
@@ -116,23 +117,32 @@ export function rawRoutes(app: FastifyInstance, deps: RawRoutesDeps): void {
       return reply;
     };
 
+    /** Sends a proxied file as it arrives from the upstream (counted as a download, as a stored file's is when its answer starts). */
+    const serveLive = (req: FastifyRequest, reply: FastifyReply, a: ArtifactTarget, live: LiveFile) => {
+      deps.downloads.record(a.repository, a.path, `${req.principal.kind}:${req.principal.id}`);
+      return answerLiveFile(reply, a.path, live);
+    };
+
     const read = async (req: FastifyRequest, reply: FastifyReply) => {
       const a = address(req);
       const members = deps.membersOf?.(a.repository);
       if (members) {
         // A group: its format's merged metadata, or the first member's file (counted as that member's download).
         const got = await groups.read(req, reply, a, members);
-        return "answered" in got ? got.answered : serve(req, reply, got.target, got.found);
+        if ("answered" in got) return got.answered;
+        return "live" in got ? serveLive(req, reply, got.target, got.live) : serve(req, reply, got.target, got.found);
       }
       const own = formatted(req, reply, a);
       if (own) return own;
       // The index says what the path holds (through the read cache); the bytes are its blob's. A
-      // proxy repository fetches from its upstream what it does not hold yet, and serves what it
-      // holds as a hosted one does, without asking Postgres first.
+      // proxy repository fetches from its upstream what it does not hold yet (a GET of the whole
+      // file gets its bytes as they arrive), and serves what it holds as a hosted one does,
+      // without asking Postgres first.
       let found = await deps.reads.find(a.repository, a.path);
       const fetch = found.row ? undefined : deps.formats.of(a.repository)?.beforeRead;
       if (fetch) {
-        await fetch(a);
+        const live = await fetch(a, { live: takesLiveFile(req) });
+        if (live) return serveLive(req, reply, a, live);
         found = await deps.reads.find(a.repository, a.path);
       }
       if (!found.row) throw notFound(`no artifact at ${a.repository}/${a.path}`);

@@ -48,10 +48,10 @@ export const maven: FormatModule = {
       }),
       proxies: proxy !== undefined,
       ...(proxy ? { imports: { spec: mavenSpec, paths: proxy.importPaths } } : {}),
-      beforeRead: async (a) => {
-        if (!proxy || !isProxy(a.repository)) return;
+      beforeRead: async (a, opts) => {
+        if (!proxy || !isProxy(a.repository)) return undefined;
         const f = parseMavenPath(a.segments);
-        await proxy.file(a.repository, a.path, f.kind === "file" ? f : undefined);
+        return proxy.file(a.repository, a.path, f.kind === "file" ? f : undefined, opts);
       },
       routes: (app) => mavenOptionsRoutes(app, { maven: repository, formatOf: deps.formatOf }),
       publish: repository.deploy,

@@ -1,7 +1,7 @@
 import type { FastifyBaseLogger } from "fastify";
 import { invalid, notFound } from "@svc/contracts";
 import { CooldownRefusal, type ScreenVersions, type TooYoung } from "../format.js";
-import { badGateway, type FileSource, type Upstreams } from "../../proxy/file-fetch.js";
+import { badGateway, type FileSource, type LiveFile, type Upstreams } from "../../proxy/file-fetch.js";
 import type { ProxiedDocuments } from "../../proxy/proxied-documents.js";
 import { staleHeaders } from "../../proxy/upstream-health.js";
 import { UpstreamUnreachable, type UpstreamAnswer } from "../../proxy/upstream-client.js";
@@ -216,8 +216,8 @@ export function mavenProxyFactory(deps: MavenProxyDeps) {
      * Makes sure a file is stored before it is served (a file of a version, `f`, as a deploy
      * stores it; any other file as it is): fetched on its first request, once however many ask.
      */
-    file(repository: string, path: string, f: MavenFile | undefined): Promise<void> {
-      return deps.upstreams.file(repository, path, () => source(repository, path, f));
+    file(repository: string, path: string, f: MavenFile | undefined, opts?: { live?: boolean }): Promise<LiveFile | undefined> {
+      return deps.upstreams.file(repository, path, () => source(repository, path, f), opts);
     },
 
     /**

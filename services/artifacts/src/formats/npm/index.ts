@@ -52,10 +52,10 @@ export const npm: FormatModule = {
       }),
       group: npmGroupHandler({ documents, ...(proxy ? { proxy } : {}), publicUrl: deps.publicUrl }),
       proxies: proxy !== undefined,
-      beforeRead: async (a) => {
-        if (!proxy || !isProxy(a.repository)) return;
+      beforeRead: async (a, opts) => {
+        if (!proxy || !isProxy(a.repository)) return undefined;
         const at = packageAt(a.segments);
-        if (at && at.rest.length === 2 && at.rest[0] === "-") await proxy.tarball(a.repository, at.name, a.path);
+        return at && at.rest.length === 2 && at.rest[0] === "-" ? proxy.tarball(a.repository, at.name, a.path, opts) : undefined;
       },
       ...(proxy
         ? {

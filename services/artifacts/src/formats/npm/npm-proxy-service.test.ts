@@ -1,4 +1,4 @@
-import { createHash } from "node:crypto";
+import { createHash, randomBytes } from "node:crypto";
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import pino from "pino";
@@ -6,7 +6,8 @@ import type pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import type { Readable } from "node:stream";
 import { digestCheck } from "../../domain/upload-checks.js";
-import { upstreamsFactory } from "../../proxy/file-fetch.js";
+import { upstreamsFactory, type UpstreamsDeps } from "../../proxy/file-fetch.js";
+import { HOLDBACK_BYTES } from "../../proxy/file-spool.js";
 import { MISS_TTL_MS, npmProxyFactory, type NpmProxyDeps } from "./npm-proxy-service.js";
 
 /** An upstream registry on 127.0.0.1 whose answers each test sets, counting what it is asked. */
@@ -34,7 +35,7 @@ const packument = (declared = integrity(TARBALL)) => ({
 });
 
 /** The proxy over an in-memory stand-in for its Postgres table and the artifact service. */
-function proxyWith(opts: { readOnly?: boolean; clock: { t: number }; screenVersions?: NpmProxyDeps["screenVersions"] }) {
+function proxyWith(opts: { readOnly?: boolean; clock: { t: number }; screenVersions?: NpmProxyDeps["screenVersions"]; screen?: UpstreamsDeps["screen"] }) {
   const rows = new Map<string, { document: string | null; etag: string | null; fetched_at: Date }>();
   const stored = new Set<string>();
   const published: string[] = [];
@@ -72,6 +73,7 @@ function proxyWith(opts: { readOnly?: boolean; clock: { t: number }; screenVersi
       },
     },
     upstreamOf: () => ({ url, credentials: { token: "upstream-token" } }),
+    ...(opts.screen ? { screen: opts.screen } : {}),
     settings,
     readOnly: opts.readOnly ?? false,
     log: pino({ level: "silent" }),
@@ -156,6 +158,80 @@ describe("npm proxy service", () => {
     expect(good.published).toEqual(["pkg/-/pkg-1.0.0.tgz"]);
     expect(asked.filter((a) => a.path.endsWith(".tgz"))).toHaveLength(1);
     await expect(good.proxy.tarball("p", "pkg", "pkg/-/pkg-9.9.9.tgz")).rejects.toMatchObject({ code: "not_found" });
+  });
+
+  /** A tarball larger than what a spool keeps back until it is stored (file-spool.ts), so its first half streams. */
+  const BIG = randomBytes(4 * HOLDBACK_BYTES);
+  /** An upstream serving the packument (declaring `declared`) and the first half of BIG, the rest once `release()` is called. */
+  const halfThenHeld = (declared = integrity(BIG)) => {
+    let release!: () => void;
+    const released = new Promise<void>((r) => (release = r));
+    handler = (req, res) => {
+      if (req.url === "/pkg") return res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(packument(declared)));
+      res.writeHead(200, { "content-length": String(BIG.length) });
+      res.write(BIG.subarray(0, BIG.length / 2));
+      void released.then(() => res.end(BIG.subarray(BIG.length / 2)));
+    };
+    return release;
+  };
+  /** What a live body has given so far, and how it ends. */
+  const received = (body: Readable) => {
+    const chunks: Buffer[] = [];
+    const ended = new Promise<Buffer>((resolve, reject) => {
+      body.on("data", (c: Buffer) => chunks.push(c));
+      body.on("end", () => resolve(Buffer.concat(chunks)));
+      body.on("error", reject);
+    });
+    ended.catch(() => {});
+    return { bytes: () => Buffer.concat(chunks).length, ended };
+  };
+  const arrived = async (r: { bytes: () => number }) => {
+    while (r.bytes() === 0) await new Promise((t) => setTimeout(t, 5));
+  };
+  const PATH = "pkg/-/pkg-1.0.0.tgz";
+
+  it("streams a tarball to its callers as it arrives, each from its first byte, and ends them once it is stored; not one the gate would hold", async () => {
+    const { proxy, published } = proxyWith({ clock: { t: Date.now() } });
+    asked.length = 0;
+    const release = halfThenHeld();
+    const first = await proxy.tarball("p", "pkg", PATH, { live: true });
+    expect(first?.size).toBe(BIG.length);
+    const one = received(first!.body);
+    await arrived(one);
+    expect(one.bytes()).toBeLessThan(BIG.length);
+    // A caller that joins now gets the same fetch, from the first byte.
+    const joined = await proxy.tarball("p", "pkg", PATH, { live: true });
+    const two = received(joined!.body);
+    release();
+    expect((await one.ended).equals(BIG)).toBe(true);
+    expect((await two.ended).equals(BIG)).toBe(true);
+    expect(published).toEqual([PATH]);
+    expect(asked.filter((a) => a.path.endsWith(".tgz"))).toHaveLength(1);
+    // Stored: served from the store from now on.
+    expect(await proxy.tarball("p", "pkg", PATH, { live: true })).toBeUndefined();
+
+    // One the gate would hold (or refuse) is not streamed: its callers get the stored file's answer (the hold's refusal) or the gate's.
+    const gated = proxyWith({ clock: { t: Date.now() }, screen: async () => ({ action: "HOLD", reason: "pkg@1.0.0 held by the screening gate" }) });
+    const releaseGated = halfThenHeld();
+    const answer = gated.proxy.tarball("p", "pkg", PATH, { live: true });
+    releaseGated();
+    expect(await answer).toBeUndefined();
+    expect(gated.published).toEqual([PATH]);
+  });
+
+  it("breaks off the callers streamed a tarball whose digest does not match at its end; nothing is stored and the next caller gets a clean 502", async () => {
+    const { proxy, published } = proxyWith({ clock: { t: Date.now() } });
+    asked.length = 0;
+    const release = halfThenHeld(integrity(Buffer.from("other bytes")));
+    const live = await proxy.tarball("p", "pkg", PATH, { live: true });
+    const got = received(live!.body);
+    await arrived(got);
+    release();
+    await expect(got.ended).rejects.toMatchObject({ code: "bad_gateway", message: expect.stringContaining("does not match") });
+    expect(got.bytes()).toBeLessThan(BIG.length);
+    expect(published).toEqual([]);
+    await expect(proxy.tarball("p", "pkg", PATH, { live: true })).rejects.toMatchObject({ code: "bad_gateway", message: expect.stringContaining("does not match") });
+    expect(asked.filter((a) => a.path.endsWith(".tgz"))).toHaveLength(2);
   });
 
   it("leaves out of the packument the versions the gate would refuse or hold, and repairs latest; a warned one stays", async () => {

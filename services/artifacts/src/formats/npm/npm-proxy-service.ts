@@ -3,7 +3,7 @@ import type { FastifyBaseLogger } from "fastify";
 import pg from "pg";
 import { forbidden, notFound } from "@svc/contracts";
 import { CooldownRefusal, type ScreenVersions, type TooYoung } from "../format.js";
-import { badGateway, READ_ONLY_FETCH, type FileSource, type Upstreams } from "../../proxy/file-fetch.js";
+import { badGateway, READ_ONLY_FETCH, type FileSource, type LiveFile, type Upstreams } from "../../proxy/file-fetch.js";
 import { SingleFlight } from "../../proxy/single-flight.js";
 import { staleHeaders } from "../../proxy/upstream-health.js";
 import { UpstreamUnreachable, type UpstreamAnswer } from "../../proxy/upstream-client.js";
@@ -347,10 +347,11 @@ export function npmProxyFactory(deps: NpmProxyDeps) {
 
     /**
      * Makes sure a tarball is stored before it is served as a file: fetched from the upstream on
-     * its first request, once however many ask (in this process and on every node).
+     * its first request, once however many ask (in this process and on every node); with `live`,
+     * maybe the tarball as it arrives (Upstreams.file).
      */
-    tarball(repository: string, name: string, path: string): Promise<void> {
-      return deps.upstreams.file(repository, path, () => tarballSource(repository, name, path));
+    tarball(repository: string, name: string, path: string, opts?: { live?: boolean }): Promise<LiveFile | undefined> {
+      return deps.upstreams.file(repository, path, () => tarballSource(repository, name, path), opts);
     },
 
     /** What is kept in memory, for tests and metrics. */

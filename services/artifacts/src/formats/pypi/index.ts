@@ -51,12 +51,12 @@ export const pypi: FormatModule = {
       }),
       servesFolders: true,
       proxies: proxy !== undefined,
-      beforeRead: async (a) => {
+      beforeRead: async (a, opts) => {
         const [first, project, version, filename] = a.segments;
-        if (!proxy || !isProxy(a.repository) || first !== "packages" || a.segments.length !== 4 || a.folder) return;
+        if (!proxy || !isProxy(a.repository) || first !== "packages" || a.segments.length !== 4 || a.folder) return undefined;
         // Files are fetched under the paths the pages link to only: the normalised project's.
-        if (!isProjectName(project!) || normalizeProject(project!) !== project) return;
-        await proxy.file(a.repository, project!, version!, filename!, a.path);
+        if (!isProjectName(project!) || normalizeProject(project!) !== project) return undefined;
+        return proxy.file(a.repository, project!, version!, filename!, a.path, opts);
       },
       ...(proxy ? { imports: { spec: pypiSpec, paths: (repository: string, spec: string) => proxy.paths(repository, spec) } } : {}),
       routes: (app) => pypiAdminRoutes(app, { registry, formatOf: deps.formatOf, isProxy }),

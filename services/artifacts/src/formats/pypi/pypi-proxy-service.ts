@@ -2,7 +2,7 @@ import type { FastifyBaseLogger } from "fastify";
 import pg from "pg";
 import { notFound } from "@svc/contracts";
 import { CooldownRefusal, type ScreenVersions, type TooYoung } from "../format.js";
-import { badGateway, type FileSource, type Upstreams } from "../../proxy/file-fetch.js";
+import { badGateway, type FileSource, type LiveFile, type Upstreams } from "../../proxy/file-fetch.js";
 import type { DocumentKind, ProxiedDocuments } from "../../proxy/proxied-documents.js";
 import { staleHeaders } from "../../proxy/upstream-health.js";
 import type { ArtifactService } from "../../domain/artifact-service.js";
@@ -120,7 +120,7 @@ export function pypiProxyFactory(deps: PypiProxyDeps) {
      * Makes sure `packages/<project>/<version>/<file>` is stored before it is served as a file:
      * fetched from the URL the upstream's page names on its first request, once however many ask.
      */
-    file(repository: string, project: string, version: string, filename: string, path: string): Promise<void> {
+    file(repository: string, project: string, version: string, filename: string, path: string, opts?: { live?: boolean }): Promise<LiveFile | undefined> {
       return deps.upstreams.file(repository, path, async (): Promise<FileSource> => {
         const p = await upstreamPage(repository, project);
         const f = p?.files.find((x) => x.filename === filename && x.version === version);

@@ -33,6 +33,6 @@ export const raw: FormatModule = {
     const proxy = rawProxyFactory({ upstreams: p.upstreams, isProxy: (name) => p.upstreamOf(name) !== undefined, log: deps.log });
     // An import's raw item is a file's path (domain/proxy-import.ts).
     const imports = { spec: rawSpec, paths: async (_repository: string, spec: string) => [rawSpec(spec).name] };
-    return { ...exported, handle: proxy.handle, proxies: true, imports, beforeRead: (a) => proxy.file(a.repository, a.path) };
+    return { ...exported, handle: proxy.handle, proxies: true, imports, beforeRead: (a, opts) => proxy.file(a.repository, a.path, opts) };
   },
 };

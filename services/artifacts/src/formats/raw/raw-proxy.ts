@@ -2,7 +2,7 @@ import type { IncomingHttpHeaders } from "node:http";
 import type { FastifyBaseLogger } from "fastify";
 import { ServiceError } from "@svc/contracts";
 import type { DeclaredDigests } from "../../domain/upload-checks.js";
-import type { Upstreams } from "../../proxy/file-fetch.js";
+import type { LiveFile, Upstreams } from "../../proxy/file-fetch.js";
 import type { FormatHandler } from "../format.js";
 
 /** The digest headers an upstream's answer may carry (this server's own GET answers X-Checksum-Sha256), strongest first. */
@@ -44,10 +44,10 @@ export function rawProxyFactory(deps: { upstreams: Upstreams; isProxy: (reposito
       );
     }) satisfies FormatHandler,
 
-    /** Makes sure a proxy repository holds `path` before it is served as a file. */
-    async file(repository: string, path: string): Promise<void> {
-      if (!deps.isProxy(repository)) return;
-      await deps.upstreams.file(repository, path, async () => ({
+    /** Makes sure a proxy repository holds `path` before it is served as a file; with `live`, maybe answers it as it arrives (Upstreams.file). */
+    async file(repository: string, path: string, opts?: { live?: boolean }): Promise<LiveFile | undefined> {
+      if (!deps.isProxy(repository)) return undefined;
+      return deps.upstreams.file(repository, path, async () => ({
         url: joinUrl(deps.upstreams.upstream(repository).url, path.split("/").map(encodeURIComponent).join("/")),
         digests: {},
         what: path,
@@ -56,7 +56,7 @@ export function rawProxyFactory(deps: { upstreams: Upstreams; isProxy: (reposito
           if (Object.keys(declared).length === 0) deps.log.info({ repository, path }, "raw proxy: the upstream declares no digest for a file; stored as it is");
           return declared;
         },
-      }));
+      }), opts);
     },
   };
 }

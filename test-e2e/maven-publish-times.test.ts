@@ -69,6 +69,27 @@ describe("a Maven proxy's publish times", () => {
     expect(poms).toHaveLength(2);
   });
 
+  it("through a group, a young version's file is refused with the cooldown's reason (not passed over as missing) and logged; an old one is served", async () => {
+    const made = await s.call("POST", "/api/repositories", { key: admin, body: { name: "mvn-all", format: "maven", type: "group", members: ["maven-local", PROXY] } });
+    expect(made.status).toBe(201);
+    const { id, key: reader } = await s.mint({ label: "group-reader", grants: [{ scope: "*", tokens: ["read-only"] }] });
+    const through = (path: string) => s.call("GET", `/repository/mvn-all/${path}`, { key: reader });
+    const young = await eventually("the group served", async () => {
+      const r = await through("com/acme/lib/2.0/lib-2.0.jar");
+      return r.status === 404 && (await r.clone().text()).includes("younger") ? r : undefined;
+    });
+    expect(await young.text()).toContain("younger than the minimum age of 7d");
+    // In the refusal log as the proxy member's refusal, naming the reader who asked through the group.
+    const refusals = (await (await s.call("GET", `/api/refusals?repository=${PROXY}`, { key: admin })).json()) as { path: string; version: string; principal: string; reason: string }[];
+    const readers = refusals.filter((r) => r.principal.endsWith(id));
+    expect(readers).toHaveLength(1);
+    expect(readers[0]).toMatchObject({ path: "com/acme/lib/2.0/lib-2.0.jar", version: "2.0" });
+    expect(readers[0]!.reason).toContain("younger than the minimum age of 7d");
+    const old = await through("com/acme/lib/1.0/lib-1.0.jar");
+    expect(old.status).toBe(200);
+    expect(await old.text()).toBe("jar 1.0");
+  });
+
   it("after a restart the same versions are listed and refused without asking the upstream again, though it now gives other times", async () => {
     // The upstream now says 1.0 is new and 2.0 is old: a node that asked again would list 2.0 and hide 1.0.
     lastModified.set("1.0", Date.now());

@@ -1,8 +1,11 @@
 import { execFile } from "node:child_process";
 import { createHash, randomBytes } from "node:crypto";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { request as httpRequest, type IncomingHttpHeaders } from "node:http";
 import { join, resolve } from "node:path";
+import { gunzipSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import pg from "pg";
 import { freePort } from "@svc/devstack";
 import { countingRelay } from "../bench/npm-proxy-bench.js";
 import { closeNpmAgent, publish, publishDoc } from "../bench/npm-packages.js";
@@ -185,6 +188,95 @@ describe("npm proxy repositories", () => {
     expect(answers.map((a) => a.status)).toEqual(Array(20).fill(200));
     expect(new Set(answers.map((a) => a.size)).size).toBe(1);
     expect(relay.gets("px-hot-1.0.0.tgz")).toBe(1);
+  });
+
+  it("past the TTL a packument is answered from the cache at once, marked stale, while the upstream is asked in the background; the next read has the new version", async () => {
+    const versions = async () => {
+      const r = await call("GET", "/repository/npm-proxy/px-swr", { key: reader });
+      expect(r.status).toBe(200);
+      return { warning: r.headers.get("warning"), versions: Object.keys(((await r.json()) as { versions: Record<string, unknown> }).versions) };
+    };
+    await publish(origin.registry, origin.token, publishDoc(origin.registry, "px-swr", "1.0.0"));
+    expect(await versions()).toEqual({ warning: null, versions: ["1.0.0"] });
+    await publish(origin.registry, origin.token, publishDoc(origin.registry, "px-swr", "1.1.0"));
+    // Past svc.proxy.metadata-ttl (2s), within svc.proxy.metadata-stale-while-revalidate (1h by default).
+    await new Promise((r) => setTimeout(r, 2500));
+    expect(await versions()).toEqual({ warning: '110 - "Response is Stale"', versions: ["1.0.0"] });
+    await vi.waitUntil(async () => (await versions()).versions.length === 2, { timeout: 30_000, interval: 200 });
+    expect(await versions()).toEqual({ warning: null, versions: ["1.0.0", "1.1.0"] });
+  });
+
+  it("a large proxied packument goes gzipped to a client that takes gzip, the same document as sent plain; a small one stays plain", async () => {
+    for (let i = 0; i < 8; i++) await publish(origin.registry, origin.token, publishDoc(origin.registry, "px-big", `1.${i}.0`, { big: true }));
+    const wire = (path: string, encoding: string) =>
+      new Promise<{ status: number; headers: IncomingHttpHeaders; body: Buffer }>((done, reject) => {
+        const u = new URL(s.gatewayUrl);
+        const req = httpRequest({ host: u.hostname, port: u.port, path, headers: { "service-repository-key": reader, accept: "application/json", "accept-encoding": encoding } }, (res) => {
+          const chunks: Buffer[] = [];
+          res.on("data", (d: Buffer) => chunks.push(d));
+          res.on("end", () => done({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }));
+        });
+        req.on("error", reject);
+        req.end();
+      });
+    const plain = await wire("/repository/npm-proxy/px-big", "identity");
+    expect(plain.status).toBe(200);
+    expect(plain.headers["content-encoding"]).toBeUndefined();
+    const doc = JSON.parse(plain.body.toString("utf8")) as { versions: Record<string, unknown> };
+    expect(Object.keys(doc.versions)).toHaveLength(8);
+    // As npm asks: gzip, deflate.
+    const zipped = await wire("/repository/npm-proxy/px-big", "gzip, deflate");
+    expect(zipped.status).toBe(200);
+    expect(zipped.headers["content-encoding"]).toBe("gzip");
+    expect(zipped.headers.vary).toMatch(/accept-encoding/i);
+    expect(zipped.headers.etag).toBe(plain.headers.etag);
+    expect(zipped.body.length).toBeLessThan(plain.body.length / 2);
+    expect(JSON.parse(gunzipSync(zipped.body).toString("utf8"))).toEqual(doc);
+    // A small packument is not worth compressing.
+    const small = await wire("/repository/npm-proxy/px-hot", "gzip, deflate");
+    expect(small.status).toBe(200);
+    expect(small.headers["content-encoding"]).toBeUndefined();
+    // npm installs through it as before.
+    expect((await install("px-big@1.7.0"))("px-big")).toBe("1.7.0");
+  });
+
+  it("fetches waiting on another node's fetch of the same files hold no database connection: a node with 16 such waiters still fetches another file at once", async () => {
+    // 16 files whose upstream answers are held: the first node fetches them (each fetch holds its
+    // lock, and a connection for it, until its file is stored); the second node asks for the same
+    // 16 and waits for them. A 17th file asked of the second node must not wait behind those waiters.
+    const WAITING = 16;
+    const names = Array.from({ length: WAITING }, (_, i) => `px-wait-${i}`);
+    await Promise.all([...names, "px-free"].map((name) => publish(origin.registry, origin.token, publishDoc(origin.registry, name, "1.0.0"))));
+    const gateways = [s.gatewayUrl, otherGateway!.url];
+    // Both nodes know the packages (their tarballs' upstream addresses) before anything is held.
+    for (const gateway of gateways)
+      for (const name of [...names, "px-free"]) {
+        await vi.waitUntil(async () => (await fetch(`${gateway}/repository/npm-proxy/${name}`, { headers: { "service-repository-key": reader } })).status === 200, { timeout: 30_000, interval: 500 });
+      }
+    const tarball = (gateway: string, name: string) =>
+      fetch(`${gateway}/repository/npm-proxy/${name}/-/${name}-1.0.0.tgz`, { headers: { "service-repository-key": reader } }).then(async (res) => ({ status: res.status, size: (await res.arrayBuffer()).byteLength }));
+    relay.hold("/-/px-wait-");
+    const db = new pg.Client({ connectionString: s.databaseUrl });
+    await db.connect();
+    try {
+      const first = names.map((name) => tarball(gateways[0]!, name));
+      await vi.waitUntil(() => relay.gets("/-/px-wait-") === WAITING, { timeout: 30_000, interval: 100 });
+      const second = names.map((name) => tarball(gateways[1]!, name));
+      // Until the second node's fetches have reached the lock (its lock connections appear), and a
+      // moment more for the rest of them to reach it too.
+      const lockSessions = async () => Number((await db.query("select count(*) as n from pg_stat_activity where application_name = 'svc-artifacts-proxy-locks' and query like '%advisory_lock%'")).rows[0].n);
+      await vi.waitUntil(async () => (await lockSessions()) > WAITING, { timeout: 30_000, interval: 100 });
+      await new Promise((r) => setTimeout(r, 2_000));
+      const free = await within(tarball(gateways[1]!, "px-free"), "a fetch of another file on the node with the waiters");
+      expect(free.status).toBe(200);
+      relay.release();
+      const answers = await Promise.all([...first, ...second]);
+      expect(answers.map((a) => a.status)).toEqual(Array(2 * WAITING).fill(200));
+      for (const name of names) expect(relay.gets(`/-/${name}-1.0.0.tgz`)).toBe(1);
+    } finally {
+      relay.release();
+      await db.end();
+    }
   });
 
   /** A meter's value as the suite's /metrics shows it: the lines matching summed (one per node). */

@@ -106,7 +106,7 @@ export async function wireArtifacts({ config, log, metrics, bus, db, pool, repli
   lockPool.on("error", (err) => log.warn({ err }, "a proxy fetch lock's connection failed"));
   const proxySettings = () => {
     const now = live.current();
-    return { metadataTtlMs: now.proxyMetadataTtlMs, blockPrivate: now.blockPrivateImportHosts };
+    return { metadataTtlMs: now.proxyMetadataTtlMs, metadataStaleMs: now.proxyMetadataStaleMs, blockPrivate: now.blockPrivateImportHosts };
   };
   // Fetched files stream to their clients through a spool on disk: beside the blobs' staged copies on the filesystem store (the system's temporary folder may be memory).
   const spoolDir = opened.kind === "filesystem" ? join(config.filesystemRoot, "tmp") : undefined;

@@ -86,8 +86,8 @@ export interface ProxyDeps {
   upstreamOf: (repository: string) => UpstreamConfig | undefined;
   /** The upstreams asked (health, the address rule, credentials) and files fetched once across nodes, streamed into the store (proxy/file-fetch.ts). */
   upstreams: Upstreams;
-  /** The settings as they are now (svc.proxy.metadata-ttl, svc.block-private-import-hosts change at run time). */
-  settings: () => { metadataTtlMs: number; blockPrivate: boolean };
+  /** The settings as they are now (svc.proxy.metadata-ttl, svc.proxy.metadata-stale-while-revalidate, svc.block-private-import-hosts change at run time). */
+  settings: () => { metadataTtlMs: number; metadataStaleMs: number; blockPrivate: boolean };
   /** The screening gate's verdicts on versions of a package before they are fetched (what would be refused or held is not listed). */
   screenVersions?: ScreenVersions;
   /**

@@ -1,6 +1,7 @@
 import type { IncomingHttpHeaders } from "node:http";
 import { tmpdir } from "node:os";
 import { pipeline, type Readable } from "node:stream";
+import { setTimeout as sleep } from "node:timers/promises";
 import type { FastifyBaseLogger } from "fastify";
 import type pg from "pg";
 import { Counter, Gauge, type Registry } from "prom-client";
@@ -84,6 +85,9 @@ export interface UpstreamsDeps {
   now?: () => number;
 }
 
+/** How long a fetch waiting for another node's fetch of the same file waits before it tries the lock again: 25 ms, doubling to 400 ms. */
+export const lockRetryMs = (attempt: number): number => Math.min(400, 25 * 2 ** Math.min(attempt, 4));
+
 /**
  * What every format's proxy repositories share (docs/administration/repositories.md, "Proxy
  * repositories"): the upstream asked (its credentials only to its own origin, the address rule
@@ -99,7 +103,8 @@ export interface UpstreamsDeps {
  * bytes only once the file is stored. A file the gate would refuse or hold (its verdict comes
  * from the package's coordinates, known before the bytes) is not streamed, nor, for a while, one
  * whose streamed fetch failed: their callers get the stored file or the refusal, as do callers
- * on other nodes (they wait on the lock, then find the file stored).
+ * on other nodes (they wait for the lock, trying it now and then without holding a connection,
+ * then find the file stored).
  */
 export function upstreamsFactory(deps: UpstreamsDeps) {
   const now = deps.now ?? Date.now;
@@ -130,20 +135,33 @@ export function upstreamsFactory(deps: UpstreamsDeps) {
     return u;
   };
 
-  /** Runs `fn` holding a Postgres session advisory lock on `key`: one holder across every node. */
+  /**
+   * Runs `fn` holding a Postgres session advisory lock on `key`: one holder across every node.
+   * Only the holder keeps a connection: a waiter (the same file being fetched on another node)
+   * tries the lock, gives its connection back and tries again a little later, so waiters never
+   * take the connections other fetches need.
+   */
   const withLock = async <T>(key: string, fn: () => Promise<T>): Promise<T> => {
-    const client = await (deps.lockPool ?? deps.pool).connect();
-    let broken: Error | undefined;
-    try {
-      await client.query(`select pg_advisory_lock(${key})`);
+    for (let attempt = 0; ; attempt++) {
+      const client = await (deps.lockPool ?? deps.pool).connect();
+      let broken: Error | undefined;
       try {
-        return await fn();
+        const got = await client.query<{ got: boolean }>(`select pg_try_advisory_lock(${key}) as got`).catch((err: Error) => {
+          broken = err;
+          throw err;
+        });
+        if (got.rows[0]?.got) {
+          try {
+            return await fn();
+          } finally {
+            await client.query(`select pg_advisory_unlock(${key})`).catch((err: Error) => (broken = err));
+          }
+        }
       } finally {
-        await client.query(`select pg_advisory_unlock(${key})`).catch((err: Error) => (broken = err));
+        // A connection whose lock query or unlock failed is dropped (its session's locks go with it).
+        client.release(broken);
       }
-    } finally {
-      // A connection whose unlock failed is dropped (its session's locks go with it).
-      client.release(broken);
+      await sleep(lockRetryMs(attempt));
     }
   };
 

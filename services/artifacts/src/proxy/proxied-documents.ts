@@ -21,8 +21,8 @@ export interface ProxiedDocument {
 export interface ProxiedDocumentsDeps {
   pool: pg.Pool;
   upstreams: Upstreams;
-  /** svc.proxy.metadata-ttl as it is now. */
-  settings: () => { metadataTtlMs: number };
+  /** svc.proxy.metadata-ttl and svc.proxy.metadata-stale-while-revalidate as they are now. */
+  settings: () => { metadataTtlMs: number; metadataStaleMs: number };
   readOnly: boolean;
   log: FastifyBaseLogger;
   now?: () => number;
@@ -46,8 +46,10 @@ interface Row {
 /**
  * The metadata documents of proxy repositories (PyPI project pages, Maven metadata; npm keeps its
  * packuments in a table of its own), kept in Postgres by repository and key for
- * svc.proxy.metadata-ttl, then revalidated with If-None-Match / If-Modified-Since; served stale
- * while the upstream fails, times out or rate-limits (and while it is marked down); a definite
+ * svc.proxy.metadata-ttl, then revalidated with If-None-Match / If-Modified-Since: in the
+ * background while the cached copy is answered (stale-while-revalidate, for
+ * svc.proxy.metadata-stale-while-revalidate after the time to live), before answering after
+ * that; served stale while the upstream fails, times out or rate-limits (and while it is marked down); a definite
  * 404 remembered for 30 s, a failure never. One fetch per document in a process at a time.
  */
 export function proxiedDocumentsFactory(deps: ProxiedDocumentsDeps) {
@@ -146,7 +148,13 @@ export function proxiedDocumentsFactory(deps: ProxiedDocumentsDeps) {
         if (row?.body != null) return staleCopy(repository, row);
         throw badGateway(`the upstream of ${repository} is marked down after repeated failures and no copy of ${new URL(url).pathname} is cached: it is asked again after a backoff`);
       }
-      return running.run(`${repository}\0${key}`, () => refresh(repository, key, url, kind, row));
+      const refreshing = running.run(`${repository}\0${key}`, () => refresh(repository, key, url, kind, row));
+      if (row?.body != null && now() - row.fetchedAt.getTime() < ttl + deps.settings().metadataStaleMs) {
+        // Stale-while-revalidate: the cached copy now (Warning 110, Age), the upstream asked in the background for the next request.
+        refreshing.catch((err: unknown) => deps.log.warn({ err, repository, url }, "proxy: a background revalidation of a cached document failed"));
+        return served(row, true);
+      }
+      return refreshing;
     },
   };
 }

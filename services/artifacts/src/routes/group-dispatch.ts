@@ -3,7 +3,7 @@ import { ServiceError, notFound } from "@svc/contracts";
 import type { ArtifactTarget } from "@svc/grants";
 import type { IndexReadCache } from "../domain/index-read-cache.js";
 import type { GroupMember } from "../domain/repository-list.js";
-import type { Formats, GroupContext } from "../formats/format.js";
+import { CooldownRefusal, type Formats, type GroupContext } from "../formats/format.js";
 import type { LiveFile } from "../proxy/file-fetch.js";
 import type { IndexRow } from "../store/index-changes.js";
 import { takesLiveFile } from "./artifact-answer.js";
@@ -72,8 +72,9 @@ export function groupReadsFactory(deps: GroupReadsDeps) {
         return { target, found: { row, cached: found.cached } };
       } catch (err) {
         // A member that does not have it is no answer; one that refused (or failed) is the answer
-        // only when no later member has the file.
-        if (!(err instanceof ServiceError && err.code === "not_found")) refusal ??= err;
+        // only when no later member has the file. The cooldown's refusal is one, though Maven's
+        // is a 404 (so that Maven tries its next repository): it says why, and is logged.
+        if (err instanceof CooldownRefusal || !(err instanceof ServiceError && err.code === "not_found")) refusal ??= err;
       }
     }
     if (refusal) throw refusal;

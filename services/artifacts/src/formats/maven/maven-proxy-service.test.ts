@@ -80,7 +80,7 @@ function proxyWith(extra: Partial<MavenProxyDeps> = {}) {
     stored.set(a.path, Buffer.concat(chunks).toString());
     return { size: 0, sha256: "", created: true, etag: undefined };
   };
-  const pool = { connect: async () => ({ query: async () => ({ rows: [] }), release: () => {} }) } as unknown as pg.Pool;
+  const pool = { connect: async () => ({ query: async () => ({ rows: [{ got: true }] }), release: () => {} }) } as unknown as pg.Pool;
   const upstreams = upstreamsFactory({
     pool,
     metadata: { find: async (_r: string, path: string) => (stored.has(path) ? ({ path } as never) : undefined) },

@@ -3,7 +3,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from "node:net";
 import pino from "pino";
 import type pg from "pg";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import type { Readable } from "node:stream";
 import { digestCheck } from "../../domain/upload-checks.js";
 import { upstreamsFactory, type UpstreamsDeps } from "../../proxy/file-fetch.js";
@@ -35,7 +35,7 @@ const packument = (declared = integrity(TARBALL)) => ({
 });
 
 /** The proxy over an in-memory stand-in for its Postgres table and the artifact service. */
-function proxyWith(opts: { readOnly?: boolean; clock: { t: number }; screenVersions?: NpmProxyDeps["screenVersions"]; screen?: UpstreamsDeps["screen"] }) {
+function proxyWith(opts: { readOnly?: boolean; clock: { t: number }; staleMs?: number; screenVersions?: NpmProxyDeps["screenVersions"]; screen?: UpstreamsDeps["screen"] }) {
   const rows = new Map<string, { document: string | null; etag: string | null; fetched_at: Date }>();
   const stored = new Set<string>();
   const published: string[] = [];
@@ -54,8 +54,9 @@ function proxyWith(opts: { readOnly?: boolean; clock: { t: number }; screenVersi
     if (text.startsWith("update")) rows.get(key)!.fetched_at = values[2] as Date;
     return { rows: [] };
   };
-  const pool = { query, connect: async () => ({ query: async () => ({ rows: [] }), release: () => {} }) } as unknown as pg.Pool;
-  const settings = () => ({ metadataTtlMs: 60_000, blockPrivate: false });
+  const pool = { query, connect: async () => ({ query: async () => ({ rows: [{ got: true }] }), release: () => {} }) } as unknown as pg.Pool;
+  // Stale-while-revalidate off unless a test turns it on: the upstream is asked before answering after the TTL.
+  const settings = () => ({ metadataTtlMs: 60_000, metadataStaleMs: opts.staleMs ?? 0, blockPrivate: false });
   const upstreams = upstreamsFactory({
     pool,
     metadata: { find: async (_r: string, path: string) => (stored.has(path) ? ({ path } as never) : undefined) },
@@ -111,6 +112,39 @@ describe("npm proxy service", () => {
     expect(asked).toEqual([{ path: "/pkg", ifNoneMatch: undefined }, { path: "/pkg", ifNoneMatch: '"v1"' }]);
     expect(again!.body).toBe(first!.body);
     expect(again!.headers).toEqual({});
+  });
+
+  it("stale-while-revalidate: after the TTL the cached copy is answered at once (Warning 110, Age) and the upstream asked in the background; the next read has its new copy; past the window it waits", async () => {
+    const clock = { t: Date.now() };
+    const { proxy } = proxyWith({ clock, staleMs: 3_600_000 });
+    asked.length = 0;
+    let answer: object = packument();
+    let release = () => {};
+    let gate: Promise<void> = Promise.resolve();
+    handler = (_req, res) => void gate.then(() => res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(answer)));
+    const base = "https://us.example/repository/p";
+    expect(Object.keys(JSON.parse((await proxy.document("p", "pkg", base, false))!.body).versions)).toEqual(["1.0.0"]);
+    // The upstream has a new version, and is slow to answer.
+    answer = { ...packument(), "dist-tags": { latest: "1.1.0" }, versions: { ...packument().versions, "1.1.0": { name: "pkg", version: "1.1.0", dist: { tarball: `${url}pkg/-/pkg-1.1.0.tgz`, integrity: "sha512-x" } } } };
+    gate = new Promise((r) => (release = r));
+    clock.t += 61_000;
+    const stale = await proxy.document("p", "pkg", base, false);
+    expect(Object.keys(JSON.parse(stale!.body).versions)).toEqual(["1.0.0"]);
+    expect(stale!.headers).toEqual({ Warning: '110 - "Response is Stale"', Age: "61" });
+    await vi.waitUntil(() => asked.length === 2);
+    // Reads meanwhile share the one revalidation.
+    await proxy.document("p", "pkg", base, false);
+    expect(asked).toHaveLength(2);
+    release();
+    await vi.waitUntil(async () => Object.keys(JSON.parse((await proxy.document("p", "pkg", base, false))!.body).versions).length === 2);
+    const fresh = await proxy.document("p", "pkg", base, false);
+    expect(fresh!.headers).toEqual({});
+    expect(asked).toHaveLength(2);
+    // Past the TTL and the window: the upstream is asked before answering.
+    answer = packument();
+    clock.t += 61_000 + 3_600_000;
+    expect(Object.keys(JSON.parse((await proxy.document("p", "pkg", base, false))!.body).versions)).toEqual(["1.0.0"]);
+    expect(asked).toHaveLength(3);
   });
 
   it("remembers a definite 404 briefly, never a 5xx; a failing upstream's cached copy is served with Warning and Age", async () => {

@@ -1,4 +1,6 @@
 import { createHash } from "node:crypto";
+import { promisify } from "node:util";
+import { gzip as gzipCallback } from "node:zlib";
 import type { FastifyBaseLogger } from "fastify";
 import pg from "pg";
 import { forbidden, notFound } from "@svc/contracts";
@@ -8,7 +10,7 @@ import { SingleFlight } from "../../proxy/single-flight.js";
 import { staleHeaders } from "../../proxy/upstream-health.js";
 import { UpstreamUnreachable, type UpstreamAnswer } from "../../proxy/upstream-client.js";
 import { SCHEMA } from "../../store/schema.js";
-import { visibleTags } from "./npm-document-cache.js";
+import { COMPRESS_FROM_BYTES, visibleTags } from "./npm-document-cache.js";
 import { ABBREVIATED_FIELDS, tarballFile, tarballPath } from "./npm-documents.js";
 import { rewriteTarballUrls, sriDigests, type UpstreamPackument } from "./npm-proxy.js";
 import type { NpmPackages } from "./npm-export.js";
@@ -22,8 +24,8 @@ export interface NpmProxyDeps {
   isProxy: (repository: string) => boolean;
   /** The upstreams asked and the files fetched once (proxy/file-fetch.ts). */
   upstreams: Upstreams;
-  /** The settings as they are now (they change at run time). */
-  settings: () => { metadataTtlMs: number };
+  /** svc.proxy.metadata-ttl and svc.proxy.metadata-stale-while-revalidate as they are now. */
+  settings: () => { metadataTtlMs: number; metadataStaleMs: number };
   /** The screening gate's verdicts on a package's versions before they are fetched: BLOCK and HOLD hide them from the packument. */
   screenVersions?: ScreenVersions;
   /** The cooldown: versions published upstream too recently (the packument's `time`) are neither listed nor fetched. */
@@ -45,6 +47,8 @@ interface Built {
   stamp: string;
   body: string;
   etag: string;
+  /** The body gzip-compressed, made on the first read that accepts it (COMPRESS_FROM_BYTES and more) and kept beside it. */
+  gzipped?: Promise<Buffer>;
 }
 
 /** A packument kept in memory: its stored row (fetched_at names its version) and the documents built from it. */
@@ -67,6 +71,7 @@ export interface ProxiedPackument {
   stale: boolean;
 }
 
+const gzip = promisify(gzipCallback);
 const upstreamName = (name: string) => (name.startsWith("@") ? name.replace("/", "%2f") : name);
 const joinUrl = (base: string, rest: string) => `${base.replace(/\/+$/, "")}/${rest}`;
 
@@ -94,7 +99,9 @@ export function npmProxyFactory(deps: NpmProxyDeps) {
   const kept = new Map<string, Kept>();
   let keptBytes = 0;
   const keyOf = (repository: string, name: string) => `${repository}\0${name}`;
-  const sizeOf = (k: Kept) => k.size + [...k.built.values()].reduce((a, b) => a + b.body.length, 0);
+  // A compressed body is counted at the plain one's size again: a bound, whatever it compresses to.
+  const builtSize = (b: Built) => b.body.length * (b.gzipped ? 2 : 1);
+  const sizeOf = (k: Kept) => k.size + [...k.built.values()].reduce((a, b) => a + builtSize(b), 0);
   const forget = (key: string) => {
     const k = kept.get(key);
     if (!k) return;
@@ -225,7 +232,13 @@ export function npmProxyFactory(deps: NpmProxyDeps) {
       if (row?.doc) return staleCopy(repository, row);
       throw badGateway(`the upstream of ${repository} is marked down after repeated failures and no copy of ${name} is cached: it is asked again after a backoff`);
     }
-    return documents.run(`${repository}\0${name}`, () => refresh(repository, name, row));
+    const refreshing = documents.run(`${repository}\0${name}`, () => refresh(repository, name, row));
+    if (row?.doc && now() - row.fetchedAt.getTime() < ttl + deps.settings().metadataStaleMs) {
+      // Stale-while-revalidate: the cached copy now (Warning 110, Age), the upstream asked in the background for the next request.
+      refreshing.catch((err: unknown) => deps.log.warn({ err, repository, package: name }, "npm proxy: a background revalidation of a cached packument failed"));
+      return parsed(row, true);
+    }
+    return refreshing;
   };
 
   /** The versions of `versions` the cooldown keeps back, with why: their upstream publish times from the packument's `time`. */
@@ -319,9 +332,10 @@ export function npmProxyFactory(deps: NpmProxyDeps) {
     /**
      * The packument served: versions held or refused by the gate or too young for the cooldown left out (dist-tags repaired so
      * `latest` names a listed version), tarball URLs rewritten to `base`, abbreviated on request;
-     * with an ETag of its body and, when stale, Warning and Age.
+     * with an ETag of its body and, when stale, Warning and Age. A body of COMPRESS_FROM_BYTES or
+     * more comes with `gzipped`: the same body compressed, made once and kept beside it.
      */
-    async document(repository: string, name: string, base: string, small: boolean): Promise<{ body: string; etag: string; headers: Record<string, string> } | undefined> {
+    async document(repository: string, name: string, base: string, small: boolean): Promise<{ body: string; etag: string; headers: Record<string, string>; gzipped?: () => Promise<Buffer> } | undefined> {
       const p = await packument(repository, name);
       if (!p) return undefined;
       const all = Object.keys(p.doc.versions ?? {});
@@ -334,15 +348,30 @@ export function npmProxyFactory(deps: NpmProxyDeps) {
       // The abbreviated document's `modified` falls back on fetched_at, so a revalidated packument is built again.
       const stamp = `${p.fetchedAt.getTime()}\n${all.filter((v) => !shown.has(v)).join("\n")}`;
       const hit = mine?.built.get(which);
-      if (hit && hit.stamp === stamp) return { body: hit.body, etag: hit.etag, headers };
-      const built = build(p, name, base, small, shown);
-      if (mine && kept.get(keyOf(repository, name)) === mine) {
-        keptBytes -= hit?.body.length ?? 0;
-        mine.built.set(which, { stamp, ...built });
-        keptBytes += built.body.length;
-        evict();
+      let served: Built;
+      if (hit && hit.stamp === stamp) served = hit;
+      else {
+        served = { stamp, ...build(p, name, base, small, shown) };
+        if (mine && kept.get(keyOf(repository, name)) === mine) {
+          keptBytes -= hit ? builtSize(hit) : 0;
+          mine.built.set(which, served);
+          keptBytes += builtSize(served);
+          evict();
+        }
       }
-      return { ...built, headers };
+      if (served.body.length < COMPRESS_FROM_BYTES) return { body: served.body, etag: served.etag, headers };
+      // Compressed once per built body, on the first read that takes gzip (concurrent reads share it), counted against the memory kept.
+      const gzipped = () => {
+        if (!served.gzipped) {
+          served.gzipped = gzip(served.body);
+          if (mine?.built.get(which) === served) {
+            keptBytes += served.body.length;
+            evict();
+          }
+        }
+        return served.gzipped;
+      };
+      return { body: served.body, etag: served.etag, headers, gzipped };
     },
 
     /**

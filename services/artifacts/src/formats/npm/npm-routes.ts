@@ -49,6 +49,11 @@ async function readTag(req: FastifyRequest): Promise<unknown> {
  * A document's body as it arrives, read through the gateway signature's check (kit's
  * service.ts), never `req.raw`; none reads as empty (and is refused as no JSON object).
  */
+/** Whether the client takes a gzip-encoded answer (npm, pnpm and yarn do): a large document is sent compressed. */
+const acceptsGzip = (req: FastifyRequest): boolean => {
+  const accept = req.headers["accept-encoding"];
+  return accept !== undefined && negotiate(accept, ["gzip", "identity"]) === "gzip";
+};
 const streamedBody = (req: FastifyRequest): Readable => (req.body instanceof Readable ? req.body : Readable.from([]));
 
 /**
@@ -90,9 +95,7 @@ export function npmHandler(deps: NpmRoutesDeps): NpmHandler {
   const document = async (req: FastifyRequest, reply: FastifyReply, repository: string, name: string) => {
     const small = wantsAbbreviated(req.headers.accept);
     const ifNoneMatch = parsePreconditions(req.headers).ifNoneMatch;
-    const acceptEncoding = req.headers["accept-encoding"];
-    const acceptsGzip = acceptEncoding !== undefined && negotiate(acceptEncoding, ["gzip", "identity"]) === "gzip";
-    const doc = await documents.get(small ? "abbreviated" : "full", repository, name, baseUrl(req, repository, deps.publicUrl), ifNoneMatch, acceptsGzip);
+    const doc = await documents.get(small ? "abbreviated" : "full", repository, name, baseUrl(req, repository, deps.publicUrl), ifNoneMatch, acceptsGzip(req));
     if (!doc) throw notFound(`no package ${name} in repository ${repository}`);
     reply.header("etag", doc.etag).header("vary", "Accept, Accept-Encoding");
     if (!doc.body) return reply.code(304).send();
@@ -107,7 +110,9 @@ export function npmHandler(deps: NpmRoutesDeps): NpmHandler {
     if (!doc) throw notFound(`no package ${name} in repository ${repository} or its upstream`);
     reply.header("etag", doc.etag).header("vary", "Accept, Accept-Encoding").headers(doc.headers);
     if (parsePreconditions(req.headers).ifNoneMatch?.includes(doc.etag)) return reply.code(304).send();
-    return reply.type(small ? ABBREVIATED_TYPE : "application/json").send(doc.body);
+    reply.type(small ? ABBREVIATED_TYPE : "application/json");
+    if (doc.gzipped && acceptsGzip(req)) return reply.header("content-encoding", "gzip").send(await doc.gzipped());
+    return reply.send(doc.body);
   };
 
   /** GET /<name>/<version or dist-tag> of a proxy repository: picked out of its packument as served. */

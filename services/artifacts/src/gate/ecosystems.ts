@@ -4,9 +4,9 @@ import { compareMavenVersions, inMavenRange, parseMavenRange } from "./maven-ver
 
 /**
  * The OSV ecosystems the gate screens (formats name theirs: Format.ecosystem), each with its own
- * version order, name rule and range syntax for the deny list. OSV's names: `npm`, `PyPI`, `Maven`.
+ * version order, name rule and range syntax for the deny list. OSV's names: `npm`, `PyPI`, `Maven`, `Go`.
  */
-export const ECOSYSTEMS = ["npm", "PyPI", "Maven"] as const;
+export const ECOSYSTEMS = ["npm", "PyPI", "Maven", "Go"] as const;
 export type Ecosystem = (typeof ECOSYSTEMS)[number];
 
 export const isEcosystem = (e: string): e is Ecosystem => (ECOSYSTEMS as readonly string[]).includes(e);
@@ -43,6 +43,16 @@ const RULES: Record<Ecosystem, Rules> = {
       return pep440.validRange(spec) ? { ok: true, test: (v) => pep440.valid(v) !== null && pep440.satisfies(v, spec, { prereleases: true }) } : { ok: false, reason: `"${r}" is not a PEP 440 version specifier (such as <2.0, >=1.0,<1.4 or ==1.2.*)` };
     },
     syntax: "a PEP 440 specifier",
+  },
+  // Go's versions are semantic versions written with a v (v1.2.3, v2.0.0+incompatible); OSV's Go records drop the v.
+  Go: {
+    compare: (a, b) => (semver.valid(a) && semver.valid(b) ? semver.compare(a, b) : undefined),
+    name: (n) => n,
+    range: (r) => {
+      const range = semver.validRange(r);
+      return range === null ? { ok: false, reason: `"${r}" is not a semver range (such as <1.2.3, >=1.0.0 <1.4.0 or v1.2.3)` } : { ok: true, test: (v) => semver.satisfies(v, range, { includePrerelease: true }) };
+    },
+    syntax: "a semver range",
   },
   Maven: {
     compare: (a, b) => compareMavenVersions(a, b),

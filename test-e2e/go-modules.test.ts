@@ -54,7 +54,7 @@ describe("Go modules with the go command", () => {
 
   beforeAll(async () => {
     [s] = await Promise.all([
-      startSuite({ env: { SVC_REPOSITORY: "gomods", SVC_REPOSITORY_FORMAT: "go", SVC_REPOSITORY_SCOPE_FROM_PATH: "true", SVC_ANONYMOUS_RIGHTS: "gomods=repository:read" } }),
+      startSuite({ env: { SVC_REPOSITORY: "gomods", SVC_REPOSITORY_FORMAT: "go", SVC_REPOSITORY_SCOPE_FROM_PATH: "true", SVC_ANONYMOUS_RIGHTS: "gomods=repository:read,go-all=repository:read" } }),
       ensureDebianPackages(["golang-go", "curl"]),
     ]);
     work = mkdtempSync(join(inject("dataDir"), "go-modules-"));
@@ -200,6 +200,19 @@ describe("Go modules with the go command", () => {
     expect(await listed.text()).toBe("v0.1.0\n");
     const zip = await fetch(`${proxyOf("goprivate")}/${ESCAPED}/@v/v0.1.0.zip`, { headers: basic(reader) });
     expect(sha256(new Uint8Array(await zip.arrayBuffer()))).toBe(sha256(v.zip));
+  });
+
+  it("a group serves its members' versions merged to the go command, each zip from the member that has it", async () => {
+    const created = await s.call("POST", "/api/repositories", { key: s.bootstrapKey, body: { name: "go-all", format: "go", type: "group", members: ["goprivate", "gomods"] } });
+    expect(created.status).toBe(201);
+    const dir = consumer();
+    const listed = await go(dir, proxyOf("go-all"), ["list", "-m", "-versions", MODULE]);
+    expect(listed.code, listed.output).toBe(0);
+    expect(listed.stdout.trim()).toBe(`${MODULE} v0.1.0 v1.0.0 v1.1.0`);
+    const r = await go(dir, proxyOf("go-all"), ["mod", "download", "-json", `${MODULE}@v0.1.0`]);
+    expect(r.code, r.output).toBe(0);
+    expect((JSON.parse(r.stdout) as { Sum: string }).Sum).toBe(h1(moduleZip(MODULE, "v0.1.0", helloFiles("v0.1.0")).names));
+    expect(await (await fetch(`${proxyOf("go-all")}/${ESCAPED}/@latest`)).json()).toMatchObject({ Version: "v1.1.0" });
   });
 
   it("refuses bad uploads with a clear error, and never changes a published version", async () => {

@@ -7,6 +7,9 @@ import { parseGoPath, versionError } from "./go-module.js";
 import type { GoRegistry } from "./go-registry.js";
 import type { GoVersionRow } from "./go-store.js";
 
+/** What the protocol's reads need: a hosted repository's registry, or a group's members' merged (go-group.ts). */
+export type GoReads = Pick<GoRegistry, "listed" | "latest" | "version" | "goMod">;
+
 const notAllowed = (allow: string, what: string) => new ServiceError("method_not_allowed", `${what} takes ${allow} here`, { headers: { allow } });
 
 /** The `.info` document: the version and its time (the upload's), as the go command reads it. */
@@ -25,7 +28,7 @@ const refuseHeld = (a: ArtifactTarget, row: GoVersionRow) => {
  * repository does not have answers 404, which the go command reads as "not here": with
  * `GOPROXY=<this>,direct` it asks the next source.
  */
-export function goHandler(deps: { registry: GoRegistry }): FormatHandler {
+export function goHandler(deps: { registry: GoReads }): FormatHandler {
   const { registry } = deps;
 
   const read = async (req: FastifyRequest, reply: FastifyReply, a: ArtifactTarget, r: Exclude<ReturnType<typeof parseGoPath>, undefined>) => {

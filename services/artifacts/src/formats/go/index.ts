@@ -1,5 +1,6 @@
 import type { FormatModule } from "../format.js";
 import { goCoordinates } from "./go-module.js";
+import { goGroupHandler } from "./go-group.js";
 import { goRegistryFactory } from "./go-registry.js";
 import { goHandler } from "./go-routes.js";
 import { goMigration, goStoreFactory } from "./go-store.js";
@@ -20,6 +21,7 @@ export const go: FormatModule = {
     const registry = goRegistryFactory({ store, artifacts: deps.artifacts, blobs: deps.blobs, readOnly: deps.readOnly });
     return {
       handle: goHandler({ registry }),
+      group: goGroupHandler({ registry }),
       publish: registry.publish,
       removing: (tx, a) => store.markRemoved(tx, a.repository, a.path),
       ecosystem: "Go",

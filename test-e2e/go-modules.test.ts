@@ -73,7 +73,7 @@ describe("Go modules with the go command", () => {
     return dir;
   };
   /** The go command with nothing of the machine's Go set-up: its own GOPATH, module cache and build cache; no checksum database. */
-  const go = (dir: string, proxy: string, args: string[]): Promise<Run> =>
+  const go = (dir: string, proxy: string, args: string[], extra: Record<string, string> = {}): Promise<Run> =>
     run("/usr/bin/go", args, {
       cwd: dir,
       env: {
@@ -90,6 +90,7 @@ describe("Go modules with the go command", () => {
         GOFLAGS: "-mod=mod -modcacherw",
         GOTOOLCHAIN: "local",
         GO111MODULE: "on",
+        ...extra,
       },
     });
   const proxyOf = (repository: string) => `${s.gatewayUrl}/repository/${repository}`;
@@ -187,6 +188,18 @@ describe("Go modules with the go command", () => {
     const pipe = await go(consumer(), `${proxyOf("goprivate")}|direct`, ["list", "-m", "-versions", module]);
     expect(pipe.code).not.toBe(0);
     expect(pipe.output).toContain(`https://${module}?go-get=1`);
+  });
+
+  it("the go command sends no credentials over plain http, even from a .netrc with GOINSECURE set", async () => {
+    const dir = consumer();
+    const host = new URL(s.gatewayUrl);
+    const netrc = join(dir, "netrc");
+    writeFileSync(netrc, `machine ${host.hostname} login go password ${reader}\nmachine ${host.host} login go password ${reader}\n`);
+    mkdirSync(join(dir, "home"), { recursive: true });
+    writeFileSync(join(dir, "home", ".netrc"), readFileSync(netrc));
+    const r = await go(dir, proxyOf("goprivate"), ["list", "-m", "-versions", MODULE], { NETRC: netrc, GOINSECURE: host.hostname });
+    expect(r.code).not.toBe(0);
+    expect(r.output).toContain("/@v/list: 401 a key is required");
   });
 
   it("a private repository takes the key with curl: write for uploads, read for reads, nothing anonymously", async () => {

@@ -5,6 +5,7 @@ import type { ArtifactTarget } from "@svc/grants";
 import type { FormatHandler } from "../format.js";
 import { parseGoPath, versionError } from "./go-module.js";
 import type { GoRegistry } from "./go-registry.js";
+import { MAX_ZIP_FILE } from "./go-zip.js";
 import type { GoVersionRow } from "./go-store.js";
 
 /** What the protocol's reads need: a hosted repository's registry, or a group's members' merged (go-group.ts). */
@@ -64,6 +65,12 @@ export function goHandler(deps: { registry: GoReads }): FormatHandler {
       if (wrong) {
         if (req.body instanceof Readable) req.body.resume();
         return Promise.reject(invalid("version", wrong));
+      }
+      // A zip declared larger than the go command takes is refused before it is read.
+      const declared = Number(req.headers["content-length"] ?? NaN);
+      if (declared > MAX_ZIP_FILE) {
+        if (req.body instanceof Readable) req.body.resume();
+        return Promise.reject(new ServiceError("payload_too_large", `module zip file is too large (${declared} bytes; limit is ${MAX_ZIP_FILE} bytes, as the go command's)`));
       }
       // Stored by the file routes through the format's publish (go-registry.ts), which checks the zip.
       return undefined;

@@ -18,7 +18,7 @@ describe("cargo's registry formats", () => {
   });
 
   it("names a stored .crate file's package, and nothing else", () => {
-    expect(cargoCoordinates(cratePath("My_Crate", "1.0.0-rc.1+build.5"))).toEqual({ format: "cargo", name: "my_crate", version: "1.0.0-rc.1+build.5", file: "my_crate-1.0.0-rc.1+build.5.crate" });
+    expect(cargoCoordinates(cratePath("My_Crate", "1.0.0-rc.1+build.5"))).toEqual({ format: "cargo", name: "My_Crate", version: "1.0.0-rc.1+build.5", file: "My_Crate-1.0.0-rc.1+build.5.crate" });
     expect(cargoCoordinates("crates/a/b-1.0.0.crate")).toBeUndefined();
     expect(cargoCoordinates("crates/a/a-1.0.crate")).toBeUndefined();
     expect(cargoCoordinates("se/rd/serde")).toBeUndefined();

@@ -32,15 +32,15 @@ export function crateOfIndexPath(segments: readonly string[]): string | undefine
   return indexPath(name) === segments.join("/") ? name : undefined;
 }
 
-/** Where a version's .crate file is stored: what config.json's `dl` template names. */
-export const cratePath = (name: string, version: string): string => `crates/${name.toLowerCase()}/${name.toLowerCase()}-${version}.crate`;
+/** Where a version's .crate file is stored: what config.json's `dl` template names (the name as published: one spelling per crate). */
+export const cratePath = (name: string, version: string): string => `crates/${name}/${name}-${version}.crate`;
 
 /** config.json's `dl` template under the repository's address: the stored file, served by the file routes. */
-export const DL_TEMPLATE = "crates/{lowercase}/{lowercase}-{version}.crate";
+export const DL_TEMPLATE = "crates/{crate}/{crate}-{version}.crate";
 
 /** The package a stored .crate file is: `crates/<name>/<name>-<version>.crate`. */
 export function cargoCoordinates(path: string): PackageCoordinates | undefined {
-  const m = /^crates\/([a-z][a-z0-9_-]*)\/([^/]+)\.crate$/.exec(path);
+  const m = /^crates\/([A-Za-z][A-Za-z0-9_-]*)\/([^/]+)\.crate$/.exec(path);
   if (!m || !m[2]!.startsWith(`${m[1]}-`)) return undefined;
   const version = m[2]!.slice(m[1]!.length + 1);
   return isCrateVersion(version) ? { format: "cargo", name: m[1]!, version, file: `${m[2]}.crate` } : undefined;

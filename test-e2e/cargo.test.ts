@@ -213,6 +213,14 @@ describe("cargo repositories with cargo", () => {
     });
     expect(put.status).toBe(409);
     expect(await put.json()).toEqual({ errors: [{ detail: expect.stringContaining("crate version `alpha@0.1.0` is already uploaded") }] });
+    // A body that is not cargo's framing is refused, saying what a publish is.
+    const cut = await fetch(`${s.gatewayUrl}/repository/crates/api/v1/crates/new`, {
+      method: "PUT",
+      headers: { authorization: deployer, "user-agent": "cargo/1.95.0" },
+      body: Buffer.concat([u32(meta.length), meta.subarray(0, 5)]),
+    });
+    expect(cut.status).toBe(400);
+    expect(await cut.json()).toEqual({ errors: [{ detail: expect.stringContaining("a publish is cargo's framing (a u32 LE length, the JSON metadata") }] });
     const stored = await s.call("GET", "/repository/crates/crates/alpha/alpha-0.1.0.crate", { key: reader });
     expect(createHash("sha256").update(Buffer.from(await stored.arrayBuffer())).digest("hex")).toBe((await indexLines("al/ph/alpha"))[0]!.cksum);
   });

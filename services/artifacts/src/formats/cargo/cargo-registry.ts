@@ -17,27 +17,33 @@ export interface CargoRegistryDeps {
 export const MAX_METADATA_BYTES = 10 * 1024 * 1024;
 
 /**
- * Reads exactly `n` bytes of a paused stream (what is past them stays in it); undefined when it
- * ends first.
+ * Reads exactly `n` bytes of a paused stream (what came past them is put back); undefined when it
+ * ends first. Whatever is buffered is taken whole (`read()`), never asked for by size: a stream
+ * holding less than a size asked for signals `readable` again at once, which would spin without
+ * ever letting the rest of the body arrive.
  */
-async function readExactly(body: Readable, n: number): Promise<Buffer | undefined> {
-  if (n === 0) return Buffer.alloc(0);
-  for (;;) {
-    const chunk = body.read(n) as Buffer | null;
-    if (chunk !== null) return chunk;
-    if (body.readableEnded || body.destroyed) return undefined;
-    await new Promise<void>((resolve, reject) => {
-      const done = () => (body.off("readable", done), body.off("end", done), body.off("error", fail), resolve());
-      const fail = (err: Error) => (body.off("readable", done), body.off("end", done), reject(err));
-      body.once("readable", done).once("end", done).once("error", fail);
-    });
-    // At its end a stream hands over what it has left, shorter than asked.
-    if (body.readableEnded) {
-      const rest = body.read() as Buffer | null;
-      if (rest !== null && rest.length >= n) return rest;
-      return undefined;
+export async function readExactly(body: Readable, n: number): Promise<Buffer | undefined> {
+  const parts: Buffer[] = [];
+  let have = 0;
+  while (have < n) {
+    const chunk = body.read() as Buffer | null;
+    if (chunk !== null) {
+      parts.push(chunk);
+      have += chunk.length;
+      continue;
     }
+    if (body.readableEnded || body.destroyed) break;
+    await new Promise<void>((resolve, reject) => {
+      const off = () => (body.off("readable", done), body.off("end", done), body.off("close", done), body.off("error", fail));
+      const done = () => (off(), resolve());
+      const fail = (err: Error) => (off(), reject(err));
+      body.on("readable", done).on("end", done).on("close", done).on("error", fail);
+    });
   }
+  const all = Buffer.concat(parts);
+  if (all.length < n) return undefined;
+  if (all.length > n) body.unshift(all.subarray(n));
+  return all.subarray(0, n);
 }
 
 const framing = (what: string) => invalid("body", `${what}: a publish is cargo's framing (a u32 LE length, the JSON metadata, a u32 LE length, the .crate file)`);

@@ -6,6 +6,7 @@ import { buildApp } from "./app.js";
 import type { ArtifactsConfig } from "./config.js";
 import { contentReporterFactory, storageLocator } from "./domain/content-report.js";
 import { artifactServiceFactory } from "./domain/artifact-service.js";
+import { anonymousReadFactory } from "./domain/anonymous-access.js";
 import { downloadRecorderFactory } from "./domain/download-recorder.js";
 import { indexReadCacheFactory } from "./domain/index-read-cache.js";
 import { blobStoreHealthChecks, openBlobStore, storageIdentity, storageStatus, withSmallBlobCache, type OpenedBlobStore } from "@svc/blobs";
@@ -111,7 +112,7 @@ export async function wireArtifacts({ config, log, metrics, bus, db, pool, repli
   // Fetched files stream to their clients through a spool on disk: beside the blobs' staged copies on the filesystem store (the system's temporary folder may be memory).
   const spoolDir = opened.kind === "filesystem" ? join(config.filesystemRoot, "tmp") : undefined;
   const upstreams = upstreamsFactory({ pool, lockPool, metadata, artifacts, screen: gate.publishGate.screen, ...(spoolDir ? { spoolDir } : {}), upstreamOf, settings: proxySettings, readOnly: config.readOnly, log, actor: { kind: "system", id: "proxy" }, registry: metrics.registry });
-  formats.build({ db, pool, metadata, blobs, artifacts, readOnly: config.readOnly, publicUrl: config.uiPublicUrl, log, audit: gate.audit, proxy: { upstreamOf, upstreams, settings: proxySettings, screenVersions: gate.screenVersions, tooYoung: gate.tooYoung } });
+  formats.build({ db, pool, metadata, blobs, artifacts, readOnly: config.readOnly, publicUrl: config.uiPublicUrl, anonymousRead: anonymousReadFactory(config), log, audit: gate.audit, proxy: { upstreamOf, upstreams, settings: proxySettings, screenVersions: gate.screenVersions, tooYoung: gate.tooYoung } });
   // A data folder the code before the blob store wrote is migrated before anything is served.
   if (opened.kind === "filesystem") await migrateLegacyLayout({ root: config.filesystemRoot, blobs: opened.store, artifacts, metadata, pool, log });
   // Staged leftovers of uploads a crash interrupted more than a day ago (the walker's reclaim takes younger ones after its grace).

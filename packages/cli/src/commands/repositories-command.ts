@@ -113,7 +113,7 @@ export const repositoriesCommand: Command = {
       args: "<name> <format>",
       minArgs: 2,
       maxArgs: 2,
-      summary: "create a repository of a format (raw, npm, maven, pypi, go)",
+      summary: "create a repository of a format (raw, npm, maven, pypi, go, cargo)",
       examples: ["svc repositories create team-npm npm"],
       async run(ctx) {
         const d = await (await ctx.api()).json<Detail>("POST", "/api/repositories", { body: { name: ctx.args[0], format: ctx.args[1] } });

@@ -26,6 +26,7 @@ describe("the artifacts service's migrations", () => {
       "0018_group_members",
       "0019_maven_publish_times",
       "0020_go_versions",
+      "0021_cargo_crates",
     ]);
   });
 

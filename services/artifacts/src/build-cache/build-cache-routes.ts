@@ -3,7 +3,7 @@ import { Type } from "@sinclair/typebox";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { LIMITS, ServiceError, invalid, notFound } from "@svc/contracts";
 import { parseCacheTarget, type CacheTarget } from "@svc/grants";
-import { Answer, NoContent, Nullable, errorResponses, senderWentAway, setContentTypeAside, watchBodyIdle, type ServiceApp } from "@svc/kit";
+import { Answer, NoContent, Nullable, errorResponses, pagingQuerySchema, readPaging, senderWentAway, setContentTypeAside, watchBodyIdle, type ServiceApp } from "@svc/kit";
 import type { BuildCacheService } from "./build-cache-service.js";
 
 /** How much longer than svc.upload-idle-timeout this service waits, at most, before cutting an upload (as raw-routes.ts). */
@@ -99,7 +99,17 @@ export function buildCacheRoutes(app: ServiceApp, deps: { caches: BuildCacheServ
     });
   });
 
-  app.get("/api/build-caches", { schema: { summary: "The build caches, by name", response: { 200: Type.Array(cacheSchema), ...errorResponses() } } }, async () => caches.list());
+  app.get(
+    "/api/build-caches",
+    { schema: { summary: "The build caches, by name", querystring: pagingQuerySchema, response: { 200: Type.Array(cacheSchema), ...errorResponses(400) } } },
+    async (req, reply) => {
+      const { after, limit } = readPaging(req.query);
+      const all = (await caches.list()).filter((c) => after === undefined || c.name > after);
+      const page = all.slice(0, limit);
+      if (all.length > limit) reply.header("x-next-cursor", page[page.length - 1]!.name);
+      return page;
+    },
+  );
 
   app.post(
     "/api/build-caches",

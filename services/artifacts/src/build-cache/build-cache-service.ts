@@ -96,7 +96,8 @@ export function buildCacheServiceFactory(deps: {
      * entry, or its blob is gone). `count`: a GET, counted in the meters (a HEAD is not).
      */
     async read(cache: string, key: string, count: boolean): Promise<{ entry: EntryRow; body: Readable | undefined } | undefined> {
-      const entry = await store.use(cache, key);
+      // A read-only node (a mirror, maybe on a read replica of the database) records no use.
+      const entry = blobs.readOnly ? await store.peek(cache, key) : await store.use(cache, key);
       const body = entry && count ? await blobs.get(entry.sha256) : undefined;
       const present = entry !== undefined && (count ? body !== undefined : (await blobs.head(entry.sha256)) !== undefined);
       // A blob a repair walk removed as corrupt: the entry is forgotten and the build tool builds.
@@ -124,13 +125,14 @@ export function buildCacheServiceFactory(deps: {
       const limit = entryCapOf(row);
       if (declaredLength !== undefined && declaredLength > limit) throw tooLarge(cache, limit)();
       let staged: StagedBlob | undefined;
+      let committed = false;
       try {
         staged = await blobs.stage(body, { through: [capped(limit, tooLarge(cache, limit))] });
         const s = staged;
         if (key.startsWith("cas/") && s.sha256 !== key.slice("cas/".length)) {
           throw invalid("content", `the content's SHA-256 is ${s.sha256}, not the ${key.slice("cas/".length)} its cas/ key names: nothing was stored`);
         }
-        await blobs.commit(s);
+        committed = (await blobs.commit(s)).created;
         const outcome = await store.put(cache, key, { sha256: s.sha256, size: s.size }, capOf, async () => {
           // Under the blob's lock: a reclaim that took it since the commit above is undone.
           if (!(await blobs.head(s.sha256))) await blobs.commit(s);
@@ -140,8 +142,8 @@ export function buildCacheServiceFactory(deps: {
         await release(outcome.replaced ? [outcome.replaced] : []);
         return { created: outcome.created, size: s.size, sha256: s.sha256 };
       } catch (err) {
-        // A blob this write committed and no entry took goes at once if nothing else holds it.
-        if (staged) await release([staged.sha256]);
+        // A blob this write made and no entry took goes at once if nothing else holds it.
+        if (staged && committed) await release([staged.sha256]);
         throw err;
       } finally {
         if (staged) await blobs.discard(staged);

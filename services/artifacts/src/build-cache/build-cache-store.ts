@@ -176,6 +176,13 @@ export function buildCacheStoreFactory(pool: pg.Pool) {
       return row ? { sha256: row.sha256, size: Number(row.size) } : undefined;
     },
 
+    /** An entry, without recording a use (a read-only node); undefined on a miss. */
+    async peek(cache: string, key: string): Promise<EntryRow | undefined> {
+      const r = await pool.query(`select sha256, size from ${T("build_cache_entries")} where cache = $1 and key = $2`, [cache, key]);
+      const row = r.rows[0] as { sha256: string; size: string } | undefined;
+      return row ? { sha256: row.sha256, size: Number(row.size) } : undefined;
+    },
+
     /** Drops an entry whose blob is gone (a repair walk removed it as corrupt), if it still names that blob. */
     async forgetEntry(cache: string, key: string, sha256: string): Promise<void> {
       await inTransaction(async (client) => {

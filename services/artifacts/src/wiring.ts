@@ -28,6 +28,8 @@ import { upstreamsFactory } from "./proxy/file-fetch.js";
 import { proxyImportFactory } from "./domain/proxy-import.js";
 import { outboxStoreFactory } from "./store/outbox-store.js";
 import type { ArtifactsDatabase } from "./store/schema.js";
+import { buildCacheServiceFactory } from "./build-cache/build-cache-service.js";
+import { buildCacheStoreFactory } from "./build-cache/build-cache-store.js";
 
 export type ArtifactsContext = Pick<BootContext<ArtifactsConfig>, "config" | "log" | "metrics"> & { bus: Pick<Bus, "publish" | "subscribe" | "connected" | "losses" | "respond" | "listen"> } & DatabaseContext<ArtifactsDatabase>;
 
@@ -144,8 +146,18 @@ export async function wireArtifacts({ config, log, metrics, bus, db, pool, repli
   // svc.storage.s3.redirect (only with svc.storage=s3: config.ts refuses it otherwise): the bucket sends a GET's bytes.
   const redirect = redirectOf(opened, config);
   if (redirect) log.info({ ttlMs: config.s3RedirectTtlMs }, "svc.storage.s3.redirect is on: artifact GETs are answered with a signed URL of the bucket");
+  // Build caches (docs/integration/build-caches.md): entries are blobs like artifacts', indexed in
+  // Postgres so every node serves the same caches; an evicted entry's blob goes as a removed
+  // artifact's does, only when nothing else holds it.
+  const buildCaches = buildCacheServiceFactory({
+    store: buildCacheStoreFactory(pool),
+    blobs,
+    release: (digests) => artifacts.reclaim(digests, 0),
+    defaults: { maxBytes: config.buildCacheMaxBytes, maxEntryBytes: config.buildCacheMaxEntryBytes },
+    registry: metrics.registry,
+  });
   gate.start();
-  const app = buildApp({ gate: gate.routes, cooldownRefused: gate.cooldownRefused, redirect, log, internalSecret: config.internalSecret, internalSecretPrevious: config.internalSecretPrevious, blobs, metadata, reads, artifacts, admin, exports, imports, formats, downloads, repositories: repositories.names, membersOf: repositories.membersOf, checks, metrics, uploadIdleTimeoutMs: config.uploadIdleTimeoutMs });
+  const app = buildApp({ buildCaches, gate: gate.routes, cooldownRefused: gate.cooldownRefused, redirect, log, internalSecret: config.internalSecret, internalSecretPrevious: config.internalSecretPrevious, blobs, metadata, reads, artifacts, admin, exports, imports, formats, downloads, repositories: repositories.names, membersOf: repositories.membersOf, checks, metrics, uploadIdleTimeoutMs: config.uploadIdleTimeoutMs });
   return { app, ready: { ...storageIdentity(config), repository: config.repository }, status: () => ({ ...storageStatus(config), ...gate.status() }), closers: [() => imports.stop(), () => live.close(), () => lockPool.end(), () => gate.stop(), () => exports.stop(), () => downloads.stop(), () => relay.stop(), ...(opened.kind === "s3" ? [async () => opened.store.close()] : [])] };
 }
 

@@ -428,9 +428,12 @@ export function metadataStoreFactory(root: Db, pool: pg.Pool, changes: IndexChan
       return row ? toRecord(row) : undefined;
     },
 
-    /** Whether any path holds this content (the artifacts_by_sha256 index). */
+    /** Whether any path, or any build cache entry, holds this content (the artifacts_by_sha256 and build_cache_entries_by_sha256 indexes). */
     async referenced(sha256: string, tx?: Db): Promise<boolean> {
-      return (await db(tx).selectFrom("artifacts").select("path").where("sha256", "=", sha256).limit(1).executeTakeFirst()) !== undefined;
+      if ((await db(tx).selectFrom("artifacts").select("path").where("sha256", "=", sha256).limit(1).executeTakeFirst()) !== undefined) return true;
+      // A build cache's entry holds its blob as a path does (build-cache/build-cache-store.ts).
+      const entry = await sql<{ one: number }>`select 1 as one from ${sql.id(SCHEMA, "build_cache_entries")} where sha256 = ${sha256} limit 1`.execute(db(tx));
+      return entry.rows.length > 0;
     },
 
     /** The paths holding this content, a page at a time in (repository, path) order after `after`. */

@@ -27,6 +27,7 @@ describe("the artifacts service's migrations", () => {
       "0019_maven_publish_times",
       "0020_go_versions",
       "0021_cargo_crates",
+      "0022_build_caches",
     ]);
   });
 

@@ -42,7 +42,11 @@ export interface Route {
 export const ROUTES: readonly Route[] = [
   { prefix: "/repository", upstream: "artifacts", transport: "downloads", methods: ["GET", "HEAD"], inert: true },
   { prefix: "/repository", upstream: "artifacts", transport: "uploads", methods: ["PUT", "DELETE", "POST", "PATCH", "OPTIONS"], inert: true },
+  // Build caches (Gradle's and Bazel's HTTP caches): entries are uploaded content, served inert like artifacts.
+  { prefix: "/cache", upstream: "artifacts", transport: "downloads", methods: ["GET", "HEAD"], inert: true },
+  { prefix: "/cache", upstream: "artifacts", transport: "uploads", methods: ["PUT", "DELETE"], inert: true },
   { prefix: "/api/repositories", upstream: "artifacts", transport: "api" },
+  { prefix: "/api/build-caches", upstream: "artifacts", transport: "api" },
   { prefix: "/api/formats", upstream: "artifacts", transport: "api" },
   // The screening gate's administration (the artifacts service owns advisories, holds, findings and the refusal log).
   { prefix: "/api/deny-list", upstream: "artifacts", transport: "api" },

@@ -42,6 +42,9 @@ export interface Route {
 export const ROUTES: readonly Route[] = [
   { prefix: "/repository", upstream: "artifacts", transport: "downloads", methods: ["GET", "HEAD"], inert: true },
   { prefix: "/repository", upstream: "artifacts", transport: "uploads", methods: ["PUT", "DELETE", "POST", "PATCH", "OPTIONS"], inert: true },
+  // Container images (OCI distribution): `/v2/<repository>/<name…>/…` (formats/oci in the artifacts service).
+  { prefix: "/v2", upstream: "artifacts", transport: "downloads", methods: ["GET", "HEAD"], inert: true },
+  { prefix: "/v2", upstream: "artifacts", transport: "uploads", methods: ["PUT", "DELETE", "POST", "PATCH"], inert: true },
   { prefix: "/api/repositories", upstream: "artifacts", transport: "api" },
   { prefix: "/api/formats", upstream: "artifacts", transport: "api" },
   // The screening gate's administration (the artifacts service owns advisories, holds, findings and the refusal log).

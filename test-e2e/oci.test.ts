@@ -135,9 +135,10 @@ describe("the OCI registry at /v2/", () => {
     const gone = await v2("GET", `oci/team/app/manifests/${image.manifest.digest}`, { key: reader, headers: { accept: OCI_MANIFEST } });
     expect(gone.status).toBe(404);
     expect((await errorsOf(gone))[0]!.code).toBe("MANIFEST_UNKNOWN");
-    // Deleting the manifest dropped every tag naming it.
-    const after = await v2("GET", "oci/team/app/tags/list", { key: reader });
-    expect(((await after.json()) as { tags: string[] }).tags).toEqual([]);
+    // Deleting the manifest dropped every tag naming it: `latest` too, and the image lists none.
+    const latest = await v2("GET", "oci/team/app/manifests/latest", { key: reader });
+    expect((await errorsOf(latest))[0]!.code).toBe("MANIFEST_UNKNOWN");
+    expect((await errorsOf(await v2("GET", "oci/team/app/tags/list", { key: reader })))[0]!.code).toBe("NAME_UNKNOWN");
   }, 300_000);
 
   /** Pushes a blob in one POST (?digest=). */

@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { ensureDebianPackages } from "@svc/devstack";
 import { run, type Run } from "./npm-clients.js";
 import { startSuite, type Suite } from "./suite.js";
+import { collectArtifactEvents } from "./upstream.js";
 
 const OCI_MANIFEST = "application/vnd.oci.image.manifest.v1+json";
 const OCI_INDEX = "application/vnd.oci.image.index.v1+json";
@@ -279,6 +280,53 @@ describe("the OCI registry at /v2/", () => {
     const only = await v2("GET", `oci/signed/referrers/${subject.digest}?artifactType=application/vnd.example.signature`, { key: reader });
     expect(only.headers.get("oci-filters-applied")).toBe("artifactType");
     expect(((await only.json()) as typeof listed).manifests).toEqual([{ mediaType: OCI_MANIFEST, digest: sha256(JSON.stringify(sig)), size: JSON.stringify(sig).length, artifactType: "application/vnd.example.signature", annotations: { who: "ci" } }]);
+  });
+
+  it("a pushed and a deleted manifest are artifact events with the image and the digest", async () => {
+    const events = await collectArtifactEvents(s.natsUrl, s.tenant, (e) => e.repository === "oci" && e.path.startsWith("evented/manifests/"));
+    try {
+      const config = Buffer.from('{"evented":true}');
+      await pushBlob("evented", config);
+      const doc = { schemaVersion: 2, mediaType: OCI_MANIFEST, config: { mediaType: CONFIG, digest: sha256(config), size: config.length }, layers: [] };
+      const digest = sha256(JSON.stringify(doc));
+      expect((await pushManifest("evented", "v1", doc)).status).toBe(201);
+      expect((await v2("DELETE", `oci/evented/manifests/${digest}`, { key: writer })).status).toBe(202);
+      const got = await events.until("the push and the removal", (es) => es.length >= 2);
+      const pkg = { format: "oci", name: "evented", version: digest, file: `evented/manifests/${digest}` };
+      expect(got.map((e) => [e.kind, e.digest, e.package])).toEqual([
+        ["artifact.published", digest, pkg],
+        ["artifact.removed", digest, pkg],
+      ]);
+    } finally {
+      await events.close();
+    }
+  });
+
+  it("immutable tags: a pushed tag is refused a move and a removal (DENIED), the same manifest pushed again is fine", async () => {
+    const admin = (await s.mint({ label: "oci-admin", grants: [{ scope: "*", tokens: ["*"] }] })).key;
+    const set = await s.call("PUT", "/api/repositories/oci/oci", { key: admin, body: { immutableTags: true } });
+    expect(set.status).toBe(200);
+    try {
+      const config = Buffer.from('{"immutable":true}');
+      await pushBlob("pinned", config);
+      const doc = (n: number) => ({ schemaVersion: 2, mediaType: OCI_MANIFEST, config: { mediaType: CONFIG, digest: sha256(config), size: config.length }, layers: [], annotations: { n: String(n) } });
+      expect((await pushManifest("pinned", "1.0", doc(1))).status).toBe(201);
+      expect((await pushManifest("pinned", "1.0", doc(1))).status).toBe(201);
+      const moved = await pushManifest("pinned", "1.0", doc(2));
+      expect(moved.status).toBe(403);
+      const [e] = await errorsOf(moved);
+      expect(e!.code).toBe("DENIED");
+      expect(e!.message).toContain("immutable");
+      expect((await v2("GET", "oci/pinned/manifests/1.0", { key: reader }).then((r) => r.headers.get("docker-content-digest")))).toBe(sha256(JSON.stringify(doc(1))));
+      expect((await errorsOf(await v2("DELETE", "oci/pinned/manifests/1.0", { key: writer })))[0]!.code).toBe("DENIED");
+      expect((await v2("DELETE", `oci/pinned/manifests/${sha256(JSON.stringify(doc(1)))}`, { key: writer })).status).toBe(403);
+      // An untagged manifest may still go.
+      expect((await pushManifest("pinned", sha256(JSON.stringify(doc(3))), doc(3))).status).toBe(201);
+      expect((await v2("DELETE", `oci/pinned/manifests/${sha256(JSON.stringify(doc(3)))}`, { key: writer })).status).toBe(202);
+    } finally {
+      await s.call("PUT", "/api/repositories/oci/oci", { key: admin, body: { immutableTags: false } });
+    }
+    expect(await (await s.call("GET", "/api/repositories/files/oci", { key: admin })).json()).toMatchObject({ field: "name" });
   });
 
   it("refusals in the OCI error body: a repository of another format, a key without the right, a blob deleted", async () => {

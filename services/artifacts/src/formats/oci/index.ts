@@ -1,6 +1,7 @@
 import { ServiceError } from "@svc/contracts";
 import type { FormatModule } from "../format.js";
 import { ociMigrations } from "./oci-migrations.js";
+import { ociOptionsRoutes } from "./oci-options-routes.js";
 import { ociRoutes } from "./oci-routes.js";
 import { ociStoreFactory } from "./oci-store.js";
 
@@ -28,7 +29,10 @@ export const oci: FormatModule = {
         if (req.method === "GET" || req.method === "HEAD") return undefined;
         throw new ServiceError("method_not_allowed", "an OCI repository is written through the registry API at /v2/<repository>/<image>/… (skopeo, podman, buildah, docker)");
       },
-      routes: (app) => ociRoutes(app, { store, artifacts: deps.artifacts, metadata: deps.metadata, blobs: deps.blobs, formatOf: deps.formatOf }),
+      routes: (app) => {
+        ociRoutes(app, { store, artifacts: deps.artifacts, metadata: deps.metadata, blobs: deps.blobs, formatOf: deps.formatOf });
+        ociOptionsRoutes(app, { store, formatOf: deps.formatOf });
+      },
       coordinates: ociCoordinates,
     };
   },

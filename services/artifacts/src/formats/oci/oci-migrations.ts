@@ -48,6 +48,11 @@ export const ociMigrations: Readonly<Record<string, Migration>> = {
         created_at timestamptz not null default now(),
         updated_at timestamptz not null default now()
       )`.execute(db);
+      // Per repository: a pushed tag cannot be moved or deleted (PUT /api/repositories/<name>/oci).
+      await sql`create table ${t("oci_options")} (
+        repository text primary key references ${t("repositories")} (name) on delete cascade,
+        immutable_tags boolean not null default false
+      )`.execute(db);
       await sql`create table ${t("oci_upload_chunks")} (
         upload_id uuid not null references ${t("oci_uploads")} (id) on delete cascade,
         seq integer not null,

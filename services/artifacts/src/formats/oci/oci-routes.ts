@@ -25,6 +25,12 @@ export interface OciRoutesDeps {
 const MANIFEST_LIMIT = 4 * 1024 * 1024;
 /** Most tags or catalog entries one page answers. */
 const PAGE_MAX = 1000;
+/**
+ * An upload session idle this long is over (BLOB_UPLOAD_UNKNOWN): its chunks are blobs nothing
+ * references yet, which the reclaim walk removes after svc.storage.reclaim-grace (default 1 h),
+ * so a session must not outlive them.
+ */
+export const UPLOAD_IDLE_MS = 30 * 60_000;
 /** The field a declared digest's mismatch is reported under (artifacts.publish's digest check). */
 const DIGEST_FIELD = "digest";
 
@@ -37,6 +43,10 @@ export function ociAddress(repository: string, name: string, kind: "blobs" | "ma
   const segments = [...name.split("/"), kind, digest];
   return { repository, segments, path: segments.join("/") };
 }
+
+/** A tag of a repository with immutable tags (PUT /api/repositories/<name>/oci), refused a move or a removal. */
+const immutableTag = (r: { repository: string; name: string }, tag: string, what: string) =>
+  new OciError("DENIED", `tags of ${r.repository} are immutable: ${r.name}:${tag} ${what}`);
 
 const imageUrl = (r: { repository: string; name: string }) => `/v2/${r.repository}/${r.name}`;
 
@@ -86,6 +96,10 @@ export function ociRoutes(app: ServiceApp, deps: OciRoutesDeps): void {
   const session = async (r: Extract<OciRoute, { kind: "upload" }>) => {
     const s = await store.upload(r.id);
     if (!s || s.repository !== r.repository || s.name !== r.name) throw new OciError("BLOB_UPLOAD_UNKNOWN", `no upload ${r.id} in ${r.repository}/${r.name}`);
+    if (s.idleMs > UPLOAD_IDLE_MS) {
+      await store.endUpload(s.id);
+      throw new OciError("BLOB_UPLOAD_UNKNOWN", `the upload ${r.id} was idle for more than ${UPLOAD_IDLE_MS / 60_000} minutes and has ended: start it again`);
+    }
     return s;
   };
 
@@ -107,7 +121,8 @@ export function ociRoutes(app: ServiceApp, deps: OciRoutesDeps): void {
       (async function* () {
         for (const c of await store.chunks(id)) {
           const part = await blobs.get(c.sha256);
-          if (!part) throw new Error(`a chunk of upload ${id} is missing from the store`);
+          // Reclaimed: the session outlived its chunks (svc.storage.reclaim-grace shorter than the upload).
+          if (!part) throw new OciError("BLOB_UPLOAD_INVALID", `a chunk of upload ${id} is no longer stored (the upload took longer than the store keeps unreferenced bytes): start it again`);
           yield* part;
         }
       })(),
@@ -137,7 +152,7 @@ export function ociRoutes(app: ServiceApp, deps: OciRoutesDeps): void {
       return blobStored(reply, r, digest.text);
     }
     // A mount (?mount=&from=) is answered as a plain upload: the caller writes the blob itself.
-    return uploadAnswer(reply, await store.startUpload(r.repository, r.name), 202);
+    return uploadAnswer(reply, await store.startUpload(r.repository, r.name, UPLOAD_IDLE_MS), 202);
   };
 
   const upload = async (req: FastifyRequest, reply: FastifyReply, r: Extract<OciRoute, { kind: "upload" }>) => {
@@ -185,10 +200,13 @@ export function ociRoutes(app: ServiceApp, deps: OciRoutesDeps): void {
     }
     const a = ociAddress(r.repository, r.name, "manifests", digest);
     const tag = named ? undefined : r.reference;
+    const immutable = tag !== undefined && (await store.immutableTags(r.repository));
     await artifacts.publish(a, body, m.mediaType, actorOf(req.principal), {}, {
       run: async (tx) => {
         await store.recordManifest(tx, { repository: r.repository, name: r.name, digest, path: a.path, mediaType: m.mediaType, artifactType: m.artifactType, subject: m.subject, size: body.length, annotations: m.annotations });
-        if (tag !== undefined) await store.setTag(tx, r.repository, r.name, tag, digest);
+        if (tag === undefined) return;
+        const at = await store.setTag(tx, r.repository, r.name, tag, digest, immutable);
+        if (at !== digest) throw immutableTag(r, tag, `names ${at}: it cannot be moved`);
       },
     });
     req.log.info({ repository: r.repository, name: r.name, digest, tag, principal: req.principal.id }, "manifest stored");
@@ -200,6 +218,10 @@ export function ociRoutes(app: ServiceApp, deps: OciRoutesDeps): void {
     if (req.method === "PUT") return putManifest(req, reply, r);
     const unknown = () => new OciError("MANIFEST_UNKNOWN", `no manifest ${r.reference} in ${r.repository}/${r.name}`);
     if (req.method === "DELETE") {
+      if (await store.immutableTags(r.repository)) {
+        if (isTag(r.reference)) throw immutableTag(r, r.reference, "cannot be deleted");
+        if (await store.tagged(r.repository, r.name, r.reference)) throw new OciError("DENIED", `tags of ${r.repository} are immutable: manifest ${r.reference} is tagged and cannot be deleted`);
+      }
       if (isTag(r.reference)) {
         if (!(await store.deleteTag(r.repository, r.name, r.reference))) throw unknown();
       } else if (!(await artifacts.remove(ociAddress(r.repository, r.name, "manifests", r.reference), actorOf(req.principal)))) {

@@ -25,6 +25,8 @@ export interface UploadSession {
   /** Bytes received so far (the next chunk starts here). */
   size: number;
   chunks: number;
+  /** Since the last chunk arrived (or the session began). */
+  idleMs: number;
 }
 
 export interface UploadChunk {
@@ -56,9 +58,34 @@ export function ociStoreFactory(root: Db) {
         on conflict (repository, name, digest) do update set media_type = excluded.media_type, artifact_type = excluded.artifact_type, subject = excluded.subject, size = excluded.size, annotations = excluded.annotations`.execute(tx);
     },
 
-    async setTag(tx: Db, repository: string, name: string, tag: string, digest: string): Promise<void> {
-      await sql`insert into ${t("oci_tags")} (repository, name, tag, digest) values (${repository}, ${name}, ${tag}, ${digest})
-        on conflict (repository, name, tag) do update set digest = excluded.digest, updated_at = now()`.execute(tx);
+    /**
+     * Points a tag at a manifest. With `immutable`, a tag set already stays where it is: answers
+     * the digest it names then (the caller refuses a move), else the one given.
+     */
+    async setTag(tx: Db, repository: string, name: string, tag: string, digest: string, immutable: boolean): Promise<string> {
+      if (!immutable) {
+        await sql`insert into ${t("oci_tags")} (repository, name, tag, digest) values (${repository}, ${name}, ${tag}, ${digest})
+          on conflict (repository, name, tag) do update set digest = excluded.digest, updated_at = now()`.execute(tx);
+        return digest;
+      }
+      // Two first pushes at once: the second insert finds the first's row, whose digest it answers.
+      await sql`insert into ${t("oci_tags")} (repository, name, tag, digest) values (${repository}, ${name}, ${tag}, ${digest}) on conflict do nothing`.execute(tx);
+      return (await this.tag(repository, name, tag, tx)) ?? digest;
+    },
+
+    /** Whether any tag names the manifest `digest`. */
+    async tagged(repository: string, name: string, digest: string): Promise<boolean> {
+      const r = await sql`select 1 from ${t("oci_tags")} where repository = ${repository} and name = ${name} and digest = ${digest} limit 1`.execute(root);
+      return r.rows.length > 0;
+    },
+
+    async immutableTags(repository: string): Promise<boolean> {
+      const r = await sql<{ immutable_tags: boolean }>`select immutable_tags from ${t("oci_options")} where repository = ${repository}`.execute(root);
+      return r.rows[0]?.immutable_tags ?? false;
+    },
+
+    async setImmutableTags(repository: string, on: boolean): Promise<void> {
+      await sql`insert into ${t("oci_options")} (repository, immutable_tags) values (${repository}, ${on}) on conflict (repository) do update set immutable_tags = excluded.immutable_tags`.execute(root);
     },
 
     async tag(repository: string, name: string, tag: string, tx?: Db): Promise<string | undefined> {
@@ -102,17 +129,20 @@ export function ociStoreFactory(root: Db) {
 
     // Upload sessions: in Postgres, so a PATCH or PUT reaching any node continues the upload.
 
-    async startUpload(repository: string, name: string): Promise<UploadSession> {
+    /** Begins a session; sessions idle for `expireMs` go first (what they held is left to the reclaim walk). */
+    async startUpload(repository: string, name: string, expireMs: number): Promise<UploadSession> {
       const id = randomUUID();
+      await sql`delete from ${t("oci_uploads")} where updated_at < now() - make_interval(secs => ${expireMs / 1000})`.execute(root);
       await sql`insert into ${t("oci_uploads")} (id, repository, name) values (${id}, ${repository}, ${name})`.execute(root);
-      return { id, repository, name, size: 0, chunks: 0 };
+      return { id, repository, name, size: 0, chunks: 0, idleMs: 0 };
     },
 
     async upload(id: string, tx?: Db, forUpdate = false): Promise<UploadSession | undefined> {
       const lock = forUpdate ? sql` for update` : sql``;
-      const r = await sql<{ id: string; repository: string; name: string; size: string; chunks: number }>`select id, repository, name, size, chunks from ${t("oci_uploads")} where id = ${id}${lock}`.execute(tx ?? root);
+      const r = await sql<{ id: string; repository: string; name: string; size: string; chunks: number; idle_ms: number }>`select id, repository, name, size, chunks,
+        (extract(epoch from now() - updated_at) * 1000)::float8 as idle_ms from ${t("oci_uploads")} where id = ${id}${lock}`.execute(tx ?? root);
       const row = r.rows[0];
-      return row ? { id: row.id, repository: row.repository, name: row.name, size: Number(row.size), chunks: row.chunks } : undefined;
+      return row ? { id: row.id, repository: row.repository, name: row.name, size: Number(row.size), chunks: row.chunks, idleMs: Number(row.idle_ms) } : undefined;
     },
 
     /**
@@ -128,7 +158,7 @@ export function ociStoreFactory(root: Db) {
         if (chunk.size === 0) return { session: s, conflict: false };
         await sql`insert into ${t("oci_upload_chunks")} (upload_id, seq, sha256, size) values (${id}, ${s.chunks}, ${chunk.sha256}, ${chunk.size})`.execute(tx);
         await sql`update ${t("oci_uploads")} set size = size + ${chunk.size}, chunks = chunks + 1, updated_at = now() where id = ${id}`.execute(tx);
-        return { session: { ...s, size: s.size + chunk.size, chunks: s.chunks + 1 }, conflict: false };
+        return { session: { ...s, size: s.size + chunk.size, chunks: s.chunks + 1, idleMs: 0 }, conflict: false };
       });
     },
 

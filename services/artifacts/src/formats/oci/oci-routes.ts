@@ -275,7 +275,9 @@ export function ociRoutes(app: ServiceApp, deps: OciRoutesDeps): void {
     scoped.setErrorHandler(ociErrorHandler);
 
     // The ping: the gateway let the caller in (an identified one, or anonymous reads granted).
-    scoped.get("/v2/", async (_req, reply) => reply.type("application/json").send("{}"));
+    const ping = async (_req: FastifyRequest, reply: FastifyReply) => reply.type("application/json").send("{}");
+    scoped.get("/v2/", ping);
+    scoped.get("/v2", ping);
 
     scoped.get("/v2/_catalog", async (req, reply) => {
       const q = query(req);

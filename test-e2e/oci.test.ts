@@ -200,6 +200,17 @@ describe("the OCI registry at /v2/", () => {
     expect((await errorsOf(cancelled))[0]!.code).toBe("BLOB_UPLOAD_UNKNOWN");
   });
 
+  it("two chunks sent at once for the same place: one is appended, the other refused 416 with the upload's Range", async () => {
+    const loc = (await v2("POST", "oci/racing/blobs/uploads/", { key: writer })).headers.get("location")!.replace(/^\/v2\//, "");
+    const chunk = (fill: number) => v2("PATCH", loc, { key: writer, body: Buffer.alloc(50_000, fill), headers: { "content-type": "application/octet-stream", "content-range": "0-49999" } });
+    const answers = await Promise.all([chunk(1), chunk(2)]);
+    expect(answers.map((r) => r.status).sort()).toEqual([202, 416]);
+    expect(answers.map((r) => r.headers.get("range"))).toEqual(["0-49999", "0-49999"]);
+    const won = answers.find((r) => r.status === 202) === answers[0] ? 1 : 2;
+    const done = await v2("PUT", `${loc}?digest=${sha256(Buffer.alloc(50_000, won))}`, { key: writer });
+    expect(done.status).toBe(201);
+  });
+
   it("sha512 blobs; a manifest refers only to what the image holds (MANIFEST_BLOB_UNKNOWN), its content type echoed, HEAD and GET by tag and digest", async () => {
     const layer = randomBytes(1000);
     const l512 = await pushBlob("refs", layer, sha512(layer));

@@ -28,6 +28,7 @@ describe("the artifacts service's migrations", () => {
       "0020_go_versions",
       "0021_cargo_crates",
       "0022_build_caches",
+      "0023_oci_registry",
     ]);
   });
 

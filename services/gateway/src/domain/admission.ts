@@ -46,7 +46,16 @@ declare module "fastify" {
 // 1. What a request asks for, read from its method and path.
 
 export type Target =
-  | { kind: "artifact"; repository: string; path: string; write: boolean }
+  | {
+      kind: "artifact";
+      repository: string;
+      path: string;
+      write: boolean;
+      /** Authorised against the repository the path names (OCI clients cannot send Service-Repository-Name). */
+      pathScoped?: true;
+      /** `GET /v2/`, the OCI ping: any identified caller (or a keyless one when anonymous rights read anything). */
+      ping?: true;
+    }
   /** A build cache's entry (`/cache/<cache>/<key>`): cache:read or cache:write on the cache. */
   | { kind: "cache"; cache: string; path: string; write: boolean }
   | { kind: "api"; write: boolean; capabilities: boolean; credentialId: string | undefined; metrics: boolean; whoami?: true; people?: boolean }
@@ -67,6 +76,7 @@ export function classify(method: string, url: string, accept?: string | string[]
   const path = routedPath(url);
   const write = method !== "GET" && method !== "HEAD";
   if (isUnder(path, "/ui") || isUnder(path, "/login") || path === "/logout" || (path === "/" && !write && acceptsHtml(accept))) return CONSOLE;
+  if (isUnder(path, "/v2")) return ociTarget(method, url, path, write);
   if (isUnder(path, "/repository")) {
     // The artifact path is read from the raw target, segment by segment; its prefix must be plain.
     // A folder (a trailing slash: pip's index pages, twine's upload URL) passes; the repository's
@@ -96,6 +106,20 @@ export function classify(method: string, url: string, accept?: string | string[]
   // The deployment's meters: manage:read over * (of this, the operator's, tenant), like /api/.
   if (isUnder(path, "/metrics")) return { kind: "api", write, capabilities: false, credentialId: undefined, metrics: true };
   return OPEN;
+}
+
+/**
+ * The OCI distribution API (`/v2/<repository>/<name…>/{blobs,manifests,tags,referrers}/…`): an
+ * artifact target of the repository its first segment names, the rest its path (so a grant's
+ * path prefix covers image names), authorised against that repository. `GET /v2/` is the ping;
+ * `/v2/_catalog` lists every repository's images, so it needs a right over `*`.
+ */
+function ociTarget(method: string, url: string, path: string, write: boolean): Target {
+  if (path === "/v2" || path === "/v2/") return { kind: "artifact", repository: "*", path: "", write, pathScoped: true, ping: true };
+  if (path === "/v2/_catalog") return { kind: "artifact", repository: "*", path: "", write, pathScoped: true };
+  if (!url.startsWith("/v2/")) throw invalid("path", "the /v2 prefix must not be percent-encoded");
+  const a = parseArtifactTarget(`/repository/${url.slice("/v2/".length)}`);
+  return { kind: "artifact", repository: a.repository, path: a.path, write, pathScoped: true };
 }
 
 const OPEN: Target = { kind: "open" };
@@ -392,10 +416,16 @@ export function authorize(
   let need: number;
   let what: string;
 
+  if (target.kind === "artifact" && target.ping) {
+    // The OCI ping asks who the caller is, not for a right: a key that passed step 3, or a keyless
+    // caller when anonymous rights read something (a public registry).
+    if (key || (anyRights(policy.anonymous, now) & Right.repositoryRead) !== 0) return;
+    throw unauthenticated(target, noKeyMessage);
+  }
   if (target.kind === "artifact") {
     // The repository authorised against is the one the header names, never the one the route
     // serves; without the header, `*`, or (opted in) the repository the path names, never another.
-    let scopeRepo = policy.scopeFromPath ? target.repository : "*";
+    let scopeRepo = policy.scopeFromPath || target.pathScoped ? target.repository : "*";
     if (repositoryHeader !== undefined) {
       if (!isRepositoryName(repositoryHeader)) throw invalid("Service-Repository-Name", "Service-Repository-Name is not a valid repository name");
       if (repositoryHeader !== target.repository) {

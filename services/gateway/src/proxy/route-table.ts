@@ -45,6 +45,9 @@ export const ROUTES: readonly Route[] = [
   // Build caches (Gradle's and Bazel's HTTP caches): entries are uploaded content, served inert like artifacts.
   { prefix: "/cache", upstream: "artifacts", transport: "downloads", methods: ["GET", "HEAD"], inert: true },
   { prefix: "/cache", upstream: "artifacts", transport: "uploads", methods: ["PUT", "DELETE"], inert: true },
+  // Container images (OCI distribution): `/v2/<repository>/<name…>/…` (formats/oci in the artifacts service).
+  { prefix: "/v2", upstream: "artifacts", transport: "downloads", methods: ["GET", "HEAD"], inert: true },
+  { prefix: "/v2", upstream: "artifacts", transport: "uploads", methods: ["PUT", "DELETE", "POST", "PATCH"], inert: true },
   { prefix: "/api/repositories", upstream: "artifacts", transport: "api" },
   { prefix: "/api/build-caches", upstream: "artifacts", transport: "api" },
   { prefix: "/api/formats", upstream: "artifacts", transport: "api" },

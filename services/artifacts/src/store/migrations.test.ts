@@ -25,6 +25,7 @@ describe("the artifacts service's migrations", () => {
       "0017_gate_cooldown",
       "0018_group_members",
       "0019_maven_publish_times",
+      "0020_repository_quotas",
     ]);
   });
 

@@ -1,21 +1,13 @@
 import { Gauge, type Registry } from "prom-client";
 import { invalid, ServiceError } from "@svc/contracts";
+import { bytesText } from "@svc/kit";
 import type { Logger } from "pino";
 import type { MetadataStore, RepositoryUsage } from "../store/metadata-store.js";
 import type { ArtifactService } from "./artifact-service.js";
 import { OVER_QUOTA } from "../store/quota-migrations.js";
 
-/** Bytes as people read them, exact figure beside (a refusal's sentence). */
-export const bytesOf = (n: number): string => {
-  const units = ["bytes", "KiB", "MiB", "GiB", "TiB"];
-  let v = n;
-  let u = 0;
-  while (v >= 1024 && u < units.length - 1) {
-    v /= 1024;
-    u++;
-  }
-  return u === 0 ? `${n} bytes` : `${v.toFixed(v < 10 ? 1 : 0)} ${units[u]} (${n} bytes)`;
-};
+/** Bytes as people read them, the exact figure beside (a refusal's sentence). */
+export const bytesOf = (n: number): string => (n < 1024 ? bytesText(n) : `${bytesText(n)} (${n} bytes)`);
 
 /** What a write over a quota was refused with: the repository, what it adds, what it used before and its quota. */
 export interface OverQuota {

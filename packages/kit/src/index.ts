@@ -1,5 +1,4 @@
 export * from "./duration.js";
-export * from "./byte-size.js";
 export * from "./settings.js";
 export * from "./settings-in-force.js";
 export * from "./logger.js";

@@ -1,6 +1,5 @@
 import { Gauge, type Registry } from "prom-client";
-import { invalid, ServiceError } from "@svc/contracts";
-import { bytesText } from "@svc/kit";
+import { bytesText, invalid, ServiceError } from "@svc/contracts";
 import type { Logger } from "pino";
 import type { MetadataStore, RepositoryUsage } from "../store/metadata-store.js";
 import type { ArtifactService } from "./artifact-service.js";

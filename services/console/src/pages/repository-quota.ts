@@ -1,4 +1,4 @@
-import { bytesText, parseByteSize } from "@svc/kit";
+import { bytesText, parseByteSize } from "@svc/contracts";
 import { html, type Html } from "./html.js";
 import { expectOk, type PageContext, type PageOutcome } from "./page-contract.js";
 import { actionForm, field, inputRefusal, seg } from "./page-widgets.js";

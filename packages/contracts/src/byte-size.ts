@@ -1,6 +1,6 @@
 /**
  * Sizes as people read and type them: a storage quota in a refusal, on the console and in the
- * CLI (binary units when read out: 1.5 GiB; both kinds when typed: 500 MiB, 2 GB).
+ * CLI, which bundles nothing else (binary units when read out: 1.5 GiB; both kinds when typed: 500 MiB, 2 GB).
  */
 
 /** Bytes as people read them: "1.5 GiB", "300 bytes". */

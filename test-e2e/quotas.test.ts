@@ -2,6 +2,7 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { expectOk, run, scratchEnv, startNpmSuite, type Clients } from "./npm-clients.js";
+import { buildDist, ensurePythonClients, pythonRuns } from "./pypi-clients.js";
 import { freshName as fresh, type Suite } from "./suite.js";
 
 /**
@@ -140,6 +141,22 @@ describe("repository storage quotas", () => {
     expectOk(await run(clients.npm, ["publish"], { cwd: dir, env }));
     expect((await show("npm")).usedBytes).toBeGreaterThan(200);
     expect((await patch("npm", { quotaBytes: null })).status).toBe(200);
+  });
+
+  it("refuses a twine upload over the quota, and twine prints the reason", async () => {
+    const py = await ensurePythonClients();
+    const runs = pythonRuns(work, py);
+    const name = fresh("pypi");
+    expect((await s.call("POST", "/api/repositories", { key: admin, body: { name, format: "pypi", quotaBytes: 100 } })).status).toBe(201);
+    const dist = await buildDist(work, py, { name: "quota_pkg", version: "1.0.0" });
+    const refused = await runs.twine(`${s.gatewayUrl}/repository/${name}/`, [dist.wheel], deployer);
+    expect(refused.code).not.toBe(0);
+    // twine (rich) wraps its lines and colours words: read as one line of text.
+    const said = refused.output.replace(/\u001b\[[0-9;]*m/g, "").replace(/\s+/g, " ");
+    expect(said).toMatch(new RegExp(`HTTPError: 413 .* repository ${name} is over its storage quota: .* more would make .* of its 100 bytes; nothing was stored`));
+    expect(await show(name)).toMatchObject({ usedBytes: 0 });
+    expect((await patch(name, { quotaBytes: 10_000_000 })).status).toBe(200);
+    runs.expectOk(await runs.twine(`${s.gatewayUrl}/repository/${name}/`, [dist.wheel], deployer));
   });
 
   it("shows each repository's usage and quota in the meters, and keeps usage and quota across a restart of artifacts", async () => {

@@ -14,6 +14,7 @@ import type { ByteRedirect } from "./routes/artifact-answer.js";
 import { migrateLegacyLayout } from "./domain/legacy-layout.js";
 import { outboxRelayFactory } from "./domain/outbox-relay.js";
 import { repositoryListFactory } from "./domain/repository-list.js";
+import { quotaFactory, registerQuotaMeters } from "./domain/quota.js";
 import { repositoryAdminFactory } from "./domain/repository-admin.js";
 import { repositoryExportFactory } from "./domain/repository-export.js";
 import { exportStoreFactory } from "./store/export-store.js";
@@ -73,7 +74,10 @@ export async function wireArtifacts({ config, log, metrics, bus, db, pool, repli
   // svc.gate.min-age may be set for this deployment's tenant (PUT /api/settings/gate.min-age?tenant=).
   const minAge = () => live.forTenant(config.tenant).gateMinAge;
   const gate = wireGate({ config, pool, metadata, formats, log, replica: Boolean(replica), settings: () => gateSettingsOf(live.current())(), minAge });
-  const artifacts = artifactServiceFactory({ blobs, metadata, outbox, deliver: relay.deliver, tenant: config.tenant, ...formats.hooks, gate: gate.publishGate });
+  // Storage quotas (docs/administration/repositories.md, "Quotas"): enforced as each write commits; proxies evict.
+  const quota = quotaFactory({ metadata, log, mayHaveQuota: repositories.hasQuota, artifacts: { removeForRetention: (...args) => artifacts.removeForRetention(...args) } });
+  registerQuotaMeters(metrics.registry, metadata);
+  const artifacts = artifactServiceFactory({ blobs, metadata, outbox, deliver: relay.deliver, tenant: config.tenant, ...formats.hooks, gate: gate.publishGate, quota });
   gate.attach(artifacts);
   // A hold or release on another node: the read cache must not serve (or refuse) the old state.
   bus.subscribe("artifact.held", (e) => reads.evict(e.repository, e.path));
@@ -113,7 +117,7 @@ export async function wireArtifacts({ config, log, metrics, bus, db, pool, repli
   };
   // Fetched files stream to their clients through a spool on disk: beside the blobs' staged copies on the filesystem store (the system's temporary folder may be memory).
   const spoolDir = opened.kind === "filesystem" ? join(config.filesystemRoot, "tmp") : undefined;
-  const upstreams = upstreamsFactory({ pool, lockPool, metadata, artifacts, screen: gate.publishGate.screen, ...(spoolDir ? { spoolDir } : {}), upstreamOf, settings: proxySettings, readOnly: config.readOnly, log, actor: { kind: "system", id: "proxy" }, registry: metrics.registry });
+  const upstreams = upstreamsFactory({ pool, lockPool, metadata, artifacts, screen: gate.publishGate.screen, ...(spoolDir ? { spoolDir } : {}), upstreamOf, settings: proxySettings, readOnly: config.readOnly, log, actor: { kind: "system", id: "proxy" }, registry: metrics.registry, evict: quota.evict });
   formats.build({ db, pool, metadata, blobs, artifacts, readOnly: config.readOnly, publicUrl: config.uiPublicUrl, anonymousRead: anonymousReadFactory(config), log, audit: gate.audit, proxy: { upstreamOf, upstreams, settings: proxySettings, screenVersions: gate.screenVersions, tooYoung: gate.tooYoung } });
   // A data folder the code before the blob store wrote is migrated before anything is served.
   if (opened.kind === "filesystem") await migrateLegacyLayout({ root: config.filesystemRoot, blobs: opened.store, artifacts, metadata, pool, log });

@@ -179,6 +179,23 @@ describe("build caches", () => {
     expect((await s.call("GET", "/api/build-caches/made-by-use", { key: admin })).status).toBe(404);
   });
 
+  it("POST /api/caches {name, maxBytes} makes a build cache that GET /api/caches lists beside this node's read caches; PATCH and DELETE /api/caches/<name> change it", async () => {
+    const made = await s.call("POST", "/api/caches", { key: admin, body: { name: "via-caches", maxBytes: 4096 } });
+    expect(made.status).toBe(201);
+    expect(await made.json()).toMatchObject({ name: "via-caches", maxBytes: 4096 });
+    expect((await s.call("POST", "/api/caches", { key: admin, body: { name: "via-caches", maxBytes: 4096 } })).status).toBe(409);
+    const listed = (await (await s.call("GET", "/api/caches", { key: admin })).json()) as { node: string; caches: { name: string }[]; buildCaches: { name: string; maxBytes: number }[] };
+    expect(listed.caches.length).toBeGreaterThan(0);
+    expect(listed.buildCaches.find((c) => c.name === "via-caches")).toMatchObject({ maxBytes: 4096 });
+    expect(await (await s.call("PATCH", "/api/caches/via-caches", { key: admin, body: { maxBytes: 8192 } })).json()).toMatchObject({ maxBytes: 8192 });
+    // "Clear caches on this node" is still the gateway's own.
+    expect(await (await s.call("POST", "/api/caches/clear", { key: admin })).json()).toMatchObject({ cleared: expect.any(Array) });
+    expect((await s.call("DELETE", "/api/caches/via-caches", { key: admin })).status).toBe(204);
+    expect(await caches()).not.toContainEqual(expect.objectContaining({ name: "via-caches" }));
+    // A key that may not manage gets neither.
+    expect((await s.call("POST", "/api/caches", { key: deployer, body: { name: "nope" } })).status).toBe(403);
+  });
+
   it("counts hits, misses and bytes in and out per cache", async () => {
     const entry = randomBytes(777);
     expect((await put("/cache/metered/k1", deployer, entry)).status).toBe(201);

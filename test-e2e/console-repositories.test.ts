@@ -43,7 +43,7 @@ describe("Repositories in the console", () => {
   it("creates a hosted, a proxy and a group repository from the form and lists each with its type, upstream and members; a refused creation says why and keeps what was typed", async () => {
     await page.goto("/ui/repositories");
     // The formats the server has, as GET /api/formats lists them.
-    expect(await page.getByLabel("Format").locator("option").allInnerTexts()).toEqual(["raw (files)", "npm", "maven (the Maven 2 layout)", "pypi (a package index)"]);
+    expect(await page.getByLabel("Format").locator("option").allInnerTexts()).toEqual(["raw (files)", "npm", "maven (the Maven 2 layout)", "pypi (a package index)", "go (Go modules, a GOPROXY)", "cargo (a sparse registry)", "oci (container images, at /v2/)"]);
 
     await fillCreate({ name: "team-npm", format: "npm", type: "Hosted" });
     await create();

@@ -103,6 +103,6 @@ describe("a format is one folder and one row of the format table", () => {
   it("without its row, the same service refuses the format, listing the table's", async () => {
     const refused = await without.call("POST", "/api/repositories", JSON.stringify({ name: "toys", format: "toy" }), { "content-type": "application/json" });
     expect(refused.statusCode).toBe(400);
-    expect(refused.json()).toMatchObject({ field: "format", detail: "format must be one of raw, npm, maven, pypi" });
+    expect(refused.json()).toMatchObject({ field: "format", detail: "format must be one of raw, npm, maven, pypi, go, cargo, oci" });
   });
 });

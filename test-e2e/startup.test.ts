@@ -121,7 +121,7 @@ describe("start-up refusals", () => {
   it("refuses a repository format the artifacts service does not serve, naming the ones it does", async () => {
     const r = await runToExit("artifacts", { ...env(), SVC_REPOSITORY_FORMAT: "cobol" });
     expect(r.code).toBe(78);
-    expect(r.output).toMatch(/svc\.repository-format is "cobol", a format this artifacts service does not serve \(it serves raw, npm, maven, pypi\)/);
+    expect(r.output).toMatch(/svc\.repository-format is "cobol", a format this artifacts service does not serve \(it serves raw, npm, maven, pypi, go, cargo, oci\)/);
   });
 
   it("refuses a misspelt -D setting naming the one it most likely meant, and warns of a misspelt SVC_ variable", async () => {

@@ -123,6 +123,34 @@ describe("the command line", () => {
     expect(await run(["posture", "--url", "ftp://x"])).toMatchObject({ code: EXIT.usage, err: expect.stringMatching(/not an http\(s\) URL/) });
   });
 
+  it("sets a repository's storage quota from a size with a unit, removes it with none, and refuses a size it cannot read", async () => {
+    const bodies: unknown[] = [];
+    const server = createServer((req, res) => {
+      let raw = "";
+      req.on("data", (c: Buffer) => (raw += c.toString()));
+      req.on("end", () => {
+        const body = JSON.parse(raw) as { quotaBytes: number | null };
+        bodies.push({ method: req.method, url: req.url, body });
+        res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ name: "team-npm", format: "npm", created: "2026-01-01T00:00:00Z", artifacts: 3, bytes: 2048, usedBytes: 2048, quotaBytes: body.quotaBytes }));
+      });
+    });
+    await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const key = "svck_default.AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA";
+    try {
+      expect(await run(["repositories", "set-quota", "team-npm", "10GiB", "--url", url], { SVC_KEY: key })).toMatchObject({ code: 0, out: expect.stringContaining("Storage of team-npm: 2.0 KiB of 10.0 GiB quota (2048 of 10737418240).") });
+      expect(await run(["repositories", "set-quota", "team-npm", "none", "--url", url], { SVC_KEY: key })).toMatchObject({ code: 0, out: expect.stringContaining("Storage of team-npm: 2.0 KiB, no quota.") });
+      expect(bodies).toEqual([
+        { method: "PATCH", url: "/api/repositories/team-npm", body: { quotaBytes: 10 * 1024 ** 3 } },
+        { method: "PATCH", url: "/api/repositories/team-npm", body: { quotaBytes: null } },
+      ]);
+      expect(await run(["repositories", "set-quota", "team-npm", "lots", "--url", url], { SVC_KEY: key })).toMatchObject({ code: EXIT.usage, err: expect.stringMatching(/not a storage quota: lots/) });
+      expect(bodies).toHaveLength(2);
+    } finally {
+      await new Promise<void>((r) => server.close(() => r()));
+    }
+  });
+
   describe("against a server that redirects", () => {
     let server: Server;
     let url = "";

@@ -15,3 +15,4 @@ export * from "./settings-api.js";
 export * from "./logs-api.js";
 export * from "./limits.js";
 export * from "./masked-url.js";
+export * from "./byte-size.js";

@@ -4,3 +4,4 @@ export * from "./anonymous-rights.js";
 export * from "./decide.js";
 export * from "./artifact-path.js";
 export * from "./subjects.js";
+export * from "./cache-path.js";

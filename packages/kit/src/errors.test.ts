@@ -1,8 +1,8 @@
 import { Writable } from "node:stream";
 import Fastify from "fastify";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ServiceError } from "@svc/contracts";
-import { installErrorHandling, surfaceOf } from "./errors.js";
+import { ServiceError, problem } from "@svc/contracts";
+import { installErrorHandling, renderProblem, surfaceOf } from "./errors.js";
 
 const REF = /^[0-9A-Z]{12}$/;
 
@@ -21,6 +21,11 @@ describe("surfaceOf", () => {
     expect(surfaceOf("/repository/npm/left-pad", undefined, "pnpm/10.34.8 npm/? node/v20.20.2 linux x64")).toBe("package");
     expect(surfaceOf("/repository/npm/left-pad", undefined, "yarn/1.22.22 npm/? node/v20.20.2 linux x64")).toBe("package");
     expect(surfaceOf("/repository/raw/a.txt", "*/*", "curl/8.5.0")).toBe("text");
+    // cargo: its registry API's error body, on the index and downloads too (it prints the body of a failed fetch).
+    expect(surfaceOf("/repository/crates/api/v1/crates/new", undefined, "cargo/1.95.0 (f2d3ce0bd 2026-03-21)")).toBe("cargo");
+    expect(surfaceOf("/repository/crates/config.json", "*/*", "cargo/1.95.0 (f2d3ce0bd 2026-03-21)")).toBe("cargo");
+    expect(surfaceOf("/api/credentials", undefined, "cargo/1.95.0")).toBe("api");
+    expect(renderProblem("cargo", problem("forbidden", "this key does not hold repository:write on *"))).toEqual({ type: "application/json", body: '{"errors":[{"detail":"this key does not hold repository:write on *"}]}' });
     expect(surfaceOf("/api/credentials", undefined, "npm/11.6.2")).toBe("api");
     // Asking for JSON does not turn other surfaces into package documents.
     expect(surfaceOf("/api/logs", "application/json")).toBe("api");

@@ -8,14 +8,17 @@ import { dependencyFailure } from "./dependency-failure.js";
 /**
  * Each client surface gets errors in its own format: a problem document on the API, an OCI error
  * body on container routes, a JSON error document for a package client that asks for JSON on an
- * artifact route (npm does, and prints the `error` field), plain text for everything else
- * (curl, Maven, a browser).
+ * artifact route (npm does, and prints the `error` field), Cargo's error body for cargo (its
+ * registry web API's `{"errors":[{"detail"}]}`, which cargo prints), plain text for everything
+ * else (curl, Maven, a browser).
  */
-export type Surface = "api" | "oci" | "package" | "text";
+export type Surface = "api" | "oci" | "package" | "cargo" | "text";
 
 export function surfaceOf(url: string, accept?: string | string[], userAgent?: string): Surface {
   if (url.startsWith("/api/") || url === "/api") return "api";
   if (url.startsWith("/v2/") || url === "/v2") return "oci";
+  // cargo names itself on every request (the index, the API, downloads), and asks for JSON on none.
+  if (url.startsWith("/repository/") && userAgent !== undefined && userAgent.startsWith("cargo/")) return "cargo";
   if (url.startsWith("/repository/") && accept !== undefined && /json/i.test(String(accept))) return "package";
   // npm, pnpm and yarn send no JSON Accept on a publish or a dist-tag change, yet print the
   // `error` of a JSON answer (and nothing of a text one).
@@ -52,6 +55,8 @@ export function renderProblem(surface: Surface, p: Problem): { type: string; bod
         type: "application/json",
         body: JSON.stringify({ errors: [{ code: OCI_CODES[p.code] ?? "UNKNOWN", message: sentence, detail: p.reference ? { reference: p.reference } : {} }] }),
       };
+    case "cargo":
+      return { type: "application/json", body: JSON.stringify({ errors: [{ detail: sentence }] }) };
     case "package":
       return { type: "application/json", body: JSON.stringify(p.reference ? { error: sentence, reference: p.reference } : { error: sentence }) };
     default:

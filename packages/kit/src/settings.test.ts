@@ -54,6 +54,15 @@ describe("settings", () => {
     for (const bad of ["201", "-1", "ten", "2.5"]) expect(() => load({ SVC_DATABASE_POOL_SIZE: bad }), bad).toThrow(/svc\.database-pool-size .*from 1 to 200/);
   });
 
+  it("takes a build cache size as bytes or with a binary suffix", () => {
+    expect(load().buildCacheMaxBytes).toBe(10 * 2 ** 30);
+    expect(load().buildCacheMaxEntryBytes).toBe(100 * 2 ** 20);
+    expect(load({ SVC_BUILD_CACHE_MAX_BYTES: "512m" }).buildCacheMaxBytes).toBe(512 * 2 ** 20);
+    expect(load({ SVC_BUILD_CACHE_MAX_BYTES: "2GiB" }).buildCacheMaxBytes).toBe(2 * 2 ** 30);
+    expect(load({ SVC_BUILD_CACHE_MAX_ENTRY_BYTES: "65536" }).buildCacheMaxEntryBytes).toBe(65536);
+    for (const bad of ["0", "-1", "ten", "1.5g", "3x"]) expect(() => load({ SVC_BUILD_CACHE_MAX_BYTES: bad }), bad).toThrow(/svc\.build-cache\.max-bytes .*size in bytes/);
+  });
+
   it("refuses a malformed bootstrap key without echoing it", () => {
     const good = makeKey();
     const bad = good.slice(0, -1) + (good.endsWith("A") ? "B" : "A");

@@ -164,6 +164,13 @@ const count: Parser<number> = (raw) => {
   const t = raw.trim();
   return /^\d{1,9}$/.test(t) ? { ok: true, value: Number(t) } : { ok: false, reason: "must be a whole number (0 or more)" };
 };
+/** A size in bytes: a whole number, or one with a binary suffix (`512m`, `10g`, `10GiB`: k, m, g, t are powers of 1024). */
+export const byteSize: Parser<number> = (raw) => {
+  const m = /^(\d{1,15})\s*(?:([kmgt])(?:i?b)?|b)?$/i.exec(raw.trim());
+  const scale = { k: 2 ** 10, m: 2 ** 20, g: 2 ** 30, t: 2 ** 40 } as const;
+  const n = m ? Number(m[1]) * (m[2] ? scale[m[2].toLowerCase() as keyof typeof scale] : 1) : NaN;
+  return Number.isSafeInteger(n) && n > 0 ? { ok: true, value: n } : { ok: false, reason: "must be a size in bytes above 0, such as 1073741824, 512m or 10g" };
+};
 const poolSize: Parser<number> = (raw) => {
   const t = raw.trim();
   const n = Number(t);
@@ -212,13 +219,13 @@ export const SETTINGS = {
     description: "The repository created under the store at first start." }),
   repositoryFormat: def("svc.repository-format", repositoryFormat, "raw" as RepositoryFormat, { readBy: ["artifacts"],
     description: "The format `svc.repository` is created with at first start: one of the artifacts service's formats (docs/administration/repositories.md lists them); a name it does not serve refuses its start. An existing repository keeps its format." }),
-  repositoryScopeFromPath: def("svc.repository-scope-from-path", bool, false, { readBy: ["gateway", "admin"],
+  repositoryScopeFromPath: def("svc.repository-scope-from-path", bool, false, { readBy: ["gateway", "artifacts", "admin"],
     description: "`true`: an artifact request without `Service-Repository-Name` is authorised against the repository its path names (`/repository/<repository>/…`), never another, instead of against `*`; for clients that cannot send the header (npm, pnpm, yarn, pip). Raises the advisory `svc.repository-scope.from-path` while on." }),
-  auth: def("svc.auth", bool, true, { readBy: ["gateway", "admin"],
+  auth: def("svc.auth", bool, true, { readBy: ["gateway", "artifacts", "admin"],
     description: "`false` serves every request anonymously, writes included: warned at boot and raised as the critical advisory `svc.auth.open`." }),
   bootstrapKey: def("svc.bootstrap-key", key, "", { readBy: ["auth"],
     description: "A well-formed key provisioned on every boot with `*` over every repository, never expiring. A malformed key, or one of another tenant than `svc.tenant`, refuses start-up; a `SECURITY` line is logged on every boot while it is set." }, true),
-  anonymousRights: def("svc.anonymous-rights", anonymousRights, [] as GrantSpec[], { readBy: ["gateway", "admin"],
+  anonymousRights: def("svc.anonymous-rights", anonymousRights, [] as GrantSpec[], { readBy: ["gateway", "artifacts", "admin"],
     description: "The keyless caller's rights, comma-separated: `repository:read`, `<repository>=repository:read`, `<surface>:*` or `*`. A key holds its own grants plus these." }),
   readOnly: def("svc.read-only", bool, false, { readBy: ["gateway", "artifacts", "walker", "admin"],
     description: "`true` answers every artifact write with 403, at the gateway and again at the store; walks look and count but change nothing. The administration API stays writable." }),
@@ -371,6 +378,10 @@ export const SETTINGS = {
     description: "A request body (an upload, an API write) that sends nothing for this long is cut: the gateway answers 408 and drops it, and the stored artifact keeps its old content. The artifacts service applies it too, a little later (up to 5 s), as a backstop. `0` waits for ever." }),
   storageReclaimGraceMs: def("svc.storage.reclaim-grace", duration, 3_600_000, { readBy: ["walker"], defaultText: "1h",
     description: "How long a blob no index row references is left before a walk's reclaim removes it (counted from its last write or re-use), so a publish in progress, whose blob is committed a moment before its index row, never loses its content. Give it more than the longest publish takes." }),
+  buildCacheMaxBytes: def("svc.build-cache.max-bytes", byteSize, 10 * 2 ** 30, { readBy: ["artifacts"], defaultText: "10g",
+    description: "The size cap of a build cache (`/cache/<name>/`, docs/integration/build-caches.md) created without one, and of a cache first used without being created (`512m`, `10g`, or bytes): past it, the least recently used entries are evicted. A cache's own `maxBytes` (`POST /api/build-caches`, `PATCH /api/build-caches/<name>`) wins." }),
+  buildCacheMaxEntryBytes: def("svc.build-cache.max-entry-bytes", byteSize, 100 * 2 ** 20, { readBy: ["artifacts"], defaultText: "100m",
+    description: "The largest single build cache entry a cache without its own `maxEntryBytes` takes; a larger upload is answered 413 and nothing is stored (Gradle and Bazel carry on building). An entry is never larger than its cache's cap either." }),
   indexCacheTtlMs: def("svc.index-cache.ttl", duration, 10_000, { readBy: ["artifacts"], defaultText: "10s",
     description: "How long an artifacts node answers what a downloaded path holds from its memory instead of asking Postgres; `0` switches the cache off. A change made on the node evicts the entry as it commits, and one made on another node when its artifact event arrives; this bounds the delay when an event is lost. Bypassed while NATS is away, and never holds a path that has no artifact." }),
   uploadConcurrency: def("svc.upload-concurrency", count, 16, { readBy: ["gateway"],

@@ -17,6 +17,8 @@ import { rawRoutes, type RawRoutesDeps } from "./routes/raw-routes.js";
 import type { ByteRedirect } from "./routes/artifact-answer.js";
 import { repositoryRoutes } from "./routes/repository-routes.js";
 import { gateRoutes, type GateRoutesDeps } from "./gate/gate-routes.js";
+import { buildCacheRoutes } from "./build-cache/build-cache-routes.js";
+import type { BuildCacheService } from "./build-cache/build-cache-service.js";
 
 export interface ArtifactsDeps extends UpstreamAppDeps {
   blobs: BlobStore;
@@ -42,6 +44,8 @@ export interface ArtifactsDeps extends UpstreamAppDeps {
   gate?: GateRoutesDeps;
   /** A request for a young version's file refused by the cooldown: kept in the refusal log. */
   cooldownRefused?: RawRoutesDeps["cooldownRefused"];
+  /** The build caches (`/cache/...`, `/api/build-caches`). */
+  buildCaches?: BuildCacheService;
 }
 
 export function buildApp(deps: ArtifactsDeps): FastifyInstance {
@@ -53,5 +57,6 @@ export function buildApp(deps: ArtifactsDeps): FastifyInstance {
   deps.formats.routes(app);
   internalRoutes(app, deps);
   if (deps.gate) gateRoutes(app, deps.gate);
+  if (deps.buildCaches) buildCacheRoutes(app, { caches: deps.buildCaches, uploadIdleTimeoutMs: deps.uploadIdleTimeoutMs });
   return app;
 }

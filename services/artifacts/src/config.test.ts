@@ -30,7 +30,7 @@ describe("artifacts settings: svc.repository-format", () => {
 
   it("refuses a name the table lacks, listing the formats it has", () => {
     expect(problemsOf({ SVC_REPOSITORY_FORMAT: "cobol" })).toEqual([
-      'svc.repository-format is "cobol", a format this artifacts service does not serve (it serves raw, npm, maven, pypi)',
+      'svc.repository-format is "cobol", a format this artifacts service does not serve (it serves raw, npm, maven, pypi, go, cargo, oci)',
     ]);
     expect(problemsOf({ SVC_REPOSITORY_FORMAT: "no such!" })[0]).toMatch(/svc\.repository-format .*must be a format name/);
   });

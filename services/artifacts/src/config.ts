@@ -4,7 +4,7 @@ import { FORMATS } from "./formats/index.js";
 
 export type ArtifactsConfig = Pick<
   Settings,
-  "tenant" | "repository" | "repositoryFormat" | "readOnly" | "filesystemRoot" | "storage" | "s3Bucket" | "s3Endpoint" | "s3Region" | "s3PathStyle" | "s3Prefix" | "s3AccessKey" | "s3SecretKey" | "s3EqualParts" | "s3IdleTimeoutMs" | "s3Redirect" | "s3RedirectTtlMs" | "internalSecret" | "internalSecretPrevious" | "databaseUrl" | "natsUrl" | "host" | "port" | "logLevel" | "shutdownGraceMs" | "databasePoolSize" | "uploadIdleTimeoutMs" | "uiPublicUrl" | "indexCacheTtlMs" | "adminUrl" | "sources" | "malwareAction" | "vulnerabilityAction" | "vulnerabilityThreshold" | "denyListAction" | "gateMinAge" | "advisoriesSources" | "advisoriesRefreshMs" | "blockPrivateImportHosts" | "proxyMetadataTtlMs" | "proxyMetadataStaleMs"
+  "tenant" | "repository" | "repositoryFormat" | "readOnly" | "auth" | "anonymousRights" | "repositoryScopeFromPath" | "filesystemRoot" | "storage" | "s3Bucket" | "s3Endpoint" | "s3Region" | "s3PathStyle" | "s3Prefix" | "s3AccessKey" | "s3SecretKey" | "s3EqualParts" | "s3IdleTimeoutMs" | "s3Redirect" | "s3RedirectTtlMs" | "internalSecret" | "internalSecretPrevious" | "databaseUrl" | "natsUrl" | "host" | "port" | "logLevel" | "shutdownGraceMs" | "databasePoolSize" | "uploadIdleTimeoutMs" | "uiPublicUrl" | "indexCacheTtlMs" | "adminUrl" | "sources" | "malwareAction" | "vulnerabilityAction" | "vulnerabilityThreshold" | "denyListAction" | "gateMinAge" | "advisoriesSources" | "advisoriesRefreshMs" | "blockPrivateImportHosts" | "proxyMetadataTtlMs" | "proxyMetadataStaleMs" | "buildCacheMaxBytes" | "buildCacheMaxEntryBytes"
 > &
   NodeAgentSettings;
 

@@ -6,6 +6,7 @@ import { buildApp } from "./app.js";
 import type { ArtifactsConfig } from "./config.js";
 import { contentReporterFactory, storageLocator } from "./domain/content-report.js";
 import { artifactServiceFactory } from "./domain/artifact-service.js";
+import { anonymousReadFactory } from "./domain/anonymous-access.js";
 import { downloadRecorderFactory } from "./domain/download-recorder.js";
 import { indexReadCacheFactory } from "./domain/index-read-cache.js";
 import { blobStoreHealthChecks, openBlobStore, storageIdentity, storageStatus, withSmallBlobCache, type OpenedBlobStore } from "@svc/blobs";
@@ -13,6 +14,7 @@ import type { ByteRedirect } from "./routes/artifact-answer.js";
 import { migrateLegacyLayout } from "./domain/legacy-layout.js";
 import { outboxRelayFactory } from "./domain/outbox-relay.js";
 import { repositoryListFactory } from "./domain/repository-list.js";
+import { quotaFactory, registerQuotaMeters } from "./domain/quota.js";
 import { repositoryAdminFactory } from "./domain/repository-admin.js";
 import { repositoryExportFactory } from "./domain/repository-export.js";
 import { exportStoreFactory } from "./store/export-store.js";
@@ -27,6 +29,8 @@ import { upstreamsFactory } from "./proxy/file-fetch.js";
 import { proxyImportFactory } from "./domain/proxy-import.js";
 import { outboxStoreFactory } from "./store/outbox-store.js";
 import type { ArtifactsDatabase } from "./store/schema.js";
+import { buildCacheServiceFactory } from "./build-cache/build-cache-service.js";
+import { buildCacheStoreFactory } from "./build-cache/build-cache-store.js";
 
 export type ArtifactsContext = Pick<BootContext<ArtifactsConfig>, "config" | "log" | "metrics"> & { bus: Pick<Bus, "publish" | "subscribe" | "connected" | "losses" | "respond" | "listen"> } & DatabaseContext<ArtifactsDatabase>;
 
@@ -70,7 +74,10 @@ export async function wireArtifacts({ config, log, metrics, bus, db, pool, repli
   // svc.gate.min-age may be set for this deployment's tenant (PUT /api/settings/gate.min-age?tenant=).
   const minAge = () => live.forTenant(config.tenant).gateMinAge;
   const gate = wireGate({ config, pool, metadata, formats, log, replica: Boolean(replica), settings: () => gateSettingsOf(live.current())(), minAge });
-  const artifacts = artifactServiceFactory({ blobs, metadata, outbox, deliver: relay.deliver, tenant: config.tenant, ...formats.hooks, gate: gate.publishGate });
+  // Storage quotas (docs/administration/repositories.md, "Quotas"): enforced as each write commits; proxies evict.
+  const quota = quotaFactory({ metadata, log, mayHaveQuota: repositories.hasQuota, artifacts: { removeForRetention: (...args) => artifacts.removeForRetention(...args) } });
+  registerQuotaMeters(metrics.registry, metadata);
+  const artifacts = artifactServiceFactory({ blobs, metadata, outbox, deliver: relay.deliver, tenant: config.tenant, ...formats.hooks, gate: gate.publishGate, quota });
   gate.attach(artifacts);
   // A hold or release on another node: the read cache must not serve (or refuse) the old state.
   bus.subscribe("artifact.held", (e) => reads.evict(e.repository, e.path));
@@ -110,8 +117,8 @@ export async function wireArtifacts({ config, log, metrics, bus, db, pool, repli
   };
   // Fetched files stream to their clients through a spool on disk: beside the blobs' staged copies on the filesystem store (the system's temporary folder may be memory).
   const spoolDir = opened.kind === "filesystem" ? join(config.filesystemRoot, "tmp") : undefined;
-  const upstreams = upstreamsFactory({ pool, lockPool, metadata, artifacts, screen: gate.publishGate.screen, ...(spoolDir ? { spoolDir } : {}), upstreamOf, settings: proxySettings, readOnly: config.readOnly, log, actor: { kind: "system", id: "proxy" }, registry: metrics.registry });
-  formats.build({ db, pool, metadata, blobs, artifacts, readOnly: config.readOnly, publicUrl: config.uiPublicUrl, log, audit: gate.audit, proxy: { upstreamOf, upstreams, settings: proxySettings, screenVersions: gate.screenVersions, tooYoung: gate.tooYoung } });
+  const upstreams = upstreamsFactory({ pool, lockPool, metadata, artifacts, screen: gate.publishGate.screen, ...(spoolDir ? { spoolDir } : {}), upstreamOf, settings: proxySettings, readOnly: config.readOnly, log, actor: { kind: "system", id: "proxy" }, registry: metrics.registry, evict: quota.evict });
+  formats.build({ db, pool, metadata, blobs, artifacts, readOnly: config.readOnly, publicUrl: config.uiPublicUrl, anonymousRead: anonymousReadFactory(config), log, audit: gate.audit, proxy: { upstreamOf, upstreams, settings: proxySettings, screenVersions: gate.screenVersions, tooYoung: gate.tooYoung } });
   // A data folder the code before the blob store wrote is migrated before anything is served.
   if (opened.kind === "filesystem") await migrateLegacyLayout({ root: config.filesystemRoot, blobs: opened.store, artifacts, metadata, pool, log });
   // Staged leftovers of uploads a crash interrupted more than a day ago (the walker's reclaim takes younger ones after its grace).
@@ -143,8 +150,18 @@ export async function wireArtifacts({ config, log, metrics, bus, db, pool, repli
   // svc.storage.s3.redirect (only with svc.storage=s3: config.ts refuses it otherwise): the bucket sends a GET's bytes.
   const redirect = redirectOf(opened, config);
   if (redirect) log.info({ ttlMs: config.s3RedirectTtlMs }, "svc.storage.s3.redirect is on: artifact GETs are answered with a signed URL of the bucket");
+  // Build caches (docs/integration/build-caches.md): entries are blobs like artifacts', indexed in
+  // Postgres so every node serves the same caches; an evicted entry's blob goes as a removed
+  // artifact's does, only when nothing else holds it.
+  const buildCaches = buildCacheServiceFactory({
+    store: buildCacheStoreFactory(pool),
+    blobs,
+    release: (digests) => artifacts.reclaim(digests, 0),
+    defaults: { maxBytes: config.buildCacheMaxBytes, maxEntryBytes: config.buildCacheMaxEntryBytes },
+    registry: metrics.registry,
+  });
   gate.start();
-  const app = buildApp({ gate: gate.routes, cooldownRefused: gate.cooldownRefused, redirect, log, internalSecret: config.internalSecret, internalSecretPrevious: config.internalSecretPrevious, blobs, metadata, reads, artifacts, admin, exports, imports, formats, downloads, repositories: repositories.names, membersOf: repositories.membersOf, checks, metrics, uploadIdleTimeoutMs: config.uploadIdleTimeoutMs });
+  const app = buildApp({ buildCaches, gate: gate.routes, cooldownRefused: gate.cooldownRefused, redirect, log, internalSecret: config.internalSecret, internalSecretPrevious: config.internalSecretPrevious, blobs, metadata, reads, artifacts, admin, exports, imports, formats, downloads, repositories: repositories.names, membersOf: repositories.membersOf, checks, metrics, uploadIdleTimeoutMs: config.uploadIdleTimeoutMs });
   return { app, ready: { ...storageIdentity(config), repository: config.repository }, status: () => ({ ...storageStatus(config), ...gate.status() }), closers: [() => imports.stop(), () => live.close(), () => lockPool.end(), () => gate.stop(), () => exports.stop(), () => downloads.stop(), () => relay.stop(), ...(opened.kind === "s3" ? [async () => opened.store.close()] : [])] };
 }
 

@@ -1,5 +1,5 @@
-import type { ExportView, ImportView } from "@svc/contracts";
-import { EXIT } from "../cli-errors.js";
+import { parseByteSize, type ExportView, type ImportView } from "@svc/contracts";
+import { EXIT, usageError } from "../cli-errors.js";
 import type { Command, CommandContext } from "../command-types.js";
 import { pagingOptions, readListed } from "../paged-list.js";
 import { bytes, emit, renderFields, renderTable, when } from "../table-output.js";
@@ -16,8 +16,19 @@ interface Detail {
   created: string;
   artifacts: number;
   bytes: number;
+  quotaBytes?: number | null;
+  usedBytes?: number;
 }
 type Export = ExportView;
+
+/** A quota as typed (`500MiB`, `10GB`, bytes), or null for `none`; a usage error otherwise. */
+const quotaOf = (typed: string): number | null => {
+  if (typed.trim().toLowerCase() === "none") return null;
+  const n = parseByteSize(typed);
+  if (n === undefined) throw usageError(`not a storage quota: ${typed} (bytes, or with a unit: 500MiB, 10GB; none removes it)`);
+  return n;
+};
+const storage = (v: Detail) => (v.quotaBytes ? `${bytes(v.usedBytes ?? 0)} of ${bytes(v.quotaBytes)} quota (${v.usedBytes ?? 0} of ${v.quotaBytes})` : `${bytes(v.usedBytes ?? 0)}, no quota`);
 
 const repo = (name: string) => `/api/repositories/${encodeURIComponent(name)}`;
 const counts = (e: Export) => `${e.copied} copied, ${e.skipped} skipped, ${e.refused} refused of ${e.total}`;
@@ -101,11 +112,11 @@ export const repositoriesCommand: Command = {
       args: "<name>",
       minArgs: 1,
       maxArgs: 1,
-      summary: "a repository's format, artifact count, bytes and creation time",
+      summary: "a repository's format, artifact count, bytes, storage quota and creation time",
       examples: ["svc repositories show team-npm"],
       async run(ctx) {
         const d = await (await ctx.api()).json<Detail>("GET", repo(ctx.args[0]!));
-        emit(ctx.out, d, (v) => renderFields([["name", v.name], ["format", v.format], ["artifacts", String(v.artifacts)], ["bytes", `${bytes(v.bytes)} (${v.bytes})`], ["created", when(v.created)]]));
+        emit(ctx.out, d, (v) => renderFields([["name", v.name], ["format", v.format], ["artifacts", String(v.artifacts)], ["bytes", `${bytes(v.bytes)} (${v.bytes})`], ["storage", storage(v)], ["created", when(v.created)]]));
       },
     },
     {
@@ -113,11 +124,27 @@ export const repositoriesCommand: Command = {
       args: "<name> <format>",
       minArgs: 2,
       maxArgs: 2,
-      summary: "create a repository of a format (raw, npm, maven, pypi)",
-      examples: ["svc repositories create team-npm npm"],
+      summary: "create a repository of a format (raw, npm, maven, pypi, go, cargo, oci)",
+      options: { quota: { type: "string", value: "size", description: "its storage quota: bytes, or with a unit (500MiB, 10GB)" } },
+      examples: ["svc repositories create team-npm npm", "svc repositories create team-npm npm --quota 10GiB"],
       async run(ctx) {
-        const d = await (await ctx.api()).json<Detail>("POST", "/api/repositories", { body: { name: ctx.args[0], format: ctx.args[1] } });
-        emit(ctx.out, d, (v) => `Repository ${v.name} (${v.format}) created.`);
+        const quota = typeof ctx.values.quota === "string" ? quotaOf(ctx.values.quota) : null;
+        const d = await (await ctx.api()).json<Detail>("POST", "/api/repositories", { body: { name: ctx.args[0], format: ctx.args[1], ...(quota === null ? {} : { quotaBytes: quota }) } });
+        emit(ctx.out, d, (v) => `Repository ${v.name} (${v.format}) created${v.quotaBytes ? ` with a storage quota of ${bytes(v.quotaBytes)}` : ""}.`);
+      },
+    },
+    {
+      name: "set-quota",
+      args: "<name> <size|none>",
+      minArgs: 2,
+      maxArgs: 2,
+      summary: "set a repository's storage quota (a publish over it is refused), or remove it with none",
+      detail: "A quota below what the repository holds is allowed: nothing is removed, and what would add to it is refused.",
+      examples: ["svc repositories set-quota team-npm 10GiB", "svc repositories set-quota team-npm none"],
+      async run(ctx) {
+        const quotaBytes = quotaOf(ctx.args[1]!);
+        const d = await (await ctx.api()).json<Detail>("PATCH", repo(ctx.args[0]!), { body: { quotaBytes } });
+        emit(ctx.out, d, (v) => `Storage of ${v.name}: ${storage(v)}.`);
       },
     },
     {

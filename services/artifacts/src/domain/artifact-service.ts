@@ -5,7 +5,11 @@ import { conflict, forbidden, notFound, type PackageCoordinates, type Actor, typ
 import { newEventId } from "@svc/kit";
 import { lockKey, parentsOf, type Db, type MetadataStore, type Rows } from "../store/metadata-store.js";
 import type { OutboxStore } from "../store/outbox-store.js";
+import { quotaRefusalOf, type Quota } from "./quota.js";
 import { checkPreconditions, digestCheck, etagOf, type DeclaredDigests, type Preconditions } from "./upload-checks.js";
+
+/** Sent with a transaction's BEGIN: its writes are counted in their repositories' usage, never refused for a quota. */
+const QUOTA_NOT_ENFORCED = "select set_config('svc.quota', 'off', true)";
 
 /** Bodies in memory up to this size are hashed before the transaction begins (publish). */
 const EARLY_DIGEST_BYTES = 1024 * 1024;
@@ -38,6 +42,8 @@ export interface ArtifactServiceDeps {
   indexes?: (repository: string) => boolean;
   /** The screening gate (gate/): asked before a publish lands, told what it stored. */
   gate?: PublishGate;
+  /** Storage quotas' early check (domain/quota.ts); the commit's check is Postgres's, whatever this is. */
+  quota?: Pick<Quota, "check">;
 }
 
 /** What a publish asks of the screening gate (gate/gate-service.ts). */
@@ -156,14 +162,19 @@ export function artifactServiceFactory(deps: ArtifactServiceDeps) {
     opts: { closed?: () => R; locks?: string[]; sharedLocks?: string[]; withBegin?: string[] } = {},
   ): Promise<R> => {
     const { closed } = opts;
-    const { event, result } = await metadata.lockedTransaction<{ event: T | undefined; result: R; last?: string }>(a.repository, a.path, fn, {
-      // fn's own last write, then the event's outbox row, sent with COMMIT.
-      lastStatement: (out) => [out.last, out.event ? outbox.addStatement(out.event) : undefined].filter((x) => x !== undefined).join("; ") || undefined,
-      moreLocks: opts.locks,
-      sharedLocks: opts.sharedLocks,
-      withBegin: opts.withBegin,
-      ...(closed ? { whenClosed: () => ({ event: undefined, result: closed() }) } : {}),
-    });
+    const { event, result } = await metadata
+      .lockedTransaction<{ event: T | undefined; result: R; last?: string }>(a.repository, a.path, fn, {
+        // fn's own last write, then the event's outbox row, sent with COMMIT.
+        lastStatement: (out) => [out.last, out.event ? outbox.addStatement(out.event) : undefined].filter((x) => x !== undefined).join("; ") || undefined,
+        moreLocks: opts.locks,
+        sharedLocks: opts.sharedLocks,
+        withBegin: opts.withBegin,
+        ...(closed ? { whenClosed: () => ({ event: undefined, result: closed() }) } : {}),
+      })
+      .catch((err: unknown) => {
+        // The path index's usage trigger refused a write over the repository's quota (domain/quota.ts): rolled back.
+        throw quotaRefusalOf(err) ?? err;
+      });
     // Committed, so the outbox holds it: the answer does not wait for NATS to take the event
     // (the relay sends it again if this attempt fails), nor for the work of sending it, which
     // starts once the answer is on its way.
@@ -380,7 +391,8 @@ export function artifactServiceFactory(deps: ArtifactServiceDeps) {
           await deps.indexing?.(tx, a, found.at);
           return { event: undefined, result: "corrected" };
         },
-        { closed: () => "missing", sharedLocks: [lockKey("blob", found.sha256)] },
+        // Files already stored are indexed whatever the quota (counted, never refused: store/quota-migrations.ts).
+        { closed: () => "missing", sharedLocks: [lockKey("blob", found.sha256)], withBegin: [QUOTA_NOT_ENFORCED] },
       );
     },
 
@@ -482,6 +494,16 @@ export function artifactServiceFactory(deps: ArtifactServiceDeps) {
     },
 
     recordFinding,
+
+    /**
+     * Refuses (the 413 of a write over the quota) when `bytes` more would take `repository` over
+     * its storage quota; `path`: the file the write would replace (a redeploy counts the
+     * difference). For a route about to accept a large body (a PUT's Content-Length, an OCI
+     * blob upload's), before it reads it: the commit refuses it anyway, after the upload.
+     */
+    async checkQuota(repository: string, bytes: number, path?: string): Promise<void> {
+      await deps.quota?.check(repository, bytes, path);
+    },
   };
 }
 export type ArtifactService = ReturnType<typeof artifactServiceFactory>;

@@ -13,6 +13,8 @@ const detail = (name: string, format: string, type: string, extra: Partial<Repos
   groups: [],
   artifacts: 0,
   bytes: 0,
+  quotaBytes: null,
+  usedBytes: 0,
   ...extra,
 });
 
@@ -27,10 +29,15 @@ function fakeMetadata(initial: RepositoryDetail[]) {
   const groupsOf = (name: string) => [...repos.values()].filter((r) => r.members?.includes(name)).map((r) => r.name);
   return {
     repos,
-    async createRepository(name: string, format: string) {
+    async createRepository(name: string, format: string, _proxy?: unknown, quotaBytes?: number) {
       if (repos.has(name)) return false;
-      repos.set(name, detail(name, format, "hosted"));
+      repos.set(name, detail(name, format, "hosted", { quotaBytes: quotaBytes ?? null }));
       return true;
+    },
+    async setQuota(name: string, quotaBytes: number | null) {
+      const r = repos.get(name);
+      if (r) r.quotaBytes = quotaBytes;
+      return r !== undefined;
     },
     async createGroup(name: string, format: string, members: readonly string[], check: MembersCheck) {
       if (repos.has(name)) return false;
@@ -148,5 +155,26 @@ describe("group repositories: the admin API", () => {
     // The group itself goes like any repository; its members stay.
     await admin.remove("all-npm", false, actor);
     expect(metadata.repos.has("npm-b")).toBe(true);
+  });
+});
+
+describe("storage quotas: the admin API", () => {
+  it("takes a positive whole number of bytes at creation and in a change, null removing it; anything else is refused naming quotaBytes", async () => {
+    const { admin } = setUp([detail("npm-a", "npm", "hosted")]);
+    expect(await admin.create("capped", "raw", { quotaBytes: 1000 })).toMatchObject({ quotaBytes: 1000 });
+    expect(await admin.setQuota("npm-a", 5)).toMatchObject({ quotaBytes: 5 });
+    expect(await admin.setQuota("npm-a", null)).toMatchObject({ quotaBytes: null });
+    for (const bad of [0, -1, 1.5, "100", true, {}, Number.MAX_SAFE_INTEGER + 1]) {
+      await expect(admin.setQuota("npm-a", bad)).rejects.toThrow(refusal("quotaBytes", "positive whole number of bytes"));
+      await expect(admin.create("other", "raw", { quotaBytes: bad })).rejects.toThrow(refusal("quotaBytes", "positive whole number of bytes"));
+    }
+    await expect(admin.setQuota("nothing", 5)).rejects.toThrow(expect.objectContaining({ status: 404 }));
+  });
+
+  it("refuses a quota on a group, which holds no files of its own", async () => {
+    const { admin } = setUp([detail("npm-a", "npm", "hosted")]);
+    await expect(admin.create("all-npm", "npm", { type: "group", members: ["npm-a"], quotaBytes: 10 })).rejects.toThrow(refusal("quotaBytes", "set a quota on its members"));
+    await admin.create("all-npm", "npm", { type: "group", members: ["npm-a"] });
+    await expect(admin.setQuota("all-npm", 10)).rejects.toThrow(refusal("quotaBytes", "set a quota on its members"));
   });
 });

@@ -6,9 +6,10 @@ import { READ_ONLY, type ArtifactService } from "./artifact-service.js";
 import { parseUpstream, upstreamRefusal, type Lookup, type UpstreamCredentials } from "../proxy/upstream.js";
 import type { RepositoryList } from "./repository-list.js";
 import { membersRefusal, parseMembers } from "./group-members.js";
+import { parseQuotaBytes } from "./quota.js";
 
 export interface RepositoryAdminDeps {
-  metadata: Pick<MetadataStore, "createRepository" | "createGroup" | "setMembers" | "repository" | "closeRepository" | "dropRepository" | "page">;
+  metadata: Pick<MetadataStore, "createRepository" | "createGroup" | "setMembers" | "repository" | "closeRepository" | "dropRepository" | "page" | "setQuota">;
   blobs: Pick<BlobStore, "readOnly">;
   artifacts: Pick<ArtifactService, "remove">;
   list: Pick<RepositoryList, "refresh">;
@@ -30,6 +31,8 @@ export interface RepositoryKind {
   upstream?: unknown;
   /** A group's members, in the order they are asked. */
   members?: unknown;
+  /** The storage quota in bytes (domain/quota.ts); absent or null: none. */
+  quotaBytes?: unknown;
 }
 
 /** Artifacts removed per metadata page while a repository is emptied. */
@@ -47,6 +50,8 @@ export function repositoryAdminFactory(deps: RepositoryAdminDeps) {
       let proxy: { url: string; sealed: string | null } | undefined;
       if (type !== "proxy" && kind.upstream !== undefined) throw invalid("upstream", 'upstream is given only with "type": "proxy"');
       if (type !== "group" && kind.members !== undefined) throw invalid("members", 'members is given only with "type": "group"');
+      const quotaBytes = kind.quotaBytes === undefined ? null : parseQuotaBytes(kind.quotaBytes);
+      if (type === "group" && quotaBytes !== null) throw invalid("quotaBytes", "a group holds no files of its own: set a quota on its members");
       if (type === "group") {
         const members = parseMembers(name, kind.members);
         if (!(await metadata.createGroup(name, format, members, (found) => membersRefusal(name, format, members, found)))) throw conflict(`a repository named ${name} exists already`);
@@ -62,7 +67,7 @@ export function repositoryAdminFactory(deps: RepositoryAdminDeps) {
         if (upstream.credentials && !deps.seal) throw invalid("upstream.credentials", "this server cannot store upstream credentials");
         proxy = { url: upstream.url, sealed: upstream.credentials ? deps.seal!(upstream.credentials) : null };
       }
-      if (!(await metadata.createRepository(name, format, proxy))) throw conflict(`a repository named ${name} exists already`);
+      if (!(await metadata.createRepository(name, format, proxy, quotaBytes ?? undefined))) throw conflict(`a repository named ${name} exists already`);
       await deps.list.refresh();
       return (await metadata.repository(name))!;
     },
@@ -71,6 +76,20 @@ export function repositoryAdminFactory(deps: RepositoryAdminDeps) {
       const r = await metadata.repository(name);
       if (!r) throw notFound(`no repository named ${name}`);
       return r;
+    },
+
+    /**
+     * Sets or removes (null) a repository's storage quota (`PATCH /api/repositories/<name>`).
+     * A quota below what it holds is allowed: nothing goes, further writes that add to it are refused.
+     */
+    async setQuota(name: string, value: unknown): Promise<RepositoryDetail> {
+      const quotaBytes = parseQuotaBytes(value);
+      const r = await metadata.repository(name);
+      if (!r) throw notFound(`no repository named ${name}`);
+      if (r.type === "group" && quotaBytes !== null) throw invalid("quotaBytes", "a group holds no files of its own: set a quota on its members");
+      if (!(await metadata.setQuota(name, quotaBytes))) throw notFound(`no repository named ${name}`);
+      await deps.list.refresh();
+      return (await metadata.repository(name))!;
     },
 
     /**

@@ -24,6 +24,7 @@ export function repositoryListFactory(deps: RepositoryListDeps) {
   let names = new Set<string>();
   let upstreams = new Map<string, { url: string; sealed: string | null }>();
   let groups = new Map<string, readonly GroupMember[]>();
+  let quotas = new Map<string, number>();
   /** Re-reads the list now (this replica's own creations and removals are seen at once). */
   const refresh = async (): Promise<void> => {
     const [fresh, proxies] = await Promise.all([deps.metadata.repositories(), deps.metadata.upstreams()]);
@@ -31,6 +32,7 @@ export function repositoryListFactory(deps: RepositoryListDeps) {
     names = new Set(formats.keys());
     upstreams = new Map(proxies.map((p) => [p.name, { url: p.url, sealed: p.sealed }]));
     const types = new Map(fresh.map((r) => [r.name, r.type]));
+    quotas = new Map(fresh.flatMap((r) => (r.quotaBytes === null ? [] : [[r.name, r.quotaBytes] as const])));
     groups = new Map(
       fresh.flatMap((r) => (r.members ? [[r.name, r.members.map((m): GroupMember => ({ name: m, type: types.get(m) === "proxy" ? "proxy" : "hosted" }))] as const] : [])),
     );
@@ -43,6 +45,8 @@ export function repositoryListFactory(deps: RepositoryListDeps) {
     upstreamOf: (name: string): { url: string; sealed: string | null } | undefined => upstreams.get(name),
     /** A group repository's members in order (possibly none); undefined for a hosted or proxy repository. */
     membersOf: (name: string): readonly GroupMember[] | undefined => groups.get(name),
+    /** Whether a repository has a storage quota, as of the last refresh (a route's early check is skipped without one). */
+    hasQuota: (name: string): boolean => quotas.has(name),
     refresh,
     async start(): Promise<void> {
       await refresh();

@@ -14,7 +14,7 @@ describe("the format table", () => {
   });
 
   it("describes the API's format field from each row's label", () => {
-    expect(formatsOf(FORMATS, () => undefined).description).toBe("raw (files), npm, maven (the Maven 2 layout) or pypi (a package index)");
+    expect(formatsOf(FORMATS, () => undefined).description).toBe("raw (files), npm, maven (the Maven 2 layout), pypi (a package index), go (Go modules, a GOPROXY), cargo (a sparse registry) or oci (container images, at /v2/)");
   });
 
   it("dispatches each hook to the format of the repository it is about, and nothing for a repository it does not serve", async () => {

@@ -70,6 +70,8 @@ export interface FormatDeps {
   readOnly: boolean;
   /** svc.ui.public-url: the deployment's public base URL; blank: the address a client used. */
   publicUrl: string;
+  /** Whether a keyless caller may read a repository, as the gateway decides it (domain/anonymous-access.ts); absent: never. */
+  anonymousRead?: (repository: string) => boolean;
   log: FastifyBaseLogger;
   /** Proxy repositories (docs/integration/npm.md, "Proxy repositories"); absent: none are served. */
   proxy?: ProxyDeps;

@@ -15,7 +15,7 @@ export interface MinAge {
 }
 
 /** How a version is written in each ecosystem's own messages. */
-const SEPARATOR: Record<Ecosystem, string> = { npm: "@", PyPI: "==", Maven: ":" };
+const SEPARATOR: Record<Ecosystem, string> = { npm: "@", PyPI: "==", Maven: ":", Go: "@", "crates.io": "@" };
 
 /**
  * The versions too young to fetch or list, with why: published less than `min.ms` before `now`,

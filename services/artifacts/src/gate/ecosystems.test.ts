@@ -83,4 +83,11 @@ describe("deny list ranges in each ecosystem's syntax", () => {
     expect(parseMavenRange("[2.0,1.0]")).toBeUndefined();
     expect(parseMavenRange("[1.0,2.0")).toBeUndefined();
   });
+  it("crates.io requirements as Cargo.toml writes them (comma-separated), a bare version meaning exactly it", () => {
+    expect(test("crates.io", ">=1.0, <1.4", "1.3.9")).toBe(true);
+    expect(test("crates.io", ">=1.0, <1.4", "1.4.0")).toBe(false);
+    expect(test("crates.io", "0.1.1", "0.1.1")).toBe(true);
+    expect(test("crates.io", "0.1.1", "0.1.2")).toBe(false);
+    expect(versionRange("crates.io", "not a range")).toMatchObject({ ok: false, reason: expect.stringContaining("semver requirement") });
+  });
 });

@@ -4,9 +4,10 @@ import { compareMavenVersions, inMavenRange, parseMavenRange } from "./maven-ver
 
 /**
  * The OSV ecosystems the gate screens (formats name theirs: Format.ecosystem), each with its own
- * version order, name rule and range syntax for the deny list. OSV's names: `npm`, `PyPI`, `Maven`.
+ * version order, name rule and range syntax for the deny list. OSV's names: `npm`, `PyPI`, `Maven`,
+ * `Go`, `crates.io`.
  */
-export const ECOSYSTEMS = ["npm", "PyPI", "Maven"] as const;
+export const ECOSYSTEMS = ["npm", "PyPI", "Maven", "Go", "crates.io"] as const;
 export type Ecosystem = (typeof ECOSYSTEMS)[number];
 
 export const isEcosystem = (e: string): e is Ecosystem => (ECOSYSTEMS as readonly string[]).includes(e);
@@ -44,6 +45,16 @@ const RULES: Record<Ecosystem, Rules> = {
     },
     syntax: "a PEP 440 specifier",
   },
+  // Go's versions are semantic versions written with a v (v1.2.3, v2.0.0+incompatible); OSV's Go records drop the v.
+  Go: {
+    compare: (a, b) => (semver.valid(a) && semver.valid(b) ? semver.compare(a, b) : undefined),
+    name: (n) => n,
+    range: (r) => {
+      const range = semver.validRange(r);
+      return range === null ? { ok: false, reason: `"${r}" is not a semver range (such as <1.2.3, >=1.0.0 <1.4.0 or v1.2.3)` } : { ok: true, test: (v) => semver.satisfies(v, range, { includePrerelease: true }) };
+    },
+    syntax: "a semver range",
+  },
   Maven: {
     compare: (a, b) => compareMavenVersions(a, b),
     name: (n) => n,
@@ -52,6 +63,18 @@ const RULES: Record<Ecosystem, Rules> = {
       return intervals ? { ok: true, test: (v) => inMavenRange(v, intervals) } : { ok: false, reason: `"${r}" is not a Maven version range (such as [1.0,2.0), (,1.5] or [1.2])` };
     },
     syntax: "a Maven version range",
+  },
+  "crates.io": {
+    compare: (a, b) => (semver.valid(a) && semver.valid(b) ? semver.compare(a, b) : undefined),
+    // Two crates never share a name without regard to case, - and _ (crates.io's rule).
+    name: (n) => n.toLowerCase().replace(/_/g, "-"),
+    range: (r) => {
+      // A bare version means exactly that version; requirements are separated by commas, as Cargo.toml writes them.
+      const spec = semver.valid(r) ? `=${r}` : r.replace(/,/g, " ");
+      const range = semver.validRange(spec);
+      return range === null ? { ok: false, reason: `"${r}" is not a semver requirement (such as <1.2.3, >=1.0, <1.4 or 1.2.3)` } : { ok: true, test: (v) => semver.satisfies(v, range, { includePrerelease: true }) };
+    },
+    syntax: "a semver requirement",
   },
 };
 

@@ -24,7 +24,7 @@ const denyBody = Type.Object(
   {
     ecosystem: Type.String({ minLength: 1, maxLength: 20, description: "npm, PyPI or Maven" }),
     name: Type.String({ minLength: 1, maxLength: 512 }),
-    versions: Type.String({ maxLength: 512, description: "npm: a semver range (^1.2.0, <2); PyPI: a PEP 440 specifier (>=1.0,<1.4); Maven: a range ([1.0,2.0), (,1.5]); * or blank: every version" }),
+    versions: Type.String({ maxLength: 512, description: "npm: a semver range (^1.2.0, <2); PyPI: a PEP 440 specifier (>=1.0,<1.4); Maven: a range ([1.0,2.0), (,1.5]); crates.io: a semver requirement (>=1.0, <1.4); * or blank: every version" }),
     reason: Type.String({ minLength: 1, maxLength: 1000 }),
   },
   { additionalProperties: false },

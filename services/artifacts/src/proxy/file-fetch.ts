@@ -80,6 +80,8 @@ export interface UpstreamsDeps {
   log: FastifyBaseLogger;
   /** Who the stored files' events name. */
   actor: Actor;
+  /** A proxy over its storage quota after a fetch stored `keep`: evicts its least recently used files (domain/quota.ts). */
+  evict?: (repository: string, keep: string) => Promise<unknown>;
   /** Where the proxies' meters are registered; absent: none (tests). */
   registry?: Registry;
   now?: () => number;
@@ -245,6 +247,8 @@ export function upstreamsFactory(deps: UpstreamsDeps) {
       healthOf(repository).succeeded();
       counted(repository, "stored");
       deps.log.info({ repository, path, size: stored.size }, "proxy: file fetched from the upstream and stored");
+      // A proxy keeps working over its quota: what has gone longest unused makes room (a failure leaves the next fetch to).
+      await deps.evict?.(repository, path).catch((err: unknown) => deps.log.warn({ err, repository }, "proxy: could not evict files over its storage quota"));
       if (spool) {
         // Held by the gate as it was stored (advisory data arrived meanwhile): its clients are broken off, the next are refused.
         const held = (await deps.metadata.find(repository, path))?.heldReason;

@@ -163,6 +163,9 @@ export function rawRoutes(app: FastifyInstance, deps: RawRoutesDeps): void {
       const own = formatted(req, reply, a);
       if (own) return own;
       const checks = { preconditions: parsePreconditions(req.headers), digests: parseDeclaredDigests(req.headers) };
+      // A declared size over the repository's quota is refused before the body is read (the commit refuses it anyway).
+      const declared = Number(req.headers["content-length"]);
+      if (Number.isSafeInteger(declared) && declared > 0) await deps.artifacts.checkQuota(a.repository, declared, a.path);
       watchIdle(req, reply, a);
       // Durable (blob, index row and outbox row committed) before we answer; the event follows from the outbox.
       const body = req.body instanceof Readable ? req.body : req.raw;

@@ -17,6 +17,9 @@ const membersField = Type.Array(Type.String({ minLength: 1, maxLength: LIMITS.re
   maxItems: MAX_MEMBERS,
   description: "a group's members, hosted or proxy repositories of its format, in the order they are asked: a read is answered by the first that has the path, a publish goes to the first hosted one",
 });
+const quotaAnswer = Nullable(Type.Integer({ description: "the storage quota in bytes: a publish that would take usedBytes over it is refused (413); null: none" }));
+const usedAnswer = Type.Integer({ description: "the bytes of the files the repository's index holds, as its quota counts them (each path counted, even where content is shared)" });
+const quotaField = Type.Union([Type.Integer({ minimum: 1 }), Type.Null()], { description: "the storage quota in bytes, a positive whole number; null: none" });
 // Typed unknown: the store reads the policy column as JSON it does not look into.
 const repositorySchema = Answer({
   name: Type.String(),
@@ -26,6 +29,8 @@ const repositorySchema = Answer({
   type: StringEnum(["hosted", "proxy", "group"] as const, { description: "hosted: clients publish to it; proxy: a cache of its upstream; group: its members behind one URL" }),
   upstream: Nullable(Type.Object({ url: Type.String() }, { description: "a proxy's upstream (its credentials are never shown)" })),
   members: membersAnswer,
+  quotaBytes: quotaAnswer,
+  usedBytes: usedAnswer,
 });
 const nameParam = Type.Object({ name: Type.String({ minLength: 1, maxLength: LIMITS.repositoryName }) });
 /** A repository's name and one of the format table's names (formats/index.ts). */
@@ -39,6 +44,7 @@ const createBodyOf = (formats: Pick<Formats, "names" | "description">) =>
       upstream: Type.Optional(
         Type.Unknown({ description: 'a proxy\'s upstream: {"url", "credentials"?: {"username","password"} or {"token"}}; https on a public address unless svc.block-private-import-hosts is false' }),
       ),
+      quotaBytes: Type.Optional(quotaField),
     },
     { additionalProperties: false },
   );
@@ -51,6 +57,8 @@ const detailSchema = Answer({
   members: membersAnswer,
   artifacts: Type.Integer({ description: "artifacts the repository holds" }),
   bytes: Type.Integer({ description: "their total size (content shared with other paths counted at each)" }),
+  quotaBytes: quotaAnswer,
+  usedBytes: usedAnswer,
   gate: Type.Optional(repositoryGateSchema),
 });
 const deleteQuery = Type.Object({ force: Type.Optional(StringEnum(["true", "false"] as const)) }, { additionalProperties: false });
@@ -62,6 +70,7 @@ const formatSchema = Answer({
   label: Type.String({ description: "the name with what it serves, as people read it" }),
   proxy: Type.Boolean({ description: "whether its repositories may be proxies; every format may have groups" }),
 });
+const patchBody = Type.Object({ quotaBytes: Type.Optional(quotaField) }, { additionalProperties: false, minProperties: 1 });
 const membersBody = Type.Object({ members: membersField }, { additionalProperties: false });
 
 const fileSchema = Answer({
@@ -118,8 +127,8 @@ export function repositoryRoutes(app: ServiceApp, deps: RepositoryRoutesDeps): v
     "/api/repositories",
     { schema: { body: createBody, response: { 201: detailSchema, ...errorResponses(400, 409, 413, 415) } } },
     async (req, reply) => {
-      const r = await deps.admin.create(req.body.name, req.body.format, { type: req.body.type, upstream: req.body.upstream, members: req.body.members });
-      req.log.info({ repository: r.name, format: r.format, type: r.type, upstream: r.upstreamUrl ? new URL(r.upstreamUrl).origin : undefined, members: r.members ?? undefined, principal: req.principal.id }, "repository created");
+      const r = await deps.admin.create(req.body.name, req.body.format, { type: req.body.type, upstream: req.body.upstream, members: req.body.members, quotaBytes: req.body.quotaBytes });
+      req.log.info({ repository: r.name, format: r.format, type: r.type, upstream: r.upstreamUrl ? new URL(r.upstreamUrl).origin : undefined, members: r.members ?? undefined, quotaBytes: r.quotaBytes ?? undefined, principal: req.principal.id }, "repository created");
       return reply.code(201).header("location", `/api/repositories/${encodeURIComponent(r.name)}`).send(detail(r));
     },
   );
@@ -131,6 +140,19 @@ export function repositoryRoutes(app: ServiceApp, deps: RepositoryRoutesDeps): v
       const r = detail(await deps.admin.show(req.params.name));
       const cooldown = deps.gate?.cooldown;
       return cooldown ? { ...r, gate: await cooldown.repositoryGate(req.params.name) } : r;
+    },
+  );
+
+  app.patch(
+    "/api/repositories/:name",
+    { schema: { summary: "Changes a repository's settings: quotaBytes (null removes the quota)", params: nameParam, body: patchBody, response: { 200: detailSchema, ...errorResponses(400, 404, 413, 415) } } },
+    async (req) => {
+      let r = detail(await deps.admin.show(req.params.name));
+      if (req.body.quotaBytes !== undefined) {
+        r = detail(await deps.admin.setQuota(req.params.name, req.body.quotaBytes));
+        req.log.info({ repository: r.name, quotaBytes: r.quotaBytes, usedBytes: r.usedBytes, principal: req.principal.id }, r.quotaBytes === null ? "repository quota removed" : "repository quota set");
+      }
+      return r;
     },
   );
 

@@ -107,6 +107,18 @@ export interface RepositoryDetail {
   /** Artifacts the index holds, and their bytes (each path counted, even where content is shared). */
   artifacts: number;
   bytes: number;
+  /** Its storage quota in bytes (domain/quota.ts); null: none. */
+  quotaBytes: number | null;
+  /** The bytes its quota counts (repository_usage, kept by triggers: `bytes` as of the last commit). */
+  usedBytes: number;
+}
+
+/** A repository's storage quota and what it uses (repository_usage). */
+export interface RepositoryUsage {
+  repository: string;
+  type: string;
+  usedBytes: number;
+  quotaBytes: number | null;
 }
 
 type Row = {
@@ -148,9 +160,10 @@ export function metadataStoreFactory(root: Db, pool: pg.Pool, changes: IndexChan
     const row = await db(tx)
       .selectFrom("repositories as r")
       .leftJoin("artifacts as a", "a.repository", "r.name")
-      .select((eb) => ["r.name", "r.format", "r.created_at", "r.type", "r.upstream_url", eb.fn.count<string>("a.path").as("artifacts"), eb.fn.coalesce(eb.fn.sum<string>("a.size"), sql<string>`0`).as("bytes")])
+      .leftJoin("repository_usage as u", "u.repository", "r.name")
+      .select((eb) => ["r.name", "r.format", "r.created_at", "r.type", "r.upstream_url", "r.quota_bytes", "u.used_bytes", eb.fn.count<string>("a.path").as("artifacts"), eb.fn.coalesce(eb.fn.sum<string>("a.size"), sql<string>`0`).as("bytes")])
       .where("r.name", "=", name)
-      .groupBy(["r.name", "r.format", "r.created_at", "r.type", "r.upstream_url"])
+      .groupBy(["r.name", "r.format", "r.created_at", "r.type", "r.upstream_url", "r.quota_bytes", "u.used_bytes"])
       .executeTakeFirst();
     if (!row) return undefined;
     const [members, groups] = await Promise.all([
@@ -167,6 +180,8 @@ export function metadataStoreFactory(root: Db, pool: pg.Pool, changes: IndexChan
       groups: groups.map((g) => g.group_name),
       artifacts: Number(row.artifacts),
       bytes: Number(row.bytes),
+      quotaBytes: row.quota_bytes === null ? null : Number(row.quota_bytes),
+      usedBytes: Number(row.used_bytes ?? 0),
     };
   };
   const membersOf = async (group: string, tx?: Db): Promise<string[]> =>
@@ -286,13 +301,19 @@ export function metadataStoreFactory(root: Db, pool: pg.Pool, changes: IndexChan
     async ensureRepository(name: string, format: string) {
       await db().insertInto("repositories").values({ name, format }).onConflict((oc) => oc.column("name").doNothing()).execute();
     },
-    async repositories(): Promise<{ name: string; format: string; retention: unknown; created: Date; type: string; upstreamUrl: string | null; members: string[] | null }[]> {
-      const [rows, members] = await Promise.all([
-        db().selectFrom("repositories").select(["name", "format", "retention", "created_at as created", "type", "upstream_url as upstreamUrl"]).orderBy("name").execute(),
+    async repositories(): Promise<{ name: string; format: string; retention: unknown; created: Date; type: string; upstreamUrl: string | null; members: string[] | null; quotaBytes: number | null; usedBytes: number }[]> {
+      const [found, members] = await Promise.all([
+        db()
+          .selectFrom("repositories as r")
+          .leftJoin("repository_usage as u", "u.repository", "r.name")
+          .select(["r.name", "r.format", "r.retention", "r.created_at as created", "r.type", "r.upstream_url as upstreamUrl", "r.quota_bytes", "u.used_bytes"])
+          .orderBy("r.name")
+          .execute(),
         db().selectFrom("group_members").select(["group_name", "member"]).orderBy("group_name").orderBy("position").execute(),
       ]);
       const byGroup = new Map<string, string[]>();
       for (const m of members) byGroup.set(m.group_name, [...(byGroup.get(m.group_name) ?? []), m.member]);
+      const rows = found.map(({ quota_bytes, used_bytes, ...r }) => ({ ...r, quotaBytes: quota_bytes === null ? null : Number(quota_bytes), usedBytes: Number(used_bytes ?? 0) }));
       return rows.map((r) => ({ ...r, members: r.type === "group" ? (byGroup.get(r.name) ?? []) : null }));
     },
     /** The proxy repositories' upstreams, their credentials sealed (read by the repository list, never answered). */
@@ -301,8 +322,9 @@ export function metadataStoreFactory(root: Db, pool: pg.Pool, changes: IndexChan
       return rows.flatMap((r) => (r.upstream_url ? [{ name: r.name, url: r.upstream_url, sealed: r.upstream_credentials }] : []));
     },
     /** false when a repository of that name exists already. A proxy is given its upstream (its credentials sealed). */
-    async createRepository(name: string, format: string, proxy?: { url: string; sealed: string | null }): Promise<boolean> {
-      const values = proxy ? { name, format, type: "proxy", upstream_url: proxy.url, upstream_credentials: proxy.sealed } : { name, format };
+    async createRepository(name: string, format: string, proxy?: { url: string; sealed: string | null }, quotaBytes?: number): Promise<boolean> {
+      const quota = quotaBytes === undefined ? {} : { quota_bytes: String(quotaBytes) };
+      const values = proxy ? { name, format, type: "proxy", upstream_url: proxy.url, upstream_credentials: proxy.sealed, ...quota } : { name, format, ...quota };
       const r = await db().insertInto("repositories").values(values).onConflict((oc) => oc.column("name").doNothing()).executeTakeFirst();
       return Number(r.numInsertedOrUpdatedRows ?? 0) > 0;
     },
@@ -355,6 +377,44 @@ export function metadataStoreFactory(root: Db, pool: pg.Pool, changes: IndexChan
         .set({ retention: policy === null ? null : JSON.stringify(policy) })
         .where("name", "=", name)
         .executeTakeFirst();
+      return Number(r.numUpdatedRows) > 0;
+    },
+
+    /**
+     * A repository's quota and usage, or undefined; `name` undefined: every repository's (the
+     * meters), in name order.
+     */
+    async usage(name?: string): Promise<RepositoryUsage[]> {
+      let q = db()
+        .selectFrom("repositories as r")
+        .leftJoin("repository_usage as u", "u.repository", "r.name")
+        .select(["r.name", "r.type", "r.quota_bytes", "u.used_bytes"])
+        .where("r.removing_since", "is", null);
+      if (name !== undefined) q = q.where("r.name", "=", name);
+      const rows = await q.orderBy("r.name").execute();
+      return rows.map((r) => ({ repository: r.name, type: r.type, usedBytes: Number(r.used_bytes ?? 0), quotaBytes: r.quota_bytes === null ? null : Number(r.quota_bytes) }));
+    },
+    /**
+     * A proxy's cached files that have gone longest without a download (or since they were
+     * fetched, when never downloaded), oldest first, held files and `keep` left out: what its
+     * quota evicts first (domain/quota.ts).
+     */
+    async leastRecentlyUsed(repository: string, keep: string, limit: number): Promise<ArtifactRecord[]> {
+      const rows = await db()
+        .selectFrom("artifacts")
+        .select(COLUMNS)
+        .where("repository", "=", repository)
+        .where("path", "<>", keep)
+        .where("held_reason", "is", null)
+        .orderBy(sql`coalesce(last_downloaded_at, updated_at)`)
+        .orderBy(sql`path collate "C"`)
+        .limit(limit)
+        .execute();
+      return rows.map(toRecord);
+    },
+    /** Sets (a positive number of bytes) or removes (null) a repository's quota; false when there is no such repository. */
+    async setQuota(name: string, quotaBytes: number | null): Promise<boolean> {
+      const r = await db().updateTable("repositories").set({ quota_bytes: quotaBytes === null ? null : String(quotaBytes) }).where("name", "=", name).where("removing_since", "is", null).executeTakeFirst();
       return Number(r.numUpdatedRows) > 0;
     },
 
@@ -428,9 +488,12 @@ export function metadataStoreFactory(root: Db, pool: pg.Pool, changes: IndexChan
       return row ? toRecord(row) : undefined;
     },
 
-    /** Whether any path holds this content (the artifacts_by_sha256 index). */
+    /** Whether any path, or any build cache entry, holds this content (the artifacts_by_sha256 and build_cache_entries_by_sha256 indexes). */
     async referenced(sha256: string, tx?: Db): Promise<boolean> {
-      return (await db(tx).selectFrom("artifacts").select("path").where("sha256", "=", sha256).limit(1).executeTakeFirst()) !== undefined;
+      if ((await db(tx).selectFrom("artifacts").select("path").where("sha256", "=", sha256).limit(1).executeTakeFirst()) !== undefined) return true;
+      // A build cache's entry holds its blob as a path does (build-cache/build-cache-store.ts).
+      const entry = await sql<{ one: number }>`select 1 as one from ${sql.id(SCHEMA, "build_cache_entries")} where sha256 = ${sha256} limit 1`.execute(db(tx));
+      return entry.rows.length > 0;
     },
 
     /** The paths holding this content, a page at a time in (repository, path) order after `after`. */

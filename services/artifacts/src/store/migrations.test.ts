@@ -25,6 +25,11 @@ describe("the artifacts service's migrations", () => {
       "0017_gate_cooldown",
       "0018_group_members",
       "0019_maven_publish_times",
+      "0020_go_versions",
+      "0021_cargo_crates",
+      "0022_build_caches",
+      "0023_oci_registry",
+      "0024_repository_quotas",
     ]);
   });
 

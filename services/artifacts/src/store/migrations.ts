@@ -3,6 +3,8 @@ import { SCHEMA } from "./schema.js";
 import type { FormatModule } from "../formats/format.js";
 import { gateMigrations } from "../gate/gate-store.js";
 import { cooldownMigrations } from "../gate/cooldown-store.js";
+import { buildCacheMigrations } from "../build-cache/build-cache-store.js";
+import { quotaMigrations } from "./quota-migrations.js";
 
 /**
  * The service's own tables. A format's tables are its module's (`FormatModule.migrations`, in
@@ -202,6 +204,10 @@ export const serviceMigrations: Record<string, Migration> = {
   ...gateMigrations,
   // The cooldown's (gate/cooldown-store.ts).
   ...cooldownMigrations,
+  // The build caches' (build-cache/build-cache-store.ts).
+  ...buildCacheMigrations,
+  // Storage quotas and usage (store/quota-migrations.ts).
+  ...quotaMigrations,
 };
 
 /** The service's migrations and those of every format of `table`; a name used twice refuses. */

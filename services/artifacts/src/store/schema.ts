@@ -16,6 +16,14 @@ export interface RepositoryTable {
   upstream_url: string | null;
   /** A proxy's upstream credentials, sealed (proxy/upstream.ts sealCredentials); never shown. */
   upstream_credentials: string | null;
+  /** The repository's storage quota in bytes (domain/quota.ts); null: none. */
+  quota_bytes: ColumnType<string | null, string | number | null | undefined, string | number | null>;
+}
+
+/** Each repository's bytes in the path index, kept by triggers on it (store/quota-migrations.ts). */
+export interface RepositoryUsageTable {
+  repository: string;
+  used_bytes: ColumnType<string, never, never>;
 }
 
 /** A group repository's members, in the order they are asked (position 0 first). */
@@ -201,6 +209,7 @@ export interface ArtifactsDatabase {
   npm_versions: NpmVersionTable;
   repositories: RepositoryTable;
   group_members: GroupMemberTable;
+  repository_usage: RepositoryUsageTable;
   artifacts: ArtifactTable;
   outbox: OutboxTable;
 }

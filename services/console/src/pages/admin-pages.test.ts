@@ -317,6 +317,34 @@ describe("Repositories page: creating, reshaping and removing repositories", () 
     expect(inherit.calls[0]!.body).toEqual({ minAge: null });
   });
 
+  it("shows what a repository uses of its storage quota, sets the quota from a size with a unit, and creates a repository with one", async () => {
+    const page = text(await repositoriesPage.get(fakeCtx(view("team-npm", { quotaBytes: 10 * 1024 ** 3, usedBytes: 3 * 1024 ** 3 }), { subpath: "/team-npm" }).ctx));
+    expect(page).toContain('<strong id="quota-usage">3.0 GiB of 10 GiB (30%)</strong>');
+    expect(page).toContain('name="_action" value="set-quota"');
+    expect(page).toContain('id="quota-bytes" name="quota" type="text" value="10737418240"');
+    const over = text(await repositoriesPage.get(fakeCtx(view("team-npm", { quotaBytes: 1000, usedBytes: 1500 }), { subpath: "/team-npm" }).ctx));
+    expect(over).toContain("1.5 KiB of 1000 bytes (150%): over its quota, what adds to it is refused");
+    // A group holds no files: no quota of its own.
+    expect(text(await repositoriesPage.get(fakeCtx(view("npm-all", {}), { subpath: "/npm-all" }).ctx))).not.toContain("set-quota");
+
+    const set = fakeCtx({ "PATCH /api/repositories/team-npm": { status: 200, body: { name: "team-npm", quotaBytes: 500 * 1024 ** 2, usedBytes: 0 } } }, { subpath: "/team-npm", form: { quota: " 500 MiB " } });
+    expect(await repositoriesPage.actions!["set-quota"]!(set.ctx)).toEqual({ kind: "redirect", location: "/ui/repositories/team-npm", notice: "Storage quota of team-npm set: 0 bytes of 500 MiB (0%)" });
+    expect(set.calls[0]!.body).toEqual({ quotaBytes: 500 * 1024 ** 2 });
+    const cleared = fakeCtx({ "PATCH /api/repositories/team-npm": { status: 200, body: { name: "team-npm", quotaBytes: null, usedBytes: 0 } } }, { subpath: "/team-npm", form: { quota: "" } });
+    expect(await repositoriesPage.actions!["set-quota"]!(cleared.ctx)).toMatchObject({ notice: "Storage quota of team-npm removed" });
+    expect(cleared.calls[0]!.body).toEqual({ quotaBytes: null });
+    const bad = fakeCtx({}, { subpath: "/team-npm", form: { quota: "lots" } });
+    expect(await repositoriesPage.actions!["set-quota"]!(bad.ctx)).toMatchObject({ notice: expect.stringContaining("Not done: the storage quota must be a size") });
+    expect(bad.calls).toEqual([]);
+
+    const create = fakeCtx({ "POST /api/repositories": { status: 201, body: { name: "capped", format: "npm", type: "hosted" } } }, { form: { name: "capped", format: "npm", type: "hosted", quota: "2GB" } });
+    await repositoriesPage.actions!.create!(create.ctx);
+    expect(create.calls[0]!.body).toEqual({ name: "capped", format: "npm", quotaBytes: 2_000_000_000 });
+    const list = text(await repositoriesPage.get(fakeCtx(overview()).ctx));
+    expect(list).toContain('<th scope="col">Storage</th>');
+    expect(list).toContain('id="create-quota" name="quota"');
+  });
+
   it("offers Maven's release redeploy option on a hosted maven repository and saves it", async () => {
     const maven = { name: "team-maven", format: "maven", type: "hosted", upstream: null, members: null };
     const { ctx } = fakeCtx(view("team-maven", maven, { "GET /api/repositories/team-maven/maven": { status: 200, body: { releaseRedeploy: true } } }), { subpath: "/team-maven" });

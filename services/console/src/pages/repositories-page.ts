@@ -21,6 +21,7 @@ import {
   type FormatEntry,
   type Repository as Listed,
 } from "./repository-forms.js";
+import { quotaSection, setQuota, usageText } from "./repository-quota.js";
 
 interface Repository extends Listed {
   retention: RetentionPolicy | null;
@@ -53,15 +54,15 @@ async function overview(ctx: PageContext, draft?: CreateDraft): Promise<PageOutc
     <section aria-labelledby="repositories-heading">
       <h2 id="repositories-heading">Repositories</h2>
       <table class="list" id="repositories">
-        <thead><tr><th scope="col">Name</th><th scope="col">Format</th><th scope="col">Type</th><th scope="col">Upstream or members</th><th scope="col">Retention</th><th scope="col">Export</th></tr></thead>
+        <thead><tr><th scope="col">Name</th><th scope="col">Format</th><th scope="col">Type</th><th scope="col">Upstream or members</th><th scope="col">Retention</th><th scope="col">Storage</th><th scope="col">Export</th></tr></thead>
         <tbody>${
           repos.items.length
             ? repos.items.map(
-                (r) => html`<tr><td><a href="${repositoryPath(r.name)}">${r.name}</a></td><td>${r.format}</td><td>${typeOf(r)}</td><td>${sourceCell(r)}</td><td>${retentionText(r.retention)}</td><td>${
+                (r) => html`<tr><td><a href="${repositoryPath(r.name)}">${r.name}</a></td><td>${r.format}</td><td>${typeOf(r)}</td><td>${sourceCell(r)}</td><td>${retentionText(r.retention)}</td><td>${typeOf(r) === "group" ? "" : usageText(r)}</td><td>${
                   typeOf(r) === "group" ? "" : html`<a href="${`${repositoryPath(r.name)}#export`}">Export ${r.name}…</a>`
                 }</td></tr>`,
               )
-            : html`<tr><td colspan="6">No repositories: create one below.</td></tr>`
+            : html`<tr><td colspan="7">No repositories: create one below.</td></tr>`
         }</tbody>
       </table>
       ${pager({ base: REPOSITORIES, param: "after", current: ctx.query.after, next: repos.next, label: "repositories" })}
@@ -138,7 +139,7 @@ export const repositoriesPage: ConsolePage = {
     const name = repositoryOf(ctx);
     if (name === undefined) return overview(ctx);
     return repositoryView(ctx, name, async (detail, all) => ({
-      above: html`${aboutSection(detail, all)}${membersSection(ctx, detail, all)}${cooldownSection(ctx, detail)}`,
+      above: html`${aboutSection(detail, all)}${quotaSection(ctx, detail)}${membersSection(ctx, detail, all)}${cooldownSection(ctx, detail)}`,
       below: html`${await mavenOptionsSection(ctx, detail)}${await importSection(ctx, detail, all)}${exportSection(ctx, detail, all)}${removeSection(ctx, detail, all)}`,
     }));
   },
@@ -152,6 +153,9 @@ export const repositoriesPage: ConsolePage = {
     },
     async "set-cooldown"(ctx) {
       return setCooldown(ctx, repositoryOf(ctx) ?? "");
+    },
+    async "set-quota"(ctx) {
+      return setQuota(ctx, repositoryOf(ctx) ?? "");
     },
     async "set-maven"(ctx) {
       return setMavenOptions(ctx, repositoryOf(ctx) ?? "");

@@ -2,6 +2,7 @@ import { html, type Html } from "./html.js";
 import { expectOk, type PageContext, type PageOutcome } from "./page-contract.js";
 import { actionForm, field, inputRefusal, seg } from "./page-widgets.js";
 import { REPOSITORIES, repositoryPath } from "./repository-view.js";
+import { createQuota, createQuotaField } from "./repository-quota.js";
 
 /**
  * Creating, reshaping and removing repositories on the Repositories page, each through the
@@ -23,6 +24,9 @@ export interface Repository {
 export interface RepositoryDetail extends Repository {
   artifacts?: number;
   bytes?: number;
+  /** The storage quota and what counts against it (repository-quota.ts). */
+  quotaBytes?: number | null;
+  usedBytes?: number;
   gate?: { minAge: string | null };
 }
 /** A row of `GET /api/formats`. */
@@ -76,6 +80,8 @@ export interface CreateDraft {
   url: string;
   username: string;
   members: string[];
+  /** The storage quota as typed. */
+  quota: string;
   /** The API's (or the console's) reason for not creating it. */
   problem: string;
   /** Whether credentials were typed (they are not shown again: the person types them again). */
@@ -87,7 +93,7 @@ const CREATE_SLOTS = 10;
 
 /** The "Create a repository" section of the Repositories page. */
 export function createSection(ctx: PageContext, formats: readonly FormatEntry[], all: readonly Repository[], draft?: CreateDraft): Html {
-  const d = draft ?? { name: "", format: formats[0]?.name ?? "", type: "hosted", url: "", username: "", members: [], problem: "", hadSecret: false };
+  const d = draft ?? { name: "", format: formats[0]?.name ?? "", type: "hosted", url: "", username: "", members: [], quota: "", problem: "", hadSecret: false };
   const proxies = formats.filter((f) => f.proxy).map((f) => f.name);
   const candidates = memberCandidates(all);
   const radio = (value: RepositoryType, label: string, what: string) =>
@@ -98,6 +104,7 @@ export function createSection(ctx: PageContext, formats: readonly FormatEntry[],
     <p class="field"><label for="create-format">Format</label> <select id="create-format" name="format" required>${formats.map(
       (f) => html`<option value="${f.name}"${f.name === d.format ? html` selected` : ""}>${f.label}</option>`,
     )}</select></p>
+    ${createQuotaField(d.quota)}
     <fieldset><legend>Type</legend>
       ${radio("hosted", "Hosted", "clients publish to it")}
       ${radio("proxy", "Proxy", `a cache of an upstream registry, fetching what it lacks (formats: ${proxies.join(", ") || "none yet"})`)}
@@ -139,9 +146,11 @@ export function createRequest(form: Record<string, string>): { body: Record<stri
   // Fields of another type are refused rather than dropped: they usually mean the wrong type was picked.
   if (type !== "proxy" && (url || hasCredentials)) return { problem: `an upstream is for a proxy repository: choose the type Proxy, or clear the upstream fields` };
   if (type !== "group" && members.length) return { problem: `members are for a group repository: choose the type Group, or set the members to (none)` };
-  if (type === "proxy") return { body: { name, format, type, upstream: { url, ...(hasCredentials ? { credentials } : {}) } } };
-  if (type === "group") return { body: { name, format, type, members } };
-  return { body: type === "hosted" ? { name, format } : { name, format, type } };
+  const quota = createQuota(form);
+  if ("problem" in quota) return quota;
+  if (type === "proxy") return { body: { name, format, type, upstream: { url, ...(hasCredentials ? { credentials } : {}) }, ...quota } };
+  if (type === "group") return { body: { name, format, type, members, ...quota } };
+  return { body: type === "hosted" ? { name, format, ...quota } : { name, format, type, ...quota } };
 }
 
 /**
@@ -157,6 +166,7 @@ export async function createRepository(ctx: PageContext, again: (draft: CreateDr
     url: (f.url ?? "").trim(),
     username: (f.username ?? "").trim(),
     members: membersOf(f),
+    quota: (f.quota ?? "").trim(),
     problem,
     hadSecret: Boolean(f.password || f.token),
   });

@@ -15,6 +15,7 @@ import type { Bucket, Verdict } from "./rate-limiter.js";
 
 const NOW = Date.now();
 const ART = "/repository/default/libs/com/acme/app.jar";
+const CACHE = "/cache/ci/0f530ffd62cae5b290535e90c9247459";
 const REQUIRED = "a key is required: send it in Service-Repository-Key, as a Bearer token, or as the Basic password";
 // Issue 12: a refusal says what was wrong with what was sent and what to do next.
 const NOT_A_KEY = "the Authorization header does not hold a well-formed key (svck_…): send the key as a Bearer token, as the Basic password, or in Service-Repository-Key";
@@ -49,6 +50,9 @@ const allowlisted = minted([{ scope: "*", tokens: ["*"] }], { allowedFrom: addre
 const lapsedWild = minted([{ scope: "*", tokens: ["*"] }], {
   grants: compileGrants([{ scope: "*", tokens: ["*"], expires: new Date(NOW - 1000).toISOString() }]),
 });
+const wildCacheReader = minted([{ scope: "*", tokens: ["cache:read"] }]);
+const wildRepositoryDeployer = minted([{ scope: "*", tokens: ["repository:*"] }]);
+const ciDeployer = minted([{ scope: "ci", tokens: ["deploy"] }]);
 const unknown = makeKey("default");
 const otherTenant = makeKey("othertenant");
 const malformed = admin.slice(0, -2) + "AA";
@@ -183,6 +187,33 @@ const cases: [string, Mode, string, string, Record<string, string>, Outcome][] =
   ["a grant on the repository the path names does not reach another", "scope-from-path", "GET", "/repository/other/x.txt", key(namedReader), refused(403, "this key does not hold repository:read on other (the repository the path names)")],
   ["a header naming another repository is still refused", "scope-from-path", "GET", ART, named(otherDeployer, "other"), refused(403, 'Service-Repository-Name names repository "other" but this request is for repository "default"')],
   ["a keyless caller is still asked for a key", "scope-from-path", "GET", ART, {}, refused(401, REQUIRED, true)],
+  // Build caches: cache:read and cache:write on the cache the path names; repository rights give nothing there.
+  ["no key on a build cache: 401 with a Basic challenge", "enforcing", "GET", CACHE, {}, refused(401, REQUIRED, true)],
+  ["a build cache read with a read-only key on every scope", "enforcing", "GET", CACHE, key(wildCacheReader), asKey(wildCacheReader)],
+  ["HEAD of a build cache entry is a read", "enforcing", "HEAD", CACHE, key(wildCacheReader), asKey(wildCacheReader)],
+  ["a build cache write needs cache:write", "enforcing", "PUT", CACHE, key(wildCacheReader), refused(403, "this key does not hold cache:write on build cache ci")],
+  ["repository rights give nothing on a build cache", "enforcing", "GET", CACHE, key(wildRepositoryDeployer), refused(403, "this key does not hold cache:read on build cache ci")],
+  ["a deploy grant on the cache's name writes to it without any header", "enforcing", "PUT", CACHE, key(ciDeployer), asKey(ciDeployer)],
+  ["a deploy grant on a cache's name writes to no other cache", "enforcing", "PUT", "/cache/other/0a1b2c", key(ciDeployer), refused(403, "this key does not hold cache:write on build cache other")],
+  ["Bazel's cas/ key is a cache path", "enforcing", "PUT", `/cache/ci/cas/${"ab".repeat(32)}`, key(ciDeployer), asKey(ciDeployer)],
+  ["a Service-Repository-Name naming another cache is refused", "enforcing", "GET", CACHE, named(ciDeployer, "other"), refused(403, 'Service-Repository-Name names "other" but this request is for build cache "ci"')],
+  ["a build cache key of another shape is refused before any right", "enforcing", "GET", "/cache/ci/ac/notahash", key(admin), refused(400, "not a build cache key: a key is one segment of letters, digits, '.', '_' and '-' (Gradle), or ac/<sha256> or cas/<sha256> (Bazel)")],
+  ["read-only refuses a build cache write", "read-only", "PUT", CACHE, key(admin), refused(403, "this server is read-only (svc.read-only): writes are refused")],
+  ["anonymous repository:read gives no build cache read", "anonymous-read", "GET", CACHE, {}, refused(401, REQUIRED, true)],
+  // The OCI registry at /v2/: the repository the path's first segment names, with no header (container clients send none).
+  ["the OCI ping without a key: 401 with a Basic challenge", "enforcing", "GET", "/v2/", {}, refused(401, REQUIRED, true)],
+  ["the OCI ping answers any known key, whatever it holds", "enforcing", "GET", "/v2/", key(nothing), asKey(nothing)],
+  ["the OCI ping with a revoked key", "enforcing", "GET", "/v2/", key(revoked), refused(401, REVOKED, true)],
+  ["the OCI ping is open to a keyless caller when anonymous rights read something", "anonymous-one-repository", "GET", "/v2/", {}, ANONYMOUS],
+  ["an OCI pull needs repository:read on the repository the path names", "enforcing", "GET", "/v2/default/team/app/manifests/latest", key(namedReader), asKey(namedReader)],
+  ["an OCI push needs repository:write there", "enforcing", "PUT", "/v2/default/team/app/manifests/latest", key(namedReader), refused(403, "this key does not hold repository:write on default (the repository the path names)")],
+  ["an OCI upload is a write", "enforcing", "POST", "/v2/default/team/app/blobs/uploads/", key(otherDeployer), refused(403, "this key does not hold repository:write on default (the repository the path names)")],
+  ["a prefix grant covers the images under it", "enforcing", "PATCH", "/v2/default/libs/com/acme/blobs/uploads/0b6b4c4e-2f4a-4b7a-9d8e-1f2a3b4c5d6e", key(prefixDeployer), asKey(prefixDeployer)],
+  ["a prefix grant does not cover another image", "enforcing", "GET", "/v2/default/libs/other/tags/list", key(prefixDeployer), refused(403, "this key does not hold repository:read on default (the repository the path names) (it holds that right only under default:libs/com/acme)")],
+  ["the catalog needs a read right over *", "enforcing", "GET", "/v2/_catalog", key(namedReader), refused(403, "this key does not hold repository:read on * (no Service-Repository-Name header was sent)")],
+  ["the catalog with a wildcard read grant", "enforcing", "GET", "/v2/_catalog", key(wildReader), asKey(wildReader)],
+  ["an OCI pull without a key: 401 with a Basic challenge", "enforcing", "GET", "/v2/default/app/tags/list", {}, refused(401, REQUIRED, true)],
+  ["an encoded /v2 prefix is refused", "enforcing", "GET", "/%762/default/app/tags/list", key(admin), refused(400, "the /v2 prefix must not be percent-encoded")],
   // svc.auth=false.
   ["open mode serves a keyless write", "open", "PUT", ART, {}, ANONYMOUS],
   ["open mode serves /api/ to anyone", "open", "POST", "/api/credentials", {}, ANONYMOUS],

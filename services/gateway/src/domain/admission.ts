@@ -1,6 +1,6 @@
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { CSRF_HEADER, ServiceError, encodePrincipal, invalid } from "@svc/contracts";
-import { Right, anyRights, compileGrants, deploymentRights, isRepositoryName, parseArtifactTarget, rightsFor, type CompiledGrant, type GrantSpec } from "@svc/grants";
+import { Right, anyRights, compileGrants, deploymentRights, isRepositoryName, parseArtifactTarget, parseCacheTarget, rightsFor, type CompiledGrant, type GrantSpec } from "@svc/grants";
 import { clientAddress, sendUnexpected, type AddressMatcher } from "@svc/kit";
 import { readPresentedKey, type Presented } from "./key-reader.js";
 import type { GatewayMetrics } from "./gateway-metrics.js";
@@ -12,8 +12,8 @@ import { csrfMatches, readSessionId, type Session, type SessionCache } from "./s
 /*
  * The admission of every request, in the order it happens:
  *   0. the Host (or a trusted proxy's X-Forwarded-Host) is one valid host[:port], or 400;
- *   1. classify: what the request asks for (an artifact, the API, a console page, or nothing
- *      we guard);
+ *   1. classify: what the request asks for (an artifact, a build cache's entry, the API, a
+ *      console page, or nothing we guard);
  *   2. read the key it presents (a malformed Service-Repository-Key, or a key of another
  *      tenant, is refused unlooked-up); only when it presents none, its console session cookie
  *      (`svc_session`): a key always wins;
@@ -46,7 +46,18 @@ declare module "fastify" {
 // 1. What a request asks for, read from its method and path.
 
 export type Target =
-  | { kind: "artifact"; repository: string; path: string; write: boolean }
+  | {
+      kind: "artifact";
+      repository: string;
+      path: string;
+      write: boolean;
+      /** Authorised against the repository the path names (OCI clients cannot send Service-Repository-Name). */
+      pathScoped?: true;
+      /** `GET /v2/`, the OCI ping: any identified caller (or a keyless one when anonymous rights read anything). */
+      ping?: true;
+    }
+  /** A build cache's entry (`/cache/<cache>/<key>`): cache:read or cache:write on the cache. */
+  | { kind: "cache"; cache: string; path: string; write: boolean }
   | { kind: "api"; write: boolean; capabilities: boolean; credentialId: string | undefined; metrics: boolean; whoami?: true; people?: boolean }
   | { kind: "console" }
   | { kind: "open" };
@@ -65,6 +76,7 @@ export function classify(method: string, url: string, accept?: string | string[]
   const path = routedPath(url);
   const write = method !== "GET" && method !== "HEAD";
   if (isUnder(path, "/ui") || isUnder(path, "/login") || path === "/logout" || (path === "/" && !write && acceptsHtml(accept))) return CONSOLE;
+  if (isUnder(path, "/v2")) return ociTarget(method, url, path, write);
   if (isUnder(path, "/repository")) {
     // The artifact path is read from the raw target, segment by segment; its prefix must be plain.
     // A folder (a trailing slash: pip's index pages, twine's upload URL) passes; the repository's
@@ -73,6 +85,11 @@ export function classify(method: string, url: string, accept?: string | string[]
     const a = parseArtifactTarget(url);
     // npm's audit is a POST that reads: it asks about installed versions and changes nothing.
     return { kind: "artifact", repository: a.repository, path: a.path, write: write && !(method === "POST" && NPM_AUDIT.test(a.path)) };
+  }
+  if (isUnder(path, "/cache")) {
+    if (!url.startsWith("/cache")) throw invalid("path", "the /cache prefix must not be percent-encoded");
+    const c = parseCacheTarget(url);
+    return { kind: "cache", cache: c.cache, path: c.key, write };
   }
   // Who am I: any identified caller, whatever it holds.
   if (path === "/api/me" && !write) return WHOAMI;
@@ -89,6 +106,20 @@ export function classify(method: string, url: string, accept?: string | string[]
   // The deployment's meters: manage:read over * (of this, the operator's, tenant), like /api/.
   if (isUnder(path, "/metrics")) return { kind: "api", write, capabilities: false, credentialId: undefined, metrics: true };
   return OPEN;
+}
+
+/**
+ * The OCI distribution API (`/v2/<repository>/<name…>/{blobs,manifests,tags,referrers}/…`): an
+ * artifact target of the repository its first segment names, the rest its path (so a grant's
+ * path prefix covers image names), authorised against that repository. `GET /v2/` is the ping;
+ * `/v2/_catalog` lists every repository's images, so it needs a right over `*`.
+ */
+function ociTarget(method: string, url: string, path: string, write: boolean): Target {
+  if (path === "/v2" || path === "/v2/") return { kind: "artifact", repository: "*", path: "", write, pathScoped: true, ping: true };
+  if (path === "/v2/_catalog") return { kind: "artifact", repository: "*", path: "", write, pathScoped: true };
+  if (!url.startsWith("/v2/")) throw invalid("path", "the /v2 prefix must not be percent-encoded");
+  const a = parseArtifactTarget(`/repository/${url.slice("/v2/".length)}`);
+  return { kind: "artifact", repository: a.repository, path: a.path, write, pathScoped: true };
 }
 
 const OPEN: Target = { kind: "open" };
@@ -125,7 +156,7 @@ export const BASIC_CHALLENGE: Readonly<Record<string, string>> = { "www-authenti
 
 /** 401, with a Basic challenge on artifact paths and a bare 401 on /api/ (no browser dialog). */
 export function unauthenticated(target: Target, message: string): ServiceError {
-  return new ServiceError("unauthenticated", message, target.kind === "artifact" ? { headers: BASIC_CHALLENGE } : {});
+  return new ServiceError("unauthenticated", message, target.kind === "artifact" || target.kind === "cache" ? { headers: BASIC_CHALLENGE } : {});
 }
 
 export const KEY_REQUIRED = "a key is required: send it in Service-Repository-Key, as a Bearer token, or as the Basic password";
@@ -293,7 +324,7 @@ export function admissionFactory(deps: AdmissionDeps) {
    * own forms.
    */
   function cookieRules(target: Target, session: Session, csrf: string | string[] | undefined): void {
-    if ((target.kind !== "api" && target.kind !== "artifact") || !target.write) return;
+    if ((target.kind !== "api" && target.kind !== "artifact" && target.kind !== "cache") || !target.write) return;
     if (!csrfMatches(session, csrf)) throw new ServiceError("forbidden", CSRF_REFUSED);
     if (target.kind === "artifact" && !policy.deployByCookie) throw new ServiceError("forbidden", DEPLOY_OFF);
   }
@@ -375,7 +406,7 @@ export function authorize(
   noKeyMessage: string = KEY_REQUIRED,
 ): void {
   if (target.kind === "open" || target.kind === "console") return;
-  if (target.kind === "artifact" && target.write && policy.readOnly) {
+  if ((target.kind === "artifact" || target.kind === "cache") && target.write && policy.readOnly) {
     throw new ServiceError("forbidden", "this server is read-only (svc.read-only): writes are refused");
   }
   if (!policy.auth) return;
@@ -385,10 +416,16 @@ export function authorize(
   let need: number;
   let what: string;
 
+  if (target.kind === "artifact" && target.ping) {
+    // The OCI ping asks who the caller is, not for a right: a key that passed step 3, or a keyless
+    // caller when anonymous rights read something (a public registry).
+    if (key || (anyRights(policy.anonymous, now) & Right.repositoryRead) !== 0) return;
+    throw unauthenticated(target, noKeyMessage);
+  }
   if (target.kind === "artifact") {
     // The repository authorised against is the one the header names, never the one the route
     // serves; without the header, `*`, or (opted in) the repository the path names, never another.
-    let scopeRepo = policy.scopeFromPath ? target.repository : "*";
+    let scopeRepo = policy.scopeFromPath || target.pathScoped ? target.repository : "*";
     if (repositoryHeader !== undefined) {
       if (!isRepositoryName(repositoryHeader)) throw invalid("Service-Repository-Name", "Service-Repository-Name is not a valid repository name");
       if (repositoryHeader !== target.repository) {
@@ -404,6 +441,16 @@ export function authorize(
     what = `${target.write ? "repository:write" : "repository:read"} on ${scopeRepo}${why}`;
     held = rightsFor(policy.anonymous, scopeRepo, target.path, now);
     if (grants) held |= rightsFor(grants, scopeRepo, target.path, now);
+  } else if (target.kind === "cache") {
+    // The cache the path names is the scope, as a repository is (a build tool cannot always send
+    // Service-Repository-Name: Gradle cannot); a header that names another cache is refused.
+    if (repositoryHeader !== undefined && repositoryHeader !== target.cache) {
+      throw new ServiceError("forbidden", `Service-Repository-Name names "${repositoryHeader}" but this request is for build cache "${target.cache}"`);
+    }
+    need = target.write ? Right.cacheWrite : Right.cacheRead;
+    what = `${target.write ? "cache:write" : "cache:read"} on build cache ${target.cache}`;
+    held = rightsFor(policy.anonymous, target.cache, target.path, now);
+    if (grants) held |= rightsFor(grants, target.cache, target.path, now);
   } else if (target.whoami) {
     // A key that passed step 3, or a signed-in person: nothing more is needed.
     if (key) return;

@@ -39,9 +39,9 @@ export function bodyGuardFactory(opts: BodyGuardOptions) {
     /** An onRequest hook, after admission (it needs `forwardedPrincipal`). */
     guard(request: FastifyRequest, reply: FastifyReply, done: (err?: Error) => void): void {
       if (!hasRequestBody(request)) return done();
-      // The cap is on artifact uploads (what can be large and slow); administration bodies are
+      // The cap is on artifact and build cache uploads (what can be large and slow); administration bodies are
       // small, capped at 1 MiB, and a script may send many at once (20 members added together).
-      if (opts.perCaller > 0 && request.target?.kind === "artifact") {
+      if (opts.perCaller > 0 && (request.target?.kind === "artifact" || request.target?.kind === "cache")) {
         const caller = callerOf(request);
         const n = underWay.get(caller) ?? 0;
         if (n >= opts.perCaller) {

@@ -142,7 +142,7 @@ export function registerProxyRoutes(app: FastifyInstance, deps: ProxyDeps, route
       await scope.register(httpProxy, {
         upstream,
         prefix: route.prefix,
-        rewritePrefix: route.prefix,
+        rewritePrefix: route.rewrite ?? route.prefix,
         replyOptions: replyOptionsFor(route),
         undici: poolFor(url.origin, route.transport),
         httpMethods: route.methods ? [...route.methods] : undefined,

@@ -21,8 +21,10 @@ export interface Upstreams {
 export type Transport = "downloads" | "uploads" | "api";
 
 export interface Route {
-  /** The path prefix, forwarded unchanged (the upstream serves the same path). */
+  /** The path prefix, forwarded unchanged (the upstream serves the same path) unless `rewrite` says otherwise. */
   prefix: string;
+  /** The prefix the upstream serves instead (an alias); unset: `prefix`. */
+  rewrite?: string;
   upstream: keyof Upstreams;
   transport: Transport;
   /** The methods this row forwards; unset: every method the proxy knows. */
@@ -42,7 +44,18 @@ export interface Route {
 export const ROUTES: readonly Route[] = [
   { prefix: "/repository", upstream: "artifacts", transport: "downloads", methods: ["GET", "HEAD"], inert: true },
   { prefix: "/repository", upstream: "artifacts", transport: "uploads", methods: ["PUT", "DELETE", "POST", "PATCH", "OPTIONS"], inert: true },
+  // Build caches (Gradle's and Bazel's HTTP caches): entries are uploaded content, served inert like artifacts.
+  { prefix: "/cache", upstream: "artifacts", transport: "downloads", methods: ["GET", "HEAD"], inert: true },
+  { prefix: "/cache", upstream: "artifacts", transport: "uploads", methods: ["PUT", "DELETE"], inert: true },
+  // Container images (OCI distribution): `/v2/<repository>/<name…>/…` (formats/oci in the artifacts service).
+  { prefix: "/v2", upstream: "artifacts", transport: "downloads", methods: ["GET", "HEAD"], inert: true },
+  { prefix: "/v2", upstream: "artifacts", transport: "uploads", methods: ["PUT", "DELETE", "POST", "PATCH"], inert: true },
   { prefix: "/api/repositories", upstream: "artifacts", transport: "api" },
+  { prefix: "/api/build-caches", upstream: "artifacts", transport: "api" },
+  // `POST /api/caches {"name","maxBytes"}` makes a build cache, and PATCH/DELETE /api/caches/<name>
+  // change one, as /api/build-caches does. GET /api/caches and POST /api/caches/clear are the
+  // gateway's own (routes/cache-routes.ts: this node's read caches, with the build caches listed beside).
+  { prefix: "/api/caches", rewrite: "/api/build-caches", upstream: "artifacts", transport: "api", methods: ["POST", "PATCH", "DELETE"] },
   { prefix: "/api/formats", upstream: "artifacts", transport: "api" },
   // The screening gate's administration (the artifacts service owns advisories, holds, findings and the refusal log).
   { prefix: "/api/deny-list", upstream: "artifacts", transport: "api" },

@@ -340,6 +340,25 @@ describe("the OCI registry at /v2/", () => {
     expect(await (await s.call("GET", "/api/repositories/files/oci", { key: admin })).json()).toMatchObject({ field: "name" });
   });
 
+  it("immutableTags is set at creation (POST /api/repositories) and with PATCH /api/repositories/<name>, shown with the repository, and refused for another format", async () => {
+    const admin = (await s.mint({ label: "oci-admin-2", grants: [{ scope: "*", tokens: ["*"] }] })).key;
+    const made = await s.call("POST", "/api/repositories", { key: admin, body: { name: "oci-pinned", format: "oci", immutableTags: true } });
+    expect(made.status).toBe(201);
+    expect(await made.json()).toMatchObject({ name: "oci-pinned", format: "oci", immutableTags: true });
+    expect(await (await s.call("GET", "/api/repositories/oci-pinned", { key: admin })).json()).toMatchObject({ immutableTags: true });
+    expect(await (await s.call("GET", "/api/repositories/oci-pinned/oci", { key: admin })).json()).toEqual({ immutableTags: true });
+    const patched = await s.call("PATCH", "/api/repositories/oci-pinned", { key: admin, body: { immutableTags: false } });
+    expect(patched.status).toBe(200);
+    expect(await patched.json()).toMatchObject({ immutableTags: false });
+    expect(await (await s.call("GET", "/api/repositories/oci-pinned/oci", { key: admin })).json()).toEqual({ immutableTags: false });
+    // Another format's repository: refused, naming the field, and nothing made.
+    const raw = await s.call("POST", "/api/repositories", { key: admin, body: { name: "raw-pinned", format: "raw", immutableTags: true } });
+    expect(raw.status).toBe(400);
+    expect(await raw.json()).toMatchObject({ field: "immutableTags" });
+    expect((await s.call("GET", "/api/repositories/raw-pinned", { key: admin })).status).toBe(404);
+    expect((await s.call("PATCH", "/api/repositories/files", { key: admin, body: { immutableTags: true } })).status).toBe(400);
+  });
+
   it("refusals in the OCI error body: a repository of another format, a key without the right, a blob deleted", async () => {
     const other = await v2("GET", "files/app/tags/list", { key: writer });
     expect(other.status).toBe(403);

@@ -35,7 +35,7 @@ export interface ArtifactsDeps extends UpstreamAppDeps {
   /** Imports into proxy repositories. */
   imports: ProxyImport;
   /** The formats (formats/index.ts), built: each repository's protocol, and each format's own routes. */
-  formats: Pick<Formats, "of" | "names" | "description" | "routes" | "catalog">;
+  formats: Pick<Formats, "of" | "names" | "description" | "routes" | "catalog" | "optionFields">;
   /** svc.upload-idle-timeout; 0: never. */
   uploadIdleTimeoutMs: number;
   /** svc.storage.s3.redirect: artifact GETs answered with a signed URL of the bucket. */

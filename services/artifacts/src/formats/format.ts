@@ -1,3 +1,4 @@
+import type { TSchema } from "@sinclair/typebox";
 import type { Migration } from "kysely";
 import type { BlobStore } from "@svc/blobs";
 import type { FastifyBaseLogger, FastifyReply, FastifyRequest } from "fastify";
@@ -177,6 +178,13 @@ export interface Format {
   coordinates?: (path: string) => PackageCoordinates | undefined;
   /** The OSV ecosystem of its packages (`npm`, `PyPI`, `Maven`): the screening gate checks each package version stored (gate/). */
   ecosystem?: Ecosystem;
+  /** Its per-repository options (FormatModule.options names them), read and set through `POST`/`PATCH /api/repositories`. */
+  options?: {
+    /** A repository's options as they are (shown with the repository). */
+    get(repository: string): Promise<Record<string, unknown>>;
+    /** Sets those of `values` that are given (validated by the fields' schemas already). */
+    set(repository: string, values: Record<string, unknown>): Promise<void>;
+  };
 }
 
 /** One row of the format table (formats/index.ts). */
@@ -192,6 +200,12 @@ export interface FormatModule {
    * migrationsOf): names sort in the order they run, across the service and every format.
    */
   readonly migrations?: Readonly<Record<string, Migration>>;
+  /**
+   * Its per-repository options, as fields of `POST /api/repositories` and `PATCH
+   * /api/repositories/<name>` (OCI's `immutableTags`): each field's schema. The built format's
+   * `options` reads and sets them. A field given for a repository of another format is refused.
+   */
+  readonly options?: Readonly<Record<string, TSchema>>;
 }
 
 /** The formats in use: each repository's, by its format name, and what the service needs of them all. */
@@ -223,6 +237,8 @@ export interface Formats {
   proxyFormats(): readonly string[];
   /** Each format as `GET /api/formats` lists it: its name, its label and whether it may be a proxy, in the table's order. */
   catalog(): readonly FormatEntry[];
+  /** Every format's per-repository option fields (FormatModule.options), with the format each belongs to. */
+  readonly optionFields: ReadonlyMap<string, { format: string; schema: TSchema }>;
   /** Registers each format's own routes. */
   routes(app: ServiceApp): void;
 }
@@ -276,6 +292,7 @@ export function formatsOf(table: readonly FormatModule[], formatOf: (repository:
     },
     proxyFormats: () => [...all()].flatMap(([name, f]) => (f.proxies ? [name] : [])),
     catalog: () => table.map((m) => ({ name: m.name, label: m.label, proxy: all().get(m.name)?.proxies === true })),
+    optionFields: new Map(table.flatMap((m) => Object.entries(m.options ?? {}).map(([field, schema]) => [field, { format: m.name, schema }] as const))),
     exports: () => Object.fromEntries([...all()].flatMap(([name, f]) => (f.export ? [[name, f.export]] : []))),
     routes(app) {
       for (const f of all().values()) f.routes?.(app);

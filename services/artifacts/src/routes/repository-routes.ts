@@ -1,5 +1,5 @@
 import { Type } from "@sinclair/typebox";
-import { forbidden, notFound, LIMITS } from "@svc/contracts";
+import { forbidden, invalid, notFound, LIMITS } from "@svc/contracts";
 import { actorOf } from "../domain/artifact-service.js";
 import type { RepositoryAdmin } from "../domain/repository-admin.js";
 import { MAX_MEMBERS } from "../domain/group-members.js";
@@ -34,9 +34,10 @@ const repositorySchema = Answer({
 });
 const nameParam = Type.Object({ name: Type.String({ minLength: 1, maxLength: LIMITS.repositoryName }) });
 /** A repository's name and one of the format table's names (formats/index.ts). */
-const createBodyOf = (formats: Pick<Formats, "names" | "description">) =>
+const createBodyOf = (formats: Pick<Formats, "names" | "description" | "optionFields">) =>
   Type.Object(
     {
+      ...optionProperties(formats),
       name: Type.String({ minLength: 1, maxLength: LIMITS.repositoryName }),
       format: StringEnum(formats.names, { description: formats.description }),
       type: Type.Optional(Type.String({ description: "hosted (the default), proxy or group" })),
@@ -70,7 +71,9 @@ const formatSchema = Answer({
   label: Type.String({ description: "the name with what it serves, as people read it" }),
   proxy: Type.Boolean({ description: "whether its repositories may be proxies; every format may have groups" }),
 });
-const patchBody = Type.Object({ quotaBytes: Type.Optional(quotaField) }, { additionalProperties: false, minProperties: 1 });
+/** The formats' per-repository options (FormatModule.options) as optional body or answer fields. */
+const optionProperties = (formats: Pick<Formats, "optionFields">) => Object.fromEntries([...formats.optionFields].map(([field, o]) => [field, Type.Optional(o.schema)]));
+const patchBodyOf = (formats: Pick<Formats, "optionFields">) => Type.Object({ quotaBytes: Type.Optional(quotaField), ...optionProperties(formats) }, { additionalProperties: false, minProperties: 1 });
 const membersBody = Type.Object({ members: membersField }, { additionalProperties: false });
 
 const fileSchema = Answer({
@@ -91,7 +94,7 @@ const filesQuery = Type.Object(
 export interface RepositoryRoutesDeps {
   metadata: Pick<MetadataStore, "repositories" | "retention" | "setRetention" | "browse" | "hasRepository">;
   admin: RepositoryAdmin;
-  formats: Pick<Formats, "names" | "description" | "catalog">;
+  formats: Pick<Formats, "names" | "description" | "catalog" | "optionFields" | "of">;
   /** The screening gate's per-repository settings (the cooldown's minimum age), shown with the repository. */
   gate?: { cooldown?: Pick<Cooldown, "repositoryGate"> };
 }
@@ -104,6 +107,23 @@ export interface RepositoryRoutesDeps {
 export function repositoryRoutes(app: ServiceApp, deps: RepositoryRoutesDeps): void {
   const { metadata } = deps;
   const createBody = createBodyOf(deps.formats);
+  const patchBody = patchBodyOf(deps.formats);
+  const detailAnswer = Answer({ ...detailSchema.properties, ...optionProperties(deps.formats) });
+  /** The format options `body` gives; a field of another format than `format` is refused before anything changes. */
+  const optionsIn = (body: Record<string, unknown>, format: string): Record<string, unknown> => {
+    const given: Record<string, unknown> = {};
+    for (const [field, o] of deps.formats.optionFields) {
+      if (body[field] === undefined) continue;
+      if (o.format !== format) throw invalid(field, `${field} applies to ${o.format} repositories, not to a ${format} one`);
+      given[field] = body[field];
+    }
+    return given;
+  };
+  /** A repository's detail with its format's options. */
+  const withOptions = async <T extends { name: string }>(r: T): Promise<T> => {
+    const options = deps.formats.of(r.name)?.options;
+    return options ? { ...r, ...(await options.get(r.name)) } : r;
+  };
 
   app.get(
     "/api/formats",
@@ -125,19 +145,24 @@ export function repositoryRoutes(app: ServiceApp, deps: RepositoryRoutesDeps): v
 
   app.post(
     "/api/repositories",
-    { schema: { body: createBody, response: { 201: detailSchema, ...errorResponses(400, 409, 413, 415) } } },
+    { schema: { body: createBody, response: { 201: detailAnswer, ...errorResponses(400, 409, 413, 415) } } },
     async (req, reply) => {
+      const options = optionsIn(req.body as Record<string, unknown>, req.body.format);
       const r = await deps.admin.create(req.body.name, req.body.format, { type: req.body.type, upstream: req.body.upstream, members: req.body.members, quotaBytes: req.body.quotaBytes });
       req.log.info({ repository: r.name, format: r.format, type: r.type, upstream: r.upstreamUrl ? new URL(r.upstreamUrl).origin : undefined, members: r.members ?? undefined, quotaBytes: r.quotaBytes ?? undefined, principal: req.principal.id }, "repository created");
-      return reply.code(201).header("location", `/api/repositories/${encodeURIComponent(r.name)}`).send(detail(r));
+      if (Object.keys(options).length > 0) {
+        await deps.formats.of(r.name)?.options?.set(r.name, options);
+        req.log.info({ repository: r.name, ...options, principal: req.principal.id }, "repository options set");
+      }
+      return reply.code(201).header("location", `/api/repositories/${encodeURIComponent(r.name)}`).send(await withOptions(detail(r)));
     },
   );
 
   app.get(
     "/api/repositories/:name",
-    { schema: { params: nameParam, response: { 200: detailSchema, ...errorResponses(400, 404) } } },
+    { schema: { params: nameParam, response: { 200: detailAnswer, ...errorResponses(400, 404) } } },
     async (req) => {
-      const r = detail(await deps.admin.show(req.params.name));
+      const r = await withOptions(detail(await deps.admin.show(req.params.name)));
       const cooldown = deps.gate?.cooldown;
       return cooldown ? { ...r, gate: await cooldown.repositoryGate(req.params.name) } : r;
     },
@@ -145,14 +170,19 @@ export function repositoryRoutes(app: ServiceApp, deps: RepositoryRoutesDeps): v
 
   app.patch(
     "/api/repositories/:name",
-    { schema: { summary: "Changes a repository's settings: quotaBytes (null removes the quota)", params: nameParam, body: patchBody, response: { 200: detailSchema, ...errorResponses(400, 404, 413, 415) } } },
+    { schema: { summary: "Changes a repository's settings: quotaBytes (null removes the quota), and its format's options (oci: immutableTags)", params: nameParam, body: patchBody, response: { 200: detailAnswer, ...errorResponses(400, 404, 413, 415) } } },
     async (req) => {
       let r = detail(await deps.admin.show(req.params.name));
+      const options = optionsIn(req.body as Record<string, unknown>, r.format);
       if (req.body.quotaBytes !== undefined) {
         r = detail(await deps.admin.setQuota(req.params.name, req.body.quotaBytes));
         req.log.info({ repository: r.name, quotaBytes: r.quotaBytes, usedBytes: r.usedBytes, principal: req.principal.id }, r.quotaBytes === null ? "repository quota removed" : "repository quota set");
       }
-      return r;
+      if (Object.keys(options).length > 0) {
+        await deps.formats.of(r.name)?.options?.set(r.name, options);
+        req.log.info({ repository: r.name, ...options, principal: req.principal.id }, "repository options set");
+      }
+      return withOptions(r);
     },
   );
 

@@ -1,7 +1,7 @@
 import { ServiceError } from "@svc/contracts";
 import type { FormatModule } from "../format.js";
 import { ociMigrations } from "./oci-migrations.js";
-import { ociOptionsRoutes } from "./oci-options-routes.js";
+import { IMMUTABLE_TAGS, ociOptionsRoutes } from "./oci-options-routes.js";
 import { ociRoutes } from "./oci-routes.js";
 import { ociStoreFactory } from "./oci-store.js";
 
@@ -22,6 +22,7 @@ export const oci: FormatModule = {
   name: "oci",
   label: "oci (container images, at /v2/)",
   migrations: ociMigrations,
+  options: { immutableTags: IMMUTABLE_TAGS },
   create(deps) {
     const store = ociStoreFactory(deps.db);
     return {
@@ -34,6 +35,12 @@ export const oci: FormatModule = {
         ociOptionsRoutes(app, { store, formatOf: deps.formatOf });
       },
       coordinates: ociCoordinates,
+      options: {
+        get: async (repository) => ({ immutableTags: await store.immutableTags(repository) }),
+        set: async (repository, values) => {
+          if (typeof values.immutableTags === "boolean") await store.setImmutableTags(repository, values.immutableTags);
+        },
+      },
     };
   },
 };

@@ -4,9 +4,11 @@ import { Answer, errorResponses, type ServiceApp } from "@svc/kit";
 import type { OciStore } from "./oci-store.js";
 
 const nameParam = Type.Object({ name: Type.String({ minLength: 1, maxLength: LIMITS.repositoryName }) });
+/** Also a field of POST /api/repositories and PATCH /api/repositories/<name> (FormatModule.options). */
+export const IMMUTABLE_TAGS = Type.Boolean({ description: "oci only: whether a pushed tag stays on its manifest: moving or deleting it is refused (DENIED); false by default" });
 const optionsSchema = Type.Object(
   {
-    immutableTags: Type.Boolean({ description: "whether a pushed tag stays on its manifest: moving or deleting it is refused (DENIED); false by default" }),
+    immutableTags: IMMUTABLE_TAGS,
   },
   { additionalProperties: false },
 );

@@ -190,6 +190,18 @@ describe("npm proxy repositories", () => {
     expect(relay.gets("px-hot-1.0.0.tgz")).toBe(1);
   });
 
+  it("20 requests at once for one uncached packument, spread over two artifacts nodes, make exactly one upstream fetch", async () => {
+    await publish(origin.registry, origin.token, publishDoc(origin.registry, "px-once", "1.0.0"));
+    const answers = await Promise.all(
+      Array.from({ length: 20 }, async (_, i) => {
+        const res = await fetch(`${i % 2 === 0 ? s.gatewayUrl : otherGateway!.url}/repository/npm-proxy/px-once`, { headers: { "service-repository-key": reader } });
+        return { status: res.status, versions: Object.keys(((await res.json()) as { versions: Record<string, unknown> }).versions) };
+      }),
+    );
+    expect(answers).toEqual(Array(20).fill({ status: 200, versions: ["1.0.0"] }));
+    expect(relay.gets("/px-once")).toBe(1);
+  });
+
   it("past the TTL a packument is answered from the cache at once, marked stale, while the upstream is asked in the background; the next read has the new version", async () => {
     const versions = async () => {
       const r = await call("GET", "/repository/npm-proxy/px-swr", { key: reader });

@@ -25,9 +25,17 @@ export function repositoryListFactory(deps: RepositoryListDeps) {
   let upstreams = new Map<string, { url: string; sealed: string | null }>();
   let groups = new Map<string, readonly GroupMember[]>();
   let quotas = new Map<string, number>();
+  // Refreshes may overlap (the periodic one and a creation's): each applies what it read only if
+  // no refresh that started after it has applied already, so a slow read begun before a creation
+  // never puts back a list without the repository just created.
+  let started = 0;
+  let applied = 0;
   /** Re-reads the list now (this replica's own creations and removals are seen at once). */
   const refresh = async (): Promise<void> => {
+    const generation = ++started;
     const [fresh, proxies] = await Promise.all([deps.metadata.repositories(), deps.metadata.upstreams()]);
+    if (generation < applied) return;
+    applied = generation;
     formats = new Map(fresh.map((r) => [r.name, r.format]));
     names = new Set(formats.keys());
     upstreams = new Map(proxies.map((p) => [p.name, { url: p.url, sealed: p.sealed }]));

@@ -318,6 +318,12 @@ export function upstreamsFactory(deps: UpstreamsDeps) {
       return { status: answer.status, headers: answer.headers, body: Buffer.concat(chunks) };
     },
     /**
+     * Runs `fn` as the one holder of the proxy lock named by `parts` across every node (the
+     * lock the file fetches take, in its own key space): a metadata document's revalidation,
+     * so that it is asked of the upstream once across nodes. A waiter holds no connection.
+     */
+    exclusive: <T>(fn: () => Promise<T>, ...parts: string[]): Promise<T> => withLock(lockKey("proxy-document", ...parts), fn),
+    /**
      * Makes sure `path` is stored before it is served as a file: fetched from `source()` (asked
      * only when it is not stored, under the lock) on its first request, once however many ask.
      * With `live` (a GET of the whole file), answers the file as it arrives instead, when it is

@@ -148,7 +148,15 @@ export function proxiedDocumentsFactory(deps: ProxiedDocumentsDeps) {
         if (row?.body != null) return staleCopy(repository, row);
         throw badGateway(`the upstream of ${repository} is marked down after repeated failures and no copy of ${new URL(url).pathname} is cached: it is asked again after a backoff`);
       }
-      const refreshing = running.run(`${repository}\0${key}`, () => refresh(repository, key, url, kind, row));
+      // Once across nodes: under the lock, a row another node wrote meanwhile is taken as it is.
+      const refreshing = running.run(`${repository}\0${key}`, () =>
+        deps.upstreams.exclusive(async () => {
+          const now_ = await read(repository, key);
+          const ttlOf = (r: Row) => (r.body === null ? DOCUMENT_MISS_TTL_MS : deps.settings().metadataTtlMs);
+          if (now_ && (!row || now_.fetchedAt.getTime() > row.fetchedAt.getTime()) && now() - now_.fetchedAt.getTime() < ttlOf(now_)) return served(now_, false);
+          return refresh(repository, key, url, kind, now_ ?? row);
+        }, "document", repository, key),
+      );
       if (row?.body != null && now() - row.fetchedAt.getTime() < ttl + deps.settings().metadataStaleMs) {
         // Stale-while-revalidate: the cached copy now (Warning 110, Age), the upstream asked in the background for the next request.
         refreshing.catch((err: unknown) => deps.log.warn({ err, repository, url }, "proxy: a background revalidation of a cached document failed"));

@@ -232,7 +232,14 @@ export function npmProxyFactory(deps: NpmProxyDeps) {
       if (row?.doc) return staleCopy(repository, row);
       throw badGateway(`the upstream of ${repository} is marked down after repeated failures and no copy of ${name} is cached: it is asked again after a backoff`);
     }
-    const refreshing = documents.run(`${repository}\0${name}`, () => refresh(repository, name, row));
+    // Once across nodes: under the lock, a row another node wrote meanwhile is taken as it is.
+    const refreshing = documents.run(`${repository}\0${name}`, () =>
+      deps.upstreams.exclusive(async () => {
+        const now_ = await read(repository, name);
+        if (now_ && (!row || now_.fetchedAt.getTime() > row.fetchedAt.getTime()) && now() - now_.fetchedAt.getTime() < (now_.doc === null ? MISS_TTL_MS : deps.settings().metadataTtlMs)) return parsed(now_, false);
+        return refresh(repository, name, now_ ?? row);
+      }, "npm", repository, name),
+    );
     if (row?.doc && now() - row.fetchedAt.getTime() < ttl + deps.settings().metadataStaleMs) {
       // Stale-while-revalidate: the cached copy now (Warning 110, Age), the upstream asked in the background for the next request.
       refreshing.catch((err: unknown) => deps.log.warn({ err, repository, package: name }, "npm proxy: a background revalidation of a cached packument failed"));

@@ -1,5 +1,5 @@
 import type { FastifyReply, FastifyRequest } from "fastify";
-import { CSRF_HEADER, ServiceError, encodePrincipal, invalid } from "@svc/contracts";
+import { CSRF_HEADER, MOUNT_SOURCE_HEADER, ServiceError, encodePrincipal, invalid } from "@svc/contracts";
 import { Right, anyRights, compileGrants, deploymentRights, isRepositoryName, parseArtifactTarget, parseCacheTarget, rightsFor, type CompiledGrant, type GrantSpec } from "@svc/grants";
 import { clientAddress, sendUnexpected, type AddressMatcher } from "@svc/kit";
 import { readPresentedKey, type Presented } from "./key-reader.js";
@@ -225,6 +225,8 @@ export function admissionFactory(deps: AdmissionDeps) {
       return done(err as Error);
     }
     request.target = target;
+    // Only the gateway says which mount source a caller may read (admitMount below).
+    if (request.headers[MOUNT_SOURCE_HEADER] !== undefined) delete request.headers[MOUNT_SOURCE_HEADER];
     if (policy.auth && target.kind === "artifact" && target.pathScoped) done = withBearerChallenge(request, reply, target, done);
     const presented = policy.auth ? readPresentedKey(request.headers) : NO_KEY;
     if (presented.kind === "none") {
@@ -335,6 +337,7 @@ export function admissionFactory(deps: AdmissionDeps) {
         if (session) cookieRules(target, session, request.headers[CSRF_HEADER]);
         if (tokenScopes) checkTokenScope(target, tokenScopes);
         authorize(policy, target, key ?? null, repositoryHeader(request), now, noKey);
+        if (target.kind === "artifact" && target.pathScoped && request.method === "POST") admitMount(request, key ?? null, tokenScopes, now);
       } catch (err) {
         refusal = err as Error;
       }
@@ -360,6 +363,26 @@ export function admissionFactory(deps: AdmissionDeps) {
   function tooMany(bucket: Bucket): ServiceError {
     deps.gatewayMetrics?.rateLimited.inc({ bucket: BUCKET_LABEL[bucket] });
     return new ServiceError("rate_limited", TOO_MANY, { headers: { "retry-after": "60" } });
+  }
+
+  /**
+   * An OCI cross-repository mount (`POST …/blobs/uploads/?mount=<digest>&from=<repository>/<image>`):
+   * when the caller may read the source (its rights, and a token's scopes when it came with one),
+   * the signed MOUNT_SOURCE_HEADER names it, and the artifacts service mounts from it; otherwise
+   * the request goes on without, and is answered as a plain upload.
+   */
+  function admitMount(request: FastifyRequest, key: KeyRights | null, tokenScopes: readonly OciScope[] | undefined, now: number): void {
+    const q = new URLSearchParams(request.url.split("?")[1] ?? "");
+    const from = q.get("from");
+    if (from === null || !q.has("mount") || !/^[A-Za-z0-9._/-]+$/.test(from)) return;
+    const slash = from.indexOf("/");
+    if (slash <= 0) return;
+    const repository = from.slice(0, slash);
+    const path = `${from.slice(slash + 1)}/blobs/`;
+    if (tokenScopes && !tokenAllows(tokenScopes, repository, path, false)) return;
+    let held = rightsFor(policy.anonymous, repository, path, now);
+    if (key) held |= rightsFor(key.grants, repository, path, now);
+    if (!policy.auth || (held & Right.repositoryRead) !== 0) request.headers[MOUNT_SOURCE_HEADER] = from;
   }
 
   /** Hands the decision to Fastify: the refusal, or the principal the request is forwarded as. */

@@ -72,9 +72,12 @@ describe("OCI tokens", () => {
 
 describe("admission of OCI tokens", () => {
   const keys = new Map<string, KeyRights>();
+  const minted = new Map<string, string>();
+  const keyOf = (id: string) => minted.get(id)!;
   const mint = (grants: ReturnType<typeof rights>, extra: Partial<KeyRights> = {}) => {
     const key = makeKey("default");
     const id = (parseKey(key) as { ok: true; key: { id: string } }).key.id;
+    minted.set(id, key);
     keys.set(id, { id, tenant: "default", revoked: false, expiresAt: Infinity, allowedFrom: null, grants, ...extra });
     return id;
   };
@@ -89,9 +92,8 @@ describe("admission of OCI tokens", () => {
   });
 
   type Outcome = { admittedAs: string } | { status: number; message: string; challenge: unknown };
-  function run(method: string, url: string, headers: Record<string, string>): Promise<Outcome> {
-    const all = { host: "registry.test:8080", ...headers };
-    const request = { method, url, headers: all, raw: { headers: all, rawHeaders: ["Host", all.host] }, socket: { remoteAddress: "127.0.0.1" }, forwardedPrincipal: "" };
+  function run(method: string, url: string, headers: Record<string, string>, all: Record<string, string> = { host: "registry.test:8080", ...headers }): Promise<Outcome> {
+    const request = { method, url, headers: all, raw: { headers: all, rawHeaders: ["Host", all.host!] }, socket: { remoteAddress: "127.0.0.1" }, forwardedPrincipal: "" };
     const sent: Record<string, unknown> = {};
     const reply = { header: (k: string, v: unknown) => ((sent[k] = v), reply) };
     return new Promise((resolve) =>
@@ -151,5 +153,23 @@ describe("admission of OCI tokens", () => {
     expect(await run("GET", "/v2/token?scope=repository:containers/team/app:pull", {})).toEqual({ admittedAs: "anonymous:default:" });
     const basic = `Basic ${Buffer.from("u:nope").toString("base64")}`;
     expect(await run("GET", "/v2/token?scope=repository:containers/team/app:pull", { authorization: basic })).toMatchObject({ status: 401 });
+  });
+
+  it("names the mount source a caller may read, in the signed header, and only that", async () => {
+    const mountHeader = async (url: string, headers: Record<string, string>) => {
+      const all: Record<string, string> = { host: "registry.test:8080", ...headers };
+      await run("POST", url, {}, all);
+      return all["x-svc-mount-readable"];
+    };
+    const key = { "service-repository-key": keyOf(deployer) };
+    const url = (from: string) => `${BLOB}?mount=sha256:${"a".repeat(64)}&from=${from}`;
+    expect(await mountHeader(url("containers/base"), key)).toBe("containers/base");
+    expect(await mountHeader(url("secret/base"), key)).toBeUndefined();
+    expect(await mountHeader(url("secret/base"), { ...key, "x-svc-mount-readable": "secret/base" })).toBeUndefined();
+    expect(await mountHeader(BLOB, { ...key, "x-svc-mount-readable": "containers/base" })).toBeUndefined();
+    // A token must hold the source's pull as well.
+    const push = claims([{ repository: "containers", name: "team/app", pull: true, push: true }], { id: deployer });
+    expect(await mountHeader(url("containers/base"), bearer(push))).toBeUndefined();
+    expect(await mountHeader(url("containers/base"), bearer({ ...push, scopes: [...push.scopes, pull("containers", "base")] }))).toBe("containers/base");
   });
 });

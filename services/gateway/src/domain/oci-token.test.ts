@@ -45,11 +45,15 @@ describe("OCI tokens", () => {
   });
 
   it("reads the scopes asked for, leaving out what is not an image's pull or push", () => {
-    expect(requestedScopes(["repository:containers/team/app:pull,push repository:containers/base:pull", "registry:catalog:*", "repository:norepo:pull", "repository:c/x:delete"])).toEqual([
+    expect(requestedScopes(["repository:containers/team/app:pull,push repository:containers/base:pull", "registry:catalog:*", "repository:norepo:pull", "repository:c/x:mount"])).toEqual([
       { repository: "containers", name: "team/app", pull: true, push: true },
       { repository: "containers", name: "base", pull: true, push: false },
     ]);
     expect(requestedScopes(undefined)).toEqual([]);
+    expect(requestedScopes("repository:c/a:* repository:c/b:delete")).toEqual([
+      { repository: "c", name: "a", pull: true, push: true },
+      { repository: "c", name: "b", pull: false, push: true },
+    ]);
   });
 
   it("grants what was both asked and held, and leaves out what was refused", () => {

@@ -70,7 +70,7 @@ export function tokenSignerFactory(internalSecret: string) {
 
 /**
  * The scopes a token request asks for: each `scope` parameter holds one or more
- * space-separated `repository:<repository>/<image>:<actions>`. Anything else (another resource
+ * space-separated `repository:<repository>/<image>:<actions>` (`pull`, `push`, `delete`, `*`). Anything else (another resource
  * type, a name without an image, an unknown action) is left out, never an error, as the token
  * protocol asks.
  */
@@ -85,7 +85,9 @@ export function requestedScopes(scope: string | string[] | undefined): OciScope[
     const slash = full.indexOf("/");
     if (slash <= 0 || slash === full.length - 1) continue;
     const actions = text.slice(last + 1).split(",");
-    const s: OciScope = { repository: full.slice(0, slash), name: full.slice(slash + 1), pull: actions.includes("pull"), push: actions.includes("push") };
+    // `*` is every action (containers/image asks for it to delete); a delete is a write here, as a push is.
+    const all = actions.includes("*");
+    const s: OciScope = { repository: full.slice(0, slash), name: full.slice(slash + 1), pull: all || actions.includes("pull"), push: all || actions.includes("push") || actions.includes("delete") };
     if (s.pull || s.push) out.push(s);
   }
   return out;

@@ -1,4 +1,4 @@
-import { createHash, randomBytes } from "node:crypto";
+import { createHash, createHmac, randomBytes } from "node:crypto";
 import { mkdirSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { gzipSync } from "node:zlib";
@@ -97,10 +97,10 @@ describe("the OCI registry at /v2/", () => {
     await s?.stop();
   });
 
-  it("the ping asks for credentials with a Basic challenge and an OCI error, and answers a key", async () => {
+  it("the ping asks for credentials with a Bearer then a Basic challenge and an OCI error, and answers a key", async () => {
     const anonymous = await v2("GET", "");
     expect(anonymous.status).toBe(401);
-    expect(anonymous.headers.get("www-authenticate")).toMatch(/^Basic realm=/);
+    expect(anonymous.headers.get("www-authenticate")).toBe(`Bearer realm="http://${host}/v2/token",service="${host}", Basic realm="artifact repository", charset="UTF-8"`);
     expect((await errorsOf(anonymous))[0]!.code).toBe("UNAUTHORIZED");
     const known = await v2("GET", "", { key: reader });
     expect(known.status).toBe(200);
@@ -371,5 +371,106 @@ describe("the OCI registry at /v2/", () => {
     const gone = await v2("GET", `oci/gone/blobs/${blob}`, { key: reader });
     expect(gone.status).toBe(404);
     expect((await errorsOf(gone))[0]!.code).toBe("BLOB_UNKNOWN");
+  });
+
+  describe("the token flow and cross-repository mounts", () => {
+    type Token = { token: string; access_token: string; expires_in: number; issued_at: string };
+    const tokenFor = async (scope: string, key?: string) => {
+      const r = await fetch(`${s.gatewayUrl}/v2/token?service=${encodeURIComponent(host)}&scope=${encodeURIComponent(scope)}`, { headers: key ? basic(key) : {} });
+      expect(r.status).toBe(200);
+      return (await r.json()) as Token;
+    };
+    const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
+    /** Pushes one blob in a single POST, as `headers` allow. */
+    const pushBlob = (image: string, bytes: Buffer, headers: Record<string, string>) =>
+      v2("POST", `${image}/blobs/uploads/?digest=${sha256(bytes)}`, { headers: { ...headers, "content-type": "application/octet-stream" }, body: bytes });
+
+    it("a 401 on an image names the token endpoint and the scope the request needs", async () => {
+      const pull = await v2("GET", "oci/tok/app/tags/list");
+      expect(pull.status).toBe(401);
+      expect(pull.headers.get("www-authenticate")).toMatch(new RegExp(`^Bearer realm="http://${host}/v2/token",service="${host}",scope="repository:oci/tok/app:pull", Basic `));
+      const push = await v2("POST", "oci/tok/app/blobs/uploads/");
+      expect(push.headers.get("www-authenticate")).toContain('scope="repository:oci/tok/app:pull,push"');
+    });
+
+    it("a key exchanged for a token: pushes and pulls with it, within the scopes asked and held", async () => {
+      const w = await tokenFor("repository:oci/tok/app:pull,push", writer);
+      expect(w.access_token).toBe(w.token);
+      expect(w.expires_in).toBe(300);
+      expect(Date.parse(w.issued_at)).toBeGreaterThan(Date.now() - 60_000);
+      const bytes = randomBytes(512);
+      expect((await pushBlob("oci/tok/app", bytes, bearer(w.token))).status).toBe(201);
+
+      // The reader asked for push too, and holds only read: its token pulls, and a push with it is refused in the OCI error body.
+      const r = await tokenFor("repository:oci/tok/app:pull,push", reader);
+      const got = await v2("GET", `oci/tok/app/blobs/${sha256(bytes)}`, { headers: bearer(r.token) });
+      expect(got.status).toBe(200);
+      expect(Buffer.from(await got.arrayBuffer()).equals(bytes)).toBe(true);
+      const refused = await pushBlob("oci/tok/app", randomBytes(64), bearer(r.token));
+      expect(refused.status).toBe(401);
+      expect(refused.headers.get("www-authenticate")).toContain('scope="repository:oci/tok/app:pull,push"');
+      expect((await errorsOf(refused))[0]!.code).toBe("UNAUTHORIZED");
+      // Nor does it reach another image, though the key would.
+      expect((await v2("GET", `oci/tok/other/blobs/${sha256(bytes)}`, { headers: bearer(r.token) })).status).toBe(401);
+      // A token is for /v2/ only.
+      expect((await fetch(`${s.gatewayUrl}/repository/files/x.txt`, { headers: bearer(w.token) })).status).toBe(401);
+      // Basic with the key still works beside it.
+      expect((await v2("GET", `oci/tok/app/blobs/${sha256(bytes)}`, { key: reader })).status).toBe(200);
+    });
+
+    it("a forged, an expired, or an anonymous token is refused what it may not do", async () => {
+      const bytes = randomBytes(256);
+      expect((await pushBlob("oci/tok/forged", bytes, basic(writer))).status).toBe(201);
+      const path = `oci/tok/forged/blobs/${sha256(bytes)}`;
+      const r = await tokenFor("repository:oci/tok/forged:pull", reader);
+      // Widened to push, keeping the signature: refused.
+      const [body, sig] = r.token.slice("svcot_".length).split(".");
+      const claims = JSON.parse(Buffer.from(body!, "base64url").toString()) as { exp: number; scopes: { push: boolean }[] };
+      const widened = `svcot_${Buffer.from(JSON.stringify({ ...claims, scopes: claims.scopes.map((c) => ({ ...c, push: true })) })).toString("base64url")}.${sig}`;
+      const forged = await pushBlob("oci/tok/forged", randomBytes(64), bearer(widened));
+      expect(forged.status).toBe(401);
+      expect((await errorsOf(forged))[0]!.message).toMatch(/not valid here or has expired/);
+      // Signed with the deployment's key, but expired.
+      const key = createHmac("sha256", s.internalSecret).update("svc oci token v1").digest();
+      const old = Buffer.from(JSON.stringify({ ...claims, exp: Math.floor(Date.now() / 1000) - 1 })).toString("base64url");
+      const expired = `svcot_${old}.${createHmac("sha256", key).update(old).digest("base64url")}`;
+      expect((await v2("GET", path, { headers: bearer(expired) })).status).toBe(401);
+      expect((await v2("GET", path, { headers: bearer(r.token) })).status).toBe(200);
+      // No credentials: an anonymous token, holding only what svc.anonymous-rights allows (nothing here).
+      const anonymous = await tokenFor("repository:oci/tok/forged:pull");
+      expect((await v2("GET", path, { headers: bearer(anonymous.token) })).status).toBe(401);
+      // A password that is no key gets no token.
+      const wrong = await fetch(`${s.gatewayUrl}/v2/token?scope=repository:oci/tok/forged:pull`, { headers: basic("not-a-key") });
+      expect(wrong.status).toBe(401);
+    });
+
+    it("a mount from a readable source is made without the bytes (201); from an unreadable one it is a plain upload (202)", async () => {
+      const bytes = randomBytes(2048);
+      const digest = sha256(bytes);
+      expect((await pushBlob("oci/mount/base", bytes, basic(writer))).status).toBe(201);
+      const mounted = await v2("POST", `oci/mount/app/blobs/uploads/?mount=${digest}&from=oci/mount/base`, { key: writer });
+      expect(mounted.status).toBe(201);
+      expect(mounted.headers.get("location")).toBe(`/v2/oci/mount/app/blobs/${digest}`);
+      expect(mounted.headers.get("docker-content-digest")).toBe(digest);
+      const got = await v2("GET", `oci/mount/app/blobs/${digest}`, { key: reader });
+      expect(Buffer.from(await got.arrayBuffer()).equals(bytes)).toBe(true);
+      // With a token: the source's pull must be in it too.
+      const both = await tokenFor("repository:oci/mount/tok:pull,push repository:oci/mount/base:pull", writer);
+      expect((await v2("POST", `oci/mount/tok/blobs/uploads/?mount=${digest}&from=oci/mount/base`, { headers: bearer(both.token) })).status).toBe(201);
+      const targetOnly = await tokenFor("repository:oci/mount/tok2:pull,push", writer);
+      expect((await v2("POST", `oci/mount/tok2/blobs/uploads/?mount=${digest}&from=oci/mount/base`, { headers: bearer(targetOnly.token) })).status).toBe(202);
+
+      // A source the writer may not read, in a repository of its own.
+      await s.createRepository("ocisecret", "oci");
+      expect((await pushBlob("ocisecret/base", bytes, basic(s.bootstrapKey))).status).toBe(201);
+      const plain = await v2("POST", `oci/mount/other/blobs/uploads/?mount=${digest}&from=ocisecret/base`, { key: writer });
+      expect(plain.status).toBe(202);
+      expect(plain.headers.get("location")).toMatch(/^\/v2\/oci\/mount\/other\/blobs\/uploads\/[0-9a-f-]{36}$/);
+      // A client's own claim that it may read the source changes nothing.
+      const claimed = await v2("POST", `oci/mount/other/blobs/uploads/?mount=${digest}&from=ocisecret/base`, { key: writer, headers: { "x-svc-mount-readable": "ocisecret/base" } });
+      expect(claimed.status).toBe(202);
+      // A source without the blob: a plain upload too.
+      expect((await v2("POST", `oci/mount/other/blobs/uploads/?mount=${sha256("absent")}&from=oci/mount/base`, { key: writer })).status).toBe(202);
+    });
   });
 });

@@ -12,6 +12,12 @@ export const IDENTITY_NONCE_HEADER = "x-svc-identity-nonce";
 export const IDENTITY_BODY_HEADER = "x-svc-identity-body";
 /** The trailer after a streamed body (`trailer` binding): an HMAC over the signature and the body's SHA-256. */
 export const IDENTITY_BODY_TRAILER = "x-svc-identity-body-sig";
+/**
+ * An OCI mount's source the gateway found the caller may read (`<repository>/<image>`, the
+ * request's `from`), set by the gateway alone (a client's is dropped) and signed with the
+ * request: the artifacts service mounts only from it.
+ */
+export const MOUNT_SOURCE_HEADER = "x-svc-mount-readable";
 export const IDENTITY_HEADERS = [IDENTITY_HEADER, IDENTITY_TS_HEADER, IDENTITY_SIG_HEADER, IDENTITY_NONCE_HEADER, IDENTITY_BODY_HEADER, IDENTITY_BODY_TRAILER] as const;
 
 /** Who the gateway says made the request. Encoded as compact text: `<kind>:<tenant>:<id>`. */

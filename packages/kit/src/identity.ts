@@ -5,6 +5,7 @@ import {
   IDENTITY_NONCE_HEADER,
   IDENTITY_SIG_HEADER,
   IDENTITY_TS_HEADER,
+  MOUNT_SOURCE_HEADER,
   decodePrincipal,
   type Principal,
 } from "@svc/contracts";
@@ -40,6 +41,7 @@ export const SIGNED_HEADERS = [
   "x-checksum-sha1",
   "x-checksum-md5",
   "content-md5",
+  MOUNT_SOURCE_HEADER,
 ] as const;
 
 /** The body binding for a body held whole: `sha256=<base64url>`. */

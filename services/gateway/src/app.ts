@@ -11,6 +11,8 @@ import { limitApiBodies } from "./proxy/api-body-limit.js";
 import { registerProxyRoutes } from "./proxy/proxy-routes.js";
 import type { Upstreams } from "./proxy/route-table.js";
 import { cacheRoutes } from "./routes/cache-routes.js";
+import { ociTokenRoute } from "./routes/oci-token-route.js";
+import { tokenSignerFactory } from "./domain/oci-token.js";
 
 export interface GatewayDeps {
   log: Logger;
@@ -49,7 +51,8 @@ const API_BODY_LIMIT = 1024 * 1024;
 
 export function buildApp(deps: GatewayDeps): FastifyInstance {
   const { cache } = deps;
-  const admission = admissionFactory(deps);
+  const tokens = tokenSignerFactory(deps.internalSecret);
+  const admission = admissionFactory({ ...deps, tokens });
   const app = createBaseApp({
     log: deps.log,
     checks: deps.checks,
@@ -60,6 +63,7 @@ export function buildApp(deps: GatewayDeps): FastifyInstance {
   app.decorateRequest("forwardedPrincipal", "");
   app.decorateRequest("claimedPrincipal", "");
   app.decorateRequest("target", null as never);
+  app.decorateRequest("callerRights", null);
 
   // Every request is admitted (rate limited, identified, authorised) before anything is proxied.
   app.addHook("onRequest", admission.admit);
@@ -91,6 +95,7 @@ export function buildApp(deps: GatewayDeps): FastifyInstance {
   app.addHook("onResponse", accessLogFactory({ log: deps.log, trustedProxies: deps.trustedProxies }));
 
   if (deps.caches) cacheRoutes(app, { node: deps.node ?? "", caches: deps.caches });
+  ociTokenRoute(app, { tenant: deps.tenant, policy: deps.policy, tokens });
   registerProxyRoutes(app, deps);
   return app;
 }

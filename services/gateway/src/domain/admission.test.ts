@@ -89,9 +89,11 @@ function run(a: ReturnType<typeof admission>, method: string, url: string, heade
   const request = { method, url, headers, raw: { headers, rawHeaders: [] }, socket: { remoteAddress: from }, forwardedPrincipal: "", log: { error() {} } };
   return new Promise((resolve) => {
     // Only a failed key lookup answers by itself (500, with a reference): the rest is handed to done.
+    const sent: Record<string, unknown> = {};
     const reply = {
       statusCode: 200,
       headers: () => reply,
+      header: (k: string, v: unknown) => ((sent[k] = v), reply),
       code: (c: number) => ((reply.statusCode = c), reply),
       type: () => reply,
       send: (body: string) => resolve({ status: reply.statusCode, message: body, challenge: false }),
@@ -99,7 +101,7 @@ function run(a: ReturnType<typeof admission>, method: string, url: string, heade
     a.admit(request as unknown as FastifyRequest, reply as unknown as FastifyReply, (err?: Error) => {
       if (!err) return resolve({ admittedAs: request.forwardedPrincipal });
       const e = err as ServiceError;
-      resolve({ status: e.status, message: e.message, challenge: /^Basic /.test(e.headers?.["www-authenticate"] ?? ""), ...(e.headers?.["retry-after"] ? { headers: e.headers } : {}) });
+      resolve({ status: e.status, message: e.message, challenge: [e.headers?.["www-authenticate"], sent["www-authenticate"]].flat().some((c) => /^Basic /.test(String(c ?? ""))), ...(e.headers?.["retry-after"] ? { headers: e.headers } : {}) });
     });
   });
 }

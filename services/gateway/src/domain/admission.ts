@@ -1,12 +1,13 @@
 import type { FastifyReply, FastifyRequest } from "fastify";
-import { CSRF_HEADER, ServiceError, encodePrincipal, invalid } from "@svc/contracts";
+import { CSRF_HEADER, MOUNT_SOURCE_HEADER, ServiceError, encodePrincipal, invalid } from "@svc/contracts";
 import { Right, anyRights, compileGrants, deploymentRights, isRepositoryName, parseArtifactTarget, parseCacheTarget, rightsFor, type CompiledGrant, type GrantSpec } from "@svc/grants";
 import { clientAddress, sendUnexpected, type AddressMatcher } from "@svc/kit";
 import { readPresentedKey, type Presented } from "./key-reader.js";
 import type { GatewayMetrics } from "./gateway-metrics.js";
 import type { Bucket, Verdict } from "./rate-limiter.js";
 import { personEntry, type KeyRights, type RightsCache } from "./rights-cache.js";
-import { acceptsHtml, addressedHost, isUnder, routedPath } from "./request-target.js";
+import { bearerChallenge, challengeScope, tokenAllows, type OciScope, type TokenSigner } from "./oci-token.js";
+import { acceptsHtml, addressedHost, firstValue, isUnder, routedPath } from "./request-target.js";
 import { csrfMatches, readSessionId, type Session, type SessionCache } from "./session-cache.js";
 
 /*
@@ -40,6 +41,8 @@ declare module "fastify" {
     /** Who a refused request was identified as, for the access log (set for console sessions). */
     claimedPrincipal: string;
     target: Target;
+    /** The admitted key's or person's rights, null for a keyless caller (the OCI token endpoint grants from them). */
+    callerRights: KeyRights | null;
   }
 }
 
@@ -60,6 +63,8 @@ export type Target =
   | { kind: "cache"; cache: string; path: string; write: boolean }
   | { kind: "api"; write: boolean; capabilities: boolean; credentialId: string | undefined; metrics: boolean; whoami?: true; people?: boolean }
   | { kind: "console" }
+  /** `GET /v2/token`, the OCI token endpoint (routes/oci-token-route.ts): identified here, answered with what the caller holds. */
+  | { kind: "token" }
   | { kind: "open" };
 
 /** An npm audit's request (npm 7's bulk endpoint; npm 6's, which pnpm and yarn 1 use), relative to a repository. */
@@ -115,6 +120,7 @@ export function classify(method: string, url: string, accept?: string | string[]
  * `/v2/_catalog` lists every repository's images, so it needs a right over `*`.
  */
 function ociTarget(method: string, url: string, path: string, write: boolean): Target {
+  if (path === "/v2/token") return TOKEN;
   if (path === "/v2" || path === "/v2/") return { kind: "artifact", repository: "*", path: "", write, pathScoped: true, ping: true };
   if (path === "/v2/_catalog") return { kind: "artifact", repository: "*", path: "", write, pathScoped: true };
   if (!url.startsWith("/v2/")) throw invalid("path", "the /v2 prefix must not be percent-encoded");
@@ -123,6 +129,7 @@ function ociTarget(method: string, url: string, path: string, write: boolean): T
 }
 
 const OPEN: Target = { kind: "open" };
+const TOKEN: Target = { kind: "token" };
 const CONSOLE: Target = { kind: "console" };
 const WHOAMI: Target = { kind: "api", write: false, capabilities: false, credentialId: undefined, metrics: false, whoami: true };
 
@@ -156,7 +163,7 @@ export const BASIC_CHALLENGE: Readonly<Record<string, string>> = { "www-authenti
 
 /** 401, with a Basic challenge on artifact paths and a bare 401 on /api/ (no browser dialog). */
 export function unauthenticated(target: Target, message: string): ServiceError {
-  return new ServiceError("unauthenticated", message, target.kind === "artifact" || target.kind === "cache" ? { headers: BASIC_CHALLENGE } : {});
+  return new ServiceError("unauthenticated", message, target.kind === "artifact" || target.kind === "cache" || target.kind === "token" ? { headers: BASIC_CHALLENGE } : {});
 }
 
 export const KEY_REQUIRED = "a key is required: send it in Service-Repository-Key, as a Bearer token, or as the Basic password";
@@ -167,6 +174,8 @@ export const NOT_A_KEY =
 export const SESSION_ENDED = "your console session has ended or is not valid: sign in again at /login, or send a key";
 export const CSRF_REFUSED = `a change made with a console session must carry the ${CSRF_HEADER} header holding the session's anti-forgery token: reload the page and try again`;
 export const DEPLOY_OFF = "publishing with a console session is switched off (svc.ui.deploy=false): send a key, or ask an administrator to switch Deploy on";
+export const TOKEN_REFUSED = "the Bearer token is not valid here or has expired: ask the token endpoint (/v2/token) for a new one";
+export const TOKEN_SCOPE = "the Bearer token does not allow this: ask the token endpoint for a token with the scope the challenge names";
 const UNKNOWN_KEY = "unknown key: it was not minted here or has been deleted; check it was copied whole, or ask an administrator for a new key";
 const NO_KEY: Presented = { kind: "none" };
 const TOO_MANY = "too many requests for this tenant: slow down and retry after a minute";
@@ -185,6 +194,8 @@ export interface AdmissionDeps {
   trustedProxies: AddressMatcher;
   /** Records each use of a key (svc.track-key-usage), or undefined when off. */
   recordUse?: (keyId: string, address: string) => void;
+  /** Signs and checks OCI tokens (oci-token.ts); undefined: Bearer tokens are not read. */
+  tokens?: Pick<TokenSigner, "verify">;
 }
 
 /** Fastify's hook callback: no argument to go on, the refusal to stop. */
@@ -214,8 +225,13 @@ export function admissionFactory(deps: AdmissionDeps) {
       return done(err as Error);
     }
     request.target = target;
+    // Only the gateway says which mount source a caller may read (admitMount below).
+    if (request.headers[MOUNT_SOURCE_HEADER] !== undefined) delete request.headers[MOUNT_SOURCE_HEADER];
+    if (policy.auth && target.kind === "artifact" && target.pathScoped) done = withBearerChallenge(request, reply, target, done);
     const presented = policy.auth ? readPresentedKey(request.headers) : NO_KEY;
     if (presented.kind === "none") {
+      const token = presented.notAKey && target.kind === "artifact" && target.pathScoped ? bearerToken(request.headers.authorization) : undefined;
+      if (token !== undefined) return admitToken(request, reply, target, token, done);
       const sessionId = policy.auth && sessions ? readSessionId(request.headers.cookie) : undefined;
       if (sessionId !== undefined) return admitSession(request, reply, target, sessionId, done);
       // Refused without a lookup, and never by the name of a tenant the key claims: the keyless bucket.
@@ -227,6 +243,39 @@ export function admissionFactory(deps: AdmissionDeps) {
     const hit = cache.peek(parsed.id);
     if (hit) return decide(request, target, hit.value, undefined, done);
     cache.get(parsed.id).then((key) => decide(request, target, key, undefined, done), lookupFailed(request, reply, done));
+  }
+
+  /**
+   * Steps 2-3 for an OCI token (`Authorization: Bearer <token>` on /v2/ only): a token this
+   * deployment signed, not expired, of this tenant; then the key or person it was issued to, from
+   * the cache like a key's (so a revoked key's tokens go with it), and in decide() the request
+   * must be one the token's scopes allow as well as one its holder's rights allow.
+   */
+  function admitToken(request: FastifyRequest, reply: FastifyReply, target: Target, token: string, done: AdmissionDone): void {
+    const claims = deps.tokens?.verify(token, tenant, Date.now());
+    if (!claims) return decide(request, target, undefined, unauthenticated(target, TOKEN_REFUSED), done);
+    if (claims.kind === "anonymous") return decide(request, target, undefined, undefined, done, KEY_REQUIRED, undefined, claims.scopes);
+    const entry = claims.kind === "person" ? personEntry(claims.id) : claims.id;
+    const hit = cache.peek(entry);
+    if (hit) return decide(request, target, hit.value, undefined, done, KEY_REQUIRED, undefined, claims.scopes);
+    cache.get(entry).then((key) => decide(request, target, key, undefined, done, KEY_REQUIRED, undefined, claims.scopes), lookupFailed(request, reply, done));
+  }
+
+  /**
+   * A 401 on /v2/ challenges the way container clients expect: Bearer first (the token flow,
+   * realm the origin the client addressed), then Basic for clients that only speak that.
+   */
+  function withBearerChallenge(request: FastifyRequest, reply: FastifyReply, target: Extract<Target, { kind: "artifact" }>, done: AdmissionDone): AdmissionDone {
+    return (err) => {
+      if (!(err instanceof ServiceError) || err.status !== 401) return done(err);
+      const viaProxy = trustedProxies(request.socket.remoteAddress ?? "");
+      const host = addressedHost(request.raw, viaProxy) ?? "localhost";
+      const proto = (viaProxy ? firstValue(request.headers["x-forwarded-proto"]) : undefined) ?? ((request.socket as { encrypted?: boolean }).encrypted ? "https" : "http");
+      const origin = `${proto === "https" ? "https" : "http"}://${host}`;
+      const scope = target.ping || target.repository === "*" ? undefined : challengeScope(target.repository, target.path, target.write);
+      reply.header("www-authenticate", [bearerChallenge(origin, host, scope), BASIC_CHALLENGE["www-authenticate"]!]);
+      done(new ServiceError(err.code, err.message));
+    };
   }
 
   /** A lookup that failed (auth service, console): 500, after the keyless bucket, like every request not known to be a usable key's. */
@@ -266,7 +315,16 @@ export function admissionFactory(deps: AdmissionDeps) {
    * request, the keyless bucket. A request over its bucket is answered 429 whatever the
    * decision was.
    */
-  function decide(request: FastifyRequest, target: Target, key: KeyRights | null | undefined, refusal: Error | undefined, done: AdmissionDone, noKey = KEY_REQUIRED, session?: Session): void {
+  function decide(
+    request: FastifyRequest,
+    target: Target,
+    key: KeyRights | null | undefined,
+    refusal: Error | undefined,
+    done: AdmissionDone,
+    noKey = KEY_REQUIRED,
+    session?: Session,
+    tokenScopes?: readonly OciScope[],
+  ): void {
     let bucket: Bucket = "keyless";
     let from: string | undefined;
     if (refusal === undefined) {
@@ -277,7 +335,9 @@ export function admissionFactory(deps: AdmissionDeps) {
           bucket = "tenant";
         }
         if (session) cookieRules(target, session, request.headers[CSRF_HEADER]);
+        if (tokenScopes) checkTokenScope(target, tokenScopes);
         authorize(policy, target, key ?? null, repositoryHeader(request), now, noKey);
+        if (target.kind === "artifact" && target.pathScoped && request.method === "POST") admitMount(request, key ?? null, tokenScopes, now);
       } catch (err) {
         refusal = err as Error;
       }
@@ -305,9 +365,30 @@ export function admissionFactory(deps: AdmissionDeps) {
     return new ServiceError("rate_limited", TOO_MANY, { headers: { "retry-after": "60" } });
   }
 
+  /**
+   * An OCI cross-repository mount (`POST …/blobs/uploads/?mount=<digest>&from=<repository>/<image>`):
+   * when the caller may read the source (its rights, and a token's scopes when it came with one),
+   * the signed MOUNT_SOURCE_HEADER names it, and the artifacts service mounts from it; otherwise
+   * the request goes on without, and is answered as a plain upload.
+   */
+  function admitMount(request: FastifyRequest, key: KeyRights | null, tokenScopes: readonly OciScope[] | undefined, now: number): void {
+    const q = new URLSearchParams(request.url.split("?")[1] ?? "");
+    const from = q.get("from");
+    if (from === null || !q.has("mount") || !/^[A-Za-z0-9._/-]+$/.test(from)) return;
+    const slash = from.indexOf("/");
+    if (slash <= 0) return;
+    const repository = from.slice(0, slash);
+    const path = `${from.slice(slash + 1)}/blobs/`;
+    if (tokenScopes && !tokenAllows(tokenScopes, repository, path, false)) return;
+    let held = rightsFor(policy.anonymous, repository, path, now);
+    if (key) held |= rightsFor(key.grants, repository, path, now);
+    if (!policy.auth || (held & Right.repositoryRead) !== 0) request.headers[MOUNT_SOURCE_HEADER] = from;
+  }
+
   /** Hands the decision to Fastify: the refusal, or the principal the request is forwarded as. */
   function settle(request: FastifyRequest, key: KeyRights | null | undefined, from: string | undefined, refusal: Error | undefined, done: AdmissionDone): void {
     if (refusal !== undefined) return done(refusal);
+    request.callerRights = key ?? null;
     if (!key) {
       request.forwardedPrincipal = anonymousPrincipal;
       return done();
@@ -406,6 +487,11 @@ export function authorize(
   noKeyMessage: string = KEY_REQUIRED,
 ): void {
   if (target.kind === "open" || target.kind === "console") return;
+  // The token endpoint serves a keyless caller too (an anonymous token), but not a password that is no key.
+  if (target.kind === "token") {
+    if (!key && policy.auth && noKeyMessage === NOT_A_KEY) throw unauthenticated(target, NOT_A_KEY);
+    return;
+  }
   if ((target.kind === "artifact" || target.kind === "cache") && target.write && policy.readOnly) {
     throw new ServiceError("forbidden", "this server is read-only (svc.read-only): writes are refused");
   }
@@ -473,6 +559,20 @@ export function authorize(
   if (!key) throw unauthenticated(target, noKeyMessage);
   const holder = key.kind === "person" ? `person ${key.id}` : "this key";
   throw new ServiceError("forbidden", `${holder} does not hold ${what}${target.kind === "artifact" ? heldElsewhere(key.grants, target, need, now) : ""}`);
+}
+
+/** A request made with an OCI token: the ping, or an image's request its scopes allow (never the catalog). */
+export function checkTokenScope(target: Target, scopes: readonly OciScope[]): void {
+  if (target.kind !== "artifact" || !target.pathScoped) throw new ServiceError("unauthenticated", TOKEN_REFUSED);
+  if (target.ping) return;
+  if (target.repository === "*" || !tokenAllows(scopes, target.repository, target.path, target.write)) throw new ServiceError("unauthenticated", TOKEN_SCOPE);
+}
+
+/** The value of `Authorization: Bearer <value>`, or undefined. */
+function bearerToken(auth: string | string[] | undefined): string | undefined {
+  if (typeof auth !== "string") return undefined;
+  const m = /^\s*bearer\s+(\S+)\s*$/i.exec(auth);
+  return m?.[1];
 }
 
 /** Where a key does hold the right an artifact request lacked (a grant on another path prefix), so the refusal says which prefix it is for. */

@@ -2,14 +2,14 @@ import { createHash } from "node:crypto";
 import { Readable } from "node:stream";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import type { BlobStore } from "@svc/blobs";
-import { ServiceError } from "@svc/contracts";
+import { MOUNT_SOURCE_HEADER, ServiceError } from "@svc/contracts";
 import { declaredContentType, hasRequestBody, readWhole, setContentTypeAside, type ServiceApp } from "@svc/kit";
 import { actorOf, type Address, type ArtifactService } from "../../domain/artifact-service.js";
 import { answerArtifact } from "../../routes/artifact-answer.js";
 import type { MetadataStore } from "../../store/metadata-store.js";
 import { OciError, ociErrorHandler } from "./oci-errors.js";
 import { OCI_INDEX, OCI_MANIFEST, parseManifest } from "./oci-manifest.js";
-import { digestOrRefuse, isTag, parseDigest, parseOciRoute, type Digest, type OciRoute } from "./oci-path.js";
+import { digestOrRefuse, isName, isTag, parseDigest, parseOciRoute, type Digest, type OciRoute } from "./oci-path.js";
 import type { OciStore, UploadSession } from "./oci-store.js";
 import { checkChunk, conflictingChunk, planChunk, rangeOf, requireDigest } from "./oci-upload-plan.js";
 
@@ -84,6 +84,34 @@ export function ociRoutes(app: ServiceApp, deps: OciRoutesDeps): void {
     }
   };
 
+  /**
+   * A cross-repository mount: the image gets the source's blob without its bytes moving (an
+   * index row naming the blob already stored, under the blob's lock so a reclaim cannot take it
+   * meanwhile). Only from the source the gateway found the caller may read (the signed
+   * MOUNT_SOURCE_HEADER equals `from`), and only when the source holds the blob; otherwise
+   * undefined, and the caller gets a plain upload.
+   */
+  const mount = async (req: FastifyRequest, r: { repository: string; name: string }, mountDigest: string, from: string): Promise<string | undefined> => {
+    if (req.headers[MOUNT_SOURCE_HEADER] !== from) return undefined;
+    const digest = parseDigest(mountDigest);
+    const slash = from.indexOf("/");
+    if (!digest || slash <= 0) return undefined;
+    const source = { repository: from.slice(0, slash), name: from.slice(slash + 1) };
+    if (!isName(source.name) || deps.formatOf(source.repository) !== "oci") return undefined;
+    const row = await metadata.find(source.repository, ociAddress(source.repository, source.name, "blobs", digest.text).path);
+    if (!row) return undefined;
+    const present = async () => {
+      if (!(await blobs.head(row.sha256))) throw new OciError("BLOB_UNKNOWN", "the source blob is gone");
+    };
+    try {
+      const outcome = await artifacts.indexFound(ociAddress(r.repository, r.name, "blobs", digest.text), { sha256: row.sha256, size: row.size, at: new Date() }, present);
+      return outcome === "missing" ? undefined : digest.text;
+    } catch (err) {
+      if (err instanceof OciError) return undefined;
+      throw err;
+    }
+  };
+
   const blobStored = (reply: FastifyReply, r: { repository: string; name: string }, digest: string) =>
     reply.code(201).headers({ location: `${imageUrl(r)}/blobs/${digest}`, "docker-content-digest": digest, "content-length": "0" }).send();
 
@@ -151,7 +179,11 @@ export function ociRoutes(app: ServiceApp, deps: OciRoutesDeps): void {
       await publishBlob(req, r, digest, bodyOf(req));
       return blobStored(reply, r, digest.text);
     }
-    // A mount (?mount=&from=) is answered as a plain upload: the caller writes the blob itself.
+    if (q.mount !== undefined && q.from !== undefined) {
+      const mounted = await mount(req, r, q.mount, q.from);
+      if (mounted) return blobStored(reply, r, mounted);
+    }
+    // Anything else, a mount that cannot be made included, is a plain upload: the caller writes the blob itself.
     return uploadAnswer(reply, await store.startUpload(r.repository, r.name, UPLOAD_IDLE_MS), 202);
   };
 

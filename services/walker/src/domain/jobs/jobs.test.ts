@@ -59,6 +59,7 @@ function recorder(overrides: Partial<WalkActions> = {}) {
     reclaimBlobs: async (a) => (calls.push(`reclaim ${a.digests.map((d) => d.slice(0, 4)).join(",")} after ${a.olderThanMs}`), { removed: a.digests.map((sha256) => ({ sha256, size: 7 })) }),
     verifyBlob: async (a) => (calls.push(`verify ${a.sha256.slice(0, 4)}`), { outcome: "corrupt", forgottenCount: 2 }),
     backfill: async (repository, paths) => (calls.push(`backfill ${repository} ${paths.join(",")}`), { filled: paths.length - 1 }),
+    collect: async () => ({ counts: {} }),
     deleteStaged: async (n) => (calls.push(`staged ${n}`), 5),
     abortUpload: async (u) => (calls.push(`abort ${u.key}`), true),
     ...overrides,

@@ -103,6 +103,33 @@ describe("OCI garbage collection and image retention", () => {
     expect(await has("gc", "busy", "blobs", pending.digest)).toBe(true);
   });
 
+  it("a manifest push racing a collection of its blob is refused MANIFEST_BLOB_UNKNOWN, never stored without it", async () => {
+    const config = await pushBlob("gc", "race", randomBytes(64));
+    const layer = await pushBlob("gc", "race", randomBytes(64));
+    const path = `race/blobs/${layer.digest}`;
+    // A collection's transaction: the blob's row locked for update, then removed.
+    const gc = new pg.Client({ connectionString: s.databaseUrl });
+    await gc.connect();
+    try {
+      await gc.query("begin");
+      await gc.query("select 1 from artifacts.artifacts where repository = 'gc' and path = $1 for update", [path]);
+      const push = pushManifest("gc", "race", "v1", config, [layer]);
+      // The push waits on the row lock (its manifest row is not there while it waits).
+      await eventually("the push to wait on the blob's row", async () => {
+        const { rows } = await db.query("select 1 from pg_stat_activity where wait_event_type = 'Lock' and query ilike '%for share%'");
+        return rows.length > 0 ? true : undefined;
+      });
+      await gc.query("delete from artifacts.artifacts where repository = 'gc' and path = $1", [path]);
+      await gc.query("commit");
+      const out = await push;
+      expect(out.status).toBe(400);
+      expect(out.body).toContain("MANIFEST_BLOB_UNKNOWN");
+      expect(await has("gc", "race", "manifests", out.digest)).toBe(false);
+    } finally {
+      await gc.end();
+    }
+  });
+
   it("keeps the newest N tags of each image and removes untagged manifests after a while", async () => {
     const bad = await s.call("PATCH", "/api/repositories/ret", { key, body: { untaggedAfter: "soon" } });
     expect(bad.status).toBe(400);

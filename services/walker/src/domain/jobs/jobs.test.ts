@@ -73,6 +73,24 @@ const GRACE = 3_600_000;
 const blob = (c: string, ageMs: number, size = 7): BlobInfo => ({ sha256: c.repeat(64), size, modified: new Date(NOW.getTime() - ageMs) });
 const entry = (path: string, meta: MetaInfo, o: { missing?: boolean } = {}): StoreEntry => ({ repository: "libs", path, meta, blob: async () => (o.missing ? undefined : blob("a", DAY)) });
 
+describe("a format's collection", () => {
+  it("runs once per repository, after its last row: gc from reclaim, retention from retention, its counts added", async () => {
+    const { calls, ctx } = recorder({
+      collect: async (repository, step, graceMs) => (calls.push(`collect ${repository} ${step} ${graceMs}`), { counts: (step === "gc" ? { collected: 2, collectedBytes: 30 } : { tagsRemoved: 1 }) as Record<string, number> }),
+    });
+    const reclaim = reclaimJob(ctx);
+    const retention = retentionJob(ctx);
+    retention.beginRepository!({ name: "images", format: "oci", retention: null });
+    for (const j of [reclaim, retention]) {
+      await j.leaveFolder!("images", "app/blobs");
+      await j.leaveFolder!("images", "");
+    }
+    expect(calls).toEqual([`collect images gc ${GRACE}`, `collect images retention ${GRACE}`]);
+    expect(reclaim.counts).toMatchObject({ collected: 2, collectedBytes: 30, bytes: 30 });
+    expect(retention.counts).toMatchObject({ tagsRemoved: 1, removed: 0 });
+  });
+});
+
 describe("retention job", () => {
   it("removes per folder, only within the policy's path, through the artifacts service", async () => {
     const { calls, ctx } = recorder();

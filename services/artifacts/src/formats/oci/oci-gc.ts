@@ -84,9 +84,9 @@ function orphanBlobs(db: Db, repository: string, graceMs: number, at: { after?: 
 }
 
 /**
- * The manifests image retention removes (one when `path` is given): untagged for longer than
- * `afterMs` (pushed, or last untagged… counted from the push), not a child of an index that is
- * there, and not a referrer (a signature, an SBOM) of a manifest that is there.
+ * The manifests image retention removes (one when `path` is given): no tag names them, pushed
+ * longer than `afterMs` ago, not a child of an index that is there, and not a referrer (a
+ * signature, an SBOM) of a manifest that is there. Held rows are never removed.
  */
 function untaggedManifests(db: Db, repository: string, afterMs: number, at: { path?: string }, limit: number) {
   return sql<{ path: string }>`select m.path from ${t("oci_manifests")} m join ${t("artifacts")} a on a.repository = m.repository and a.path = m.path

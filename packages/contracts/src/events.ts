@@ -68,8 +68,8 @@ export interface ArtifactPublished extends ArtifactEventBase {
 }
 export interface ArtifactRemoved extends ArtifactEventBase {
   kind: "artifact.removed";
-  /** Why: "request" (a client's DELETE) or "retention" (a walk's retention policy). */
-  reason: "request" | "retention";
+  /** Why: "request" (a client's DELETE), "retention" (a walk's retention policy) or "collected" (a walk's garbage collection: an OCI blob no manifest references). */
+  reason: "request" | "retention" | "collected";
 }
 export interface ArtifactHeld extends ArtifactEventBase {
   kind: "artifact.held";
@@ -139,7 +139,7 @@ export const eventParsers: { [K in EventKind]: (value: unknown) => EventCatalog[
   },
   "artifact.removed": (v) => {
     const e = artifactBase(v, "artifact.removed");
-    return e && (e.reason === "request" || e.reason === "retention") ? (e as unknown as ArtifactRemoved) : undefined;
+    return e && (e.reason === "request" || e.reason === "retention" || e.reason === "collected") ? (e as unknown as ArtifactRemoved) : undefined;
   },
   "artifact.held": (v) => {
     const e = artifactBase(v, "artifact.held");

@@ -17,6 +17,9 @@ export const ARTIFACTS_INTERNAL = {
   /** Route pattern of a repository's format backfill; `backfillPath` builds a path to call. */
   backfill: "/internal/repositories/:name/backfill",
   backfillPath: (repository: string) => `/internal/repositories/${encodeURIComponent(repository)}/backfill`,
+  /** Route pattern of a repository's format collection (OCI garbage collection and image retention); `collectPath` builds a path to call. */
+  collect: "/internal/repositories/:name/collect",
+  collectPath: (repository: string) => `/internal/repositories/${encodeURIComponent(repository)}/collect`,
   reclaimBlobs: "/internal/blobs/reclaim",
   verifyBlob: "/internal/blobs/verify",
 } as const;
@@ -137,3 +140,18 @@ export type BackfillRequest = Static<typeof backfillRequestSchema>;
 export const BackfillResult = Type.Object({ filled: Type.Integer() });
 export type BackfillResult = Static<typeof BackfillResult>;
 export const backfillResultSchema = BackfillResult;
+
+/**
+ * POST /internal/repositories/:name/collect: the repository's format's own walk step, once per
+ * repository walked: `gc` (the reclaim job: content nothing references, older than `graceMs`)
+ * or `retention` (the retention job: the format's retention options). `counts` by name; none
+ * when the format has no such step.
+ */
+export const collectRequestSchema = Type.Object(
+  { step: Type.Unsafe<"gc" | "retention">({ type: "string", enum: ["gc", "retention"] }), graceMs: Type.Integer({ minimum: 0 }) },
+  { additionalProperties: false },
+);
+export type CollectRequest = Static<typeof collectRequestSchema>;
+export const CollectResult = Type.Object({ counts: Type.Record(Type.String(), Type.Integer()) });
+export type CollectResult = Static<typeof CollectResult>;
+export const collectResultSchema = CollectResult;

@@ -368,6 +368,29 @@ export function artifactServiceFactory(deps: ArtifactServiceDeps) {
     },
 
     /**
+     * A format's collection (OCI garbage collection and image retention, a walk's step): removes
+     * the artifact only if `still` answers true in the removal's transaction, under the path's
+     * lock (it takes the row locks its guarantee needs, e.g. the row's own `for update`), and it
+     * is not held; publishes `artifact.removed` with `reason`.
+     */
+    async removeIf(a: Address, still: (tx: Db) => Promise<boolean>, reason: "retention" | "collected", actor: Actor): Promise<RetentionOutcome> {
+      if (blobs.readOnly) throw forbidden(READ_ONLY);
+      let gone: string | undefined;
+      const out = await change(a, async (tx): Promise<{ event: ArtifactRemoved | undefined; result: RetentionOutcome }> => {
+        const row = await metadata.find(a.repository, a.path, tx);
+        if (!row) return { event: undefined, result: { removed: false, why: "gone" } };
+        if (row.heldReason !== null) return { event: undefined, result: { removed: false, why: "held" } };
+        if (!(await still(tx))) return { event: undefined, result: { removed: false, why: "changed" } };
+        await forgetRow(tx, a);
+        gone = row.sha256;
+        const event: ArtifactRemoved = { ...base(a, row.size, row.sha256, actor), kind: "artifact.removed", reason };
+        return { event, result: { removed: true, size: row.size } };
+      });
+      await releaseBlob(gone);
+      return out;
+    },
+
+    /**
      * Content found outside a publish (a data folder written before the blob store): makes the
      * path's index row say it holds `found`, dated `found.at` when the row is new. `ensure`
      * makes sure the blob exists; it runs under the blob's lock, which a reclaim takes

@@ -178,6 +178,14 @@ export interface Format {
   coordinates?: (path: string) => PackageCoordinates | undefined;
   /** The OSV ecosystem of its packages (`npm`, `PyPI`, `Maven`): the screening gate checks each package version stored (gate/). */
   ecosystem?: Ecosystem;
+  /**
+   * A walk's step over one repository of this format, in the artifacts service (the walker asks
+   * `POST /internal/repositories/<name>/collect` once per repository it walks): `gc` removes
+   * content nothing references once older than `graceMs` (the `reclaim` job), `retention`
+   * applies the format's own retention options (the `retention` job). Answers counts by name.
+   * Absent: nothing to do.
+   */
+  collect?: (repository: string, step: CollectStep, opts: { graceMs: number }) => Promise<Record<string, number>>;
   /** Its per-repository options (FormatModule.options names them), read and set through `POST`/`PATCH /api/repositories`. */
   options?: {
     /** A repository's options as they are (shown with the repository). */
@@ -186,6 +194,9 @@ export interface Format {
     set(repository: string, values: Record<string, unknown>): Promise<void>;
   };
 }
+
+/** The walk steps a format's `collect` is asked for. */
+export type CollectStep = "gc" | "retention";
 
 /** One row of the format table (formats/index.ts). */
 export interface FormatModule {

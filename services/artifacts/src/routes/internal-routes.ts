@@ -9,8 +9,12 @@ import {
   forgetRequestSchema,
   forgetResultSchema,
   backfillRequestSchema,
+  collectRequestSchema,
+  collectResultSchema,
+  type CollectResult,
   backfillResultSchema,
   invalid,
+  notFound,
   reclaimBlobsRequestSchema,
   reclaimBlobsResultSchema,
   verifyBlobRequestSchema,
@@ -28,12 +32,15 @@ import {
 import { actorOf, type ArtifactService } from "../domain/artifact-service.js";
 import type { MetadataStore } from "../store/metadata-store.js";
 import { addressOf } from "./address.js";
+import type { Format } from "../formats/format.js";
 import { Answer, problemResponses, type ServiceApp } from "@svc/kit";
 
 export interface InternalRoutesDeps {
   artifacts: ArtifactService;
   metadata: Pick<MetadataStore, "repositories" | "page">;
   repositories: () => ReadonlySet<string>;
+  /** Each repository's format (its `collect` step). */
+  formats?: { of(repository: string): Pick<Format, "collect"> | undefined };
 }
 
 /** What a walker's call may be refused with: no system identity (401, 403), no such repository (404), bad input (400). */
@@ -146,6 +153,19 @@ export function internalRoutes(app: ServiceApp, deps: InternalRoutesDeps): void 
       const filled = await deps.artifacts.backfill(req.params.name, addresses);
       if (filled) req.log.info({ repository: req.params.name, filled, principal: req.principal.id }, "format index rows backfilled");
       return { filled };
+    },
+  );
+
+  app.post(
+    ARTIFACTS_INTERNAL.collect,
+    { schema: { params: Type.Object({ name: Type.String() }), body: collectRequestSchema, response: { 200: collectResultSchema, ...errors } } },
+    async (req): Promise<CollectResult> => {
+      systemOnly(req);
+      if (!deps.repositories().has(req.params.name)) throw notFound(`no repository named ${req.params.name}`);
+      const collect = deps.formats?.of(req.params.name)?.collect;
+      const counts = collect ? await collect(req.params.name, req.body.step, { graceMs: req.body.graceMs }) : {};
+      if (Object.values(counts).some((n) => n > 0)) req.log.info({ repository: req.params.name, step: req.body.step, counts, principal: req.principal.id }, "format collection");
+      return { counts };
     },
   );
 }

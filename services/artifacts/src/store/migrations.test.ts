@@ -29,6 +29,7 @@ describe("the artifacts service's migrations", () => {
       "0021_cargo_crates",
       "0022_build_caches",
       "0023_oci_registry",
+      "0023_oci_registry_refs",
       "0024_repository_quotas",
     ]);
   });

@@ -3,6 +3,7 @@ import {
   NEXT_CURSOR_HEADER,
   type ArtifactMeta,
   type BackfillResult,
+  type CollectResult,
   type ForgetResult,
   type ReclaimBlobsResult,
   type RepositorySummary,
@@ -58,6 +59,7 @@ export function artifactsClientFactory(o: ArtifactsClientOptions) {
     reclaimBlobs: async (a: Parameters<WalkActions["reclaimBlobs"]>[0]) => (await artifacts.post<ReclaimBlobsResult>(ARTIFACTS_INTERNAL.reclaimBlobs, a)).body,
     verifyBlob: async (a: Parameters<WalkActions["verifyBlob"]>[0]) => (await artifacts.post<VerifyBlobResult>(ARTIFACTS_INTERNAL.verifyBlob, a)).body,
     backfill: async (repository: string, paths: string[]) => (await artifacts.post<BackfillResult>(ARTIFACTS_INTERNAL.backfillPath(repository), { paths })).body,
+    collect: async (repository: string, step: "gc" | "retention", graceMs: number) => (await artifacts.post<CollectResult>(ARTIFACTS_INTERNAL.collectPath(repository), { step, graceMs })).body,
     close: () => artifacts.close(),
   };
 }

@@ -56,6 +56,8 @@ export interface WalkActions {
   verifyBlob(a: VerifyBlobRequest): Promise<{ outcome: string; forgottenCount: number }>;
   /** The repository's format rebuilds its own index rows for those paths where missing. */
   backfill(repository: string, paths: string[]): Promise<{ filled: number }>;
+  /** The repository's format's own step (OCI garbage collection `gc`, image `retention`): counts by name, none when it has no such step. */
+  collect(repository: string, step: "gc" | "retention", graceMs: number): Promise<{ counts: Record<string, number> }>;
   /** Deletes a staged leftover if it is still untouched for `olderThanMs`: the bytes freed, or undefined. */
   deleteStaged(name: string, olderThanMs: number): Promise<number | undefined>;
   /** Aborts a multipart upload an object store holds for an upload nobody completed (false: not done). */
@@ -69,6 +71,11 @@ export interface BlobReader {
 }
 
 export type Counts = Record<string, number>;
+
+/** Adds a format's collection counts to a job's (by name). */
+export const addCounts = (to: Counts, from: Record<string, number>): void => {
+  for (const [k, n] of Object.entries(from)) to[k] = (to[k] ?? 0) + n;
+};
 
 export interface Job {
   readonly name: JobName;

@@ -67,6 +67,7 @@ describe("a walk's memory stays flat however large the store", () => {
       reclaimBlobs: async () => (calls.reclaim++, { removed: [] }),
       verifyBlob: async () => (calls.verify++, { outcome: "intact", forgottenCount: 0 }),
       backfill: async () => (calls.backfill++, { filled: 0 }),
+      collect: async () => ({ counts: {} }),
       deleteStaged: async () => undefined,
       abortUpload: async () => false,
     };

@@ -26,6 +26,7 @@ function setup(o: { leaseFree?: boolean; readOnly?: boolean; repositories?: () =
     reclaimBlobs: async (a) => ({ removed: a.digests.map((sha256) => ({ sha256, size: 1 })) }),
     verifyBlob: async () => ({ outcome: "corrupt", forgottenCount: 1 }),
     backfill: async (repository, paths) => ({ filled: paths.length }),
+    collect: async () => ({ counts: {} }),
   };
   const deps: WalkRunnerDeps = {
     store: {

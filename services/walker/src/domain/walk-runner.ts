@@ -42,6 +42,7 @@ const frozen: WalkActions = {
   reclaimBlobs: async () => ({ removed: [] }),
   verifyBlob: async () => ({ outcome: "read-only", forgottenCount: 0 }),
   backfill: async () => ({ filled: 0 }),
+  collect: async () => ({ counts: {} }),
   deleteStaged: async () => undefined,
   abortUpload: async () => false,
 };

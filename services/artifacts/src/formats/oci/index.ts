@@ -1,7 +1,9 @@
-import { ServiceError } from "@svc/contracts";
+import { ServiceError, invalid } from "@svc/contracts";
+import { durationMs, parseIsoDuration } from "@svc/kit";
 import type { FormatModule } from "../format.js";
 import { ociMigrations } from "./oci-migrations.js";
-import { IMMUTABLE_TAGS, ociOptionsRoutes } from "./oci-options-routes.js";
+import { ociCollector, releaseReferences } from "./oci-gc.js";
+import { IMMUTABLE_TAGS, KEEP_TAGS, UNTAGGED_AFTER, ociOptionsRoutes } from "./oci-options-routes.js";
 import { ociRoutes } from "./oci-routes.js";
 import { ociStoreFactory } from "./oci-store.js";
 
@@ -22,9 +24,10 @@ export const oci: FormatModule = {
   name: "oci",
   label: "oci (container images, at /v2/)",
   migrations: ociMigrations,
-  options: { immutableTags: IMMUTABLE_TAGS },
+  options: { immutableTags: IMMUTABLE_TAGS, keepTags: KEEP_TAGS, untaggedAfter: UNTAGGED_AFTER },
   create(deps) {
     const store = ociStoreFactory(deps.db);
+    const collector = ociCollector({ db: deps.db, blobs: deps.blobs, artifacts: deps.artifacts, retention: (repository) => store.retention(repository) });
     return {
       handle: (req) => {
         if (req.method === "GET" || req.method === "HEAD") return undefined;
@@ -35,9 +38,21 @@ export const oci: FormatModule = {
         ociOptionsRoutes(app, { store, formatOf: deps.formatOf });
       },
       coordinates: ociCoordinates,
+      collect: collector.collect,
+      // A manifest going: what it referenced is released (garbage collection's grace counts from now).
+      removing: async (tx, a) => {
+        if (a.path.includes("/manifests/")) await releaseReferences(tx, a.repository, a.path);
+      },
       options: {
-        get: async (repository) => ({ immutableTags: await store.immutableTags(repository) }),
+        get: async (repository) => ({ immutableTags: await store.immutableTags(repository), ...(await store.retention(repository)) }),
         set: async (repository, values) => {
+          const after = values.untaggedAfter;
+          if (typeof after === "string") {
+            const d = parseIsoDuration(after);
+            if (!d || durationMs(d) <= 0) throw invalid("untaggedAfter", "untaggedAfter must be a positive ISO-8601 duration such as P14D or PT12H");
+          }
+          const keep = values.keepTags;
+          await store.setRetention(repository, { keepTags: keep === undefined ? undefined : (keep as number | null), untaggedAfter: after === undefined ? undefined : (after as string | null) });
           if (typeof values.immutableTags === "boolean") await store.setImmutableTags(repository, values.immutableTags);
         },
       },

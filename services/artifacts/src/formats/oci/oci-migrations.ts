@@ -62,4 +62,32 @@ export const ociMigrations: Readonly<Record<string, Migration>> = {
       )`.execute(db);
     },
   },
+  "0023_oci_registry_refs": {
+    async up(db: Kysely<unknown>) {
+      const t = (name: string) => sql.id(SCHEMA, name);
+      // What each manifest references (garbage collection, oci-gc.ts): its config and layers
+      // (kind 'blob') and an index's child manifests (kind 'manifest'); never its subject. Keyed
+      // by the manifest's path and removed by the format's `removing` hook, which notes when its
+      // blobs lost the reference (oci_released), so the grace counts from then.
+      await sql`create table ${t("oci_manifest_refs")} (
+        repository text not null references ${t("repositories")} (name) on delete cascade,
+        name text not null,
+        manifest_path text not null,
+        digest text not null,
+        kind text not null,
+        primary key (repository, manifest_path, kind, digest)
+      )`.execute(db);
+      await sql`create index oci_manifest_refs_by_digest on ${t("oci_manifest_refs")} (repository, name, kind, digest)`.execute(db);
+      await sql`create table ${t("oci_released")} (
+        repository text not null references ${t("repositories")} (name) on delete cascade,
+        path text not null,
+        at timestamptz not null default now(),
+        primary key (repository, path)
+      )`.execute(db);
+      // Manifests pushed before: their references are read from their bytes by the first collection.
+      await sql`alter table ${t("oci_manifests")} add column refs_recorded boolean not null default false`.execute(db);
+      // Per repository: image retention (keep the newest N tags of each image; remove untagged manifests after a while).
+      await sql`alter table ${t("oci_options")} add column keep_tags integer, add column untagged_after text`.execute(db);
+    },
+  },
 };

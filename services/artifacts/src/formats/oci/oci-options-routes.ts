@@ -6,6 +6,13 @@ import type { OciStore } from "./oci-store.js";
 const nameParam = Type.Object({ name: Type.String({ minLength: 1, maxLength: LIMITS.repositoryName }) });
 /** Also a field of POST /api/repositories and PATCH /api/repositories/<name> (FormatModule.options). */
 export const IMMUTABLE_TAGS = Type.Boolean({ description: "oci only: whether a pushed tag stays on its manifest: moving or deleting it is refused (DENIED); false by default" });
+/** Image retention, applied by a walk's `retention` job (oci-gc.ts). */
+export const KEEP_TAGS = Type.Union([Type.Integer({ minimum: 1, maximum: 100_000 }), Type.Null()], {
+  description: "oci only: keep the newest N tags of each image (by push time); a walk's retention job removes older tags, leaving their manifests untagged; null: all are kept",
+});
+export const UNTAGGED_AFTER = Type.Union([Type.String({ minLength: 2, maxLength: 64 }), Type.Null()], {
+  description: "oci only: a walk's retention job removes manifests untagged and pushed longer ago than this ISO-8601 duration (P14D), unless an index or a subject present keeps them; null: never",
+});
 const optionsSchema = Type.Object(
   {
     immutableTags: IMMUTABLE_TAGS,

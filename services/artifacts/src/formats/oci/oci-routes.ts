@@ -8,6 +8,7 @@ import { actorOf, type Address, type ArtifactService } from "../../domain/artifa
 import { answerArtifact } from "../../routes/artifact-answer.js";
 import type { MetadataStore } from "../../store/metadata-store.js";
 import { OciError, ociErrorHandler } from "./oci-errors.js";
+import { lockAndRecordReferences, referencesOf } from "./oci-gc.js";
 import { OCI_INDEX, OCI_MANIFEST, parseManifest } from "./oci-manifest.js";
 import { digestOrRefuse, isName, isTag, parseDigest, parseOciRoute, type Digest, type OciRoute } from "./oci-path.js";
 import type { OciStore, UploadSession } from "./oci-store.js";
@@ -236,6 +237,12 @@ export function ociRoutes(app: ServiceApp, deps: OciRoutesDeps): void {
     await artifacts.publish(a, body, m.mediaType, actorOf(req.principal), {}, {
       run: async (tx) => {
         await store.recordManifest(tx, { repository: r.repository, name: r.name, digest, path: a.path, mediaType: m.mediaType, artifactType: m.artifactType, subject: m.subject, size: body.length, annotations: m.annotations });
+        // Locks what it references and records it, in this transaction: garbage collection
+        // either removed a blob first (refused here) or sees the reference (oci-gc.ts).
+        const missing = await lockAndRecordReferences(tx, r.repository, r.name, a.path, referencesOf(m));
+        if (missing !== undefined) {
+          throw new OciError("MANIFEST_BLOB_UNKNOWN", `the manifest refers to ${missing}, which ${r.repository}/${r.name} does not have (any more): push it first`, { detail: { digest: missing } });
+        }
         if (tag === undefined) return;
         const at = await store.setTag(tx, r.repository, r.name, tag, digest, immutable);
         if (at !== digest) throw immutableTag(r, tag, `names ${at}: it cannot be moved`);

@@ -88,6 +88,19 @@ export function ociStoreFactory(root: Db) {
       await sql`insert into ${t("oci_options")} (repository, immutable_tags) values (${repository}, ${on}) on conflict (repository) do update set immutable_tags = excluded.immutable_tags`.execute(root);
     },
 
+    /** Image retention (oci-gc.ts): null where not set. */
+    async retention(repository: string): Promise<{ keepTags: number | null; untaggedAfter: string | null }> {
+      const r = await sql<{ keep_tags: number | null; untagged_after: string | null }>`select keep_tags, untagged_after from ${t("oci_options")} where repository = ${repository}`.execute(root);
+      return { keepTags: r.rows[0]?.keep_tags ?? null, untaggedAfter: r.rows[0]?.untagged_after ?? null };
+    },
+
+    /** Sets those given (null: no longer set). */
+    async setRetention(repository: string, v: { keepTags?: number | null; untaggedAfter?: string | null }): Promise<void> {
+      await sql`insert into ${t("oci_options")} (repository) values (${repository}) on conflict (repository) do nothing`.execute(root);
+      if (v.keepTags !== undefined) await sql`update ${t("oci_options")} set keep_tags = ${v.keepTags} where repository = ${repository}`.execute(root);
+      if (v.untaggedAfter !== undefined) await sql`update ${t("oci_options")} set untagged_after = ${v.untaggedAfter} where repository = ${repository}`.execute(root);
+    },
+
     async tag(repository: string, name: string, tag: string, tx?: Db): Promise<string | undefined> {
       const r = await sql<{ digest: string }>`select digest from ${t("oci_tags")} where repository = ${repository} and name = ${name} and tag = ${tag}`.execute(tx ?? root);
       return r.rows[0]?.digest;

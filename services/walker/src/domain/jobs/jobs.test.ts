@@ -59,6 +59,7 @@ function recorder(overrides: Partial<WalkActions> = {}) {
     reclaimBlobs: async (a) => (calls.push(`reclaim ${a.digests.map((d) => d.slice(0, 4)).join(",")} after ${a.olderThanMs}`), { removed: a.digests.map((sha256) => ({ sha256, size: 7 })) }),
     verifyBlob: async (a) => (calls.push(`verify ${a.sha256.slice(0, 4)}`), { outcome: "corrupt", forgottenCount: 2 }),
     backfill: async (repository, paths) => (calls.push(`backfill ${repository} ${paths.join(",")}`), { filled: paths.length - 1 }),
+    collect: async () => ({ counts: {} }),
     deleteStaged: async (n) => (calls.push(`staged ${n}`), 5),
     abortUpload: async (u) => (calls.push(`abort ${u.key}`), true),
     ...overrides,
@@ -71,6 +72,24 @@ function recorder(overrides: Partial<WalkActions> = {}) {
 const GRACE = 3_600_000;
 const blob = (c: string, ageMs: number, size = 7): BlobInfo => ({ sha256: c.repeat(64), size, modified: new Date(NOW.getTime() - ageMs) });
 const entry = (path: string, meta: MetaInfo, o: { missing?: boolean } = {}): StoreEntry => ({ repository: "libs", path, meta, blob: async () => (o.missing ? undefined : blob("a", DAY)) });
+
+describe("a format's collection", () => {
+  it("runs once per repository, after its last row: gc from reclaim, retention from retention, its counts added", async () => {
+    const { calls, ctx } = recorder({
+      collect: async (repository, step, graceMs) => (calls.push(`collect ${repository} ${step} ${graceMs}`), { counts: (step === "gc" ? { collected: 2, collectedBytes: 30 } : { tagsRemoved: 1 }) as Record<string, number> }),
+    });
+    const reclaim = reclaimJob(ctx);
+    const retention = retentionJob(ctx);
+    retention.beginRepository!({ name: "images", format: "oci", retention: null });
+    for (const j of [reclaim, retention]) {
+      await j.leaveFolder!("images", "app/blobs");
+      await j.leaveFolder!("images", "");
+    }
+    expect(calls).toEqual([`collect images gc ${GRACE}`, `collect images retention ${GRACE}`]);
+    expect(reclaim.counts).toMatchObject({ collected: 2, collectedBytes: 30, bytes: 30 });
+    expect(retention.counts).toMatchObject({ tagsRemoved: 1, removed: 0 });
+  });
+});
 
 describe("retention job", () => {
   it("removes per folder, only within the policy's path, through the artifacts service", async () => {

@@ -1,5 +1,5 @@
 import { WALK_BATCH_MAX } from "@svc/contracts";
-import type { Job, JobContext } from "../job-types.js";
+import { addCounts, type Job, type JobContext } from "../job-types.js";
 
 /**
  * How long a staged leftover (an upload nobody committed or discarded) must be untouched
@@ -20,6 +20,10 @@ export const STALE_STAGED_MS = 3_600_000;
  * `bytes` counts everything freed; `blobs` and `blobBytes` the unreferenced blobs' share,
  * `tempFiles` the staged leftovers removed, `uploads` the multipart uploads an object store held
  * for uploads nobody completed (begun over an hour before), aborted.
+ *
+ * After each repository's last index row, its format's garbage collection (`collect` step
+ * `gc`): in an OCI repository, the blobs no manifest references (docs/integration/oci.md),
+ * counted as `collected` and `collectedBytes` (also in `bytes`).
  */
 export function reclaimJob(ctx: JobContext): Job {
   const counts = { tempFiles: 0, uploads: 0, blobs: 0, blobBytes: 0, bytes: 0 };
@@ -39,6 +43,12 @@ export function reclaimJob(ctx: JobContext): Job {
       // Listed as begun before the bound; what is aborted frees the parts it held.
       if (age(u.initiated) < STALE_STAGED_MS) return;
       if (await ctx.actions.abortUpload(u)) counts.uploads++;
+    },
+    async leaveFolder(repository, folder) {
+      if (folder !== "") return;
+      const r = (await ctx.actions.collect(repository, "gc", ctx.reclaimGraceMs)).counts;
+      addCounts(counts, r);
+      counts.bytes += r.collectedBytes ?? 0;
     },
     async blobPage(page) {
       // Only those old enough to be asked about; the artifacts service checks the age again under the lock.

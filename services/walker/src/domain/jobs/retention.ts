@@ -1,5 +1,5 @@
 import { durationMs, parseIsoDuration } from "@svc/kit";
-import { parentOf, type Job, type JobContext, type MetaInfo, type RetentionPolicy } from "../job-types.js";
+import { addCounts, parentOf, type Job, type JobContext, type MetaInfo, type RetentionPolicy } from "../job-types.js";
 
 export interface Version {
   path: string;
@@ -67,6 +67,8 @@ export function retentionJob(ctx: JobContext): Job {
       else folders.set(folder, [{ path: e.path, meta: e.meta }]);
     },
     async leaveFolder(repository, folder) {
+      // After the repository's last row: its format's own retention (an OCI repository's tags and untagged manifests).
+      if (folder === "") addCounts(counts, (await ctx.actions.collect(repository, "retention", ctx.reclaimGraceMs)).counts);
       const versions = folders.get(folder);
       if (!versions || !policy) return;
       folders.delete(folder);

@@ -59,6 +59,9 @@ describe("Credentials", () => {
     const row = page.locator("#credentials tr", { hasText: "from the browser" });
     await expect(row.count()).resolves.toBe(1);
     await row.getByRole("button", { name: "Revoke" }).click();
+    // A confirmation page naming the key; only its button revokes.
+    expect(await page.locator("main h2").innerText()).toBe("Revoke the key “from the browser”?");
+    await page.getByRole("button", { name: "Revoke key from the browser" }).click();
     expect(await notice()).toMatch(/^Key [0-9a-f]{12} revoked$/);
     expect(await page.locator("#credentials tr", { hasText: "from the browser" }).innerText()).toContain("revoked");
     // The key no longer opens anything.

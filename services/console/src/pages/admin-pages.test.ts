@@ -93,6 +93,43 @@ describe("Credentials page", () => {
     const bad = fakeCtx({ "POST /api/credentials": { status: 400, body: { detail: "expires must lie in the future" } } }, { form: { expires: "P0D" } });
     expect(await credentialsPage.actions!.issue!(bad.ctx)).toMatchObject({ kind: "redirect", notice: "Not done: expires must lie in the future" });
   });
+
+  it("leads Revoke to a confirmation page naming the key, which alone posts the revoke", async () => {
+    const k = key(3, { label: "ci <deploy>" });
+    const list = fakeCtx({ "GET /api/credentials": { status: 200, body: [k] } });
+    const out = text(await credentialsPage.get(list.ctx));
+    // The list's button only opens the confirmation (a GET form): nothing there posts a revoke.
+    expect(out).toContain(`<form method="get" action="/ui/credentials/revoke" class="action"><input type="hidden" name="id" value="${k.id}">`);
+    expect(out).not.toContain('value="revoke"');
+
+    const confirm = fakeCtx({ [`GET /api/credentials/${k.id}`]: { status: 200, body: k } }, { subpath: "/revoke", query: { id: k.id } });
+    const page = text(await credentialsPage.get(confirm.ctx));
+    expect(page).toContain("Revoke the key “ci &lt;deploy&gt;”?");
+    expect(page).toContain('<input type="hidden" name="_action" value="revoke"><input type="hidden" name="id" value="' + k.id + '">');
+    expect(page).toContain('name="_csrf" value="tok-123"');
+    expect(page).toContain("Revoke key ci &lt;deploy&gt;</button>");
+    expect(page).toContain('href="/ui/credentials">Cancel');
+    expect(page).not.toContain("bootstrap key");
+    expect(confirm.calls.map((c) => c.method)).toEqual(["GET"]);
+  });
+
+  it("warns loudly on the confirmation page when the key is the bootstrap key", async () => {
+    const k = key(4, { label: "bootstrap key", bootstrap: true, expires: null });
+    const { ctx } = fakeCtx({ [`GET /api/credentials/${k.id}`]: { status: 200, body: k } }, { subpath: "/revoke", query: { id: k.id } });
+    const page = text(await credentialsPage.get(ctx));
+    expect(page).toMatch(/<p class="problem" role="alert" id="bootstrap-warning"><strong>This is the bootstrap key\.<\/strong>/);
+    expect(page).toContain("Revoke the bootstrap key</button>");
+  });
+
+  it("answers a malformed id or an already revoked key on the confirmation page without offering a revoke", async () => {
+    const bad = fakeCtx({}, { subpath: "/revoke", query: { id: "../x" } });
+    expect(await credentialsPage.get(bad.ctx)).toEqual({ kind: "redirect", location: "/ui/credentials", notice: "Not done: no such key" });
+    const k = key(5, { state: "revoked" });
+    const done = fakeCtx({ [`GET /api/credentials/${k.id}`]: { status: 200, body: k } }, { subpath: "/revoke", query: { id: k.id } });
+    const page = text(await credentialsPage.get(done.ctx));
+    expect(page).toContain("is revoked already");
+    expect(page).not.toContain('value="revoke"');
+  });
 });
 
 describe("People and groups page", () => {

@@ -18,6 +18,8 @@ function fakeCtx(routes: Record<string, Answer>, over: Partial<PageContext> = {}
     query: {},
     form: {},
     csrf: "tok-123",
+    // An administrator unless a test says otherwise.
+    may: () => true,
     options: { deployEnabled: false, publicBaseUrl: "" },
     async api<T>(method: string, path: string, body?: unknown): Promise<ApiResult<T>> {
       calls.push({ method, path, body });
@@ -538,3 +540,64 @@ describe("Screening page", () => {
     expect(await screeningPage.actions!.disallow!(remove.ctx)).toMatchObject({ kind: "redirect", notice: "Allow removed" });
   });
 });
+
+/** Holds manage:read over * and nothing else, like the dev profile's viewer. */
+const viewer: Partial<PageContext> = { may: (right) => right === "manage:read" };
+/** Any form that would post a change: the viewer must see none. */
+const POSTING = /<form method="post"|name="_action"/;
+
+describe("a viewer (manage:read only)", () => {
+  const repoDetail: Record<string, Answer> = {
+    "GET /api/repositories/default/files": { status: 200, body: [] },
+    "GET /api/repositories/default/retention": { status: 200, body: { keepVersions: 3 } },
+    "GET /api/repositories/default": { status: 200, body: { name: "default", format: "raw", type: "hosted", artifacts: 2, groups: [] } },
+    "GET /api/repositories?limit=500": { status: 200, body: [{ name: "default", format: "raw" }, { name: "copy", format: "raw" }] },
+  };
+  const views: [string, ConsolePage, Partial<PageContext>, Record<string, Answer>][] = [
+    ["keys", credentialsPage, {}, { "GET /api/credentials": { status: 200, body: [key(1)] } }],
+    ["people", peopleGroupsPage, {}, { "GET /api/principals": { status: 200, body: [{ id: "oidc/a", label: null, grants: [{ scope: "*", tokens: ["*"], expires: null }] }] }, "GET /api/groups": { status: 200, body: [] } }],
+    [
+      "a group",
+      peopleGroupsPage,
+      { subpath: "/groups/ops" },
+      {
+        "GET /api/groups/ops/members": { status: 200, body: [{ id: "oidc/a" }] },
+        "GET /api/groups/ops": { status: 200, body: { name: "ops", label: null, grants: [{ scope: "*", tokens: ["manage:read"], expires: null }], members: 1 } },
+      },
+    ],
+    [
+      "repositories",
+      repositoriesPage,
+      {},
+      {
+        "GET /api/repositories": { status: 200, body: [{ name: "default", format: "raw", retention: null }] },
+        "GET /api/formats": { status: 200, body: [{ name: "raw", label: "raw (files)", proxy: true }] },
+        "GET /api/rate-limits": { status: 200, body: { default: 6000, tenants: [{ tenant: "default", requestsPerMinute: 10 }] } },
+      },
+    ],
+    ["a repository, Deploy on", repositoriesPage, { subpath: "/default", options: { deployEnabled: true, publicBaseUrl: "" } }, repoDetail],
+    ["webhooks", webhooksPage, {}, { "GET /api/webhooks/deliveries": { status: 200, body: [{ id: "d1", endpoint: "https://h/…", event: "x", state: "set-aside", attempts: 3, lastError: "503", created: new Date().toISOString() }] }, "GET /api/webhooks/endpoints": { status: 200, body: [] } }],
+    ["screening", screeningPage, {}, lists()],
+  ];
+
+  it.each(views)("sees no Issue, Revoke, Grant, Create, Remove or other changing form on %s, and the administrator does", async (_what, page, over, routes) => {
+    // The "Use a managing key" mode stays: its forms act with a pasted key's rights, not the person's, and show only once one is pasted.
+    const asViewer = text(await page.get(fakeCtx(routes, { ...over, ...viewer }).ctx)).replace(/<section aria-labelledby="pasted-heading">[\s\S]*?<\/section>/, "");
+    expect(asViewer).not.toMatch(POSTING);
+    expect(asViewer).not.toMatch(/<button[^>]*>(Issue|Revoke|Grant|Create|Remove|Delete|Add|Save|Set|Send|Release|Discard|Deploy)/);
+    expect(asViewer).not.toContain('id="deploy-form"');
+    const asAdmin = text(await page.get(fakeCtx(routes, over).ctx));
+    expect(asAdmin).toMatch(/<form method="(post|get)"[^>]*>|id="deploy-form"/);
+  });
+
+  it("sees the keys but no Issue section, and the confirmation page refuses to offer a revoke", async () => {
+    const out = text(await credentialsPage.get(fakeCtx({ "GET /api/credentials": { status: 200, body: [key(1)] } }, viewer).ctx));
+    expect(out).toContain("key 1");
+    expect(out).not.toContain("Issue a key");
+    expect(out).not.toContain("/ui/credentials/revoke");
+    const k = key(2);
+    const confirm = fakeCtx({ [`GET /api/credentials/${k.id}`]: { status: 200, body: k } }, { ...viewer, subpath: "/revoke", query: { id: k.id } });
+    await expect(credentialsPage.get(confirm.ctx)).rejects.toMatchObject({ status: 403 });
+  });
+});
+

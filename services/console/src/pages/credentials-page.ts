@@ -1,5 +1,5 @@
 import { html, type Html } from "./html.js";
-import { expectOk, type ConsolePage, type PageContext, type PageOutcome } from "./page-contract.js";
+import { ApiRefusal, expectOk, type ConsolePage, type PageContext, type PageOutcome } from "./page-contract.js";
 import { PAGE_SIZE, actionForm, afterChange, field, grantText, listPage, pager, when, type GrantView } from "./page-widgets.js";
 
 interface Credential {
@@ -31,7 +31,7 @@ function credentialRows(ctx: PageContext, items: Credential[]) {
       <td>${c.state}</td>
       <td>${c.grants.length ? html`<ul>${c.grants.map((g) => html`<li>${grantText(g)}</li>`)}</ul>` : html`<em>none</em>`}</td>
       <td>${c.allowedAddresses.join(", ") || "any"}</td>
-      <td>${c.state === "revoked" ? "" : revokeButton(c)}</td>
+      <td>${c.state === "revoked" || !ctx.may("manage:write") ? "" : revokeButton(c)}</td>
     </tr>`,
   );
 }
@@ -50,6 +50,7 @@ const keyName = (c: Pick<Credential, "label" | "id">) => (c.label ? `“${c.labe
 async function confirmRevoke(ctx: PageContext): Promise<PageOutcome> {
   const id = ctx.query.id ?? "";
   if (!KEY_ID.test(id)) return { kind: "redirect", location: BASE, notice: "Not done: no such key" };
+  if (!ctx.may("manage:write")) throw new ApiRefusal(403, "Revoking a key needs manage:write on *, which you do not hold.");
   const c = expectOk(await ctx.api<Credential>("GET", `/api/credentials/${id}`));
   const back = html`<p><a href="${BASE}">Cancel: keep the key</a></p>`;
   if (c.state === "revoked") return { kind: "html", title: "Revoke a key", main: html`<p>The key ${keyName(c)} is revoked already.</p>${back}` };
@@ -86,7 +87,7 @@ export const credentialsPage: ConsolePage = {
     if (ctx.subpath === "/revoke") return confirmRevoke(ctx);
     const expiringOnly = ctx.query.expiring === "soon";
     const page = await listPage<Credential>(ctx, "/api/credentials", { limit: String(PAGE_SIZE), after: ctx.query.after, expiring: expiringOnly ? SOON : undefined });
-    const main = html`
+    const issue = html`
       <section aria-labelledby="issue-heading">
         <h2 id="issue-heading">Issue a key</h2>
         ${actionForm(ctx, {
@@ -102,7 +103,9 @@ export const credentialsPage: ConsolePage = {
           })}`,
         })}
         <p>A new key holds no rights until granted (<code>POST /api/credentials/&lt;id&gt;/grants</code>).</p>
-      </section>
+      </section>`;
+    const main = html`
+      ${ctx.may("manage:write") ? issue : ""}
       <section aria-labelledby="keys-heading">
         <h2 id="keys-heading">Keys</h2>
         <p><a href="${BASE}"${expiringOnly ? "" : html` aria-current="page"`}>All keys</a> ·

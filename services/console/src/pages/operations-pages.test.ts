@@ -23,6 +23,8 @@ function context(answers: Record<string, Partial<ApiResult>>, over: Partial<Page
     query: {},
     form: {},
     csrf: "tok-123",
+    // An administrator unless a test says otherwise.
+    may: () => true,
     options: { deployEnabled: false, publicBaseUrl: "" },
     ...over,
   };
@@ -293,3 +295,34 @@ describe("Metrics page", () => {
     await expect(metricsPage.get(ctx)).rejects.toMatchObject({ status: 403, detail: "this key does not hold manage:read on *" });
   });
 });
+
+describe("a viewer (manage:read only) on the operations pages", () => {
+  const viewer: Partial<PageContext> = { may: (right) => right === "manage:read" };
+  const posting = /<form method="post"|name="_action"/;
+
+  it("sees the caches but not Clear", async () => {
+    const answers = { "GET /api/caches": { body: { node: "gateway@h:1", caches: [] } } };
+    expect(main(await cachesPage.get(context(answers, viewer).ctx))).not.toMatch(posting);
+    expect(main(await cachesPage.get(context(answers).ctx))).toContain("Clear caches on this node");
+  });
+
+  it("sees the walks and a walk's schedule, but no Walk now, Add, Save or Remove", async () => {
+    const list = main(await walksPage.get(context({ "GET /api/walks": { body: [walk] } }, viewer).ctx));
+    expect(list).toContain('href="/ui/walks/nightly"');
+    expect(list).not.toMatch(posting);
+    const one = main(await walksPage.get(context({ "GET /api/walks/nightly": { body: walk }, "GET /api/walks/nightly/runs": { body: [] } }, { ...viewer, subpath: "/nightly" }).ctx));
+    expect(one).toMatch(/<dl id="walk"><dt>Schedule \(UTC\)<\/dt><dd><code>0 0 3 \* \* \*<\/code>/);
+    expect(one).not.toMatch(posting);
+  });
+
+  it("sees the settings and their values, but no form to change one or switch a module", async () => {
+    const row = (name: string, extra: object) => ({ name, environment: "SVC_X", description: "d", secret: false, readBy: ["gateway"], agree: true, nodes: [], runtime: true, fixed: false, ...extra });
+    const table = { nodes: [{ node: "admin@a", service: "admin" }], settings: [row("svc.ui.deploy", { value: "false" }), row("svc.rate-limit", { value: "40" })] };
+    const answers = { "GET /api/settings": { body: table }, "GET /api/settings/changes": { body: { changes: [] } } };
+    const out = main(await settingsPage.get(context(answers, viewer).ctx));
+    expect(out).toContain("<code>40</code>");
+    expect(out).not.toMatch(posting);
+    expect(main(await settingsPage.get(context(answers).ctx))).toMatch(posting);
+  });
+});
+

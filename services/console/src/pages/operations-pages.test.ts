@@ -195,6 +195,13 @@ describe("Settings page", () => {
     expect(main(await settingsPage.get(only.ctx))).not.toContain("svc.internal-secret");
   });
 
+  it("marks a setting that differs by nature as per process and does not count it among the settings that differ", async () => {
+    const port = { name: "svc.port", environment: "SVC_PORT", description: "port", secret: false, readBy: ["admin", "gateway"], agree: true, perProcess: true, nodes: [{ node: "admin@a", service: "admin", from: "environment", set: true, value: "18083" }, { node: "gateway@b", service: "gateway", from: "environment", set: true, value: "8080" }] };
+    const out = main(await settingsPage.get(context({ "GET /api/settings": { body: { ...table, settings: [...table.settings, port] } } }).ctx));
+    expect(out).toContain("1 setting differs between nodes");
+    expect(out).toMatch(/<tr id="setting-svc.port">.*<span class="per-process">per process<\/span>/s);
+  });
+
   const runtimeTable = {
     nodes: [{ node: "admin@a", service: "admin" }],
     settings: [

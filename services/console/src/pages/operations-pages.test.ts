@@ -202,6 +202,12 @@ describe("Settings page", () => {
     expect(out).toMatch(/<tr id="setting-svc.port">.*<span class="per-process">per process<\/span>/s);
   });
 
+  it("renders each setting's description's Markdown, escaped", async () => {
+    const row = { ...table.settings[1]!, description: "`true`: **refuse** writes <script>x</script>" };
+    const out = main(await settingsPage.get(context({ "GET /api/settings": { body: { ...table, settings: [row] } } }).ctx));
+    expect(out).toContain("<td><code>true</code>: <strong>refuse</strong> writes &lt;script&gt;x&lt;/script&gt;</td>");
+  });
+
   const runtimeTable = {
     nodes: [{ node: "admin@a", service: "admin" }],
     settings: [

@@ -169,7 +169,16 @@ describe("Logs page", () => {
     expect(o).toMatchObject({ scripts: ["logs-follow.js"] });
   });
 
-  it("answers the follow script with the entries after its cursor", async () => {
+  it("takes the level in any case", async () => {
+    for (const level of ["warn", "Warn", " WARN "]) {
+      const { ctx, calls } = context({ "GET /api/logs": { body: page } }, { query: { level } });
+      const html = main(await logsPage.get(ctx));
+      expect(new URLSearchParams(calls[0]!.path.split("?")[1]).get("level"), level).toBe("WARN");
+      expect(html, level).toMatch(/<option value="WARN" selected>/);
+    }
+  });
+
+    it("answers the follow script with the entries after its cursor", async () => {
     const { ctx, calls } = context({ "GET /api/logs": { body: page } }, { query: { format: "json", after: "cur0", service: "walker" } });
     expect(await logsPage.get(ctx)).toEqual({ kind: "json", body: { rows: [expect.objectContaining({ msg: "walk <ended>", fields: '{"walk":"nightly"}' })], next: "cur1" } });
     expect(calls[0]!.path).toContain("after=cur0");

@@ -54,6 +54,7 @@ ${PAGES.map((p) => html`<li><a href="/ui/${p.slug}"${p.slug === input.current ? 
 <meta name="viewport" content="width=device-width, initial-scale=1">
 ${v ? html`<meta name="csrf-token" content="${v.csrf}">` : ""}
 <title>${input.title} · Artifact repository console</title>
+<link rel="icon" href="/ui/assets/favicon.svg" type="image/svg+xml">
 <link rel="stylesheet" href="/ui/assets/console.css">
 </head>
 <body>

@@ -69,6 +69,21 @@ export async function signInDev(page: Page, gatewayUrl: string, account: DevAcco
   return page;
 }
 
+/**
+ * Posts a console form from the signed-in page as if its form were there (the page's own
+ * anti-forgery token added): what a person gets who posts a form the page did not offer them.
+ */
+export async function postFromPage(page: Page, path: string, fields: Record<string, string>): Promise<{ status: number; text: string }> {
+  const csrf = (await page.locator('meta[name="csrf-token"]').getAttribute("content")) ?? "";
+  return page.evaluate(
+    async ([p, f]) => {
+      const res = await fetch(p, { method: "POST", body: new URLSearchParams(f) });
+      return { status: res.status, text: await res.text() };
+    },
+    [path, { _csrf: csrf, ...fields }] as const,
+  );
+}
+
 export async function launchBrowser(): Promise<TestBrowser> {
   const userDataDir = mkdtempSync(join(tmpdir(), "svc-chromium-"));
   // A persistent context is how playwright takes a user-data folder.

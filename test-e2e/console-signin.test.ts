@@ -61,6 +61,8 @@ describe("console sign-in", () => {
     await expect.poll(() => page.locator("#person-id").textContent()).toBe(alice);
     await expect.poll(() => page.locator("h1").textContent()).toBe("No access yet");
     await expect.poll(() => page.getByRole("button", { name: "Copy id" }).count()).toBe(1);
+    // No navigation to pages they cannot open.
+    expect(await page.locator('nav[aria-label="Console pages"]').count()).toBe(0);
     await browser.screenshot(page, "no-access");
 
     expect((await grant(alice, ["read-only", "manage:read"])).status).toBe(200);
@@ -68,6 +70,7 @@ describe("console sign-in", () => {
     await expect.poll(() => page.locator("h1").textContent()).toBe("Home");
     await expect.poll(() => page.locator("#signed-in-id").textContent()).toBe(alice);
     await expect.poll(() => page.locator("main table").textContent()).toContain("manage:read");
+    expect(await page.locator('nav[aria-label="Console pages"] a').count()).toBeGreaterThan(0);
     await browser.screenshot(page, "home");
     // The header links the advisory count (the dev profile raises one at least) to the posture page.
     await page.getByRole("link", { name: /security advisor/ }).click();

@@ -25,6 +25,8 @@ export interface SettingRow {
   readBy: string[];
   /** Whether every node reporting it runs with the same value (for a secret: compared by keyed digest, never by value). */
   agree: boolean;
+  /** Differs between nodes by nature (a process's own host and port, its log level, ...): `agree` is true whatever the values. */
+  perProcess?: boolean;
   nodes: SettingNodeValue[];
   /** Present on a setting that changes at run time (`PUT /api/settings/<name>`): true. */
   runtime?: boolean;

@@ -48,6 +48,11 @@ export interface SettingDoc {
    * it is a secret: the webhook endpoints' URLs carry their receivers' tokens.
    */
   shown?: (text: string) => string;
+  /**
+   * Differs between nodes by nature (where a process listens, how it logs, the file it was
+   * started with, where it finds its neighbours): never counted as nodes disagreeing.
+   */
+  perProcess?: true;
 }
 
 export interface SettingDef<T> extends SettingDoc {
@@ -253,25 +258,25 @@ export const SETTINGS = {
     description: "Redis URL (`redis://` or `rediss://`) holding the rate buckets. Blank: the gateway serves without a rate limit and warns at start; unreachable: it serves without the limit (fail open)." }, true),
   natsUrl: def("svc.nats-url", urlList(["nats", "tls"]), "", { readBy: ALL, defaultText: "required",
     description: "NATS URL with JetStream (`nats://` or `tls://`; `nats://user:password@host:4222` for a server that asks for them), or a cluster's seed URLs separated by commas." }, true),
-  databasePoolSize: def("svc.database-pool-size", poolSize, 0, { readBy: DB_USERS,
+  databasePoolSize: def("svc.database-pool-size", poolSize, 0, { perProcess: true, readBy: DB_USERS,
     description: "Most Postgres connections one service process opens (1-200); `0` keeps each service's own: 10 for auth and artifacts, 6 for the notifier, 4 for admin and walker." }),
-  host: def("svc.host", str, "0.0.0.0", { readBy: ALL,
+  host: def("svc.host", str, "0.0.0.0", { perProcess: true, readBy: ALL,
     description: "The address a service listens on (`npm start` sets 127.0.0.1)." }),
-  port: def("svc.port", port, 8080, { readBy: ALL,
+  port: def("svc.port", port, 8080, { perProcess: true, readBy: ALL,
     description: "The port a service listens on (`npm start`: the gateway on 8080, the others on free ports it hands to the gateway)." }),
-  authUrl: def("svc.auth.url", url(["http", "https"]), "http://127.0.0.1:18081", { readBy: ["gateway"],
+  authUrl: def("svc.auth.url", url(["http", "https"]), "http://127.0.0.1:18081", { perProcess: true, readBy: ["gateway"],
     description: "Where the gateway reaches the auth service." }),
-  artifactsUrl: def("svc.artifacts.url", url(["http", "https"]), "http://127.0.0.1:18082", { readBy: ["gateway", "walker", "auth"],
+  artifactsUrl: def("svc.artifacts.url", url(["http", "https"]), "http://127.0.0.1:18082", { perProcess: true, readBy: ["gateway", "walker", "auth"],
     description: "Where the gateway reaches the artifacts service, the walker its internal routes, and the auth service its repository list (a grant naming a repository that does not exist is answered with a warning)." }),
-  adminUrl: def("svc.admin.url", url(["http", "https"]), "http://127.0.0.1:18083", { readBy: ["gateway", "artifacts", "notifier", "console"],
+  adminUrl: def("svc.admin.url", url(["http", "https"]), "http://127.0.0.1:18083", { perProcess: true, readBy: ["gateway", "artifacts", "notifier", "console"],
     description: "Where the gateway reaches the admin service (the rest of `/api/`, `/metrics`, per-tenant rate limits), and where the other services read the settings changed at run time (`PUT /api/settings/<name>`)." }),
-  notifierUrl: def("svc.notifier.url", url(["http", "https"]), "http://127.0.0.1:18084", { readBy: ["gateway"],
+  notifierUrl: def("svc.notifier.url", url(["http", "https"]), "http://127.0.0.1:18084", { perProcess: true, readBy: ["gateway"],
     description: "Where the gateway reaches the notifier (`/api/webhooks`)." }),
-  consoleUrl: def("svc.console.url", url(["http", "https"]), "http://127.0.0.1:18086", { readBy: ["gateway"],
+  consoleUrl: def("svc.console.url", url(["http", "https"]), "http://127.0.0.1:18086", { perProcess: true, readBy: ["gateway"],
     description: "Where the gateway reaches the console (`/login`, `/logout`, `/ui/`, and `/` for a browser) and asks what a session cookie stands for." }),
   uiDeploy: def("svc.ui.deploy", bool, false, { readBy: ["gateway", "console"],
     description: "`true` switches on the console's Deploy action (publishing one file from the browser): the console offers it, and the gateway lets a signed-in person publish to `/repository/` with the console session, under the same rights as a key; off, such writes are refused with 403 (keys are unaffected). Changes at run time (`PUT /api/settings/ui.deploy`, the console's Settings page, Modules) unless fixed at start." }),
-  walkerUrl: def("svc.walker.url", url(["http", "https"]), "http://127.0.0.1:18085", { readBy: ["gateway"],
+  walkerUrl: def("svc.walker.url", url(["http", "https"]), "http://127.0.0.1:18085", { perProcess: true, readBy: ["gateway"],
     description: "Where the gateway reaches the walker (`/api/walks`)." }),
   storage: def("svc.storage", storageKind, "filesystem", { readBy: ["artifacts", "walker"],
     description: "Where the blob store keeps content: `filesystem` (a folder, `svc.filesystem-root`) or `s3` (an S3-compatible bucket, `svc.storage.s3.*`: AWS S3, Ceph RGW, MinIO, ...). Every artifacts replica and the walker must use the same store." }),
@@ -299,7 +304,7 @@ export const SETTINGS = {
     description: "`true`: a GET of an artifact is answered with a 307 redirect to a short-lived pre-signed URL of its object in the bucket, after every check a download has (access, preconditions, the download recorded), so the object store sends the bytes instead of the artifacts service; HEAD, 304, errors and requests with `If-Match`, `If-Unmodified-Since` or `If-Range` are still answered by the server. Clients must reach `svc.storage.s3.endpoint` (docs/install/s3-redirect.md). Needs `svc.storage=s3`: a node on the filesystem refuses to start with it." }),
   s3RedirectTtlMs: def("svc.storage.s3.redirect.ttl", signedUrlTtl, 60_000, { readBy: ["artifacts"], defaultText: "60s",
     description: "How long a redirect's pre-signed URL stays valid (1s to 7 days): a client must start its download within it (one under way is not cut when it expires)." }),
-  logLevel: def("svc.log-level", logLevel, "info", { readBy: ALL,
+  logLevel: def("svc.log-level", logLevel, "info", { perProcess: true, readBy: ALL,
     description: "pino level: `fatal`, `error`, `warn`, `info`, `debug`, `trace` or `silent`." }),
   uiSessionLifetimeMs: def("svc.ui.session.lifetime", duration, 12 * 3_600_000, { readBy: ["console"], defaultText: "PT12H",
     description: "How long a console session lasts after sign-in, however busy; then the person signs in again." }),
@@ -309,7 +314,7 @@ export const SETTINGS = {
     description: "The console's cookies carry `Secure` (sent over HTTPS only). `false` (`SVC_UI_SECURE_COOKIE=false`) allows plain http, for local runs." }),
   uiPublicUrl: def("svc.ui.public-url", url(["http", "https"]), "", { readBy: ["console", "artifacts"], defaultText: "blank (the gateway's address as the browser used it)",
     description: "The public base URL of the deployment (e.g. `https://repo.example.com`): the sign-in callbacks `<url>/login/oauth2/code/oidc` and `/oauth` are built from it, console form posts must come from its origin, and npm's `dist.tarball` URLs start with it. Set it behind a TLS-terminating proxy." }),
-  uiGatewayUrl: def("svc.ui.gateway-url", url(["http", "https"]), "http://127.0.0.1:8080", { readBy: ["console"],
+  uiGatewayUrl: def("svc.ui.gateway-url", url(["http", "https"]), "http://127.0.0.1:8080", { perProcess: true, readBy: ["console"],
     description: "Where the console calls the public API as the signed-in person (the gateway decides every right)." }),
   uiOidcIssuerUri: def("svc.ui.oidc.issuer-uri", url(["http", "https"]), "", { readBy: ["console"], defaultText: "blank (disabled)",
     description: "The OpenID Connect issuer the console signs people in with (endpoints discovered); people become `oidc/<sub>`. `https://` (the operator's CA through `NODE_EXTRA_CA_CERTS`), or `http://` on a loopback address only, which raises the warning `svc.ui.oidc.plain-http`." }),
@@ -388,7 +393,7 @@ export const SETTINGS = {
     description: "Most artifact uploads (`/repository/` bodies) one caller (a key; keyless callers by client address) may be sending through one gateway at once; the next is refused with 429 and `Retry-After`. Administration bodies are not counted. `0` removes the cap." }),
   artifactsSeparateOrigin: def("svc.artifacts.separate-origin", bool, false, { readBy: ["gateway"],
     description: "`true` when browsers reach `/repository/` on a host name of its own, not the console's (docs/install/reverse-proxy.md): an artifact a browser would render or run (HTML, SVG, XML, JavaScript, PDF) is then no longer sent as `Content-Disposition: attachment`. Every artifact answer keeps `Content-Security-Policy: sandbox; default-src 'none'` and `X-Content-Type-Options: nosniff` either way." }),
-  configFile: def("svc.config-file", str, "", { readBy: "every",
+  configFile: def("svc.config-file", str, "", { perProcess: true, readBy: "every",
     description: "A Java-style properties file read after `-D` arguments and the environment; an unknown `svc.` name in it refuses start-up." }),
 } as const;
 

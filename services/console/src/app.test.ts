@@ -120,6 +120,17 @@ describe("the console app", () => {
     expect(res.headers["content-security-policy"]).toContain("frame-ancestors 'none'");
   });
 
+  it("serves its icon at /favicon.ico and links it from every page, under its Content-Security-Policy", async () => {
+    const c = consoleApp({ dev: false });
+    const icon = await c.call("GET", "/favicon.ico");
+    expect(icon.statusCode).toBe(200);
+    expect(icon.headers["content-type"]).toBe("image/svg+xml");
+    expect(icon.body).toMatch(/^<svg /);
+    expect(icon.headers["content-security-policy"]).toContain("default-src 'self'");
+    expect((await c.call("GET", "/ui/assets/favicon.svg")).statusCode).toBe(200);
+    expect((await c.call("GET", "/login")).body).toContain('<link rel="icon" href="/ui/assets/favicon.svg" type="image/svg+xml">');
+  });
+
   it("a dev account signs in: a fresh HttpOnly, SameSite=Lax, Secure session cookie and home", async () => {
     const c = consoleApp();
     const { res, session } = await devSignIn(c);

@@ -21,7 +21,9 @@ export function settingsTable(replies: readonly SettingsReply[], always: (name: 
       description: d.description,
       secret: d.secret === true,
       readBy: d.readBy === "every" ? [...SERVICE_NAMES] : [...d.readBy],
-      agree: new Set(reports.map(({ s }) => s.digest)).size <= 1,
+      // A process's own host, port and the like differ by nature: not a disagreement.
+      agree: d.perProcess === true || new Set(reports.map(({ s }) => s.digest)).size <= 1,
+      ...(d.perProcess ? { perProcess: true } : {}),
       nodes: reports.map(({ r, s }) => ({ node: r.node, service: r.service, from: s.from, set: s.set, ...(d.secret || s.value === undefined ? {} : { value: s.value }) })),
     });
   }

@@ -298,6 +298,14 @@ describe("the bootstrap key", () => {
     expect(await credentials.resolve(id)).toMatchObject({ state: "active", expires: null, grants: [{ scope: "*", tokens: ["*"], expires: null }] });
   });
 
+  it("is marked as the bootstrap key where keys are shown, and no other key is", async () => {
+    const { credentials } = setup();
+    const id = await credentials.provisionBootstrap(makeKey("acme"));
+    const other = await credentials.mint({ label: "ci" });
+    expect((await credentials.get(id)).bootstrap).toBe(true);
+    expect((await credentials.get(other.id)).bootstrap).toBe(false);
+  });
+
   it("is active again after a restart even if it was revoked meanwhile", async () => {
     const { credentials } = setup();
     const key = makeKey("acme");

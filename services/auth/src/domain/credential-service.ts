@@ -24,6 +24,8 @@ export interface CredentialView {
   revoked: string | null;
   allowedAddresses: string[];
   grants: GrantView[];
+  /** The key `svc.bootstrap-key` provisions: revoking it takes away the deployment's first key. */
+  bootstrap: boolean;
   /** Only while svc.track-key-usage is on. */
   lastUsed?: string | null;
   lastUsedFrom?: string | null;
@@ -91,6 +93,7 @@ export function credentialServiceFactory(deps: CredentialServiceDeps) {
       revoked: iso(r.revoked_at),
       allowedAddresses: r.allowed_ips,
       grants: grants.filter((g) => g.subject_id === r.id).map(grantView),
+      bootstrap: r.bootstrap,
       ...(deps.trackUsage ? { lastUsed: iso(r.last_used_at), lastUsedFrom: r.last_used_from, useCount: Number(r.use_count) } : {}),
     }));
   };

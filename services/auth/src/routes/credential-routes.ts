@@ -18,6 +18,7 @@ const credentialSchema = Answer({
   revoked: Nullable(Type.String()),
   allowedAddresses: Type.Array(Type.String()),
   grants: Type.Array(grantSchema),
+  bootstrap: Type.Boolean({ description: "the key svc.bootstrap-key provisions" }),
   lastUsed: Nullable(Type.String()),
   lastUsedFrom: Nullable(Type.String()),
   useCount: Type.Integer(),

@@ -18,6 +18,8 @@ function fakeCtx(routes: Record<string, Answer>, over: Partial<PageContext> = {}
     query: {},
     form: {},
     csrf: "tok-123",
+    // An administrator unless a test says otherwise.
+    may: () => true,
     options: { deployEnabled: false, publicBaseUrl: "" },
     async api<T>(method: string, path: string, body?: unknown): Promise<ApiResult<T>> {
       calls.push({ method, path, body });
@@ -92,6 +94,43 @@ describe("Credentials page", () => {
     expect(calls).toHaveLength(1);
     const bad = fakeCtx({ "POST /api/credentials": { status: 400, body: { detail: "expires must lie in the future" } } }, { form: { expires: "P0D" } });
     expect(await credentialsPage.actions!.issue!(bad.ctx)).toMatchObject({ kind: "redirect", notice: "Not done: expires must lie in the future" });
+  });
+
+  it("leads Revoke to a confirmation page naming the key, which alone posts the revoke", async () => {
+    const k = key(3, { label: "ci <deploy>" });
+    const list = fakeCtx({ "GET /api/credentials": { status: 200, body: [k] } });
+    const out = text(await credentialsPage.get(list.ctx));
+    // The list's button only opens the confirmation (a GET form): nothing there posts a revoke.
+    expect(out).toContain(`<form method="get" action="/ui/credentials/revoke" class="action"><input type="hidden" name="id" value="${k.id}">`);
+    expect(out).not.toContain('value="revoke"');
+
+    const confirm = fakeCtx({ [`GET /api/credentials/${k.id}`]: { status: 200, body: k } }, { subpath: "/revoke", query: { id: k.id } });
+    const page = text(await credentialsPage.get(confirm.ctx));
+    expect(page).toContain("Revoke the key “ci &lt;deploy&gt;”?");
+    expect(page).toContain('<input type="hidden" name="_action" value="revoke"><input type="hidden" name="id" value="' + k.id + '">');
+    expect(page).toContain('name="_csrf" value="tok-123"');
+    expect(page).toContain("Revoke key ci &lt;deploy&gt;</button>");
+    expect(page).toContain('href="/ui/credentials">Cancel');
+    expect(page).not.toContain("bootstrap key");
+    expect(confirm.calls.map((c) => c.method)).toEqual(["GET"]);
+  });
+
+  it("warns loudly on the confirmation page when the key is the bootstrap key", async () => {
+    const k = key(4, { label: "bootstrap key", bootstrap: true, expires: null });
+    const { ctx } = fakeCtx({ [`GET /api/credentials/${k.id}`]: { status: 200, body: k } }, { subpath: "/revoke", query: { id: k.id } });
+    const page = text(await credentialsPage.get(ctx));
+    expect(page).toMatch(/<p class="problem" role="alert" id="bootstrap-warning"><strong>This is the bootstrap key\.<\/strong>/);
+    expect(page).toContain("Revoke the bootstrap key</button>");
+  });
+
+  it("answers a malformed id or an already revoked key on the confirmation page without offering a revoke", async () => {
+    const bad = fakeCtx({}, { subpath: "/revoke", query: { id: "../x" } });
+    expect(await credentialsPage.get(bad.ctx)).toEqual({ kind: "redirect", location: "/ui/credentials", notice: "Not done: no such key" });
+    const k = key(5, { state: "revoked" });
+    const done = fakeCtx({ [`GET /api/credentials/${k.id}`]: { status: 200, body: k } }, { subpath: "/revoke", query: { id: k.id } });
+    const page = text(await credentialsPage.get(done.ctx));
+    expect(page).toContain("is revoked already");
+    expect(page).not.toContain('value="revoke"');
   });
 });
 
@@ -501,3 +540,64 @@ describe("Screening page", () => {
     expect(await screeningPage.actions!.disallow!(remove.ctx)).toMatchObject({ kind: "redirect", notice: "Allow removed" });
   });
 });
+
+/** Holds manage:read over * and nothing else, like the dev profile's viewer. */
+const viewer: Partial<PageContext> = { may: (right) => right === "manage:read" };
+/** Any form that would post a change: the viewer must see none. */
+const POSTING = /<form method="post"|name="_action"/;
+
+describe("a viewer (manage:read only)", () => {
+  const repoDetail: Record<string, Answer> = {
+    "GET /api/repositories/default/files": { status: 200, body: [] },
+    "GET /api/repositories/default/retention": { status: 200, body: { keepVersions: 3 } },
+    "GET /api/repositories/default": { status: 200, body: { name: "default", format: "raw", type: "hosted", artifacts: 2, groups: [] } },
+    "GET /api/repositories?limit=500": { status: 200, body: [{ name: "default", format: "raw" }, { name: "copy", format: "raw" }] },
+  };
+  const views: [string, ConsolePage, Partial<PageContext>, Record<string, Answer>][] = [
+    ["keys", credentialsPage, {}, { "GET /api/credentials": { status: 200, body: [key(1)] } }],
+    ["people", peopleGroupsPage, {}, { "GET /api/principals": { status: 200, body: [{ id: "oidc/a", label: null, grants: [{ scope: "*", tokens: ["*"], expires: null }] }] }, "GET /api/groups": { status: 200, body: [] } }],
+    [
+      "a group",
+      peopleGroupsPage,
+      { subpath: "/groups/ops" },
+      {
+        "GET /api/groups/ops/members": { status: 200, body: [{ id: "oidc/a" }] },
+        "GET /api/groups/ops": { status: 200, body: { name: "ops", label: null, grants: [{ scope: "*", tokens: ["manage:read"], expires: null }], members: 1 } },
+      },
+    ],
+    [
+      "repositories",
+      repositoriesPage,
+      {},
+      {
+        "GET /api/repositories": { status: 200, body: [{ name: "default", format: "raw", retention: null }] },
+        "GET /api/formats": { status: 200, body: [{ name: "raw", label: "raw (files)", proxy: true }] },
+        "GET /api/rate-limits": { status: 200, body: { default: 6000, tenants: [{ tenant: "default", requestsPerMinute: 10 }] } },
+      },
+    ],
+    ["a repository, Deploy on", repositoriesPage, { subpath: "/default", options: { deployEnabled: true, publicBaseUrl: "" } }, repoDetail],
+    ["webhooks", webhooksPage, {}, { "GET /api/webhooks/deliveries": { status: 200, body: [{ id: "d1", endpoint: "https://h/…", event: "x", state: "set-aside", attempts: 3, lastError: "503", created: new Date().toISOString() }] }, "GET /api/webhooks/endpoints": { status: 200, body: [] } }],
+    ["screening", screeningPage, {}, lists()],
+  ];
+
+  it.each(views)("sees no Issue, Revoke, Grant, Create, Remove or other changing form on %s, and the administrator does", async (_what, page, over, routes) => {
+    // The "Use a managing key" mode stays: its forms act with a pasted key's rights, not the person's, and show only once one is pasted.
+    const asViewer = text(await page.get(fakeCtx(routes, { ...over, ...viewer }).ctx)).replace(/<section aria-labelledby="pasted-heading">[\s\S]*?<\/section>/, "");
+    expect(asViewer).not.toMatch(POSTING);
+    expect(asViewer).not.toMatch(/<button[^>]*>(Issue|Revoke|Grant|Create|Remove|Delete|Add|Save|Set|Send|Release|Discard|Deploy)/);
+    expect(asViewer).not.toContain('id="deploy-form"');
+    const asAdmin = text(await page.get(fakeCtx(routes, over).ctx));
+    expect(asAdmin).toMatch(/<form method="(post|get)"[^>]*>|id="deploy-form"/);
+  });
+
+  it("sees the keys but no Issue section, and the confirmation page refuses to offer a revoke", async () => {
+    const out = text(await credentialsPage.get(fakeCtx({ "GET /api/credentials": { status: 200, body: [key(1)] } }, viewer).ctx));
+    expect(out).toContain("key 1");
+    expect(out).not.toContain("Issue a key");
+    expect(out).not.toContain("/ui/credentials/revoke");
+    const k = key(2);
+    const confirm = fakeCtx({ [`GET /api/credentials/${k.id}`]: { status: 200, body: k } }, { ...viewer, subpath: "/revoke", query: { id: k.id } });
+    await expect(credentialsPage.get(confirm.ctx)).rejects.toMatchObject({ status: 403 });
+  });
+});
+

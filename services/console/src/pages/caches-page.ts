@@ -31,12 +31,12 @@ ${caches.map((c) => html`<tr><th scope="row"><code>${c.name}</code></th><td>${c.
 </tbody>
 </table>
 ${caches.length === 0 ? html`<p>This node reports no read cache.</p>` : ""}
-<form method="post" action="/ui/caches" class="actions">
+${ctx.may("manage:write") ? html`<form method="post" action="/ui/caches" class="actions">
 ${csrfInput(ctx)}
 <input type="hidden" name="_action" value="clear">
 <button type="submit" id="clear-caches">Clear caches on this node</button>
 <p class="hint">Empties every cache above and tells every other gateway to re-read credentials, people and sessions; their other caches expire on their own time to live.</p>
-</form>`,
+</form>` : ""}`,
     };
   },
   actions: {

@@ -1,5 +1,5 @@
-import { html } from "./html.js";
-import { expectOk, type ConsolePage, type PageContext } from "./page-contract.js";
+import { html, type Html } from "./html.js";
+import { ApiRefusal, expectOk, type ConsolePage, type PageContext, type PageOutcome } from "./page-contract.js";
 import { PAGE_SIZE, actionForm, afterChange, field, grantText, listPage, pager, when, type GrantView } from "./page-widgets.js";
 
 interface Credential {
@@ -11,9 +11,13 @@ interface Credential {
   expiringSoon?: boolean;
   allowedAddresses: string[];
   grants: GrantView[];
+  /** The key svc.bootstrap-key provisions. */
+  bootstrap?: boolean;
 }
 
 const BASE = "/ui/credentials";
+const CONFIRM = `${BASE}/revoke`;
+const KEY_ID = /^[0-9a-f]{64}$/;
 /** The window the page marks and filters by: a key lapsing unnoticed breaks a build. */
 const SOON = "P14D";
 
@@ -27,9 +31,46 @@ function credentialRows(ctx: PageContext, items: Credential[]) {
       <td>${c.state}</td>
       <td>${c.grants.length ? html`<ul>${c.grants.map((g) => html`<li>${grantText(g)}</li>`)}</ul>` : html`<em>none</em>`}</td>
       <td>${c.allowedAddresses.join(", ") || "any"}</td>
-      <td>${c.state === "revoked" ? "" : actionForm(ctx, { to: BASE, action: "revoke", button: "Revoke", fields: { id: c.id } })}</td>
+      <td>${c.state === "revoked" || !ctx.may("manage:write") ? "" : revokeButton(c)}</td>
     </tr>`,
   );
+}
+
+/**
+ * Revoke leads to a confirmation page (a plain GET form, so it works without JavaScript); only
+ * that page's form posts the revoke.
+ */
+function revokeButton(c: Credential): Html {
+  return html`<form method="get" action="${CONFIRM}" class="action"><input type="hidden" name="id" value="${c.id}"><button type="submit">Revoke…</button></form>`;
+}
+
+const keyName = (c: Pick<Credential, "label" | "id">) => (c.label ? `“${c.label}”` : `${c.id.slice(0, 12)} (no label)`);
+
+/** The confirmation page: names the key, and warns loudly when it is the bootstrap key. */
+async function confirmRevoke(ctx: PageContext): Promise<PageOutcome> {
+  const id = ctx.query.id ?? "";
+  if (!KEY_ID.test(id)) return { kind: "redirect", location: BASE, notice: "Not done: no such key" };
+  if (!ctx.may("manage:write")) throw new ApiRefusal(403, "Revoking a key needs manage:write on *, which you do not hold.");
+  const c = expectOk(await ctx.api<Credential>("GET", `/api/credentials/${id}`));
+  const back = html`<p><a href="${BASE}">Cancel: keep the key</a></p>`;
+  if (c.state === "revoked") return { kind: "html", title: "Revoke a key", main: html`<p>The key ${keyName(c)} is revoked already.</p>${back}` };
+  const main = html`
+    <section aria-labelledby="confirm-heading" id="confirm-revoke">
+      <h2 id="confirm-heading">Revoke the key ${keyName(c)}?</h2>
+      ${
+        c.bootstrap
+          ? html`<p class="problem" role="alert" id="bootstrap-warning"><strong>This is the bootstrap key.</strong> It holds every right on every repository;
+              whatever still uses it (scripts, the first administrator, automation) stops working at once. Issue and grant another managing key first.
+              While <code>svc.bootstrap-key</code> is set, the next start of the auth service brings it back.</p>`
+          : ""
+      }
+      <dl><dt>Label</dt><dd>${c.label ?? html`<em>no label</em>`}</dd><dt>Id</dt><dd><code>${c.id}</code></dd><dt>Expires</dt><dd>${when(c.expires)}</dd>
+        <dt>Grants</dt><dd>${c.grants.length ? c.grants.map(grantText).join("; ") : html`<em>none</em>`}</dd></dl>
+      <p>Every request made with it is refused from now on; a revoked key cannot be brought back.</p>
+      ${actionForm(ctx, { to: BASE, action: "revoke", button: `Revoke ${c.bootstrap ? "the bootstrap key" : `key ${c.label ?? c.id.slice(0, 12)}`}`, fields: { id: c.id }, className: "action danger" })}
+      ${back}
+    </section>`;
+  return { kind: "html", title: "Revoke a key", main };
 }
 
 /**
@@ -43,9 +84,10 @@ export const credentialsPage: ConsolePage = {
   needs: "manage:read on * (manage:write to issue or revoke keys)",
 
   async get(ctx) {
+    if (ctx.subpath === "/revoke") return confirmRevoke(ctx);
     const expiringOnly = ctx.query.expiring === "soon";
     const page = await listPage<Credential>(ctx, "/api/credentials", { limit: String(PAGE_SIZE), after: ctx.query.after, expiring: expiringOnly ? SOON : undefined });
-    const main = html`
+    const issue = html`
       <section aria-labelledby="issue-heading">
         <h2 id="issue-heading">Issue a key</h2>
         ${actionForm(ctx, {
@@ -61,7 +103,9 @@ export const credentialsPage: ConsolePage = {
           })}`,
         })}
         <p>A new key holds no rights until granted (<code>POST /api/credentials/&lt;id&gt;/grants</code>).</p>
-      </section>
+      </section>`;
+    const main = html`
+      ${ctx.may("manage:write") ? issue : ""}
       <section aria-labelledby="keys-heading">
         <h2 id="keys-heading">Keys</h2>
         <p><a href="${BASE}"${expiringOnly ? "" : html` aria-current="page"`}>All keys</a> ·
@@ -119,7 +163,7 @@ export const credentialsPage: ConsolePage = {
 
     async revoke(ctx) {
       const id = ctx.form.id ?? "";
-      if (!/^[0-9a-f]{64}$/.test(id)) return { kind: "redirect", location: BASE, notice: "Not done: no such key" };
+      if (!KEY_ID.test(id)) return { kind: "redirect", location: BASE, notice: "Not done: no such key" };
       return afterChange(await ctx.api("DELETE", `/api/credentials/${id}`), BASE, `Key ${id.slice(0, 12)} revoked`);
     },
   },

@@ -27,8 +27,10 @@ export function logRow(e: LogEntry): LogRow {
 
 /** The filters as /api/logs takes them, from the page's query (unknown values dropped: the form offers only these). */
 function filters(query: Record<string, string>): { level?: string; q?: string; service?: string; limit: string } {
+  // A level in any case (`warn`, `Warn`): people type it as they read it.
+  const level = (query.level ?? "").trim().toUpperCase();
   return {
-    level: LEVELS.includes(query.level ?? "") ? query.level : undefined,
+    level: LEVELS.includes(level) ? level : undefined,
     q: query.q ? query.q.slice(0, 200) : undefined,
     service: SERVICES.includes(query.service ?? "") ? query.service : undefined,
     limit: LIMITS.includes(query.limit ?? "") ? query.limit! : "100",

@@ -23,6 +23,8 @@ function context(answers: Record<string, Partial<ApiResult>>, over: Partial<Page
     query: {},
     form: {},
     csrf: "tok-123",
+    // An administrator unless a test says otherwise.
+    may: () => true,
     options: { deployEnabled: false, publicBaseUrl: "" },
     ...over,
   };
@@ -167,7 +169,16 @@ describe("Logs page", () => {
     expect(o).toMatchObject({ scripts: ["logs-follow.js"] });
   });
 
-  it("answers the follow script with the entries after its cursor", async () => {
+  it("takes the level in any case", async () => {
+    for (const level of ["warn", "Warn", " WARN "]) {
+      const { ctx, calls } = context({ "GET /api/logs": { body: page } }, { query: { level } });
+      const html = main(await logsPage.get(ctx));
+      expect(new URLSearchParams(calls[0]!.path.split("?")[1]).get("level"), level).toBe("WARN");
+      expect(html, level).toMatch(/<option value="WARN" selected>/);
+    }
+  });
+
+    it("answers the follow script with the entries after its cursor", async () => {
     const { ctx, calls } = context({ "GET /api/logs": { body: page } }, { query: { format: "json", after: "cur0", service: "walker" } });
     expect(await logsPage.get(ctx)).toEqual({ kind: "json", body: { rows: [expect.objectContaining({ msg: "walk <ended>", fields: '{"walk":"nightly"}' })], next: "cur1" } });
     expect(calls[0]!.path).toContain("after=cur0");
@@ -191,6 +202,19 @@ describe("Settings page", () => {
     expect(html).toContain("1 setting differs between nodes");
     const only = context({ "GET /api/settings": { body: table } }, { query: { differ: "on" } });
     expect(main(await settingsPage.get(only.ctx))).not.toContain("svc.internal-secret");
+  });
+
+  it("marks a setting that differs by nature as per process and does not count it among the settings that differ", async () => {
+    const port = { name: "svc.port", environment: "SVC_PORT", description: "port", secret: false, readBy: ["admin", "gateway"], agree: true, perProcess: true, nodes: [{ node: "admin@a", service: "admin", from: "environment", set: true, value: "18083" }, { node: "gateway@b", service: "gateway", from: "environment", set: true, value: "8080" }] };
+    const out = main(await settingsPage.get(context({ "GET /api/settings": { body: { ...table, settings: [...table.settings, port] } } }).ctx));
+    expect(out).toContain("1 setting differs between nodes");
+    expect(out).toMatch(/<tr id="setting-svc.port">.*<span class="per-process">per process<\/span>/s);
+  });
+
+  it("renders each setting's description's Markdown, escaped", async () => {
+    const row = { ...table.settings[1]!, description: "`true`: **refuse** writes <script>x</script>" };
+    const out = main(await settingsPage.get(context({ "GET /api/settings": { body: { ...table, settings: [row] } } }).ctx));
+    expect(out).toContain("<td><code>true</code>: <strong>refuse</strong> writes &lt;script&gt;x&lt;/script&gt;</td>");
   });
 
   const runtimeTable = {
@@ -293,3 +317,34 @@ describe("Metrics page", () => {
     await expect(metricsPage.get(ctx)).rejects.toMatchObject({ status: 403, detail: "this key does not hold manage:read on *" });
   });
 });
+
+describe("a viewer (manage:read only) on the operations pages", () => {
+  const viewer: Partial<PageContext> = { may: (right) => right === "manage:read" };
+  const posting = /<form method="post"|name="_action"/;
+
+  it("sees the caches but not Clear", async () => {
+    const answers = { "GET /api/caches": { body: { node: "gateway@h:1", caches: [] } } };
+    expect(main(await cachesPage.get(context(answers, viewer).ctx))).not.toMatch(posting);
+    expect(main(await cachesPage.get(context(answers).ctx))).toContain("Clear caches on this node");
+  });
+
+  it("sees the walks and a walk's schedule, but no Walk now, Add, Save or Remove", async () => {
+    const list = main(await walksPage.get(context({ "GET /api/walks": { body: [walk] } }, viewer).ctx));
+    expect(list).toContain('href="/ui/walks/nightly"');
+    expect(list).not.toMatch(posting);
+    const one = main(await walksPage.get(context({ "GET /api/walks/nightly": { body: walk }, "GET /api/walks/nightly/runs": { body: [] } }, { ...viewer, subpath: "/nightly" }).ctx));
+    expect(one).toMatch(/<dl id="walk"><dt>Schedule \(UTC\)<\/dt><dd><code>0 0 3 \* \* \*<\/code>/);
+    expect(one).not.toMatch(posting);
+  });
+
+  it("sees the settings and their values, but no form to change one or switch a module", async () => {
+    const row = (name: string, extra: object) => ({ name, environment: "SVC_X", description: "d", secret: false, readBy: ["gateway"], agree: true, nodes: [], runtime: true, fixed: false, ...extra });
+    const table = { nodes: [{ node: "admin@a", service: "admin" }], settings: [row("svc.ui.deploy", { value: "false" }), row("svc.rate-limit", { value: "40" })] };
+    const answers = { "GET /api/settings": { body: table }, "GET /api/settings/changes": { body: { changes: [] } } };
+    const out = main(await settingsPage.get(context(answers, viewer).ctx));
+    expect(out).toContain("<code>40</code>");
+    expect(out).not.toMatch(posting);
+    expect(main(await settingsPage.get(context(answers).ctx))).toMatch(posting);
+  });
+});
+

@@ -1,3 +1,4 @@
+import type { RightName } from "../domain/person-rights.js";
 import type { Html } from "./html.js";
 
 /**
@@ -31,6 +32,12 @@ export interface PageContext {
   form: Record<string, string>;
   /** The session's anti-forgery token: every form carries it as the `_csrf` field (see `csrfField`). */
   csrf: string;
+  /**
+   * Whether the person holds `right` now (over `*`, or anywhere in `repository`), read from
+   * `GET /api/me` for this page: a page offers a form only to a person who may use it. The
+   * gateway still decides every request.
+   */
+  may(right: RightName, repository?: string): boolean;
   /** Settings this console runs with that pages need. */
   options: { deployEnabled: boolean; publicBaseUrl: string };
 }

@@ -1,3 +1,4 @@
+import type { RightName } from "../domain/person-rights.js";
 import { html, type Html } from "./html.js";
 import { expectOk, type ApiResult, type PageContext, type PageOutcome } from "./page-contract.js";
 
@@ -16,9 +17,15 @@ export function csrfInput(ctx: PageContext): Html {
 
 /**
  * A form posting `_action` (and `fields` as hidden inputs) to `to`; `controls`: the visible,
- * labelled inputs. A bare button when there are none.
+ * labelled inputs. A bare button when there are none. Nothing at all for a person without
+ * `needs` (every console form changes something through the API, which takes `manage:write`
+ * over `*` unless said otherwise): a viewer sees no form they cannot use.
  */
-export function actionForm(ctx: PageContext, opts: { to: string; action: string; button: string; fields?: Record<string, string>; controls?: Html; className?: string }): Html {
+export function actionForm(
+  ctx: PageContext,
+  opts: { to: string; action: string; button: string; fields?: Record<string, string>; controls?: Html; className?: string; needs?: RightName },
+): Html | "" {
+  if (!ctx.may(opts.needs ?? "manage:write")) return "";
   const hidden = Object.entries(opts.fields ?? {}).map(([name, value]) => html`<input type="hidden" name="${name}" value="${value}">`);
   return html`<form method="post" action="${opts.to}" class="${opts.className ?? "action"}">${csrfInput(ctx)}<input type="hidden" name="_action" value="${opts.action}">${hidden}${opts.controls ?? ""}<button type="submit">${opts.button}</button></form>`;
 }

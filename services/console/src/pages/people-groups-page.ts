@@ -49,7 +49,7 @@ async function overview(ctx: PageContext): Promise<PageOutcome> {
       <h2 id="people-heading">People</h2>
       <p>A person's id is the one their sign-in gives (<code>oidc/&lt;sub&gt;</code>, <code>oauth/&lt;id&gt;</code>); the no-access screen shows it to them.
         Rights held through groups are listed with the group.</p>
-      <h3>Grant a person rights</h3>
+      ${ctx.may("manage:write") ? html`<h3>Grant a person rights</h3>` : ""}
       ${actionForm(ctx, { to: BASE, action: "grant-person", button: "Grant", controls: html`${field({ id: "person-id", name: "id", label: "Person id", required: true, placeholder: "oidc/…" })}${grantControls("person")}` })}
       <table class="list" id="people">
         <thead><tr><th scope="col">Person</th><th scope="col">Label</th><th scope="col">Direct grants</th></tr></thead>
@@ -63,8 +63,8 @@ async function overview(ctx: PageContext): Promise<PageOutcome> {
     </section>
     <section aria-labelledby="groups-heading">
       <h2 id="groups-heading">Groups</h2>
-      <h3>Add a member</h3>
-      <p>Adding a first member creates the group.</p>
+      ${ctx.may("manage:write") ? html`<h3>Add a member</h3>
+      <p>Adding a first member creates the group.</p>` : ""}
       ${actionForm(ctx, {
         to: BASE,
         action: "add-member",
@@ -95,7 +95,7 @@ async function groupView(ctx: PageContext, name: string): Promise<PageOutcome> {
     <section aria-labelledby="group-grants-heading">
       <h2 id="group-grants-heading">Grants of ${name}</h2>
       ${grantList(ctx, group.grants, here, "remove-group-grant", {})}
-      <h3>Grant the group rights</h3>
+      ${ctx.may("manage:write") ? html`<h3>Grant the group rights</h3>` : ""}
       ${actionForm(ctx, { to: here, action: "grant-group", button: "Grant", controls: grantControls("group") })}
     </section>
     <section aria-labelledby="members-heading">
@@ -111,11 +111,15 @@ async function groupView(ctx: PageContext, name: string): Promise<PageOutcome> {
       </table>
       ${pager({ base: here, param: "after", current: ctx.query.after, next: members.next, label: "members" })}
     </section>
-    <section aria-labelledby="delete-group-heading">
+    ${
+      ctx.may("manage:write")
+        ? html`<section aria-labelledby="delete-group-heading">
       <h2 id="delete-group-heading">Delete the group</h2>
       <p>Removes its grants, label and every membership; its members keep their own grants.</p>
       ${actionForm(ctx, { to: here, action: "delete-group", button: `Delete group ${name}` })}
-    </section>`;
+    </section>`
+        : ""
+    }`;
   return { kind: "html", title: `Group ${name}`, main };
 }
 

@@ -92,7 +92,7 @@ export interface CreateDraft {
 const CREATE_SLOTS = 10;
 
 /** The "Create a repository" section of the Repositories page. */
-export function createSection(ctx: PageContext, formats: readonly FormatEntry[], all: readonly Repository[], draft?: CreateDraft): Html {
+export function createSection(ctx: PageContext, formats: readonly FormatEntry[], all: readonly Repository[], draft?: CreateDraft): Html | "" {
   const d = draft ?? { name: "", format: formats[0]?.name ?? "", type: "hosted", url: "", username: "", members: [], quota: "", problem: "", hadSecret: false };
   const proxies = formats.filter((f) => f.proxy).map((f) => f.name);
   const candidates = memberCandidates(all);
@@ -125,6 +125,7 @@ export function createSection(ctx: PageContext, formats: readonly FormatEntry[],
       }
       <p><small>Hosted and proxy repositories of the group's format; a publish to the group goes to its first hosted member. A group takes more members on its own page.</small></p>
     </fieldset>`;
+  if (!ctx.may("manage:write")) return "";
   return html`<section aria-labelledby="create-heading" id="create">
     <h2 id="create-heading">Create a repository</h2>
     ${actionForm(ctx, { to: REPOSITORIES, action: "create", button: "Create repository", controls, className: "create" })}
@@ -255,13 +256,14 @@ export async function setCooldown(ctx: PageContext, name: string): Promise<PageO
  * Remove, asking for the name typed again; "also remove…" (the API's `force`) offered only when
  * the repository holds artifacts or a group names it, the two things the API refuses on without it.
  */
-export function removeSection(ctx: PageContext, detail: RepositoryDetail, all: readonly Repository[]): Html {
+export function removeSection(ctx: PageContext, detail: RepositoryDetail, all: readonly Repository[]): Html | "" {
   const naming = groupsNaming(all, detail.name);
   const artifacts = detail.artifacts ?? 0;
   const what = [artifacts ? `remove its ${artifacts} artifact${artifacts === 1 ? "" : "s"} (each as a client's DELETE would, with its event)` : "", naming.length ? `take it out of ${naming.join(", ")}` : ""].filter(Boolean);
   const force = what.length
     ? html`<p class="field"><label><input type="checkbox" name="force" value="true"> Also ${what.join(" and ")}</label></p>`
     : "";
+  if (!ctx.may("manage:write")) return "";
   return html`<section aria-labelledby="remove-heading" id="remove">
     <h2 id="remove-heading">Remove ${detail.name}</h2>
     <p>Removes the repository${typeOf(detail) === "group" ? " (its members stay as they are)" : ""}: its URL answers 404 from then on. ${

@@ -129,7 +129,7 @@ export async function repositoryView(ctx: PageContext, name: string, more: MoreS
       ${pager({ base: here, param: "after", current: ctx.query.after, next: files.next, keep: { prefix }, label: "files" })}
     </section>
     ${retentionSection(ctx, name, policy)}
-    ${ctx.options.deployEnabled && detail.type !== "proxy" ? deploySection(name) : ""}
+    ${ctx.options.deployEnabled && detail.type !== "proxy" && ctx.may("repository:write", name) ? deploySection(name) : ""}
     ${extra.below}`;
   return { kind: "html", title: `Repository ${name}`, main, scripts: ctx.options.deployEnabled ? ["deploy.js"] : [] };
 }

@@ -1,4 +1,5 @@
 import type { SettingChangeRow, SettingNodeValue as NodeValue, SettingRow, SettingsTable } from "@svc/contracts";
+import { inlineMarkdown } from "./inline-markdown.js";
 import { html, type Html } from "./html.js";
 import { expectOk, type ConsolePage, type PageContext } from "./page-contract.js";
 import { actionForm, afterChange, field, pager, seg, when } from "./page-widgets.js";
@@ -155,7 +156,7 @@ ${runtime.length === 0 && !deploy ? "" : html`${runtime.length === 0 ? "" : runt
 <thead><tr><th scope="col">Setting</th><th scope="col">Value and origin</th><th scope="col">Nodes agree</th><th scope="col">What it does</th></tr></thead>
 <tbody>
 ${shownRows.map(
-  (r) => html`<tr id="setting-${r.name}"><th scope="row"><code>${r.name}</code><br><small><code>${r.environment}</code>${r.secret ? " · secret" : ""}</small></th><td>${values(r)}</td><td>${r.agree ? "yes" : html`<strong>no</strong>`}</td><td>${r.description}</td></tr>`,
+  (r) => html`<tr id="setting-${r.name}"><th scope="row"><code>${r.name}</code><br><small><code>${r.environment}</code>${r.secret ? " · secret" : ""}</small></th><td>${values(r)}</td><td>${r.perProcess ? html`<span class="per-process">per process</span>` : r.agree ? "yes" : html`<strong>no</strong>`}</td><td>${inlineMarkdown(r.description)}</td></tr>`,
 )}
 </tbody>
 </table>

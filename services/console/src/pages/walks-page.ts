@@ -96,11 +96,11 @@ async function listView(ctx: PageContext, draft?: Draft<Fields & { name: string 
     kind: "html",
     title: "Walks",
     ...(draft ? { notice: PREVIEW_NOTICE } : {}),
-    main: html`<form method="post" action="/ui/walks" class="actions">
+    main: html`${ctx.may("manage:write") ? html`<form method="post" action="/ui/walks" class="actions">
 ${csrfInput(ctx)}<input type="hidden" name="_action" value="run-now">
 <button type="submit" id="walk-now">Walk the store now</button>
 <span class="hint">Starts the rebuild walk at once with the jobs its entry names (every job when there is none). One walk goes over the store at a time.</span>
-</form>
+</form>` : ""}
 <table class="data" id="walks">
 <caption>Walks</caption>
 <thead><tr><th scope="col">Walk</th><th scope="col">Schedule (UTC)</th><th scope="col">Enabled</th><th scope="col">Jobs</th><th scope="col">Next run</th><th scope="col">Last run</th></tr></thead>
@@ -112,7 +112,7 @@ ${walks.map(
 </table>
 ${walks.length === 0 ? html`<p>No walk is defined.</p>` : ""}
 ${pager({ base: "/ui/walks", param: "after", current: ctx.query.after, next: res.headers["x-next-cursor"], label: "walks" })}
-<h2>Add a walk</h2>
+${ctx.may("manage:write") ? html`<h2>Add a walk</h2>
 <form method="post" action="/ui/walks" class="stack" id="add-walk">
 ${csrfInput(ctx)}
 <label for="new-name">Name</label>
@@ -124,7 +124,7 @@ ${draft ? html`<p>Next run: <output id="new-next-run" for="new-schedule">${draft
 <label><input type="checkbox" name="enabled" value="on"${add.enabled ? html` checked` : ""}> Enabled</label>
 ${jobBoxes(add.jobs)}
 ${submitButtons("add", "Add the walk", "preview-new-walk")}
-</form>`,
+</form>` : ""}`,
   };
 }
 
@@ -139,12 +139,16 @@ async function walkView(ctx: PageContext, name: string, draft?: Draft): Promise<
     title: `Walk ${w.name}`,
     ...(draft ? { notice: PREVIEW_NOTICE } : {}),
     main: html`<p><a href="/ui/walks">All walks</a></p>
-${walkForm(ctx, w.name, draft?.fields ?? w, draft?.nextRun ?? formNextRun(w))}
+${
+  ctx.may("manage:write")
+    ? html`${walkForm(ctx, w.name, draft?.fields ?? w, draft?.nextRun ?? formNextRun(w))}
 <form method="post" action="${walkUrl(w.name)}" class="actions">
 ${csrfInput(ctx)}<input type="hidden" name="_action" value="remove"><input type="hidden" name="walk" value="${w.name}">
 <button type="submit" id="remove-walk">Remove the walk ${w.name}</button>
 <span class="hint">Its run records go with it.</span>
-</form>
+</form>`
+    : html`<dl id="walk"><dt>Schedule (UTC)</dt><dd><code>${w.schedule}</code></dd><dt>Enabled</dt><dd>${w.enabled ? "yes" : "no"}</dd><dt>Jobs</dt><dd>${w.jobs.join(", ")}</dd><dt>Next run</dt><dd>${formNextRun(w)}</dd></dl>`
+}
 <p>Last run: ${outcomeCell(w.lastRun)}</p>
 <table class="data" id="runs">
 <caption>Runs of ${w.name}, oldest first</caption>

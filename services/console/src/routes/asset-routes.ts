@@ -40,5 +40,11 @@ export function assetRoutes(app: FastifyInstance, dirs: { core: string; pages: s
     return reply.headers(SECURITY_HEADERS).header("cache-control", "public, max-age=300").type(asset.type).send(asset.body);
   };
   app.get("/ui/assets/:file", serve("core"));
+  // Browsers ask for /favicon.ico on their own; the console's icon is an SVG (pages also link it).
+  app.get("/favicon.ico", async (_req, reply) => {
+    const icon = folders.core.get("favicon.svg");
+    if (!icon) return reply.code(404).type("text/plain; charset=utf-8").send("no such console file\n");
+    return reply.headers(SECURITY_HEADERS).header("cache-control", "public, max-age=86400").type(icon.type).send(icon.body);
+  });
   app.get("/ui/assets/pages/:file", serve("pages"));
 }

@@ -6,6 +6,7 @@ import { crossSiteReason, publicBase } from "../domain/web-origin.js";
 import { expectOk, type ConsolePage, type PageContext, type PageOutcome } from "../pages/page-contract.js";
 import { homeScreen, noAccessScreen, notFoundScreen, plainProblemScreen, type MeGrant } from "../views/screens.js";
 import { seeOther, sendPage } from "./console-http.js";
+import { holdsNothing, personRights } from "../domain/person-rights.js";
 
 export interface UiDeps {
   sessions: SessionService;
@@ -36,6 +37,14 @@ export function uiRoutes(app: FastifyInstance, deps: UiDeps): void {
     const session = await deps.sessions.fromCookie(cookie);
     if (!session || cookie === undefined) return undefined;
     const api = deps.gateway({ cookie, csrf: session.csrf });
+    // Who may do what, for the forms a page offers and the navigation; the header's advisory
+    // count, left out when the person may not read the posture (or it does not answer).
+    const [meAnswer, posture] = await Promise.all([
+      api<{ id: string; grants: MeGrant[] }>("GET", "/api/me").catch(() => undefined),
+      api<{ count?: number }>("GET", "/api/posture").catch(() => undefined),
+    ]);
+    const me = meAnswer?.status === 200 && Array.isArray(meAnswer.body?.grants) ? meAnswer.body : undefined;
+    const may = me ? personRights(me.grants) : holdsNothing;
     const ctx: PageContext = {
       person: { id: session.personId, tenant: session.tenant },
       api,
@@ -43,13 +52,13 @@ export function uiRoutes(app: FastifyInstance, deps: UiDeps): void {
       query: firstValues(req.query),
       form,
       csrf: session.csrf,
+      may,
       options: { deployEnabled: deps.deployEnabled(), publicBaseUrl: base(req) },
     };
-    // The header's advisory count: left out when the person may not read the posture (or it does not answer).
-    const posture = await api<{ count?: number }>("GET", "/api/posture").catch(() => undefined);
     const advisories = posture?.status === 200 && typeof posture.body?.count === "number" ? posture.body.count : undefined;
-    req.consolePage = { viewer: { personId: session.personId, csrf: session.csrf, advisories }, current: slug };
-    return { session, ctx };
+    // Every page needs manage:read over *: a person without it gets no navigation to them.
+    req.consolePage = { viewer: { personId: session.personId, csrf: session.csrf, advisories, seesPages: may("manage:read") }, current: slug };
+    return { session, ctx, me: meAnswer };
   };
 
   /** The notice a post left for the session's next page (post/redirect/get): kept in the session, shown once. */
@@ -77,7 +86,7 @@ export function uiRoutes(app: FastifyInstance, deps: UiDeps): void {
   app.get("/ui/", async (req, reply) => {
     const opened = await open(req, reply, undefined, "", {});
     if (!opened) return seeOther(reply, "/login");
-    const me = expectOk(await opened.ctx.api<{ id: string; grants: MeGrant[] }>("GET", "/api/me"));
+    const me = expectOk(opened.me ?? (await opened.ctx.api<{ id: string; grants: MeGrant[] }>("GET", "/api/me")));
     const viewer = req.consolePage?.viewer;
     const notice = await noticeFor(opened.session);
     if (me.grants.length === 0) return sendPage(reply, 200, { title: "No access yet", main: noAccessScreen(opened.session.personId), viewer, notice });

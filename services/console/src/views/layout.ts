@@ -7,6 +7,8 @@ export interface Viewer {
   csrf: string;
   /** The number of security advisories; undefined when the person may not read the posture (or it did not answer). */
   advisories?: number;
+  /** Whether the person may open the pages (manage:read over *): without it, no navigation to them. */
+  seesPages: boolean;
 }
 
 export interface LayoutInput {
@@ -40,7 +42,7 @@ const REFUSED = "Not done:";
 /** A whole console document: the header, the navigation, the notice and the page's content. */
 export function layout(input: LayoutInput): Html {
   const v = input.viewer;
-  const nav = v
+  const nav = v?.seesPages
     ? html`<nav aria-label="Console pages"><ul>
 ${PAGES.map((p) => html`<li><a href="/ui/${p.slug}"${p.slug === input.current ? raw(' aria-current="page"') : ""}>${p.nav}</a></li>`)}
 </ul></nav>`
@@ -52,6 +54,7 @@ ${PAGES.map((p) => html`<li><a href="/ui/${p.slug}"${p.slug === input.current ? 
 <meta name="viewport" content="width=device-width, initial-scale=1">
 ${v ? html`<meta name="csrf-token" content="${v.csrf}">` : ""}
 <title>${input.title} · Artifact repository console</title>
+<link rel="icon" href="/ui/assets/favicon.svg" type="image/svg+xml">
 <link rel="stylesheet" href="/ui/assets/console.css">
 </head>
 <body>

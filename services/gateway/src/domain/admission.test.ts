@@ -429,6 +429,7 @@ describe("admission of console sessions", () => {
     ["the console home, anonymous", "GET", "/ui/", {}, ANONYMOUS],
     ["a console page, a person holding nothing", "GET", "/ui/credentials", { cookie: nobody.cookie }, asPerson("oidc/nobody")],
     ["sign-in, anonymous", "GET", "/login", {}, ANONYMOUS],
+    ["the console's icon, anonymous", "GET", "/favicon.ico", {}, ANONYMOUS],
     ["the dev form posted, anonymous, without the header token", "POST", "/login/dev", {}, ANONYMOUS],
     ["sign-out without the header token (the console checks its form)", "POST", "/logout", { cookie: adminSession.cookie }, asPerson("oidc/admin")],
     ["/ for a browser", "GET", "/", HTML, ANONYMOUS],

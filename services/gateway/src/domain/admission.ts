@@ -80,7 +80,7 @@ const CREDENTIAL_PATH = /^\/api\/credentials\/([0-9a-f]{64})(?:\/|$)/;
 export function classify(method: string, url: string, accept?: string | string[]): Target {
   const path = routedPath(url);
   const write = method !== "GET" && method !== "HEAD";
-  if (isUnder(path, "/ui") || isUnder(path, "/login") || path === "/logout" || (path === "/" && !write && acceptsHtml(accept))) return CONSOLE;
+  if (isUnder(path, "/ui") || isUnder(path, "/login") || path === "/logout" || path === "/favicon.ico" || (path === "/" && !write && acceptsHtml(accept))) return CONSOLE;
   if (isUnder(path, "/v2")) return ociTarget(method, url, path, write);
   if (isUnder(path, "/repository")) {
     // The artifact path is read from the raw target, segment by segment; its prefix must be plain.

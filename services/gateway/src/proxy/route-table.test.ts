@@ -77,6 +77,7 @@ describe("the route table", () => {
     ["GET", "/login/oauth2/code/oidc?code=c&state=s", "console"],
     ["POST", "/login/dev", "console"],
     ["POST", "/logout", "console"],
+    ["GET", "/favicon.ico", "console"],
   ];
 
   for (const [method, path, upstream] of expected) {

@@ -77,6 +77,8 @@ export const ROUTES: readonly Route[] = [
   { prefix: "/ui", upstream: "console", transport: "api", cookie: true },
   { prefix: "/login", upstream: "console", transport: "api", cookie: true },
   { prefix: "/logout", upstream: "console", transport: "api", cookie: true },
+  // The console's icon, where browsers ask for it whatever page they are on; no cookie needed.
+  { prefix: "/favicon.ico", upstream: "console", transport: "api" },
 ];
 
 /** Where `GET /` goes when the client asks for HTML. */

@@ -63,7 +63,12 @@
       b.type = "button";
       b.textContent = "Revoke";
       b.setAttribute("aria-label", `Revoke key ${c.id.slice(0, 12)}`);
-      b.addEventListener("click", () => revoke(c.id));
+      b.addEventListener("click", () => {
+        // As the server-rendered list's confirmation page: name the key, warn loudly for the bootstrap key.
+        const name = c.label ? `"${c.label}"` : `${c.id.slice(0, 12)} (no label)`;
+        const warning = c.bootstrap ? "\n\nTHIS IS THE BOOTSTRAP KEY: it holds every right on every repository, and whatever still uses it stops working at once." : "";
+        if (window.confirm(`Revoke the key ${name}? Every request made with it is refused from now on.${warning}`)) revoke(c.id);
+      });
       td.append(b);
     }
     tr.append(td);

@@ -93,8 +93,8 @@ describe("Repositories in the console", () => {
     await page.goto("/ui/repositories");
     // A row by its first cell (a group's row links its members too).
     const row = (name: string) => page.locator(`#repositories tbody tr:has(> td:first-child > a[href="/ui/repositories/${name}"])`);
-    expect(await row("team-npm").locator("td").allInnerTexts()).toEqual(["team-npm", "npm", "hosted", "", "keep everything", "Export team-npm…"]);
-    expect(await row("npmjs").locator("td").allInnerTexts()).toEqual(["npmjs", "npm", "proxy", UPSTREAM, "keep everything", "Export npmjs…"]);
+    expect(await row("team-npm").locator("td").allInnerTexts()).toEqual(["team-npm", "npm", "hosted", "", "keep everything", "0 bytes (no quota)", "Export team-npm…"]);
+    expect(await row("npmjs").locator("td").allInnerTexts()).toEqual(["npmjs", "npm", "proxy", UPSTREAM, "keep everything", "0 bytes (no quota)", "Export npmjs…"]);
     const group = row("npm-all");
     expect(await group.locator("td").nth(2).innerText()).toBe("group");
     expect(await group.locator("td").nth(3).getByRole("link").allInnerTexts()).toEqual(["team-npm", "npmjs"]);

@@ -27,14 +27,19 @@ function tarHeader(name: string, size: number): Buffer {
   return h;
 }
 
-function tarball(files: Record<string, string>): Buffer {
+/** A plain ustar archive of `files` (name: text), each padded to its block, ended by two empty blocks. */
+export function tarOf(files: Record<string, string>): Buffer {
   const parts: Buffer[] = [];
   for (const [name, text] of Object.entries(files)) {
     const body = Buffer.from(text);
-    parts.push(tarHeader(`package/${name}`, body.length), body, Buffer.alloc((512 - (body.length % 512)) % 512));
+    parts.push(tarHeader(name, body.length), body, Buffer.alloc((512 - (body.length % 512)) % 512));
   }
   parts.push(Buffer.alloc(1024));
-  return gzipSync(Buffer.concat(parts));
+  return Buffer.concat(parts);
+}
+
+function tarball(files: Record<string, string>): Buffer {
+  return gzipSync(tarOf(Object.fromEntries(Object.entries(files).map(([name, text]) => [`package/${name}`, text]))));
 }
 
 /**

@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { gzipSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { ensureDebianPackages } from "@svc/devstack";
+import { tarOf } from "../bench/npm-packages.js";
 import { run, type Run } from "./npm-clients.js";
 import { startSuite, type Suite } from "./suite.js";
 import { collectArtifactEvents } from "./upstream.js";
@@ -26,24 +27,8 @@ function imageLayout(dir: string, tag: string, content: string) {
     writeFileSync(join(dir, "blobs", "sha256", d.slice(7)), b);
     return { digest: d, size: b.length };
   };
-  // A tar of one file, made by hand: a 512-byte header, the content padded, two empty blocks.
-  const header = Buffer.alloc(512);
-  header.write("hello.txt", 0);
-  header.write("0000644\0", 100);
-  header.write("0000000\0", 108);
-  header.write("0000000\0", 116);
-  header.write(`${Buffer.byteLength(content).toString(8).padStart(11, "0")}\0`, 124);
-  header.write("00000000000\0", 136);
-  header.write("        ", 148);
-  header.write("0", 156);
-  header.write("ustar\0", 257);
-  header.write("00", 263);
-  let sum = 0;
-  for (const b of header) sum += b;
-  header.write(`${sum.toString(8).padStart(6, "0")}\0 `, 148);
-  const body = Buffer.alloc(Math.ceil(Buffer.byteLength(content) / 512) * 512);
-  body.write(content);
-  const tar = Buffer.concat([header, body, Buffer.alloc(1024)]);
+  // A tar of one file (the bench's ustar writer).
+  const tar = tarOf({ "hello.txt": content });
   // Compressed, as images are: skopeo would compress a plain tar on its way, and the copy would differ.
   const layerBytes = gzipSync(tar);
   const layer = put(layerBytes);

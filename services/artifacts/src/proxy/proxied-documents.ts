@@ -3,6 +3,7 @@ import pg from "pg";
 import { forbidden } from "@svc/contracts";
 import { SCHEMA } from "../store/schema.js";
 import { badGateway, READ_ONLY_FETCH, type Upstreams } from "./file-fetch.js";
+import { revalidationFactory } from "./revalidation.js";
 import { SingleFlight } from "./single-flight.js";
 import { UpstreamUnreachable, type UpstreamAnswer } from "./upstream-client.js";
 
@@ -57,6 +58,7 @@ export function proxiedDocumentsFactory(deps: ProxiedDocumentsDeps) {
   const T = `${pg.escapeIdentifier(SCHEMA)}.proxy_documents`;
   const running = new SingleFlight<ProxiedDocument | undefined>();
   const { healthOf } = deps.upstreams;
+  const revalidate = revalidationFactory({ flights: running, upstreams: deps.upstreams, staleMs: () => deps.settings().metadataStaleMs, now, log: deps.log });
 
   const read = async (repository: string, key: string): Promise<Row | undefined> => {
     const r = await deps.pool.query<{ body: string | null; etag: string | null; last_modified: string | null; fetched_at: Date }>(
@@ -148,21 +150,16 @@ export function proxiedDocumentsFactory(deps: ProxiedDocumentsDeps) {
         if (row?.body != null) return staleCopy(repository, row);
         throw badGateway(`the upstream of ${repository} is marked down after repeated failures and no copy of ${new URL(url).pathname} is cached: it is asked again after a backoff`);
       }
-      // Once across nodes: under the lock, a row another node wrote meanwhile is taken as it is.
-      const refreshing = running.run(`${repository}\0${key}`, () =>
-        deps.upstreams.exclusive(async () => {
-          const now_ = await read(repository, key);
-          const ttlOf = (r: Row) => (r.body === null ? DOCUMENT_MISS_TTL_MS : deps.settings().metadataTtlMs);
-          if (now_ && (!row || now_.fetchedAt.getTime() > row.fetchedAt.getTime()) && now() - now_.fetchedAt.getTime() < ttlOf(now_)) return served(now_, false);
-          return refresh(repository, key, url, kind, now_ ?? row);
-        }, "document", repository, key),
-      );
-      if (row?.body != null && now() - row.fetchedAt.getTime() < ttl + deps.settings().metadataStaleMs) {
-        // Stale-while-revalidate: the cached copy now (Warning 110, Age), the upstream asked in the background for the next request.
-        refreshing.catch((err: unknown) => deps.log.warn({ err, repository, url }, "proxy: a background revalidation of a cached document failed"));
-        return served(row, true);
-      }
-      return refreshing;
+      return revalidate({
+        row,
+        key: ["document", repository, key],
+        reread: () => read(repository, key),
+        ttlOf: (r) => (r.body === null ? DOCUMENT_MISS_TTL_MS : deps.settings().metadataTtlMs),
+        hasCopy: (r) => r.body !== null,
+        answer: served,
+        refresh: (r) => refresh(repository, key, url, kind, r),
+        about: { repository, url },
+      });
     },
   };
 }

@@ -6,6 +6,7 @@ import pg from "pg";
 import { forbidden, notFound } from "@svc/contracts";
 import { CooldownRefusal, type ScreenVersions, type TooYoung } from "../format.js";
 import { badGateway, READ_ONLY_FETCH, type FileSource, type LiveFile, type Upstreams } from "../../proxy/file-fetch.js";
+import { revalidationFactory } from "../../proxy/revalidation.js";
 import { SingleFlight } from "../../proxy/single-flight.js";
 import { staleHeaders } from "../../proxy/upstream-health.js";
 import { UpstreamUnreachable, type UpstreamAnswer } from "../../proxy/upstream-client.js";
@@ -90,6 +91,7 @@ export function npmProxyFactory(deps: NpmProxyDeps) {
   const documents = new SingleFlight<ProxiedPackument | undefined>();
   const { healthOf, upstream } = deps.upstreams;
   const { isProxy } = deps;
+  const revalidate = revalidationFactory({ flights: documents, upstreams: deps.upstreams, staleMs: () => deps.settings().metadataStaleMs, now, log: deps.log });
   const ask = (repository: string, url: string, headers: Record<string, string>): Promise<UpstreamAnswer> => deps.upstreams.get(repository, url, headers, 64 * 1024 * 1024);
 
   // The packuments read lately, parsed, with the documents served from them (insertion order is
@@ -232,20 +234,16 @@ export function npmProxyFactory(deps: NpmProxyDeps) {
       if (row?.doc) return staleCopy(repository, row);
       throw badGateway(`the upstream of ${repository} is marked down after repeated failures and no copy of ${name} is cached: it is asked again after a backoff`);
     }
-    // Once across nodes: under the lock, a row another node wrote meanwhile is taken as it is.
-    const refreshing = documents.run(`${repository}\0${name}`, () =>
-      deps.upstreams.exclusive(async () => {
-        const now_ = await read(repository, name);
-        if (now_ && (!row || now_.fetchedAt.getTime() > row.fetchedAt.getTime()) && now() - now_.fetchedAt.getTime() < (now_.doc === null ? MISS_TTL_MS : deps.settings().metadataTtlMs)) return parsed(now_, false);
-        return refresh(repository, name, now_ ?? row);
-      }, "npm", repository, name),
-    );
-    if (row?.doc && now() - row.fetchedAt.getTime() < ttl + deps.settings().metadataStaleMs) {
-      // Stale-while-revalidate: the cached copy now (Warning 110, Age), the upstream asked in the background for the next request.
-      refreshing.catch((err: unknown) => deps.log.warn({ err, repository, package: name }, "npm proxy: a background revalidation of a cached packument failed"));
-      return parsed(row, true);
-    }
-    return refreshing;
+    return revalidate({
+      row,
+      key: ["npm", repository, name],
+      reread: () => read(repository, name),
+      ttlOf: (r) => (r.doc === null ? MISS_TTL_MS : deps.settings().metadataTtlMs),
+      hasCopy: (r) => r.doc !== null,
+      answer: parsed,
+      refresh: (r) => refresh(repository, name, r),
+      about: { repository, package: name },
+    });
   };
 
   /** The versions of `versions` the cooldown keeps back, with why: their upstream publish times from the packument's `time`. */

@@ -3,7 +3,7 @@ import type { Readable } from "node:stream";
 import type { BlobStore, StagedBlob } from "@svc/blobs";
 import { conflict, forbidden, notFound, type PackageCoordinates, type Actor, type ArtifactEvent, type ArtifactFinding, type ArtifactHeld, type ArtifactPublished, type ArtifactReleased, type ArtifactRemoved, type Principal } from "@svc/contracts";
 import { newEventId } from "@svc/kit";
-import { lockKey, parentsOf, type Db, type MetadataStore, type Rows } from "../store/metadata-store.js";
+import { lockKey, parentsOf, type ArtifactRecord, type Db, type MetadataStore, type Rows } from "../store/metadata-store.js";
 import type { OutboxStore } from "../store/outbox-store.js";
 import { quotaRefusalOf, type Quota } from "./quota.js";
 import { checkPreconditions, digestCheck, etagOf, type DeclaredDigests, type Preconditions } from "./upload-checks.js";
@@ -223,6 +223,24 @@ export function artifactServiceFactory(deps: ArtifactServiceDeps) {
       return { event, result: event };
     });
 
+  /** ArtifactService.removeIf; retention's removal is one (the walk's digest and publish time still the row's). */
+  const removeIf = async (a: Address, still: (tx: Db, row: ArtifactRecord) => Promise<boolean>, reason: "retention" | "collected", actor: Actor): Promise<RetentionOutcome> => {
+    if (blobs.readOnly) throw forbidden(READ_ONLY);
+    let gone: string | undefined;
+    const out = await change(a, async (tx): Promise<{ event: ArtifactRemoved | undefined; result: RetentionOutcome }> => {
+      const row = await metadata.find(a.repository, a.path, tx);
+      if (!row) return { event: undefined, result: { removed: false, why: "gone" } };
+      if (row.heldReason !== null) return { event: undefined, result: { removed: false, why: "held" } };
+      if (!(await still(tx, row))) return { event: undefined, result: { removed: false, why: "changed" } };
+      await forgetRow(tx, a);
+      gone = row.sha256;
+      const event: ArtifactRemoved = { ...base(a, row.size, row.sha256, actor), kind: "artifact.removed", reason };
+      return { event, result: { removed: true, size: row.size } };
+    });
+    await releaseBlob(gone);
+    return out;
+  };
+
   return {
     /**
      * PUT: stores the upload and publishes `artifact.published`. A declared digest that does not
@@ -353,18 +371,7 @@ export function artifactServiceFactory(deps: ArtifactServiceDeps) {
      * and publish time) and not held; publishes `artifact.removed` with reason "retention".
      */
     async removeForRetention(a: Address, expect: { sha256: string; updated: number }, actor: Actor): Promise<RetentionOutcome> {
-      if (blobs.readOnly) throw forbidden(READ_ONLY);
-      const out = await change(a, async (tx): Promise<{ event: ArtifactRemoved | undefined; result: RetentionOutcome }> => {
-        const row = await metadata.find(a.repository, a.path, tx);
-        if (!row) return { event: undefined, result: { removed: false, why: "gone" } };
-        if (row.heldReason !== null) return { event: undefined, result: { removed: false, why: "held" } };
-        if (row.sha256 !== expect.sha256 || row.updated.getTime() !== expect.updated) return { event: undefined, result: { removed: false, why: "changed" } };
-        await forgetRow(tx, a);
-        const event: ArtifactRemoved = { ...base(a, row.size, row.sha256, actor), kind: "artifact.removed", reason: "retention" };
-        return { event, result: { removed: true, size: row.size } };
-      });
-      if (out.removed) await releaseBlob(expect.sha256);
-      return out;
+      return removeIf(a, async (_tx, row) => row.sha256 === expect.sha256 && row.updated.getTime() === expect.updated, "retention", actor);
     },
 
     /**
@@ -373,22 +380,7 @@ export function artifactServiceFactory(deps: ArtifactServiceDeps) {
      * lock (it takes the row locks its guarantee needs, e.g. the row's own `for update`), and it
      * is not held; publishes `artifact.removed` with `reason`.
      */
-    async removeIf(a: Address, still: (tx: Db) => Promise<boolean>, reason: "retention" | "collected", actor: Actor): Promise<RetentionOutcome> {
-      if (blobs.readOnly) throw forbidden(READ_ONLY);
-      let gone: string | undefined;
-      const out = await change(a, async (tx): Promise<{ event: ArtifactRemoved | undefined; result: RetentionOutcome }> => {
-        const row = await metadata.find(a.repository, a.path, tx);
-        if (!row) return { event: undefined, result: { removed: false, why: "gone" } };
-        if (row.heldReason !== null) return { event: undefined, result: { removed: false, why: "held" } };
-        if (!(await still(tx))) return { event: undefined, result: { removed: false, why: "changed" } };
-        await forgetRow(tx, a);
-        gone = row.sha256;
-        const event: ArtifactRemoved = { ...base(a, row.size, row.sha256, actor), kind: "artifact.removed", reason };
-        return { event, result: { removed: true, size: row.size } };
-      });
-      await releaseBlob(gone);
-      return out;
-    },
+    removeIf,
 
     /**
      * Content found outside a publish (a data folder written before the blob store): makes the

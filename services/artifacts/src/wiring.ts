@@ -108,16 +108,19 @@ export async function wireArtifacts({ config, log, metrics, bus, db, pool, repli
     log.error({ repository }, "a proxy repository's upstream credentials do not open with svc.internal-secret (nor svc.internal-secret-previous): its upstream is asked without them");
     return { url };
   };
-  // The proxies' fetch locks, on connections of their own (formats/format.ts ProxyDeps.lockPool); none is opened until a fetch.
+  // The proxies' locks, on connections of their own, none opened until a fetch: the file fetches'
+  // and, apart (a file fetch may revalidate a document under its lock), the metadata documents'.
   const lockPool = new pg.Pool({ connectionString: config.databaseUrl, max: 16, application_name: "svc-artifacts-proxy-locks" });
   lockPool.on("error", (err) => log.warn({ err }, "a proxy fetch lock's connection failed"));
+  const documentLockPool = new pg.Pool({ connectionString: config.databaseUrl, max: 8, application_name: "svc-artifacts-proxy-document-locks" });
+  documentLockPool.on("error", (err) => log.warn({ err }, "a proxy document lock's connection failed"));
   const proxySettings = () => {
     const now = live.current();
     return { metadataTtlMs: now.proxyMetadataTtlMs, metadataStaleMs: now.proxyMetadataStaleMs, blockPrivate: now.blockPrivateImportHosts };
   };
   // Fetched files stream to their clients through a spool on disk: beside the blobs' staged copies on the filesystem store (the system's temporary folder may be memory).
   const spoolDir = opened.kind === "filesystem" ? join(config.filesystemRoot, "tmp") : undefined;
-  const upstreams = upstreamsFactory({ pool, lockPool, metadata, artifacts, screen: gate.publishGate.screen, ...(spoolDir ? { spoolDir } : {}), upstreamOf, settings: proxySettings, readOnly: config.readOnly, log, actor: { kind: "system", id: "proxy" }, registry: metrics.registry, evict: quota.evict });
+  const upstreams = upstreamsFactory({ pool, lockPool, documentLockPool, metadata, artifacts, screen: gate.publishGate.screen, ...(spoolDir ? { spoolDir } : {}), upstreamOf, settings: proxySettings, readOnly: config.readOnly, log, actor: { kind: "system", id: "proxy" }, registry: metrics.registry, evict: quota.evict });
   formats.build({ db, pool, metadata, blobs, artifacts, readOnly: config.readOnly, publicUrl: config.uiPublicUrl, anonymousRead: anonymousReadFactory(config), log, audit: gate.audit, proxy: { upstreamOf, upstreams, settings: proxySettings, screenVersions: gate.screenVersions, tooYoung: gate.tooYoung } });
   // A data folder the code before the blob store wrote is migrated before anything is served.
   if (opened.kind === "filesystem") await migrateLegacyLayout({ root: config.filesystemRoot, blobs: opened.store, artifacts, metadata, pool, log });
@@ -162,7 +165,7 @@ export async function wireArtifacts({ config, log, metrics, bus, db, pool, repli
   });
   gate.start();
   const app = buildApp({ buildCaches, gate: gate.routes, cooldownRefused: gate.cooldownRefused, redirect, log, internalSecret: config.internalSecret, internalSecretPrevious: config.internalSecretPrevious, blobs, metadata, reads, artifacts, admin, exports, imports, formats, downloads, repositories: repositories.names, membersOf: repositories.membersOf, checks, metrics, uploadIdleTimeoutMs: config.uploadIdleTimeoutMs });
-  return { app, ready: { ...storageIdentity(config), repository: config.repository }, status: () => ({ ...storageStatus(config), ...gate.status() }), closers: [() => imports.stop(), () => live.close(), () => lockPool.end(), () => gate.stop(), () => exports.stop(), () => downloads.stop(), () => relay.stop(), ...(opened.kind === "s3" ? [async () => opened.store.close()] : [])] };
+  return { app, ready: { ...storageIdentity(config), repository: config.repository }, status: () => ({ ...storageStatus(config), ...gate.status() }), closers: [() => imports.stop(), () => live.close(), () => lockPool.end(), () => documentLockPool.end(), () => gate.stop(), () => exports.stop(), () => downloads.stop(), () => relay.stop(), ...(opened.kind === "s3" ? [async () => opened.store.close()] : [])] };
 }
 
 /** The GET redirect of svc.storage.s3.redirect: a signed URL of the blob's object, valid svc.storage.s3.redirect.ttl. */

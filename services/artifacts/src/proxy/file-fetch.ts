@@ -65,8 +65,15 @@ const UNSTREAMED_MAX = 10_000;
 
 export interface UpstreamsDeps {
   pool: pg.Pool;
-  /** Where the fetch locks' connections come from (ProxyDeps.lockPool); default `pool`. */
+  /** Where the file fetches' locks take their connections; default `pool`. */
   lockPool?: pg.Pool;
+  /**
+   * Where the metadata documents' locks (`exclusive`) take theirs; default `lockPool`. Give it a
+   * pool of its own: a file fetch revalidates a document while it holds its file lock (an npm
+   * tarball's packument), so with one pool, as many fetches as its connections would each hold
+   * one and wait for another that only they could give back.
+   */
+  documentLockPool?: pg.Pool;
   metadata: Pick<MetadataStore, "find">;
   artifacts: Pick<ArtifactService, "publish">;
   /** The screening gate's verdict on a path, from its coordinates (the same the publish asks): a file it would refuse or hold is not streamed. */
@@ -143,9 +150,11 @@ export function upstreamsFactory(deps: UpstreamsDeps) {
    * tries the lock, gives its connection back and tries again a little later, so waiters never
    * take the connections other fetches need.
    */
-  const withLock = async <T>(key: string, fn: () => Promise<T>): Promise<T> => {
+  const fileLocks = deps.lockPool ?? deps.pool;
+  const documentLocks = deps.documentLockPool ?? fileLocks;
+  const withLock = async <T>(from: pg.Pool, key: string, fn: () => Promise<T>): Promise<T> => {
     for (let attempt = 0; ; attempt++) {
-      const client = await (deps.lockPool ?? deps.pool).connect();
+      const client = await from.connect();
       let broken: Error | undefined;
       try {
         const got = await client.query<{ got: boolean }>(`select pg_try_advisory_lock(${key}) as got`).catch((err: Error) => {
@@ -322,7 +331,7 @@ export function upstreamsFactory(deps: UpstreamsDeps) {
      * lock the file fetches take, in its own key space): a metadata document's revalidation,
      * so that it is asked of the upstream once across nodes. A waiter holds no connection.
      */
-    exclusive: <T>(fn: () => Promise<T>, ...parts: string[]): Promise<T> => withLock(lockKey("proxy-document", ...parts), fn),
+    exclusive: <T>(fn: () => Promise<T>, ...parts: string[]): Promise<T> => withLock(documentLocks, lockKey("proxy-document", ...parts), fn),
     /**
      * Makes sure `path` is stored before it is served as a file: fetched from `source()` (asked
      * only when it is not stored, under the lock) on its first request, once however many ask.
@@ -333,7 +342,7 @@ export function upstreamsFactory(deps: UpstreamsDeps) {
       if (await deps.metadata.find(repository, path)) return undefined;
       if (deps.readOnly) throw forbidden(READ_ONLY_FETCH);
       const key = `${repository}\0${path}`;
-      const flight = flightOf(key, (goLive) => withLock(lockKey("proxy-fetch", repository, path), () => fetchFile(repository, path, source, streams(key) ? goLive : undefined)));
+      const flight = flightOf(key, (goLive) => withLock(fileLocks, lockKey("proxy-fetch", repository, path), () => fetchFile(repository, path, source, streams(key) ? goLive : undefined)));
       const spool = opts.live ? await flight.live : undefined;
       const body = spool?.reader();
       if (!spool || !body) {

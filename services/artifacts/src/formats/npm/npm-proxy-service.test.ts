@@ -35,7 +35,7 @@ const packument = (declared = integrity(TARBALL)) => ({
 });
 
 /** The proxy over an in-memory stand-in for its Postgres table and the artifact service. */
-function proxyWith(opts: { readOnly?: boolean; clock: { t: number }; staleMs?: number; screenVersions?: NpmProxyDeps["screenVersions"]; screen?: UpstreamsDeps["screen"] }) {
+function proxyWith(opts: { readOnly?: boolean; clock: { t: number }; staleMs?: number; screenVersions?: NpmProxyDeps["screenVersions"]; screen?: UpstreamsDeps["screen"]; locks?: Pick<UpstreamsDeps, "lockPool" | "documentLockPool"> }) {
   const rows = new Map<string, { document: string | null; etag: string | null; fetched_at: Date }>();
   const stored = new Set<string>();
   const published: string[] = [];
@@ -59,6 +59,7 @@ function proxyWith(opts: { readOnly?: boolean; clock: { t: number }; staleMs?: n
   const settings = () => ({ metadataTtlMs: 60_000, metadataStaleMs: opts.staleMs ?? 0, blockPrivate: false });
   const upstreams = upstreamsFactory({
     pool,
+    ...opts.locks,
     metadata: { find: async (_r: string, path: string) => (stored.has(path) ? ({ path } as never) : undefined) },
     artifacts: {
       // The artifact service's checks of declared digests (domain/upload-checks.ts), as a publish makes them.
@@ -192,6 +193,35 @@ describe("npm proxy service", () => {
     expect(good.published).toEqual(["pkg/-/pkg-1.0.0.tgz"]);
     expect(asked.filter((a) => a.path.endsWith(".tgz"))).toHaveLength(1);
     await expect(good.proxy.tarball("p", "pkg", "pkg/-/pkg-9.9.9.tgz")).rejects.toMatchObject({ code: "not_found" });
+  });
+
+  it("fetches as many uncached tarballs of uncached packages at once as there are lock connections: each revalidates its packument and is answered", async () => {
+    // Like pg.Pool: `connect` waits while `max` connections are out; the lock is always had (the keys differ).
+    const bounded = (max: number) => {
+      let out = 0;
+      const waiting: (() => void)[] = [];
+      const connect = async () => {
+        while (out >= max) await new Promise<void>((r) => waiting.push(r));
+        out++;
+        return { query: async () => ({ rows: [{ got: true }] }), release: () => (out--, waiting.shift()?.()) };
+      };
+      return { connect } as unknown as pg.Pool;
+    };
+    const clock = { t: Date.now() };
+    const N = 4;
+    const { proxy, published } = proxyWith({ clock, locks: { lockPool: bounded(N), documentLockPool: bounded(2) } });
+    handler = (req, res) => {
+      const name = /^\/(many-\d+)$/.exec(req.url ?? "")?.[1];
+      if (!name) return res.writeHead(200).end(TARBALL);
+      const doc = { name, "dist-tags": { latest: "1.0.0" }, versions: { "1.0.0": { name, version: "1.0.0", dist: { tarball: `${url}${name}/-/${name}-1.0.0.tgz`, integrity: integrity(TARBALL) } } } };
+      res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(doc));
+    };
+    const all = Promise.all(Array.from({ length: N }, (_, i) => proxy.tarball("p", `many-${i}`, `many-${i}/-/many-${i}-1.0.0.tgz`)));
+    let timer: NodeJS.Timeout | undefined;
+    const stuck = new Promise<string>((r) => (timer = setTimeout(() => r("still waiting after 5 s"), 5_000)));
+    expect(await Promise.race([all.then(() => "answered"), stuck])).toBe("answered");
+    clearTimeout(timer);
+    expect(published.sort()).toEqual(Array.from({ length: N }, (_, i) => `many-${i}/-/many-${i}-1.0.0.tgz`).sort());
   });
 
   /** A tarball larger than what a spool keeps back until it is stored (file-spool.ts), so its first half streams. */

@@ -259,7 +259,7 @@ export const SETTINGS = {
   natsUrl: def("svc.nats-url", urlList(["nats", "tls"]), "", { readBy: ALL, defaultText: "required",
     description: "NATS URL with JetStream (`nats://` or `tls://`; `nats://user:password@host:4222` for a server that asks for them), or a cluster's seed URLs separated by commas." }, true),
   databasePoolSize: def("svc.database-pool-size", poolSize, 0, { perProcess: true, readBy: DB_USERS,
-    description: "Most Postgres connections one service process opens (1-200); `0` keeps each service's own: 10 for auth and artifacts, 6 for the notifier, 4 for admin and walker." }),
+    description: "Most Postgres connections one service process opens (1-200); `0` keeps each service's own: 10 for auth and artifacts, 6 for the notifier, 4 for admin and walker. An artifacts process fetching for proxy repositories opens, besides, up to 16 for its fetches' locks and 8 for its metadata documents' (each at most this number when it is set)." }),
   host: def("svc.host", str, "0.0.0.0", { perProcess: true, readBy: ALL,
     description: "The address a service listens on (`npm start` sets 127.0.0.1)." }),
   port: def("svc.port", port, 8080, { perProcess: true, readBy: ALL,

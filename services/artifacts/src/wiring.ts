@@ -110,9 +110,11 @@ export async function wireArtifacts({ config, log, metrics, bus, db, pool, repli
   };
   // The proxies' locks, on connections of their own, none opened until a fetch: the file fetches'
   // and, apart (a file fetch may revalidate a document under its lock), the metadata documents'.
-  const lockPool = new pg.Pool({ connectionString: config.databaseUrl, max: 16, application_name: "svc-artifacts-proxy-locks" });
+  // At most svc.database-pool-size each when it is set.
+  const lockMax = (n: number) => (config.databasePoolSize > 0 ? Math.min(n, config.databasePoolSize) : n);
+  const lockPool = new pg.Pool({ connectionString: config.databaseUrl, max: lockMax(16), application_name: "svc-artifacts-proxy-locks" });
   lockPool.on("error", (err) => log.warn({ err }, "a proxy fetch lock's connection failed"));
-  const documentLockPool = new pg.Pool({ connectionString: config.databaseUrl, max: 8, application_name: "svc-artifacts-proxy-document-locks" });
+  const documentLockPool = new pg.Pool({ connectionString: config.databaseUrl, max: lockMax(8), application_name: "svc-artifacts-proxy-document-locks" });
   documentLockPool.on("error", (err) => log.warn({ err }, "a proxy document lock's connection failed"));
   const proxySettings = () => {
     const now = live.current();

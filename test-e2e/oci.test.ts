@@ -403,6 +403,19 @@ describe("the OCI registry at /v2/", () => {
       expect((await v2("GET", `oci/tok/app/blobs/${sha256(bytes)}`, { key: reader })).status).toBe(200);
     });
 
+    it("the catalog with a token: its 401 names registry:catalog:*, which a reader of every repository gets and lists it with", async () => {
+      const challenge = await v2("GET", "_catalog");
+      expect(challenge.status).toBe(401);
+      expect(challenge.headers.get("www-authenticate")).toContain('scope="registry:catalog:*"');
+      const all = await tokenFor("registry:catalog:*", s.bootstrapKey);
+      const listed = await v2("GET", "_catalog?n=1000", { headers: bearer(all.token) });
+      expect(listed.status).toBe(200);
+      expect(((await listed.json()) as { repositories: string[] }).repositories).toContain("oci/paged");
+      // A key reading one repository only is given no catalog scope: its token is refused the catalog.
+      const some = await tokenFor("registry:catalog:*", reader);
+      expect((await v2("GET", "_catalog", { headers: bearer(some.token) })).status).toBe(401);
+    });
+
     it("a forged, an expired, or an anonymous token is refused what it may not do", async () => {
       const bytes = randomBytes(256);
       expect((await pushBlob("oci/tok/forged", bytes, basic(writer))).status).toBe(201);
@@ -456,6 +469,14 @@ describe("the OCI registry at /v2/", () => {
       expect(claimed.status).toBe(202);
       // A source without the blob: a plain upload too.
       expect((await v2("POST", `oci/mount/other/blobs/uploads/?mount=${sha256("absent")}&from=oci/mount/base`, { key: writer })).status).toBe(202);
+      // A mount counts against the target repository's quota as the blob's push would: refused, nothing indexed.
+      expect((await s.call("POST", "/api/repositories", { key: s.bootstrapKey, body: { name: "ociquota", format: "oci", quotaBytes: 1024 } })).status).toBe(201);
+      const over = await v2("POST", `ociquota/app/blobs/uploads/?mount=${digest}&from=oci/mount/base`, { key: s.bootstrapKey });
+      expect(over.status).toBe(413);
+      expect(await errorsOf(over)).toEqual([expect.objectContaining({ code: "SIZE_INVALID", message: expect.stringContaining("over its storage quota") })]);
+      expect((await v2("HEAD", `ociquota/app/blobs/${digest}`, { key: s.bootstrapKey })).status).toBe(404);
+      const usage = (await (await s.call("GET", "/api/repositories/ociquota", { key: s.bootstrapKey })).json()) as { usedBytes: number };
+      expect(usage.usedBytes).toBe(0);
     });
   });
 });

@@ -1,4 +1,4 @@
-import { existsSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, renameSync, statSync, utimesSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { build, type Plugin } from "esbuild";
@@ -61,6 +61,9 @@ export async function buildServiceBundles(names: readonly string[]): Promise<voi
   await Promise.all(
     names.map(async (name) => {
       const out = bundleOf(name);
+      // The bundle is dated when its sources were read, not when it was written: a source changed
+      // while it was built is newer than it, so the next start builds again.
+      const started = new Date();
       const r = await build({
         entryPoints: [join(repoRoot, "services", name, "src", "main.ts")],
         bundle: true,
@@ -89,6 +92,7 @@ export async function buildServiceBundles(names: readonly string[]): Promise<voi
       writeFileSync(tmp, code.contents);
       renameSync(`${inputsOf(name)}.${process.pid}.tmp`, inputsOf(name));
       renameSync(`${out}.map.${process.pid}.tmp`, `${out}.map`);
+      utimesSync(tmp, started, started);
       renameSync(tmp, out);
     }),
   );

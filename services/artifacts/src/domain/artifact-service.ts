@@ -389,7 +389,7 @@ export function artifactServiceFactory(deps: ArtifactServiceDeps) {
      * exclusively. No event: the content did not change, only what the index knows about it.
      * In a repository gone or being removed: "missing".
      */
-    async indexFound(a: Address, found: { sha256: string; size: number; at: Date }, ensure: () => Promise<unknown>): Promise<IndexOutcome> {
+    async indexFound(a: Address, found: { sha256: string; size: number; at: Date }, ensure: () => Promise<unknown>, opts: { quota?: boolean } = {}): Promise<IndexOutcome> {
       if (blobs.readOnly) throw forbidden(READ_ONLY);
       return change(
         a,
@@ -406,8 +406,9 @@ export function artifactServiceFactory(deps: ArtifactServiceDeps) {
           await deps.indexing?.(tx, a, found.at);
           return { event: undefined, result: "corrected" };
         },
-        // Files already stored are indexed whatever the quota (counted, never refused: store/quota-migrations.ts).
-        { closed: () => "missing", sharedLocks: [lockKey("blob", found.sha256)], withBegin: [QUOTA_NOT_ENFORCED] },
+        // Files already stored are indexed whatever the quota (counted, never refused: store/quota-migrations.ts);
+        // with `quota` (a blob mounted into another repository), one over it is refused as a publish would be.
+        { closed: () => "missing", sharedLocks: [lockKey("blob", found.sha256)], withBegin: opts.quota ? [] : [QUOTA_NOT_ENFORCED] },
       );
     },
 

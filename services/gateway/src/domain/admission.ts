@@ -272,7 +272,7 @@ export function admissionFactory(deps: AdmissionDeps) {
       const host = addressedHost(request.raw, viaProxy) ?? "localhost";
       const proto = (viaProxy ? firstValue(request.headers["x-forwarded-proto"]) : undefined) ?? ((request.socket as { encrypted?: boolean }).encrypted ? "https" : "http");
       const origin = `${proto === "https" ? "https" : "http"}://${host}`;
-      const scope = target.ping || target.repository === "*" ? undefined : challengeScope(target.repository, target.path, target.write);
+      const scope = target.ping ? undefined : challengeScope(target.repository, target.path, target.write);
       reply.header("www-authenticate", [bearerChallenge(origin, host, scope), BASIC_CHALLENGE["www-authenticate"]!]);
       done(new ServiceError(err.code, err.message));
     };
@@ -561,11 +561,11 @@ export function authorize(
   throw new ServiceError("forbidden", `${holder} does not hold ${what}${target.kind === "artifact" ? heldElsewhere(key.grants, target, need, now) : ""}`);
 }
 
-/** A request made with an OCI token: the ping, or an image's request its scopes allow (never the catalog). */
+/** A request made with an OCI token: the ping, or an image's request (or the catalog's) its scopes allow. */
 export function checkTokenScope(target: Target, scopes: readonly OciScope[]): void {
   if (target.kind !== "artifact" || !target.pathScoped) throw new ServiceError("unauthenticated", TOKEN_REFUSED);
   if (target.ping) return;
-  if (target.repository === "*" || !tokenAllows(scopes, target.repository, target.path, target.write)) throw new ServiceError("unauthenticated", TOKEN_SCOPE);
+  if (!tokenAllows(scopes, target.repository, target.path, target.write)) throw new ServiceError("unauthenticated", TOKEN_SCOPE);
 }
 
 /** The value of `Authorization: Bearer <value>`, or undefined. */

@@ -44,10 +44,11 @@ describe("OCI tokens", () => {
     expect(signer.verify("svcot_garbage", "default", NOW)).toBeUndefined();
   });
 
-  it("reads the scopes asked for, leaving out what is not an image's pull or push", () => {
-    expect(requestedScopes(["repository:containers/team/app:pull,push repository:containers/base:pull", "registry:catalog:*", "repository:norepo:pull", "repository:c/x:mount"])).toEqual([
+  it("reads the scopes asked for, leaving out what is not an image's pull or push or the catalog", () => {
+    expect(requestedScopes(["repository:containers/team/app:pull,push repository:containers/base:pull", "registry:catalog:*", "registry:other:*", "repository:norepo:pull", "repository:c/x:mount"])).toEqual([
       { repository: "containers", name: "team/app", pull: true, push: true },
       { repository: "containers", name: "base", pull: true, push: false },
+      { repository: "*", name: "", pull: true, push: false },
     ]);
     expect(requestedScopes(undefined)).toEqual([]);
     expect(requestedScopes("repository:c/a:* repository:c/b:delete")).toEqual([
@@ -65,6 +66,10 @@ describe("OCI tokens", () => {
       { repository: "public", name: "app", pull: true, push: false },
     ]);
     expect(grantedScopes(asked, [], undefined, NOW)).toEqual([]);
+    // The catalog: to a reader of every repository, not to one of some.
+    const catalog = requestedScopes("registry:catalog:*");
+    expect(grantedScopes(catalog, [], rights("*", ["repository:read"]), NOW)).toEqual(catalog);
+    expect(grantedScopes(catalog, [], held, NOW)).toEqual([]);
   });
 
   it("finds the image a /v2/ path names", () => {
@@ -121,6 +126,7 @@ describe("admission of OCI tokens", () => {
       ],
     });
     expect(await run("GET", "/v2/", {})).toMatchObject({ status: 401, challenge: ['Bearer realm="http://registry.test:8080/v2/token",service="registry.test:8080"', expect.stringMatching(/^Basic /)] });
+    expect(await run("GET", "/v2/_catalog", {})).toMatchObject({ status: 401, challenge: ['Bearer realm="http://registry.test:8080/v2/token",service="registry.test:8080",scope="registry:catalog:*"', expect.stringMatching(/^Basic /)] });
   });
 
   it("a token admits what its scopes allow, as the key it was issued to", async () => {
@@ -132,6 +138,13 @@ describe("admission of OCI tokens", () => {
     for (const [method, url] of [["POST", BLOB], ["GET", "/v2/containers/other/manifests/1.0"], ["GET", "/v2/_catalog"]] as const) {
       expect(await run(method, url, bearer(pullOnly))).toMatchObject({ status: 401, message: TOKEN_SCOPE });
     }
+  });
+
+  it("a token with the catalog's scope lists the catalog, and only that", async () => {
+    const reader = mint(rights("*", ["repository:read"]));
+    const catalog = claims(requestedScopes("registry:catalog:*"), { id: reader });
+    expect(await run("GET", "/v2/_catalog?n=10", bearer(catalog))).toEqual({ admittedAs: `key:default:${reader}` });
+    expect(await run("GET", "/v2/containers/team/app/manifests/1.0", bearer(catalog))).toMatchObject({ status: 401, message: TOKEN_SCOPE });
   });
 
   it("an expired or forged token is refused with the challenge", async () => {

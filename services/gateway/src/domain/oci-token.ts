@@ -11,7 +11,11 @@ import { Right, rightsFor, type CompiledGrant } from "@svc/grants";
  * so a revoked key's tokens stop working as its cache entry goes.
  */
 
-/** One image's actions a token allows: `repository:<repository>/<image>:pull,push`. */
+/**
+ * One image's actions a token allows: `repository:<repository>/<image>:pull,push`; or the
+ * catalog's, `registry:catalog:*` (repository `*`, no image name: a pull of the list of every
+ * repository's images, held with repository:read over `*`, as `/v2/_catalog` asks with a key).
+ */
 export interface OciScope {
   repository: string;
   name: string;
@@ -68,16 +72,24 @@ export function tokenSignerFactory(internalSecret: string) {
   return { sign, verify };
 }
 
+/** The catalog's scope as the token protocol names it (distribution's `registry:catalog:*`). */
+const CATALOG_SCOPE = "registry:catalog:*";
+const isCatalog = (s: Pick<OciScope, "repository" | "name">) => s.repository === "*" && s.name === "";
+
 /**
  * The scopes a token request asks for: each `scope` parameter holds one or more
- * space-separated `repository:<repository>/<image>:<actions>` (`pull`, `push`, `delete`, `*`). Anything else (another resource
- * type, a name without an image, an unknown action) is left out, never an error, as the token
- * protocol asks.
+ * space-separated `repository:<repository>/<image>:<actions>` (`pull`, `push`, `delete`, `*`),
+ * or `registry:catalog:*`. Anything else (another resource type, a name without an image, an
+ * unknown action) is left out, never an error, as the token protocol asks.
  */
 export function requestedScopes(scope: string | string[] | undefined): OciScope[] {
   const texts = (Array.isArray(scope) ? scope : scope === undefined ? [] : [scope]).flatMap((s) => s.split(" ")).filter((s) => s !== "");
   const out: OciScope[] = [];
   for (const text of texts) {
+    if (text === CATALOG_SCOPE) {
+      out.push({ repository: "*", name: "", pull: true, push: false });
+      continue;
+    }
     const first = text.indexOf(":");
     const last = text.lastIndexOf(":");
     if (first < 0 || last === first || text.slice(0, first) !== "repository") continue;
@@ -101,7 +113,7 @@ export function requestedScopes(scope: string | string[] | undefined): OciScope[
 export function grantedScopes(asked: readonly OciScope[], anonymous: readonly CompiledGrant[], grants: readonly CompiledGrant[] | undefined, nowMs: number): OciScope[] {
   const out: OciScope[] = [];
   for (const s of asked) {
-    const path = `${s.name}/`;
+    const path = isCatalog(s) ? "" : `${s.name}/`;
     let held = rightsFor(anonymous as CompiledGrant[], s.repository, path, nowMs);
     if (grants) held |= rightsFor(grants as CompiledGrant[], s.repository, path, nowMs);
     const g = { ...s, pull: s.pull && (held & Right.repositoryRead) !== 0, push: s.push && (held & Right.repositoryWrite) !== 0 };
@@ -124,8 +136,9 @@ export function ociImageName(path: string): string | undefined {
   return undefined;
 }
 
-/** Whether a token's scopes allow a request on `repository`'s `path` (pull to read, push to write). */
+/** Whether a token's scopes allow a request on `repository`'s `path` (pull to read, push to write; the catalog: repository `*`, no path). */
 export function tokenAllows(scopes: readonly OciScope[], repository: string, path: string, write: boolean): boolean {
+  if (repository === "*") return path === "" && !write && scopes.some((s) => isCatalog(s) && s.pull);
   const name = ociImageName(path);
   if (name === undefined) return false;
   return scopes.some((s) => s.repository === repository && s.name === name && (write ? s.push : s.pull));
@@ -141,6 +154,7 @@ export function bearerChallenge(origin: string, host: string, scope: string | un
 
 /** The scope a request on `repository`'s `path` needs, as the challenge names it; undefined when the path names no image. */
 export function challengeScope(repository: string, path: string, write: boolean): string | undefined {
+  if (repository === "*") return path === "" && !write ? CATALOG_SCOPE : undefined;
   const name = ociImageName(path);
   return name === undefined ? undefined : `repository:${repository}/${name}:${write ? "pull,push" : "pull"}`;
 }

@@ -90,7 +90,8 @@ export function ociRoutes(app: ServiceApp, deps: OciRoutesDeps): void {
    * index row naming the blob already stored, under the blob's lock so a reclaim cannot take it
    * meanwhile). Only from the source the gateway found the caller may read (the signed
    * MOUNT_SOURCE_HEADER equals `from`), and only when the source holds the blob; otherwise
-   * undefined, and the caller gets a plain upload.
+   * undefined, and the caller gets a plain upload. One that would take the image's repository
+   * over its storage quota is refused as the blob's push would be.
    */
   const mount = async (req: FastifyRequest, r: { repository: string; name: string }, mountDigest: string, from: string): Promise<string | undefined> => {
     if (req.headers[MOUNT_SOURCE_HEADER] !== from) return undefined;
@@ -105,7 +106,8 @@ export function ociRoutes(app: ServiceApp, deps: OciRoutesDeps): void {
       if (!(await blobs.head(row.sha256))) throw new OciError("BLOB_UNKNOWN", "the source blob is gone");
     };
     try {
-      const outcome = await artifacts.indexFound(ociAddress(r.repository, r.name, "blobs", digest.text), { sha256: row.sha256, size: row.size, at: new Date() }, present);
+      // Counted against the image's repository's quota as a push of the blob would be (a refusal: SIZE_INVALID, 413).
+      const outcome = await artifacts.indexFound(ociAddress(r.repository, r.name, "blobs", digest.text), { sha256: row.sha256, size: row.size, at: new Date() }, present, { quota: true });
       return outcome === "missing" ? undefined : digest.text;
     } catch (err) {
       if (err instanceof OciError) return undefined;

@@ -20,7 +20,8 @@ if (flag("help")) {
        npm run bench -- --npm [--versions=500] [--big-versions=2000] [--packages=200] [--burst=20] [--installs=8] [--connections=50] [--duration=8] [--rounds=2] [--warmup=3] [--profile]
        npm run bench -- --proxy [--packages=200] [--profile[=artifacts|gateway|auth]]
        npm run bench -- --against=<another checkout> [--packages=200]
-       npm run bench -- --s3 [--publishes=1000] [--connections=50] [--duration=8] [--rounds=2] [--large-runs=5]`);
+       npm run bench -- --s3 [--publishes=1000] [--connections=50] [--duration=8] [--rounds=2] [--large-runs=5]
+       npm run bench -- --oci [--connections=50] [--duration=8] [--rounds=2] [--warmup=3] [--large-runs=5]`);
   process.exit(0);
 }
 
@@ -85,6 +86,8 @@ export const S3_PUBLISHES = Math.floor(option("publishes", 1000));
 export const NPM = flag("npm");
 // --proxy: a proxy repository beside Verdaccio with an uplink, the same upstream (bench/npm-proxy-bench.ts).
 export const PROXY = flag("proxy");
+// --oci: the OCI registry beside Debian's docker-registry (bench/oci-bench.ts).
+export const OCI = flag("oci");
 export const NPM_SIZES = {
   /** Versions of the package whose metadata rate is measured. */
   versions: Math.floor(option("versions", 500)),

@@ -6,7 +6,7 @@ import { CONNECTIONS, DURATION, GOAL_LARGE, GOAL_SMALL, LARGE_RUNS, LARGE_SIZE, 
 import type { CpuSnapshot } from "./procstat.js";
 import type { SmallResult } from "./small-files.js";
 
-function table(head: string[], rows: (string | number)[][]): string {
+export function table(head: string[], rows: (string | number)[][]): string {
   const cells = [head, ...rows.map((r) => r.map(String))];
   const widths = head.map((_, i) => Math.max(...cells.map((r) => (r[i] ?? "").length)));
   // Figures are right-aligned, text left-aligned.

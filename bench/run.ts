@@ -20,11 +20,12 @@ import { check, closeDispatcher, largeBody, put } from "./bench-files.js";
 import { startBenchSuite } from "./bench-suite.js";
 import { largeOnce, measureLarge, startDownloader, type LargeResult, type LargeTarget } from "./large-files.js";
 import { findNginx, startNginx, type RunningNginx } from "./nginx.js";
-import { AGAINST, PROXY, S3, dataDir, LARGE, LARGE_PATH, LARGE_SIZE, log, NGINX, NPM, nginxDir, PROFILE, PROFILE_SERVICE, profileDir, RATE_LIMIT, ROUNDS, SCALE, SMALL, SMALL_PATH, SMALL_SIZE, suiteDir } from "./options.js";
+import { AGAINST, OCI, PROXY, S3, dataDir, LARGE, LARGE_PATH, LARGE_SIZE, log, NGINX, NPM, nginxDir, PROFILE, PROFILE_SERVICE, profileDir, RATE_LIMIT, ROUNDS, SCALE, SMALL, SMALL_PATH, SMALL_SIZE, suiteDir } from "./options.js";
 import type { Procs } from "./procstat.js";
 import { printReport } from "./report.js";
 import { runAgainst } from "./against.js";
 import { runNpm } from "./npm-bench.js";
+import { runOci } from "./oci-bench.js";
 import { runProxy } from "./npm-proxy-bench.js";
 import { runS3 } from "./s3.js";
 import { runScale } from "./scale.js";
@@ -154,7 +155,7 @@ async function main(): Promise<void> {
   }
 }
 
-(SCALE ? withSignals(runScale) : NPM ? withSignals(runNpm) : PROXY ? withSignals(runProxy) : AGAINST ? withSignals(runAgainst) : S3 ? withSignals(runS3) : main()).then(
+(SCALE ? withSignals(runScale) : NPM ? withSignals(runNpm) : PROXY ? withSignals(runProxy) : OCI ? withSignals(runOci) : AGAINST ? withSignals(runAgainst) : S3 ? withSignals(runS3) : main()).then(
   () => process.exit(0),
   (err: unknown) => {
     log(`failed: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);

@@ -1,0 +1,269 @@
+// `npm run bench -- --oci`: our OCI registry (format `oci` at /v2/, through the gateway, with a
+// key sent as Basic) side by side with the registry people run today, Debian's docker-registry
+// (CNCF distribution 2.8) on the same disk, with bcrypt htpasswd authentication, in one run:
+//   - blob pull MB/s of a 256 MiB layer (bench/downloader.ts, targets taking turns);
+//   - manifest GETs per second (autocannon, the same connections and rounds as the small files);
+//   - the wall time of `skopeo copy` of a 5-layer image in (an OCI layout into the registry, a
+//     new image name each round, so every blob is sent) and out (the registry into a fresh layout).
+// Figures are printed as ratios ours/distribution, never asserted. Goal: at or above
+// distribution on every figure (bench/README.md, "OCI against docker-registry").
+import { spawn, spawnSync } from "node:child_process";
+import { createHash, randomBytes } from "node:crypto";
+import { createReadStream, createWriteStream, mkdirSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { pipeline } from "node:stream/promises";
+import autocannon from "autocannon";
+import { request } from "undici";
+import { ensureDebianPackages, freePort } from "@svc/devstack";
+import { largeBody } from "./bench-files.js";
+import { startBenchSuite } from "./bench-suite.js";
+import { startDownloader } from "./large-files.js";
+import { tarOf } from "./npm-packages.js";
+import { CONNECTIONS, dataDir, DURATION, LARGE_RUNS, LARGE_SIZE, log, ROUNDS, suiteDir, WARMUP } from "./options.js";
+import { table } from "./report.js";
+
+const ociDir = join(dataDir, "oci");
+const OCI_MANIFEST = "application/vnd.oci.image.manifest.v1+json";
+const OCI_CONFIG = "application/vnd.oci.image.config.v1+json";
+const OCI_LAYER = "application/vnd.oci.image.layer.v1.tar";
+/** The layers of the image `skopeo copy` moves: five of 16 MiB. */
+const COPY_LAYERS = 5;
+const COPY_LAYER_BYTES = 16 * 1024 * 1024;
+const COPY_ROUNDS = 3;
+
+/** One registry as the bench reaches it: its origin, the repository prefix of its images, Basic credentials. */
+interface Registry {
+  label: string;
+  origin: string;
+  /** Prepended to an image name: `images/` on ours (the repository), nothing on distribution. */
+  prefix: string;
+  user: string;
+  password: string;
+}
+
+const basic = (r: Registry) => `Basic ${Buffer.from(`${r.user}:${r.password}`).toString("base64")}`;
+const sha256 = (b: Buffer) => `sha256:${createHash("sha256").update(b).digest("hex")}`;
+
+/** docker-registry (distribution 2.8) on a free port, its storage and htpasswd (bcrypt) under the bench's data folder. */
+async function startDistribution(cleanups: Array<() => Promise<unknown>>): Promise<Registry> {
+  await ensureDebianPackages(["docker-registry", "apache2-utils"], log);
+  const dir = join(ociDir, "distribution");
+  rmSync(dir, { recursive: true, force: true });
+  mkdirSync(join(dir, "storage"), { recursive: true });
+  const password = randomBytes(18).toString("base64url");
+  const hashed = spawnSync("htpasswd", ["-nbB", "bench", password], { encoding: "utf8" });
+  if (hashed.status !== 0) throw new Error(`htpasswd failed: ${hashed.stderr}`);
+  writeFileSync(join(dir, "htpasswd"), hashed.stdout);
+  const port = await freePort();
+  writeFileSync(
+    join(dir, "config.yml"),
+    `version: 0.1
+log:
+  level: error
+  accesslog:
+    disabled: true
+storage:
+  filesystem:
+    rootdirectory: ${join(dir, "storage")}
+  delete:
+    enabled: true
+http:
+  addr: 127.0.0.1:${port}
+auth:
+  htpasswd:
+    realm: bench
+    path: ${join(dir, "htpasswd")}
+`,
+  );
+  const child = spawn("docker-registry", ["serve", join(dir, "config.yml")], { stdio: ["ignore", "ignore", "pipe"] });
+  let stderr = "";
+  child.stderr.setEncoding("utf8").on("data", (c: string) => (stderr = (stderr + c).slice(-4000)));
+  const kill = () => child.kill("SIGKILL");
+  process.once("exit", kill);
+  cleanups.push(async () => {
+    process.removeListener("exit", kill);
+    child.kill("SIGTERM");
+  });
+  const origin = `http://127.0.0.1:${port}`;
+  for (const end = Date.now() + 30_000; ; await new Promise((r) => setTimeout(r, 200))) {
+    const answered = await request(`${origin}/v2/`).then((r) => (r.body.dump(), r.statusCode), () => 0);
+    if (answered === 401) break;
+    if (child.exitCode !== null || Date.now() > end) throw new Error(`docker-registry did not start: ${stderr}`);
+  }
+  return { label: "distribution", origin, prefix: "", user: "bench", password };
+}
+
+/** A monolithic blob push (POST, then PUT with the digest), the body streamed from `body()`. */
+async function pushBlob(r: Registry, image: string, digest: string, size: number, body: () => NodeJS.ReadableStream | Buffer): Promise<void> {
+  const auth = { authorization: basic(r) };
+  const started = await request(`${r.origin}/v2/${r.prefix}${image}/blobs/uploads/`, { method: "POST", headers: auth });
+  await started.body.dump();
+  const location = started.headers.location;
+  if (started.statusCode !== 202 || typeof location !== "string") throw new Error(`${r.label}: POST blobs/uploads answered ${started.statusCode}`);
+  const url = new URL(location, r.origin);
+  url.searchParams.set("digest", digest);
+  const put = await request(url, { method: "PUT", headers: { ...auth, "content-type": "application/octet-stream", "content-length": String(size) }, body: body() as never });
+  const text = await put.body.text();
+  if (put.statusCode !== 201) throw new Error(`${r.label}: PUT of blob ${digest} answered ${put.statusCode}: ${text.slice(0, 300)}`);
+}
+
+async function pushManifest(r: Registry, image: string, tag: string, manifest: Buffer): Promise<void> {
+  const res = await request(`${r.origin}/v2/${r.prefix}${image}/manifests/${tag}`, { method: "PUT", headers: { authorization: basic(r), "content-type": OCI_MANIFEST }, body: manifest });
+  const text = await res.body.text();
+  if (res.statusCode !== 201) throw new Error(`${r.label}: PUT manifest answered ${res.statusCode}: ${text.slice(0, 300)}`);
+}
+
+/** The 256 MiB layer, written once to disk (its digest known before any push), and pushed to each registry with a small image around it. */
+async function seed(registries: Registry[]): Promise<{ layer: string }> {
+  const file = join(ociDir, "layer-256m.bin");
+  const hash = createHash("sha256");
+  await pipeline(largeBody(), async function* (source) {
+    for await (const chunk of source) {
+      hash.update(chunk as Buffer);
+      yield chunk;
+    }
+  }, createWriteStream(file));
+  const layer = `sha256:${hash.digest("hex")}`;
+  const config = Buffer.from(JSON.stringify({ architecture: "amd64", os: "linux", rootfs: { type: "layers", diff_ids: [layer] } }));
+  const manifest = Buffer.from(JSON.stringify({ schemaVersion: 2, mediaType: OCI_MANIFEST, config: { mediaType: OCI_CONFIG, digest: sha256(config), size: config.length }, layers: [{ mediaType: OCI_LAYER, digest: layer, size: LARGE_SIZE }] }));
+  for (const r of registries) {
+    const t0 = performance.now();
+    await pushBlob(r, "bench/big", layer, LARGE_SIZE, () => createReadStream(file));
+    await pushBlob(r, "bench/big", sha256(config), config.length, () => config);
+    await pushManifest(r, "bench/big", "v1", manifest);
+    log(`  ${r.label}: 256 MiB layer pushed in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+  }
+  rmSync(file, { force: true });
+  return { layer };
+}
+
+/** An OCI image layout of COPY_LAYERS layers, for `skopeo copy oci:<dir>:v1`. */
+function writeLayout(dir: string): void {
+  mkdirSync(join(dir, "blobs", "sha256"), { recursive: true });
+  const blob = (b: Buffer) => {
+    const d = sha256(b);
+    writeFileSync(join(dir, "blobs", "sha256", d.slice("sha256:".length)), b);
+    return d;
+  };
+  const layers = Array.from({ length: COPY_LAYERS }, (_, i) => {
+    const tar = tarOf({ [`layer-${i}.txt`]: randomBytes((COPY_LAYER_BYTES * 3) / 4).toString("base64") });
+    return { mediaType: OCI_LAYER, digest: blob(tar), size: tar.length };
+  });
+  const config = Buffer.from(JSON.stringify({ architecture: "amd64", os: "linux", rootfs: { type: "layers", diff_ids: layers.map((l) => l.digest) } }));
+  const manifest = Buffer.from(JSON.stringify({ schemaVersion: 2, mediaType: OCI_MANIFEST, config: { mediaType: OCI_CONFIG, digest: blob(config), size: config.length }, layers }));
+  const m = blob(manifest);
+  writeFileSync(join(dir, "index.json"), JSON.stringify({ schemaVersion: 2, manifests: [{ mediaType: OCI_MANIFEST, digest: m, size: manifest.length, annotations: { "org.opencontainers.image.ref.name": "v1" } }] }));
+  writeFileSync(join(dir, "oci-layout"), JSON.stringify({ imageLayoutVersion: "1.0.0" }));
+}
+
+/** One `skopeo copy`, timed; throws with skopeo's words when it fails. */
+async function skopeoCopy(args: string[]): Promise<number> {
+  const t0 = performance.now();
+  const child = spawn("skopeo", ["copy", "--quiet", ...args], { stdio: ["ignore", "ignore", "pipe"] });
+  let stderr = "";
+  child.stderr.setEncoding("utf8").on("data", (c: string) => (stderr += c));
+  const code = await new Promise<number | null>((resolve) => child.once("exit", resolve));
+  if (code !== 0) throw new Error(`skopeo copy ${args.filter((a) => !a.includes(":") || a.startsWith("oci:") || a.startsWith("docker:")).join(" ")} failed: ${stderr.slice(-1000)}`);
+  return (performance.now() - t0) / 1000;
+}
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+
+export async function runOci(): Promise<void> {
+  const cleanups: Array<() => Promise<unknown>> = [];
+  try {
+    rmSync(suiteDir, { recursive: true, force: true });
+    rmSync(ociDir, { recursive: true, force: true });
+    mkdirSync(ociDir, { recursive: true });
+    await ensureDebianPackages(["skopeo"], log);
+    const s = (await startBenchSuite(cleanups)).suite;
+    const created = await request(`${s.gatewayUrl}/api/repositories`, { method: "POST", headers: { "service-repository-key": s.bootstrapKey, "content-type": "application/json" }, body: JSON.stringify({ name: "images", format: "oci" }) });
+    if (created.statusCode !== 201) throw new Error(`creating the oci repository answered ${created.statusCode}: ${await created.body.text()}`);
+    await created.body.dump();
+    const ours: Registry = { label: "ours (gateway)", origin: s.gatewayUrl, prefix: "images/", user: "svc", password: s.bootstrapKey };
+    const distribution = await startDistribution(cleanups);
+    const registries = [ours, distribution];
+
+    log("pushing a 256 MiB layer and a small image around it to each registry");
+    const { layer } = await seed(registries);
+
+    // ---- blob pull MB/s
+    const client = startDownloader();
+    cleanups.push(() => client.stop());
+    const pulls = new Map(registries.map((r) => [r.label, [] as number[]]));
+    log(`blob pulls: one warm-up of 256 MiB per registry, then ${LARGE_RUNS} rounds in turns`);
+    for (let round = -1; round < LARGE_RUNS; round++) {
+      for (const r of registries) {
+        const mbps = await client.download(`${r.origin}/v2/${r.prefix}bench/big/blobs/${layer}`, { Authorization: basic(r) });
+        if (round >= 0) pulls.get(r.label)!.push(mbps);
+      }
+    }
+
+    // ---- manifest GETs per second
+    const manifests = new Map(registries.map((r) => [r.label, { ok: 0, seconds: 0, non2xx: 0, p50: [] as number[], p99: [] as number[] }]));
+    const cannon = (r: Registry, seconds: number) =>
+      autocannon({ url: `${r.origin}/v2/${r.prefix}bench/big/manifests/v1`, connections: CONNECTIONS, pipelining: 1, duration: seconds, headers: { authorization: basic(r), accept: OCI_MANIFEST } });
+    for (const r of registries) {
+      log(`manifests: ${r.label}: ${WARMUP} s warm-up`);
+      await cannon(r, WARMUP);
+    }
+    for (let round = 0; round < ROUNDS; round++) {
+      for (const r of registries) {
+        log(`manifests: ${r.label}: round ${round + 1}/${ROUNDS}, ${DURATION} s, ${CONNECTIONS} connections`);
+        const res = await cannon(r, DURATION);
+        const m = manifests.get(r.label)!;
+        m.ok += res["2xx"];
+        m.non2xx += res.non2xx;
+        m.seconds += res.duration;
+        m.p50.push(res.latency.p50);
+        m.p99.push(res.latency.p99);
+      }
+    }
+
+    // ---- skopeo copy in and out
+    const layout = join(ociDir, "layout");
+    writeLayout(layout);
+    const copies = new Map(registries.map((r) => [r.label, { in: [] as number[], out: [] as number[] }]));
+    log(`skopeo copy of a ${COPY_LAYERS}-layer image (${(COPY_LAYERS * COPY_LAYER_BYTES) / 1024 / 1024} MiB) in and out: ${COPY_ROUNDS} rounds in turns`);
+    for (let round = 0; round < COPY_ROUNDS; round++) {
+      for (const r of registries) {
+        const host = new URL(r.origin).host;
+        const creds = `${r.user}:${r.password}`;
+        const image = `docker://${host}/${r.prefix}bench/copy-${round}:v1`;
+        const c = copies.get(r.label)!;
+        c.in.push(await skopeoCopy(["--dest-tls-verify=false", "--dest-creds", creds, `oci:${layout}:v1`, image]));
+        const out = join(ociDir, `out-${round}-${r.label.split(" ")[0]}`);
+        c.out.push(await skopeoCopy(["--src-tls-verify=false", "--src-creds", creds, image, `oci:${out}:v1`]));
+        if (statSync(join(out, "index.json")).size === 0) throw new Error(`${r.label}: skopeo copied out an empty layout`);
+        rmSync(out, { recursive: true, force: true });
+      }
+    }
+
+    // ---- report
+    const mbps = (label: string) => {
+      const runs = pulls.get(label)!;
+      return (runs.length * LARGE_SIZE) / runs.reduce((a, x) => a + LARGE_SIZE / (x * 1e6), 0) / 1e6;
+    };
+    const rps = (label: string) => manifests.get(label)!.ok / manifests.get(label)!.seconds;
+    const [a, b] = [ours.label, distribution.label];
+    console.log(`\nOCI registry against docker-registry (distribution 2.8, bcrypt htpasswd), same disk, one run (${new Date().toISOString()})\n`);
+    console.log(
+      table(
+        ["figure", a, b, "ours/distribution"],
+        [
+          ["blob pull, 256 MiB (MB/s)", mbps(a).toFixed(0), mbps(b).toFixed(0), `x${(mbps(a) / mbps(b)).toFixed(2)}`],
+          ["manifest GETs (per second)", rps(a).toFixed(0), rps(b).toFixed(0), `x${(rps(a) / rps(b)).toFixed(2)}`],
+          ["  p50 / p99 latency (ms)", `${median(manifests.get(a)!.p50)} / ${median(manifests.get(a)!.p99)}`, `${median(manifests.get(b)!.p50)} / ${median(manifests.get(b)!.p99)}`, ""],
+          ["  answers not 2xx", manifests.get(a)!.non2xx, manifests.get(b)!.non2xx, ""],
+          [`skopeo copy in, ${COPY_LAYERS} layers (s, median)`, median(copies.get(a)!.in).toFixed(2), median(copies.get(b)!.in).toFixed(2), `x${(median(copies.get(b)!.in) / median(copies.get(a)!.in)).toFixed(2)}`],
+          [`skopeo copy out, ${COPY_LAYERS} layers (s, median)`, median(copies.get(a)!.out).toFixed(2), median(copies.get(b)!.out).toFixed(2), `x${(median(copies.get(b)!.out) / median(copies.get(a)!.out)).toFixed(2)}`],
+        ],
+      ),
+    );
+    console.log("\nRatios above 1 mean ours is faster (for the copies: distribution's time over ours). Goal: at or above x1.00 on every figure.");
+  } finally {
+    for (const c of cleanups.reverse()) await c().catch((err) => log(`cleanup: ${(err as Error).message}`));
+    rmSync(suiteDir, { recursive: true, force: true });
+    rmSync(ociDir, { recursive: true, force: true });
+  }
+}

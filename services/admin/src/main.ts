@@ -34,7 +34,7 @@ await bootService({
     // The heartbeats tell which nodes exist, so a gathering need not wait out its window.
     const peers = nodeControlFactory({ bus, control, nodes, self: metrics.node });
     // The deployment's meters sampled into Postgres for the console's charts, once per interval across the admin nodes.
-    const samples = meterSampleStoreFactory(db);
+    const samples = meterSampleStoreFactory(db, metrics.node);
     const sampler = meterSamplerFactory({
       store: samples,
       gather: async () => [await metrics.snapshot(), ...(await peers.gatherMetrics()).map((r) => r.metrics)],

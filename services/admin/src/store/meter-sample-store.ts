@@ -12,8 +12,8 @@ export interface RecentPublish {
   actor: string;
 }
 
-/** The sampled meters (meter_samples) and the recent publishes (recent_publishes), both kept for svc.metrics.history. */
-export function meterSampleStoreFactory(root: Kysely<AdminDatabase>) {
+/** The sampled meters (meter_samples, each naming the admin node `self` that took it) and the recent publishes (recent_publishes), both kept for svc.metrics.history. */
+export function meterSampleStoreFactory(root: Kysely<AdminDatabase>, self: string) {
   const db = () => root.withSchema(SCHEMA);
   return {
     async has(slot: Date): Promise<boolean> {
@@ -22,7 +22,7 @@ export function meterSampleStoreFactory(root: Kysely<AdminDatabase>) {
     async add(s: Sample): Promise<boolean> {
       const r = await db()
         .insertInto("meter_samples")
-        .values({ slot: s.slot, taken_at: s.takenAt, nodes: JSON.stringify(s.nodes), storage_bytes: s.storageBytes })
+        .values({ slot: s.slot, taken_at: s.takenAt, taken_by: self, nodes: JSON.stringify(s.nodes), storage_bytes: s.storageBytes })
         .onConflict((oc) => oc.column("slot").doNothing())
         .executeTakeFirst();
       return Number(r.numInsertedOrUpdatedRows ?? 0) > 0;

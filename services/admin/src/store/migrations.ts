@@ -56,6 +56,7 @@ export const migrations: Record<string, Migration> = {
         .createTable("meter_samples")
         .addColumn("slot", "timestamptz", (c) => c.primaryKey())
         .addColumn("taken_at", "timestamptz", (c) => c.notNull())
+        .addColumn("taken_by", "text", (c) => c.notNull())
         .addColumn("nodes", "jsonb", (c) => c.notNull())
         .addColumn("storage_bytes", "bigint")
         .execute();

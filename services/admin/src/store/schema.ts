@@ -43,6 +43,8 @@ export interface TenantSettingTable {
 export interface MeterSampleTable {
   slot: Date;
   taken_at: ColumnType<Date, Date, never>;
+  /** The admin node that took it. */
+  taken_by: ColumnType<string, string, never>;
   /** node -> its cumulative counters (SampleReading), as JSON. */
   nodes: ColumnType<unknown, string, never>;
   /** The bytes every repository's index holds (sum of svc_repository_used_bytes); null: no artifacts node answered. */

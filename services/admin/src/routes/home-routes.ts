@@ -1,5 +1,5 @@
 import { Type } from "@sinclair/typebox";
-import { Answer, Nullable, StringEnum, errorResponses, type ServiceApp } from "@svc/kit";
+import { Answer, Nullable, StringEnum, errorResponses, readLimit, type ServiceApp } from "@svc/kit";
 import { seriesOf } from "../domain/meter-sampling.js";
 import type { NodeRegistry } from "../domain/node-registry.js";
 import type { MeterSampleStore } from "../store/meter-sample-store.js";
@@ -63,14 +63,14 @@ export function homeRoutes(app: ServiceApp, deps: HomeRoutesDeps): void {
     {
       schema: {
         summary: "The latest publishes the admin service heard of (artifact.published), newest first, kept for svc.metrics.history",
-        querystring: Type.Object({ limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 100, description: "at most this many (default 10)" })) }, { additionalProperties: false }),
+        querystring: Type.Object({ limit: Type.Optional(Type.String({ description: "at most this many, 1-500 (default 10)" })) }, { additionalProperties: false }),
         response: {
           200: Type.Array(Answer({ time: Type.String({ format: "date-time" }), repository: Type.String(), path: Type.String(), size: Type.Integer(), actor: Type.String({ description: "key:<id>, person:<id>, anonymous or system:<service>" }) })),
           ...errorResponses(400),
         },
       },
     },
-    async (req) => (await deps.samples.publishes(req.query.limit ?? 10)).map((p) => ({ time: p.time.toISOString(), repository: p.repository, path: p.path, size: p.size, actor: p.actor })),
+    async (req) => (await deps.samples.publishes(req.query.limit === undefined ? 10 : readLimit(req.query.limit))).map((p) => ({ time: p.time.toISOString(), repository: p.repository, path: p.path, size: p.size, actor: p.actor })),
   );
 
   app.get(

@@ -17,7 +17,7 @@ const ANSWERS: Record<string, Partial<ApiResult>> = {
   "GET /api/repositories/libs": { body: { name: "libs", artifacts: 7 } },
   "GET /api/metrics/publishes?limit=10": { body: [{ time: "2026-11-29T12:30:00.000Z", repository: "libs", path: "left-pad/-/left-pad-1.0.0.tgz", size: 1024, actor: "person:dev/admin" }] },
   "GET /api/credentials?expiring=P14D&limit=10": { body: [{ id: "ab".repeat(32), label: "ci <bot>", expires: "2026-12-01T00:00:00.000Z" }] },
-  "GET /api/metrics/nodes": { body: [{ node: "gateway@h:1", service: "gateway", started: "2026-11-29T11:00:00.000Z", lastHeard: "2026-11-29T12:59:58.000Z", status: { redis: "down" } }] },
+  "GET /api/metrics/nodes": { body: [{ node: "gateway@h:1", service: "gateway", started: "2026-11-29T11:00:00.000Z", lastHeard: "2026-11-29T12:59:58.000Z", status: { nats: "up", redis: "down" } }, { node: "auth@h:2", service: "auth", started: "2026-11-29T11:00:00.000Z", lastHeard: "2026-11-29T12:59:58.000Z", status: { nats: "up", "bootstrap-key": "set" } }] },
   "GET /health/ready": { status: 503, body: { status: "down", checks: { redis: { status: "down" } } } },
 };
 
@@ -51,6 +51,7 @@ describe("the home page's overview", () => {
     expect(html).toContain("“ci &lt;bot&gt;”");
     expect(html).toMatch(/<code>gateway@h:1<\/code><\/td><td><span class="severity-warning">redis: down<\/span>/);
     expect(html).toContain("The deployment is down: redis down");
+    expect(html).toMatch(/<code>auth@h:2<\/code><\/td><td>ok<\/td>/);
     for (const href of ["/ui/posture", "/ui/metrics", "/ui/repositories", "/ui/credentials?expiring=soon"]) expect(html).toContain(`<a href="${href}">`);
     expect(html).not.toMatch(/<form method="post"/);
   });

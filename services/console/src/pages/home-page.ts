@@ -42,6 +42,9 @@ interface Health {
   checks?: Record<string, { status: string; error?: string }>;
 }
 
+/** What a node's heartbeat status says when all is well. */
+const FINE = new Set(["up", "ok", "set"]);
+
 /** Repositories whose file count is asked for one by one (their detail); the rest are on the Repositories page. */
 const LISTED = 20;
 
@@ -146,7 +149,8 @@ ${hour.ok && day.ok ? trafficTable(hour.value, day.value) : ""}`,
     html`<table class="data" id="nodes"><caption>The deployment is ${health?.status ?? "of unknown health"}${health?.checks ? `: ${Object.entries(health.checks).map(([n, c]) => `${n} ${c.status}`).join(", ")}` : ""}</caption>
 <thead><tr><th scope="col">Service</th><th scope="col">Node</th><th scope="col">Health</th><th scope="col">Last heard</th></tr></thead>
 <tbody>${list.map((n) => {
-      const problems = Object.entries(n.status).map(([k, v]) => `${k}: ${v}`);
+      // A node reports each dependency's state (nats: up, redis: down) and facts (bootstrap-key: set): only the rest is a problem.
+      const problems = Object.entries(n.status).filter(([, v]) => !FINE.has(v)).map(([k, v]) => `${k}: ${v}`);
       return html`<tr><td>${n.service}</td><td><code>${n.node}</code></td><td>${problems.length ? html`<span class="severity-warning">${problems.join(", ")}</span>` : "ok"}</td><td>${timeCell(n.lastHeard)}</td></tr>`;
     })}</tbody></table>`;
   const nodesPart = section("nodes-glance", "Nodes and their health", { href: "/ui/metrics", label: "Health checks and meters" }, nodes.ok ? nodeRows(nodes.value) : unavailable(nodes.why));

@@ -79,10 +79,12 @@ describe("console pages Metrics, Logs, Walks and Settings over the real API", ()
     expect(html).not.toContain(s.internalSecret);
   });
 
-  it("Metrics: meters with their descriptions and the health checks", async () => {
-    const html = main(await metricsPage.get(context(admin.key, { query: { q: "requests_total" } })));
-    expect(html).toMatch(/<code>svc_http_requests_total<\/code>[\s\S]*HTTP requests answered, by route pattern/);
+  it("Metrics: the health checks and the sampled series' charts, and the meters with their descriptions in the raw table", async () => {
+    const html = main(await metricsPage.get(context(admin.key)));
     expect(html).toMatch(/id="health"/);
+    expect(html).toContain('<figure class="chart" id="metrics-requests">');
+    const raw = main(await metricsPage.get(context(admin.key, { subpath: "/raw", query: { q: "requests_total" } })));
+    expect(raw).toMatch(/<code>svc_http_requests_total<\/code>[\s\S]*HTTP requests answered, by route pattern/);
   });
 
   it("every page refuses a key without manage:read with the gateway's reason", async () => {

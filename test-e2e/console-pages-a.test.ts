@@ -31,16 +31,17 @@ describe("console operations pages in a browser", () => {
     await s?.stop();
   });
 
-  it("Metrics: health checks, background tasks and meters with their descriptions, filtered by service", async () => {
+  it("Metrics: health checks and background tasks, and behind a link the meters with their descriptions, filtered by service", async () => {
     await open("/ui/metrics");
     expect(await page.locator("nav a[aria-current=page]").textContent()).toBe("Metrics");
     await expect.poll(() => page.locator("#health").count()).toBe(1);
+    await Promise.all([page.waitForURL(/\/ui\/metrics\/raw$/), page.click("#raw-link")]);
     // The service filter lists the nodes the admin service has heard a heartbeat from (one every
     // 5 s each; later on a busy machine): the page shown again until the gateway is among them.
     await expect
       .poll(
         async () => {
-          await open("/ui/metrics");
+          await open("/ui/metrics/raw");
           return page.locator("#service option[value=gateway]").count();
         },
         { timeout: 60_000, interval: 1_000 },

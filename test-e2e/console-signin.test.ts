@@ -69,7 +69,7 @@ describe("console sign-in", () => {
     await page.reload();
     await expect.poll(() => page.locator("h1").textContent()).toBe("Home");
     await expect.poll(() => page.locator("#signed-in-id").textContent()).toBe(alice);
-    await expect.poll(() => page.locator("main table").textContent()).toContain("manage:read");
+    await expect.poll(() => page.locator("#your-rights").textContent()).toContain("manage:read");
     expect(await page.locator('nav[aria-label="Console pages"] a').count()).toBeGreaterThan(0);
     await browser.screenshot(page, "home");
     // The header links the advisory count (the dev profile raises one at least) to the posture page.
@@ -108,10 +108,10 @@ describe("console sign-in", () => {
   it("the dev profile's admin and viewer accounts sign in with their own rights", async () => {
     const admin = await signInDev("admin");
     await expect.poll(() => admin.locator("#signed-in-id").textContent()).toBe("dev/admin");
-    await expect.poll(() => admin.locator("main table").textContent()).toContain("*");
+    await expect.poll(() => admin.locator("#your-rights").textContent()).toContain("*");
     const viewer = await signInDev("viewer");
     await expect.poll(() => viewer.locator("#signed-in-id").textContent()).toBe("dev/viewer");
-    const rights = await viewer.locator("main table").textContent();
+    const rights = await viewer.locator("#your-rights").textContent();
     expect(rights).toContain("manage:read");
     expect(rights).not.toContain("manage:write");
   });

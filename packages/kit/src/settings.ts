@@ -81,11 +81,13 @@ const duration: Parser<number> = (raw) => {
   const ms = parseSettingDuration(raw);
   return ms === undefined ? { ok: false, reason: "must be a duration such as PT5M, 300s, 5m or 300 (seconds)" } : { ok: true, value: ms };
 };
-/** The lifetime of a signed object-store URL: at least a second, at most the 7 days SigV4 allows. */
-const signedUrlTtl: Parser<number> = (raw) => {
+/** A duration from `min` to `max` milliseconds, described with their texts. */
+const durationWithin = (min: number, max: number, range: string): Parser<number> => (raw) => {
   const ms = parseSettingDuration(raw);
-  return ms === undefined || ms < 1000 || ms > 7 * 86_400_000 ? { ok: false, reason: "must be a duration from 1s to 7 days, such as 60s" } : { ok: true, value: ms };
+  return ms === undefined || ms < min || ms > max ? { ok: false, reason: `must be a duration from ${range}` } : { ok: true, value: ms };
 };
+/** The lifetime of a signed object-store URL: at least a second, at most the 7 days SigV4 allows. */
+const signedUrlTtl = durationWithin(1000, 7 * 86_400_000, "1s to 7 days, such as 60s");
 /**
  * A minimum age (the cooldown's), kept as written (`72h`, `3d`, `P3D`) so it reads back the same
  * in `GET /api/settings` and in the stored text; blank, `0` and `off` are none (""). minAgeMs reads it.
@@ -304,6 +306,10 @@ export const SETTINGS = {
     description: "`true`: a GET of an artifact is answered with a 307 redirect to a short-lived pre-signed URL of its object in the bucket, after every check a download has (access, preconditions, the download recorded), so the object store sends the bytes instead of the artifacts service; HEAD, 304, errors and requests with `If-Match`, `If-Unmodified-Since` or `If-Range` are still answered by the server. Clients must reach `svc.storage.s3.endpoint` (docs/install/s3-redirect.md). Needs `svc.storage=s3`: a node on the filesystem refuses to start with it." }),
   s3RedirectTtlMs: def("svc.storage.s3.redirect.ttl", signedUrlTtl, 60_000, { readBy: ["artifacts"], defaultText: "60s",
     description: "How long a redirect's pre-signed URL stays valid (1s to 7 days): a client must start its download within it (one under way is not cut when it expires)." }),
+  metricsSampleIntervalMs: def("svc.metrics.sample-interval", durationWithin(1000, 3_600_000, "1s to 1h, such as 1m"), 60_000, { readBy: ["admin"], defaultText: "1m",
+    description: "How often the admin service samples the deployment's meters (requests, errors, latency, storage) into Postgres for the console's charts: once per interval across every admin node." }),
+  metricsHistoryMs: def("svc.metrics.history", durationWithin(3_600_000, 90 * 86_400_000, "1h to 90 days, such as P1D"), 86_400_000, { readBy: ["admin"], defaultText: "P1D",
+    description: "How long the sampled meters (and the recent publishes the console's home page lists) are kept; older samples are removed as new ones are taken." }),
   logLevel: def("svc.log-level", logLevel, "info", { perProcess: true, readBy: ALL,
     description: "pino level: `fatal`, `error`, `warn`, `info`, `debug`, `trace` or `silent`." }),
   uiSessionLifetimeMs: def("svc.ui.session.lifetime", duration, 12 * 3_600_000, { readBy: ["console"], defaultText: "PT12H",

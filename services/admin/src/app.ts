@@ -6,6 +6,7 @@ import { capabilityRoutes, type Capabilities } from "./routes/capability-routes.
 import { openapiRoutes } from "./routes/openapi-routes.js";
 import { operationsRoutes, type OperationsDeps } from "./routes/operation-routes.js";
 import { settingsRoutes } from "./routes/settings-routes.js";
+import { homeRoutes, type HomeRoutesDeps } from "./routes/home-routes.js";
 import type { LiveSettings } from "./domain/live-settings.js";
 import type { RuntimeSettingStore } from "./store/runtime-setting-store.js";
 
@@ -23,6 +24,8 @@ export interface AdminDeps {
   checks: Check[];
   /** This process's own settings report (kit's answerSettings). */
   ownSettings: () => SettingsReply;
+  /** The sampled meters, the recent publishes and the nodes, for the console's home page. */
+  home: Omit<HomeRoutesDeps, "nodes">;
 }
 
 export function buildApp(deps: AdminDeps): FastifyInstance {
@@ -30,6 +33,7 @@ export function buildApp(deps: AdminDeps): FastifyInstance {
   capabilityRoutes(app, deps.capabilities);
   operationsRoutes(app, { ...deps.operations, peers: deps.peers, live: deps.live });
   settingsRoutes(app, { peers: deps.peers, own: deps.ownSettings, live: deps.live, store: deps.runtimeSettings });
+  homeRoutes(app, { ...deps.home, nodes: deps.operations.nodes });
   openapiRoutes(app, { peers: deps.peers, own: () => apiReport(deps.operations.metrics) });
   return app;
 }

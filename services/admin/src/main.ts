@@ -8,6 +8,9 @@ import { collectHeartbeats } from "./messaging/heartbeat-collector.js";
 import { nodeControlFactory } from "./messaging/node-control.js";
 import { capabilitiesOf } from "./routes/capability-routes.js";
 import { limitStoreFactory } from "./store/limit-store.js";
+import { meterSamplerFactory } from "./domain/meter-sampling.js";
+import { listenForPublishes } from "./messaging/publish-listener.js";
+import { meterSampleStoreFactory } from "./store/meter-sample-store.js";
 import { migrations } from "./store/migrations.js";
 import { runtimeSettingStoreFactory } from "./store/runtime-setting-store.js";
 import { SCHEMA, type AdminDatabase } from "./store/schema.js";
@@ -30,6 +33,16 @@ await bootService({
     }
     // The heartbeats tell which nodes exist, so a gathering need not wait out its window.
     const peers = nodeControlFactory({ bus, control, nodes, self: metrics.node });
+    // The deployment's meters sampled into Postgres for the console's charts, once per interval across the admin nodes.
+    const samples = meterSampleStoreFactory(db, metrics.node);
+    const sampler = meterSamplerFactory({
+      store: samples,
+      gather: async () => [await metrics.snapshot(), ...(await peers.gatherMetrics()).map((r) => r.metrics)],
+      intervalMs: config.metricsSampleIntervalMs,
+      historyMs: config.metricsHistoryMs,
+      log,
+    });
+    listenForPublishes({ bus, store: samples, log });
     const app = buildApp({
       log,
       internalSecret: config.internalSecret,
@@ -40,6 +53,7 @@ await bootService({
       peers,
       live,
       runtimeSettings,
+      home: { samples, intervalMs: config.metricsSampleIntervalMs },
       operations: {
         settings: config,
         nodes,
@@ -49,6 +63,7 @@ await bootService({
         ownLogs: (q) => answerLogs(ring, metrics.node, "admin", q),
       },
     });
-    return { app };
+    sampler.start();
+    return { app, closers: [() => sampler.stop()] };
   },
 });

@@ -48,4 +48,29 @@ export const migrations: Record<string, Migration> = {
       await db.schema.withSchema(SCHEMA).alterTable("setting_changes").addColumn("tenant", "text").execute();
     },
   },
+  // Numbered with the work's own suffix: renumber at the merge if another 0004 lands first.
+  "0004_home_meter_samples": {
+    async up(db: Kysely<unknown>) {
+      await db.schema
+        .withSchema(SCHEMA)
+        .createTable("meter_samples")
+        .addColumn("slot", "timestamptz", (c) => c.primaryKey())
+        .addColumn("taken_at", "timestamptz", (c) => c.notNull())
+        .addColumn("taken_by", "text", (c) => c.notNull())
+        .addColumn("nodes", "jsonb", (c) => c.notNull())
+        .addColumn("storage_bytes", "bigint")
+        .execute();
+      await db.schema
+        .withSchema(SCHEMA)
+        .createTable("recent_publishes")
+        .addColumn("id", "text", (c) => c.primaryKey())
+        .addColumn("published_at", "timestamptz", (c) => c.notNull())
+        .addColumn("repository", "text", (c) => c.notNull())
+        .addColumn("path", "text", (c) => c.notNull())
+        .addColumn("size", "bigint", (c) => c.notNull())
+        .addColumn("actor", "text", (c) => c.notNull())
+        .execute();
+      await db.schema.withSchema(SCHEMA).createIndex("recent_publishes_published_at").on("recent_publishes").column("published_at").execute();
+    },
+  },
 };

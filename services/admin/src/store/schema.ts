@@ -35,7 +35,35 @@ export interface TenantSettingTable {
   updated_at: ColumnType<Date, Date | undefined, Date>;
 }
 
+/**
+ * One sampling of the deployment's meters (domain/meter-sampling.ts), taken once per interval
+ * across every admin node: `slot` (the instant rounded down to the interval) is the key, so a
+ * second node's insert of the same slot does nothing.
+ */
+export interface MeterSampleTable {
+  slot: Date;
+  taken_at: ColumnType<Date, Date, never>;
+  /** The admin node that took it. */
+  taken_by: ColumnType<string, string, never>;
+  /** node -> its cumulative counters (SampleReading), as JSON. */
+  nodes: ColumnType<unknown, string, never>;
+  /** The bytes every repository's index holds (sum of svc_repository_used_bytes); null: no artifacts node answered. */
+  storage_bytes: ColumnType<string | null, number | null, never>;
+}
+
+/** A publish the admin service heard of (artifact.published), for the console's home page; kept for svc.metrics.history. */
+export interface RecentPublishTable {
+  id: string;
+  published_at: Date;
+  repository: string;
+  path: string;
+  size: ColumnType<string, number, never>;
+  actor: string;
+}
+
 export interface AdminDatabase {
+  meter_samples: MeterSampleTable;
+  recent_publishes: RecentPublishTable;
   rate_limits: RateLimitTable;
   runtime_settings: RuntimeSettingTable;
   setting_changes: SettingChangeTable;

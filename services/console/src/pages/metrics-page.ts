@@ -1,6 +1,7 @@
 import { html, type Html } from "./html.js";
 import { expectOkText } from "./operations-parts.js";
-import { expectOk, type ConsolePage } from "./page-contract.js";
+import { ApiRefusal, expectOk, type ApiResult, type ConsolePage, type PageContext, type PageOutcome } from "./page-contract.js";
+import { chartWindowOf, deploymentCharts, readSeries, windowSwitch } from "./deployment-charts.js";
 import { pager } from "./page-widgets.js";
 import { parseExposition, type MetricFamily, type Sample } from "./prometheus-text.js";
 
@@ -55,45 +56,69 @@ ${Object.entries(h.checks).map(([name, c]) => html`<tr><th scope="row">${name}</
 </table>`;
 }
 
+/** The raw table's address: every meter, filtered by service and text, paged by meter. */
+const RAW = "/ui/metrics/raw";
+
 /**
- * The deployment's meters (GET /metrics: every process's, labelled by service and node) with
- * their descriptions, the gateway's health checks (GET /health/ready, with the detail a
- * manage:read holder gets), and the background work's state; filtered by service and text,
- * paged by meter.
+ * The deployment at a glance: the gateway's health checks (GET /health/ready, with the detail a
+ * manage:read holder gets), the charts of the meters that matter (the admin service's samples,
+ * GET /api/metrics/series) and the background work's state. Every meter (GET /metrics: every
+ * process's, labelled by service and node) with its description is the raw table at
+ * /ui/metrics/raw, filtered by service and text, paged by meter.
  */
 export const metricsPage: ConsolePage = {
   slug: "metrics",
   nav: "Metrics",
   needs: "manage:read on *",
   async get(ctx) {
-    const [metricsRes, healthRes] = await Promise.all([ctx.api<string>("GET", "/metrics"), ctx.api<Health>("GET", "/health/ready")]);
+    if (ctx.subpath === "/raw") return rawTable(ctx);
+    if (ctx.subpath !== "") throw new ApiRefusal(404, "There is no such Metrics page.");
+    const window = chartWindowOf(ctx.query.window);
+    const [metricsRes, healthRes, series] = await Promise.all([ctx.api<string>("GET", "/metrics"), ctx.api<Health>("GET", "/health/ready"), readSeries(ctx, window)]);
     const families = parseExposition(expectOkText(metricsRes));
-    // 503 is the health answer when something is down: still the page's content, not a failure.
-    const health = healthRes.status === 200 || healthRes.status === 503 ? (healthRes.body as Health) : expectOk(healthRes);
-    const services = [...new Set(families.flatMap((f) => f.samples.map((s) => s.labels.service ?? "")))].filter((s) => s !== "").sort();
-    const service = services.includes(ctx.query.service ?? "") ? ctx.query.service : undefined;
-    const text = (ctx.query.q ?? "").trim().toLowerCase();
-    const wanted = families.filter((f) => visible(f, service).length > 0 && (text === "" || f.name.toLowerCase().includes(text) || f.help.toLowerCase().includes(text)));
-    const background = wanted.filter((f) => BACKGROUND.test(f.name));
-    // By name, so a page holds a stable run of meters whatever order the processes answered in.
-    const others = wanted.filter((f) => !BACKGROUND.test(f.name)).sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-    const start = ctx.query.after ? others.findIndex((f) => f.name === ctx.query.after) + 1 : 0;
-    const page = others.slice(start, start + PAGE);
-    const next = start + PAGE < others.length ? page[page.length - 1]?.name : undefined;
+    const health = healthOf(healthRes);
+    const background = families.filter((f) => BACKGROUND.test(f.name) && visible(f, undefined).length > 0);
     return {
       kind: "html",
       title: "Metrics",
       main: html`${healthTable(health)}
-<form method="get" action="/ui/metrics" class="filters" role="search">
+<section aria-labelledby="charts-h">
+<h2 id="charts-h">Requests, errors, latency and storage</h2>
+${windowSwitch("/ui/metrics", window)}
+${deploymentCharts(series, "metrics")}
+</section>
+${background.length ? familyTable("background", "Background tasks: walks, webhook delivery, the event outbox", background, undefined) : html`<p>No background task reports a meter.</p>`}
+<p class="more"><a href="${RAW}" id="raw-link">Every meter, with its description and value (the raw table of ${families.length} meters)</a></p>`,
+    };
+  },
+};
+
+// 503 is the health answer when something is down: still the page's content, not a failure.
+const healthOf = (res: ApiResult<Health>): Health => (res.status === 200 || res.status === 503 ? (res.body as Health) : expectOk(res));
+
+async function rawTable(ctx: PageContext): Promise<PageOutcome> {
+  const families = parseExposition(expectOkText(await ctx.api<string>("GET", "/metrics")));
+  const services = [...new Set(families.flatMap((f) => f.samples.map((s) => s.labels.service ?? "")))].filter((s) => s !== "").sort();
+  const service = services.includes(ctx.query.service ?? "") ? ctx.query.service : undefined;
+  const text = (ctx.query.q ?? "").trim().toLowerCase();
+  const wanted = families.filter((f) => visible(f, service).length > 0 && (text === "" || f.name.toLowerCase().includes(text) || f.help.toLowerCase().includes(text)));
+  // By name, so a page holds a stable run of meters whatever order the processes answered in.
+  const sorted = [...wanted].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  const start = ctx.query.after ? sorted.findIndex((f) => f.name === ctx.query.after) + 1 : 0;
+  const page = sorted.slice(start, start + PAGE);
+  const next = start + PAGE < sorted.length ? page[page.length - 1]?.name : undefined;
+  return {
+    kind: "html",
+    title: "Metrics: every meter",
+    main: html`<p><a href="/ui/metrics">Back to the charts and health checks</a></p>
+<form method="get" action="${RAW}" class="filters" role="search">
 <label for="service">Service</label>
 <select id="service" name="service"><option value="">every service</option>${services.map((s) => html`<option value="${s}"${s === service ? html` selected` : ""}>${s}</option>`)}</select>
 <label for="q">Meter or description</label>
 <input id="q" name="q" value="${ctx.query.q ?? ""}" maxlength="100">
 <button type="submit">Show</button>
 </form>
-${start === 0 ? (background.length ? familyTable("background", "Background tasks: walks, webhook delivery, the event outbox", background, service) : html`<p>No background task reports a meter${service ? ` on ${service}` : ""}.</p>`) : ""}
-${familyTable("meters", `Counters and gauges (${others.length} meters${service ? ` of ${service}` : ""})`, page, service)}
-${pager({ base: "/ui/metrics", param: "after", current: ctx.query.after, next, keep: { service, q: ctx.query.q }, label: "meters" })}`,
-    };
-  },
-};
+${familyTable("meters", `Every meter (${sorted.length}${service ? ` of ${service}` : ""})`, page, service)}
+${pager({ base: RAW, param: "after", current: ctx.query.after, next, keep: { service, q: ctx.query.q }, label: "meters" })}`,
+  };
+}

@@ -295,25 +295,55 @@ describe("Metrics page", () => {
     expect(f[2]).toMatchObject({ type: "counter", help: 'Key cache "hits"', samples: [{ labels: { service: "gateway", node: "gateway@h" }, value: 12 }] });
   });
 
-  it("shows health checks (a 503 included), background tasks and meters with value and description, filtered by service", async () => {
-    const { ctx } = context({
+  const series = {
+    from: "2026-11-29T12:00:00.000Z",
+    to: "2026-11-29T13:00:00.000Z",
+    stepSeconds: 60,
+    points: [
+      { time: "2026-11-29T12:10:00.000Z", requests: 30, errors: 3, latencyMs: 12.5, storageBytes: 2048 },
+      { time: "2026-11-29T12:11:00.000Z", requests: 60, errors: 0, latencyMs: 8, storageBytes: 4096 },
+    ],
+    totals: { requests: 90, errors: 3 },
+  };
+
+  it("shows health checks (a 503 included), the charts of the sampled meters, background tasks, and links to the raw table", async () => {
+    const { ctx, calls } = context({
       "GET /metrics": { body: exposition },
       "GET /health/ready": { status: 503, body: { status: "down", checks: { redis: { status: "down", error: "connection refused" }, auth: { status: "up" } } } },
+      "GET /api/metrics/series": { body: series },
     });
     const html = main(await metricsPage.get(ctx));
     expect(html).toContain("connection refused");
     expect(html).toMatch(/id="background"[\s\S]*svc_walk_running[\s\S]*1 while this process runs the walk/);
+    expect(calls.find((c) => c.path.startsWith("/api/metrics/series"))?.path).toBe("/api/metrics/series?window=1h");
+    for (const chart of ["metrics-requests", "metrics-errors", "metrics-latency", "metrics-storage"]) expect(html).toContain(`<figure class="chart" id="${chart}">`);
+    expect(html).toContain("Latest 60 at 12:11 UTC");
+    expect(html).toContain('<a href="/ui/metrics/raw" id="raw-link">');
+    expect(html).not.toContain('id="meters"');
+  });
+
+  it("asks for the last day's series when the page is asked for it", async () => {
+    const { ctx, calls } = context({ "GET /metrics": { body: exposition }, "GET /health/ready": { body: { status: "up" } }, "GET /api/metrics/series": { body: series } }, { query: { window: "24h" } });
+    const html = main(await metricsPage.get(ctx));
+    expect(calls.find((c) => c.path.startsWith("/api/metrics/series"))?.path).toBe("/api/metrics/series?window=24h");
+    expect(html).toContain('<a href="/ui/metrics?window=1h">the last hour</a>');
+  });
+
+  it("shows every meter with value and description in the raw table, filtered by service", async () => {
+    const { ctx } = context({ "GET /metrics": { body: exposition } }, { subpath: "/raw" });
+    const html = main(await metricsPage.get(ctx));
     expect(html).toMatch(/id="meters"[\s\S]*svc_gateway_key_cache_hits_total[\s\S]*>12</);
     expect(html).toContain("(count)");
     expect(html).not.toContain("(bucket)");
-    const admin = context({ "GET /metrics": { body: exposition }, "GET /health/ready": { body: { status: "up" } } }, { query: { service: "admin" } });
+    expect(html).toContain('action="/ui/metrics/raw"');
+    const admin = context({ "GET /metrics": { body: exposition } }, { query: { service: "admin" }, subpath: "/raw" });
     const only = main(await metricsPage.get(admin.ctx));
     expect(only).not.toContain("svc_gateway_key_cache_hits_total");
     expect(only).toContain("svc_http_request_duration_seconds");
   });
 
   it("lets a refusal of /metrics through for the core's 403 page", async () => {
-    const { ctx } = context({ "GET /metrics": { status: 403, body: "this key does not hold manage:read on *\n" }, "GET /health/ready": { body: { status: "up" } } });
+    const { ctx } = context({ "GET /metrics": { status: 403, body: "this key does not hold manage:read on *\n" }, "GET /health/ready": { body: { status: "up" } }, "GET /api/metrics/series": forbidden });
     await expect(metricsPage.get(ctx)).rejects.toMatchObject({ status: 403, detail: "this key does not hold manage:read on *" });
   });
 });

@@ -6,7 +6,9 @@ import { crossSiteReason, publicBase } from "../domain/web-origin.js";
 import { expectOk, type ConsolePage, type PageContext, type PageOutcome } from "../pages/page-contract.js";
 import { homeScreen, noAccessScreen, notFoundScreen, plainProblemScreen, type MeGrant } from "../views/screens.js";
 import { seeOther, sendPage } from "./console-http.js";
+import { html } from "../pages/html.js";
 import { holdsNothing, personRights } from "../domain/person-rights.js";
+import { homeOverview } from "../pages/home-page.js";
 
 export interface UiDeps {
   sessions: SessionService;
@@ -90,7 +92,9 @@ export function uiRoutes(app: FastifyInstance, deps: UiDeps): void {
     const viewer = req.consolePage?.viewer;
     const notice = await noticeFor(opened.session);
     if (me.grants.length === 0) return sendPage(reply, 200, { title: "No access yet", main: noAccessScreen(opened.session.personId), viewer, notice });
-    return sendPage(reply, 200, { title: "Home", main: homeScreen(me), viewer, notice });
+    // A person who may read the deployment sees it at a glance above their rights.
+    const overview = opened.ctx.may("manage:read") ? await homeOverview(opened.ctx, viewer?.advisories) : "";
+    return sendPage(reply, 200, { title: "Home", main: html`${overview}${homeScreen(me)}`, viewer, notice });
   });
 
   const pageFor = (slug: string) => deps.pages.find((p) => p.slug === slug);

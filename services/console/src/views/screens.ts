@@ -48,7 +48,7 @@ export interface MeGrant {
 
 export function homeScreen(me: { id: string; grants: MeGrant[] }): Html {
   return html`<p>You are signed in as <code>${me.id}</code>. What you may see and do comes from these rights, read again on every page:</p>
-<table>
+<table id="your-rights">
 <caption>Your rights</caption>
 <thead><tr><th scope="col">Scope</th><th scope="col">Rights</th><th scope="col">Held</th><th scope="col">Expires</th></tr></thead>
 <tbody>

@@ -32,7 +32,7 @@ afterAll(async () => {
 /** Signs in at the test provider (any password for a known user), as console-signin.test.ts does. */
 async function signIn(login: string): Promise<Page> {
   const page = await browser.newPage();
-  await page.goto(`${s.gatewayUrl}/`);
+  await page.goto(`${s.gatewayUrl}/`); // the persistent context has no base URL
   await page.waitForURL(`${s.gatewayUrl}/login`);
   await page.getByRole("link", { name: "Sign in with Test IdP" }).click();
   await page.locator('input[name="login"]').fill(login);
@@ -59,7 +59,7 @@ let issued = "";
 describe("granting a key rights in the console", () => {
   it("issuing a key leads straight to granting it a repository, a path prefix and rights", async () => {
     const page = await signIn("alice");
-    await page.goto("/ui/credentials");
+    await page.goto(`${s.gatewayUrl}/ui/credentials`);
     await page.getByLabel("Label").first().fill("libs deployer");
     await page.getByRole("button", { name: "Issue key" }).click();
     issued = await page.locator("#issued-key").inputValue();
@@ -79,7 +79,7 @@ describe("granting a key rights in the console", () => {
     expect((await put(issued, "libs/a.txt")).status).toBe(201);
     expect((await put(issued, "b.txt")).status).toBe(403);
     // The list links each key to its page.
-    await page.goto("/ui/credentials");
+    await page.goto(`${s.gatewayUrl}/ui/credentials`);
     await page.locator("#credentials").getByRole("link", { name: "libs deployer" }).click();
     expect(new URL(page.url()).pathname).toBe(keyPage);
   });
@@ -87,7 +87,7 @@ describe("granting a key rights in the console", () => {
   it("the key's page adds and removes grants, and changes the expiry and the source addresses", async () => {
     const page = await signIn("alice");
     const id = keyPage.split("/").pop()!;
-    await page.goto(keyPage);
+    await page.goto(`${s.gatewayUrl}${keyPage}`);
     await page.locator("#key-grant-scope").fill("default");
     await page.locator("#key-grant-tokens").fill("read-only");
     await page.locator("#key-grants").getByRole("button", { name: "Grant" }).click();
@@ -119,7 +119,7 @@ describe("granting a key rights in the console", () => {
 
   it("rotating shows the successor's key once; it holds the same grants and the old key ends", async () => {
     const page = await signIn("alice");
-    await page.goto(keyPage);
+    await page.goto(`${s.gatewayUrl}${keyPage}`);
     await page.locator("#key-overlap").fill("PT0S");
     await page.getByRole("button", { name: "Rotate key" }).click();
     expect(await notice(page)).toBe("Key rotated");
@@ -128,13 +128,21 @@ describe("granting a key rights in the console", () => {
     await shot(page, "rotated");
     expect((await s.call("GET", "/repository/default/libs/a.txt", { key: successor, headers: { "service-repository-name": "default" } })).status).toBe(200);
     expect((await s.call("GET", "/repository/default/libs/a.txt", { key: issued, headers: { "service-repository-name": "default" } })).status).toBe(401);
+    // The old key's page shows it ended, without forms: an expired key is final.
+    await page.goto(`${s.gatewayUrl}${keyPage}`);
+    expect(await page.locator("#key-state").innerText()).toBe("expired");
+    expect(await page.locator('main input[name="_action"]').count()).toBe(0);
+    await page.goBack();
     await page.locator("#successor-link").click();
     expect(await page.locator("#key-grants").innerText()).toContain("default: cache:read, repository:read");
+    // From here on, the successor's page (an active key: its forms are there for an administrator).
+    keyPage = new URL(page.url()).pathname;
+    expect(await page.locator('#key-grants input[name="_action"][value="grant"]').count()).toBe(1);
   });
 
   it("a repository is authorised by its path from its page, and at creation", async () => {
     const page = await signIn("alice");
-    await page.goto("/ui/repositories/default");
+    await page.goto(`${s.gatewayUrl}/ui/repositories/default`);
     expect(await page.locator("#scope-from-path-current").innerText()).toBe("off");
     await page.locator("#scope-from-path-on").check();
     await page.locator("#scope-from-path").getByRole("button", { name: "Save" }).click();
@@ -147,7 +155,7 @@ describe("granting a key rights in the console", () => {
     const reader = await s.mint({ grants: [{ scope: "default", tokens: ["read-only"] }] });
     expect((await s.call("GET", "/repository/default/libs/a.txt", { key: reader.key })).status).toBe(200);
 
-    await page.goto("/ui/repositories");
+    await page.goto(`${s.gatewayUrl}/ui/repositories`);
     await page.locator("#create-name").fill("team-npm");
     await page.locator("#create-format").selectOption("npm");
     await page.locator("#create-scope-from-path").check();
@@ -161,15 +169,16 @@ describe("a person holding manage:read only", () => {
   it("sees a key's page and a repository's option without a form to change them", async () => {
     const page = await signIn("bob");
     for (const path of [keyPage, "/ui/credentials", "/ui/repositories/default"]) {
-      expect((await page.goto(path))?.status(), path).toBe(200);
+      expect((await page.goto(`${s.gatewayUrl}${path}`))?.status(), path).toBe(200);
       expect(await page.locator('main form[method="post"], main input[name="_action"]').count(), path).toBe(0);
       const buttons = await page.locator("main button:visible").allInnerTexts();
       expect(buttons.filter((b) => /^(Issue|Revoke|Grant|Remove|Save|Rotate|Create)/.test(b)), path).toEqual([]);
     }
-    await page.goto(keyPage);
+    await page.goto(`${s.gatewayUrl}${keyPage}`);
+    expect(await page.locator("#key-state").innerText()).toBe("active");
     expect(await page.locator("#key-grants").innerText()).toContain("default: cache:read, repository:read");
     await shot(page, "viewer-key-page");
-    await page.goto("/ui/repositories/default");
+    await page.goto(`${s.gatewayUrl}/ui/repositories/default`);
     expect(await page.locator("#scope-from-path-current").innerText()).toBe("on");
   });
 });

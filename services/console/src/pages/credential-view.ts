@@ -64,7 +64,7 @@ export async function keyView(ctx: PageContext, id: string): Promise<PageOutcome
       <dt>Source addresses</dt><dd id="key-addresses">${c.allowedAddresses.join(", ") || "any"}</dd>
       ${c.lastUsed !== undefined ? html`<dt>Last used</dt><dd>${when(c.lastUsed)}${c.lastUsedFrom ? ` from ${c.lastUsedFrom}` : ""}</dd>` : ""}
     </dl>
-    ${live ? "" : html`<p>A ${c.state} key is final: it cannot be granted, changed or rotated.</p>`}
+    ${live ? "" : html`<p>${/^[aeiou]/.test(c.state) ? "An" : "A"} ${c.state} key is final: it cannot be granted, changed or rotated.</p>`}
   </section>`;
   const grants = html`<section aria-labelledby="key-grants-heading" id="key-grants">
     <h2 id="key-grants-heading">Grants</h2>

@@ -22,7 +22,25 @@ export const ARTIFACTS_INTERNAL = {
   collectPath: (repository: string) => `/internal/repositories/${encodeURIComponent(repository)}/collect`,
   reclaimBlobs: "/internal/blobs/reclaim",
   verifyBlob: "/internal/blobs/verify",
+  /** The repositories whose `scopeFromPath` is on (ScopeFromPathDoc), read by every gateway. */
+  scopeFromPath: "/internal/scope-from-path",
 } as const;
+
+/**
+ * `GET /internal/scope-from-path`: the repositories authorised by the repository their path
+ * names when a request sends no Service-Repository-Name (`PATCH /api/repositories/<name>
+ * {"scopeFromPath": true}`). The gateway loads it at start, every 30 s, and applies each
+ * RepositoryScopeChange it hears on the control subject `repositories` at once.
+ */
+export interface ScopeFromPathDoc {
+  repositories: string[];
+}
+
+/** Announced on the control subject `repositories` when a repository is created, changed or removed (removed: false). */
+export interface RepositoryScopeChange {
+  repository: string;
+  scopeFromPath: boolean;
+}
 
 /** Set on a full metadata page: the `after` of the next one. */
 export const NEXT_CURSOR_HEADER = "x-next-cursor";

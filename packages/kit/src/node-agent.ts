@@ -25,6 +25,8 @@ export interface ControlSubjects {
   settings: string;
   /** "Clear caches on this node": every other gateway drops what it remembers of credentials and sessions. */
   caches: string;
+  /** "A repository was created, changed or removed" (RepositoryScopeChange): every gateway applies its scopeFromPath at once. */
+  repositories: string;
   /**
    * "What do you serve at these paths?": asked of every artifacts node by the posture's
    * comparison (services/artifacts content-report.ts answers, admin content-check.ts asks).
@@ -49,6 +51,7 @@ export function controlSubjects(internalSecret: string): ControlSubjects {
     openapi: `svc.control.${d}.openapi`,
     settings: `svc.control.${d}.settings`,
     caches: `svc.control.${d}.caches.cleared`,
+    repositories: `svc.control.${d}.repositories.changed`,
     content: `svc.control.${d}.content`,
   };
 }

@@ -227,7 +227,7 @@ export const SETTINGS = {
   repositoryFormat: def("svc.repository-format", repositoryFormat, "raw" as RepositoryFormat, { readBy: ["artifacts"],
     description: "The format `svc.repository` is created with at first start: one of the artifacts service's formats (docs/administration/repositories.md lists them); a name it does not serve refuses its start. An existing repository keeps its format." }),
   repositoryScopeFromPath: def("svc.repository-scope-from-path", bool, false, { readBy: ["gateway", "artifacts", "admin"],
-    description: "`true`: an artifact request without `Service-Repository-Name` is authorised against the repository its path names (`/repository/<repository>/…`), never another, instead of against `*`; for clients that cannot send the header (npm, pnpm, yarn, pip). Raises the advisory `svc.repository-scope.from-path` while on." }),
+    description: "`true`: an artifact request without `Service-Repository-Name` is authorised against the repository its path names (`/repository/<repository>/…`), never another, instead of against `*`; on every repository at once. Prefer each repository's own `scopeFromPath` (`PATCH /api/repositories/<name> {\"scopeFromPath\": true}`), switched on only where clients cannot send the header (npm, pnpm, yarn, pip, twine). Raises the advisory `svc.repository-scope.from-path` while on." }),
   auth: def("svc.auth", bool, true, { readBy: ["gateway", "artifacts", "admin"],
     description: "`false` serves every request anonymously, writes included: warned at boot and raised as the critical advisory `svc.auth.open`." }),
   bootstrapKey: def("svc.bootstrap-key", key, "", { readBy: ["auth"],

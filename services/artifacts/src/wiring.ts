@@ -1,7 +1,7 @@
 import { join } from "node:path";
 import pg from "pg";
 import { Counter } from "prom-client";
-import { listenedControlSubjects, liveSettingsFollower, pingDb, type Bus, type BootContext, type DatabaseContext, type Wiring } from "@svc/kit";
+import { controlSubjects, listenedControlSubjects, liveSettingsFollower, pingDb, type Bus, type BootContext, type DatabaseContext, type Wiring } from "@svc/kit";
 import { buildApp } from "./app.js";
 import type { ArtifactsConfig } from "./config.js";
 import { contentReporterFactory, storageLocator } from "./domain/content-report.js";
@@ -32,7 +32,7 @@ import type { ArtifactsDatabase } from "./store/schema.js";
 import { buildCacheServiceFactory } from "./build-cache/build-cache-service.js";
 import { buildCacheStoreFactory } from "./build-cache/build-cache-store.js";
 
-export type ArtifactsContext = Pick<BootContext<ArtifactsConfig>, "config" | "log" | "metrics"> & { bus: Pick<Bus, "publish" | "subscribe" | "connected" | "losses" | "respond" | "listen"> } & DatabaseContext<ArtifactsDatabase>;
+export type ArtifactsContext = Pick<BootContext<ArtifactsConfig>, "config" | "log" | "metrics"> & { bus: Pick<Bus, "publish" | "subscribe" | "connected" | "losses" | "respond" | "listen" | "announce"> } & DatabaseContext<ArtifactsDatabase>;
 
 /**
  * The artifacts service wired from its settings, database and bus (main.ts boots it): the
@@ -56,6 +56,8 @@ export async function wireArtifacts({ config, log, metrics, bus, db, pool, repli
   const blobs = withSmallBlobCache(opened.store);
   const repositories = repositoryListFactory({ metadata, log });
   await repositories.start();
+  const announceTo = controlSubjects(config.internalSecret);
+  for (const listened of listenedControlSubjects(config)) bus.listen(listened.repositories, () => void repositories.refresh().catch((err) => log.warn({ err }, "could not refresh the repository list")));
   // Events: written to the outbox with each change, published as the request is answered
   // (JetStream message id = event id), and relayed again from the outbox while NATS is away.
   const outbox = outboxStoreFactory(db);
@@ -123,7 +125,7 @@ export async function wireArtifacts({ config, log, metrics, bus, db, pool, repli
   // Fetched files stream to their clients through a spool on disk: beside the blobs' staged copies on the filesystem store (the system's temporary folder may be memory).
   const spoolDir = opened.kind === "filesystem" ? join(config.filesystemRoot, "tmp") : undefined;
   const upstreams = upstreamsFactory({ pool, lockPool, documentLockPool, metadata, artifacts, screen: gate.publishGate.screen, ...(spoolDir ? { spoolDir } : {}), upstreamOf, settings: proxySettings, readOnly: config.readOnly, log, actor: { kind: "system", id: "proxy" }, registry: metrics.registry, evict: quota.evict });
-  formats.build({ db, pool, metadata, blobs, artifacts, readOnly: config.readOnly, publicUrl: config.uiPublicUrl, anonymousRead: anonymousReadFactory(config), log, audit: gate.audit, proxy: { upstreamOf, upstreams, settings: proxySettings, screenVersions: gate.screenVersions, tooYoung: gate.tooYoung } });
+  formats.build({ db, pool, metadata, blobs, artifacts, readOnly: config.readOnly, publicUrl: config.uiPublicUrl, anonymousRead: anonymousReadFactory(config, repositories.scopeFromPath), log, audit: gate.audit, proxy: { upstreamOf, upstreams, settings: proxySettings, screenVersions: gate.screenVersions, tooYoung: gate.tooYoung } });
   // A data folder the code before the blob store wrote is migrated before anything is served.
   if (opened.kind === "filesystem") await migrateLegacyLayout({ root: config.filesystemRoot, blobs: opened.store, artifacts, metadata, pool, log });
   // Staged leftovers of uploads a crash interrupted more than a day ago (the walker's reclaim takes younger ones after its grace).
@@ -137,6 +139,8 @@ export async function wireArtifacts({ config, log, metrics, bus, db, pool, repli
     proxyFormats: formats.proxyFormats(),
     blockPrivate: () => live.current().blockPrivateImportHosts,
     seal: (c) => sealCredentials(c, config.internalSecret),
+    // Every gateway applies a repository's scopeFromPath as it hears it (and every other artifacts node reads the list again).
+    announce: (change) => bus.announce(announceTo.repositories, change),
   });
   // A format without an export step is refused an export, naming it.
   const exports = repositoryExportFactory({ metadata, store: exportStoreFactory(db), formats: formats.exports(), readOnly: config.readOnly, log });

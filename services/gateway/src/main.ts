@@ -8,6 +8,7 @@ import { consoleClientFactory } from "./domain/console-client.js";
 import { gatewayMetricsFactory } from "./domain/gateway-metrics.js";
 import { limitSourceFactory } from "./domain/limit-source.js";
 import { rateLimiterFactory } from "./domain/rate-limiter.js";
+import { repositoryScopesFactory } from "./domain/repository-scopes.js";
 import { rightsCacheFactory } from "./domain/rights-cache.js";
 import { sessionCacheFactory } from "./domain/session-cache.js";
 import { warnAboutSettings } from "./domain/startup-advisories.js";
@@ -34,8 +35,11 @@ await bootService({
     const limits = limitSourceFactory({ adminUrl: config.adminUrl, internalSecret: config.internalSecret, tenant: config.tenant, defaultPerMinute: config.rateLimit, defaultFixed: fixedAt(config, "rateLimit") !== undefined, log });
     const limiter = config.redisUrl ? rateLimiterFactory({ redisUrl: config.redisUrl, log, tenant: config.tenant, limitFor: limits.limitFor }) : undefined;
     void limits.refresh();
+    // Repositories authorised by the repository their path names (PATCH /api/repositories/<name> {"scopeFromPath"}).
+    const scopes = repositoryScopesFactory({ artifactsUrl: config.artifactsUrl, internalSecret: config.internalSecret, tenant: config.tenant, log });
+    void scopes.refresh();
     const usage = config.trackKeyUsage ? usageRecorderFactory({ send: authClient.postUsage, log }) : undefined;
-    gatewayListenersFactory({ bus, internalSecret: config.internalSecret, internalSecretPrevious: config.internalSecretPrevious, cache, sessions, metrics: gatewayMetrics, refreshLimits: () => void limits.refresh(), node: metrics.node });
+    gatewayListenersFactory({ bus, internalSecret: config.internalSecret, internalSecretPrevious: config.internalSecretPrevious, cache, sessions, metrics: gatewayMetrics, refreshLimits: () => void limits.refresh(), repositoryChanged: scopes.heard, node: metrics.node });
     const control = controlSubjects(config.internalSecret);
     const caches = cacheReportFactory({
       parts: [
@@ -43,6 +47,7 @@ await bootService({
         { name: "unknown-keys", description: "Well-formed keys the auth service does not know, remembered briefly so a flood of one made-up key asks once", stats: () => cache.parts().unknown, clear: () => cache.clear() },
         { name: "sessions", description: "What console session cookies stand for (person, end, anti-forgery token), as the console answered; unknown ones remembered briefly", stats: () => ({ ...sessions.stats(), ttlMs: sessions.ttlMs }), clear: () => sessions.clear() },
         { name: "rate-limit-overrides", description: "Per-tenant rate-limit overrides read from the admin service", stats: limits.stats, clear: limits.clear },
+        { name: "repository-scopes", description: "The repositories authorised by the repository their path names (scopeFromPath), read from the artifacts service", stats: scopes.stats, clear: scopes.clear },
       ],
       announce: () => bus.announce(control.caches, { node: metrics.node }),
     });
@@ -57,7 +62,7 @@ await bootService({
     };
     const probes = upstreamProbesFactory(upstreams);
     // svc.ui.deploy changes at run time (PUT /api/settings/ui.deploy): the policy follows it.
-    const policy = accessPolicy(config);
+    const policy = accessPolicy({ ...config, repositoryFromPath: scopes.fromPath });
     const follower = liveSettingsFollower({ config, adminUrl: config.adminUrl, caller: "gateway", bus, log });
     follower.onChange((now) => {
       if (now.uiDeploy !== policy.deployByCookie) log.info({ setting: "svc.ui.deploy", value: now.uiDeploy }, "console Deploy switched at run time");
@@ -94,7 +99,7 @@ await bootService({
       ready: { port: config.port, cacheTtlMs: config.cacheTtlMs },
       status: (): Record<string, string> => (limiter ? { redis: redisUp() ? "up" : "down" } : {}),
       // Usage flushes through the auth client: it goes first.
-      closers: [() => follower.close(), () => usage?.close(), () => limits.close(), () => limiter?.close(), () => authClient.close(), () => consoleClient.close(), () => probes.close()],
+      closers: [() => follower.close(), () => usage?.close(), () => limits.close(), () => scopes.close(), () => limiter?.close(), () => authClient.close(), () => consoleClient.close(), () => probes.close()],
     };
   },
 });

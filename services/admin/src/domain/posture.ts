@@ -80,9 +80,10 @@ export function computePosture(s: Settings, nodes: Heartbeat[], own: { fingerpri
       name: "svc.repository-scope.from-path",
       severity: "warning",
       summary: "Artifact requests without Service-Repository-Name are authorised against the repository their path names",
-      why: "The spec's rule (a request without the header needs a grant on *) is relaxed for clients that cannot send the header (npm, pip): a key granted one repository can use it by its URL alone. A grant never reaches another repository, but a proxy or tool that rewrites paths between repositories changes what a key may reach.",
+      why: "The spec's rule (a request without the header is authorised against *) is relaxed on every repository at once, also where every client can send the header: a key granted one repository can use it by its URL alone. A grant never reaches another repository, but a proxy or tool that rewrites paths between repositories changes what a key may reach.",
       setting: "svc.repository-scope-from-path",
-      remedy: "set svc.repository-scope-from-path=false and give keys that must work without the header a * grant, or have clients send Service-Repository-Name",
+      remedy:
+        'set svc.repository-scope-from-path=false and switch on scopeFromPath only on the repositories whose clients cannot send the header (npm, pnpm, yarn, pip, twine): PATCH /api/repositories/<name> {"scopeFromPath": true}, or the repository\'s page in the console; clients that can send Service-Repository-Name need neither',
     });
   }
   if (s.malwareAction === "ALLOW") {

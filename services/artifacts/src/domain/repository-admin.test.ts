@@ -15,6 +15,7 @@ const detail = (name: string, format: string, type: string, extra: Partial<Repos
   bytes: 0,
   quotaBytes: null,
   usedBytes: 0,
+  scopeFromPath: false,
   ...extra,
 });
 
@@ -29,10 +30,15 @@ function fakeMetadata(initial: RepositoryDetail[]) {
   const groupsOf = (name: string) => [...repos.values()].filter((r) => r.members?.includes(name)).map((r) => r.name);
   return {
     repos,
-    async createRepository(name: string, format: string, _proxy?: unknown, quotaBytes?: number) {
+    async createRepository(name: string, format: string, _proxy?: unknown, quotaBytes?: number, scopeFromPath?: boolean) {
       if (repos.has(name)) return false;
-      repos.set(name, detail(name, format, "hosted", { quotaBytes: quotaBytes ?? null }));
+      repos.set(name, detail(name, format, "hosted", { quotaBytes: quotaBytes ?? null, scopeFromPath: scopeFromPath === true }));
       return true;
+    },
+    async setScopeFromPath(name: string, on: boolean) {
+      const r = repos.get(name);
+      if (r) r.scopeFromPath = on;
+      return r !== undefined;
     },
     async setQuota(name: string, quotaBytes: number | null) {
       const r = repos.get(name);
@@ -75,7 +81,9 @@ function fakeMetadata(initial: RepositoryDetail[]) {
 
 const setUp = (initial: RepositoryDetail[]) => {
   const metadata = fakeMetadata(initial);
+  const announced: { repository: string; scopeFromPath: boolean }[] = [];
   const admin = repositoryAdminFactory({
+    announce: (c) => announced.push(c),
     metadata,
     blobs: { readOnly: false },
     artifacts: { remove: async () => true },
@@ -83,7 +91,7 @@ const setUp = (initial: RepositoryDetail[]) => {
     formats: ["raw", "npm", "maven", "pypi"],
     proxyFormats: ["npm"],
   });
-  return { admin, metadata };
+  return { admin, metadata, announced };
 };
 const actor = { kind: "key" as const, id: "admin" };
 const refusal = (field: string, detail: string | RegExp) => expect.objectContaining({ status: 400, field, message: expect.stringMatching(detail) });
@@ -176,5 +184,24 @@ describe("storage quotas: the admin API", () => {
     await expect(admin.create("all-npm", "npm", { type: "group", members: ["npm-a"], quotaBytes: 10 })).rejects.toThrow(refusal("quotaBytes", "set a quota on its members"));
     await admin.create("all-npm", "npm", { type: "group", members: ["npm-a"] });
     await expect(admin.setQuota("all-npm", 10)).rejects.toThrow(refusal("quotaBytes", "set a quota on its members"));
+  });
+});
+
+describe("authorising by the repository the path names (scopeFromPath)", () => {
+  it("is off unless asked at creation, switches on and off, and every change is announced to the gateways", async () => {
+    const { admin, announced } = setUp([]);
+    expect(await admin.create("plain", "npm")).toMatchObject({ scopeFromPath: false });
+    expect(await admin.create("npm-team", "npm", { scopeFromPath: true })).toMatchObject({ scopeFromPath: true });
+    expect(await admin.setScopeFromPath("plain", true)).toMatchObject({ scopeFromPath: true });
+    expect(await admin.setScopeFromPath("npm-team", false)).toMatchObject({ scopeFromPath: false });
+    await admin.remove("plain", false, actor);
+    expect(announced).toEqual([
+      { repository: "plain", scopeFromPath: false },
+      { repository: "npm-team", scopeFromPath: true },
+      { repository: "plain", scopeFromPath: true },
+      { repository: "npm-team", scopeFromPath: false },
+      { repository: "plain", scopeFromPath: false },
+    ]);
+    await expect(admin.setScopeFromPath("gone", true)).rejects.toThrow(expect.objectContaining({ status: 404 }));
   });
 });

@@ -7,9 +7,10 @@ import { parseUpstream, upstreamRefusal, type Lookup, type UpstreamCredentials }
 import type { RepositoryList } from "./repository-list.js";
 import { membersRefusal, parseMembers } from "./group-members.js";
 import { parseQuotaBytes } from "./quota.js";
+import type { RepositoryScopeChange } from "@svc/contracts";
 
 export interface RepositoryAdminDeps {
-  metadata: Pick<MetadataStore, "createRepository" | "createGroup" | "setMembers" | "repository" | "closeRepository" | "dropRepository" | "page" | "setQuota">;
+  metadata: Pick<MetadataStore, "createRepository" | "createGroup" | "setMembers" | "repository" | "closeRepository" | "dropRepository" | "page" | "setQuota" | "setScopeFromPath">;
   blobs: Pick<BlobStore, "readOnly">;
   artifacts: Pick<ArtifactService, "remove">;
   list: Pick<RepositoryList, "refresh">;
@@ -23,6 +24,8 @@ export interface RepositoryAdminDeps {
   seal?: (c: UpstreamCredentials) => string;
   /** How an upstream's host is resolved (tests); the system's resolver by default. */
   lookup?: Lookup;
+  /** Tells every gateway a repository's scopeFromPath as it is now (false once removed): the control subject `repositories`. */
+  announce?: (change: RepositoryScopeChange) => void;
 }
 
 /** What `POST /api/repositories` asks for beside the name and format. */
@@ -33,6 +36,8 @@ export interface RepositoryKind {
   members?: unknown;
   /** The storage quota in bytes (domain/quota.ts); absent or null: none. */
   quotaBytes?: unknown;
+  /** Authorise a request without Service-Repository-Name against this repository instead of `*`; absent: false. */
+  scopeFromPath?: boolean;
 }
 
 /** Artifacts removed per metadata page while a repository is emptied. */
@@ -41,6 +46,10 @@ const PAGE = 500;
 /** Creating, showing and removing repositories (the admin API's `/api/repositories/<name>`). */
 export function repositoryAdminFactory(deps: RepositoryAdminDeps) {
   const { metadata } = deps;
+  const announce = (r: RepositoryDetail): RepositoryDetail => {
+    deps.announce?.({ repository: r.name, scopeFromPath: r.scopeFromPath });
+    return r;
+  };
   return {
     async create(name: string, format: string, kind: RepositoryKind = {}): Promise<RepositoryDetail> {
       if (!isRepositoryName(name)) throw invalid("name", "name must be a repository name: letters, digits, '.', '_' and '-', starting with a letter or digit");
@@ -54,9 +63,9 @@ export function repositoryAdminFactory(deps: RepositoryAdminDeps) {
       if (type === "group" && quotaBytes !== null) throw invalid("quotaBytes", "a group holds no files of its own: set a quota on its members");
       if (type === "group") {
         const members = parseMembers(name, kind.members);
-        if (!(await metadata.createGroup(name, format, members, (found) => membersRefusal(name, format, members, found)))) throw conflict(`a repository named ${name} exists already`);
+        if (!(await metadata.createGroup(name, format, members, (found) => membersRefusal(name, format, members, found), kind.scopeFromPath === true))) throw conflict(`a repository named ${name} exists already`);
         await deps.list.refresh();
-        return (await metadata.repository(name))!;
+        return announce((await metadata.repository(name))!);
       }
       if (type === "proxy") {
         const proxies = deps.proxyFormats ?? [];
@@ -67,9 +76,9 @@ export function repositoryAdminFactory(deps: RepositoryAdminDeps) {
         if (upstream.credentials && !deps.seal) throw invalid("upstream.credentials", "this server cannot store upstream credentials");
         proxy = { url: upstream.url, sealed: upstream.credentials ? deps.seal!(upstream.credentials) : null };
       }
-      if (!(await metadata.createRepository(name, format, proxy, quotaBytes ?? undefined))) throw conflict(`a repository named ${name} exists already`);
+      if (!(await metadata.createRepository(name, format, proxy, quotaBytes ?? undefined, kind.scopeFromPath === true))) throw conflict(`a repository named ${name} exists already`);
       await deps.list.refresh();
-      return (await metadata.repository(name))!;
+      return announce((await metadata.repository(name))!);
     },
 
     async show(name: string): Promise<RepositoryDetail> {
@@ -90,6 +99,16 @@ export function repositoryAdminFactory(deps: RepositoryAdminDeps) {
       if (!(await metadata.setQuota(name, quotaBytes))) throw notFound(`no repository named ${name}`);
       await deps.list.refresh();
       return (await metadata.repository(name))!;
+    },
+
+    /**
+     * Switches whether a request without Service-Repository-Name is authorised against this
+     * repository (`PATCH /api/repositories/<name> {"scopeFromPath"}`); every gateway hears it at once.
+     */
+    async setScopeFromPath(name: string, on: boolean): Promise<RepositoryDetail> {
+      if (!(await metadata.setScopeFromPath(name, on))) throw notFound(`no repository named ${name}`);
+      await deps.list.refresh();
+      return announce((await metadata.repository(name))!);
     },
 
     /**
@@ -147,6 +166,8 @@ export function repositoryAdminFactory(deps: RepositoryAdminDeps) {
       // Its blobs stay for the walker's reclaim: other repositories may hold the same content.
       await metadata.dropRepository(name);
       await deps.list.refresh();
+      // A repository made again under this name starts with the option off.
+      if (r.scopeFromPath) deps.announce?.({ repository: name, scopeFromPath: false });
       return removed;
     },
   };

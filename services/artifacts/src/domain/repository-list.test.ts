@@ -2,7 +2,7 @@ import { describe, expect, it } from "vitest";
 import { repositoryListFactory } from "./repository-list.js";
 
 type Row = Awaited<ReturnType<Parameters<typeof repositoryListFactory>[0]["metadata"]["repositories"]>>[number];
-const row = (name: string): Row => ({ name, format: "npm", retention: null, created: new Date(0), type: "hosted", upstreamUrl: null, members: null, quotaBytes: null, usedBytes: 0 });
+const row = (name: string): Row => ({ name, format: "npm", retention: null, created: new Date(0), type: "hosted", upstreamUrl: null, members: null, quotaBytes: null, usedBytes: 0, scopeFromPath: false });
 
 describe("the repository list", () => {
   it("a slow refresh begun before a creation never puts back a list without the repository just created", async () => {

@@ -25,6 +25,7 @@ export function repositoryListFactory(deps: RepositoryListDeps) {
   let upstreams = new Map<string, { url: string; sealed: string | null }>();
   let groups = new Map<string, readonly GroupMember[]>();
   let quotas = new Map<string, number>();
+  let scoped = new Set<string>();
   // Refreshes may overlap (the periodic one and a creation's): each applies what it read only if
   // no refresh that started after it has applied already, so a slow read begun before a creation
   // never puts back a list without the repository just created.
@@ -41,6 +42,7 @@ export function repositoryListFactory(deps: RepositoryListDeps) {
     upstreams = new Map(proxies.map((p) => [p.name, { url: p.url, sealed: p.sealed }]));
     const types = new Map(fresh.map((r) => [r.name, r.type]));
     quotas = new Map(fresh.flatMap((r) => (r.quotaBytes === null ? [] : [[r.name, r.quotaBytes] as const])));
+    scoped = new Set(fresh.filter((r) => r.scopeFromPath).map((r) => r.name));
     groups = new Map(
       fresh.flatMap((r) => (r.members ? [[r.name, r.members.map((m): GroupMember => ({ name: m, type: types.get(m) === "proxy" ? "proxy" : "hosted" }))] as const] : [])),
     );
@@ -55,6 +57,8 @@ export function repositoryListFactory(deps: RepositoryListDeps) {
     membersOf: (name: string): readonly GroupMember[] | undefined => groups.get(name),
     /** Whether a repository has a storage quota, as of the last refresh (a route's early check is skipped without one). */
     hasQuota: (name: string): boolean => quotas.has(name),
+    /** Whether a request without Service-Repository-Name is authorised against this repository (its scopeFromPath), as of the last refresh. */
+    scopeFromPath: (name: string): boolean => scoped.has(name),
     refresh,
     async start(): Promise<void> {
       await refresh();

@@ -28,6 +28,7 @@ import {
   type VerifyBlobResult,
   type RepositorySummary,
   type RetentionRemoveResult,
+  type ScopeFromPathDoc,
 } from "@svc/contracts";
 import { actorOf, type ArtifactService } from "../domain/artifact-service.js";
 import type { MetadataStore } from "../store/metadata-store.js";
@@ -37,7 +38,7 @@ import { Answer, problemResponses, type ServiceApp } from "@svc/kit";
 
 export interface InternalRoutesDeps {
   artifacts: ArtifactService;
-  metadata: Pick<MetadataStore, "repositories" | "page">;
+  metadata: Pick<MetadataStore, "repositories" | "page" | "scopeFromPathNames">;
   repositories: () => ReadonlySet<string>;
   /** Each repository's format (its `collect` step). */
   formats?: { of(repository: string): Pick<Format, "collect"> | undefined };
@@ -64,6 +65,16 @@ export function internalRoutes(app: ServiceApp, deps: InternalRoutesDeps): void 
       systemOnly(req);
       // The retention column holds what parseRetentionPolicy accepted.
       return (await deps.metadata.repositories()) as RepositorySummary[];
+    },
+  );
+
+  /** For every gateway (domain/repository-scopes.ts there): the repositories authorised by the repository their path names. */
+  app.get(
+    ARTIFACTS_INTERNAL.scopeFromPath,
+    { schema: { response: { 200: Answer({ repositories: Type.Array(Type.String()) }), ...problemResponses(401, 403, 500) } } },
+    async (req): Promise<ScopeFromPathDoc> => {
+      systemOnly(req);
+      return { repositories: await deps.metadata.scopeFromPathNames() };
     },
   );
 

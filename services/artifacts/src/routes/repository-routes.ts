@@ -20,6 +20,10 @@ const membersField = Type.Array(Type.String({ minLength: 1, maxLength: LIMITS.re
 const quotaAnswer = Nullable(Type.Integer({ description: "the storage quota in bytes: a publish that would take usedBytes over it is refused (413); null: none" }));
 const usedAnswer = Type.Integer({ description: "the bytes of the files the repository's index holds, as its quota counts them (each path counted, even where content is shared)" });
 const quotaField = Type.Union([Type.Integer({ minimum: 1 }), Type.Null()], { description: "the storage quota in bytes, a positive whole number; null: none" });
+const SCOPE_FROM_PATH =
+  "true: a request without Service-Repository-Name is authorised against this repository (the one its path names) instead of `*`, so a key granted on this repository alone works with clients that cannot send the header (npm, pnpm, yarn, pip, twine); the header still wins when sent. Effective at once on every gateway";
+const scopeAnswer = Type.Boolean({ description: SCOPE_FROM_PATH });
+const scopeField = Type.Boolean({ description: `${SCOPE_FROM_PATH}; absent at creation: false` });
 // Typed unknown: the store reads the policy column as JSON it does not look into.
 const repositorySchema = Answer({
   name: Type.String(),
@@ -31,6 +35,7 @@ const repositorySchema = Answer({
   members: membersAnswer,
   quotaBytes: quotaAnswer,
   usedBytes: usedAnswer,
+  scopeFromPath: scopeAnswer,
 });
 const nameParam = Type.Object({ name: Type.String({ minLength: 1, maxLength: LIMITS.repositoryName }) });
 /** A repository's name and one of the format table's names (formats/index.ts). */
@@ -46,6 +51,7 @@ const createBodyOf = (formats: Pick<Formats, "names" | "description" | "optionFi
         Type.Unknown({ description: 'a proxy\'s upstream: {"url", "credentials"?: {"username","password"} or {"token"}}; https on a public address unless svc.block-private-import-hosts is false' }),
       ),
       quotaBytes: Type.Optional(quotaField),
+      scopeFromPath: Type.Optional(scopeField),
     },
     { additionalProperties: false },
   );
@@ -60,6 +66,7 @@ const detailSchema = Answer({
   bytes: Type.Integer({ description: "their total size (content shared with other paths counted at each)" }),
   quotaBytes: quotaAnswer,
   usedBytes: usedAnswer,
+  scopeFromPath: scopeAnswer,
   gate: Type.Optional(repositoryGateSchema),
 });
 const deleteQuery = Type.Object({ force: Type.Optional(StringEnum(["true", "false"] as const)) }, { additionalProperties: false });
@@ -73,7 +80,7 @@ const formatSchema = Answer({
 });
 /** The formats' per-repository options (FormatModule.options) as optional body or answer fields. */
 const optionProperties = (formats: Pick<Formats, "optionFields">) => Object.fromEntries([...formats.optionFields].map(([field, o]) => [field, Type.Optional(o.schema)]));
-const patchBodyOf = (formats: Pick<Formats, "optionFields">) => Type.Object({ quotaBytes: Type.Optional(quotaField), ...optionProperties(formats) }, { additionalProperties: false, minProperties: 1 });
+const patchBodyOf = (formats: Pick<Formats, "optionFields">) => Type.Object({ quotaBytes: Type.Optional(quotaField), scopeFromPath: Type.Optional(scopeField), ...optionProperties(formats) }, { additionalProperties: false, minProperties: 1 });
 const membersBody = Type.Object({ members: membersField }, { additionalProperties: false });
 
 const fileSchema = Answer({
@@ -148,8 +155,8 @@ export function repositoryRoutes(app: ServiceApp, deps: RepositoryRoutesDeps): v
     { schema: { body: createBody, response: { 201: detailAnswer, ...errorResponses(400, 409, 413, 415) } } },
     async (req, reply) => {
       const options = optionsIn(req.body as Record<string, unknown>, req.body.format);
-      const r = await deps.admin.create(req.body.name, req.body.format, { type: req.body.type, upstream: req.body.upstream, members: req.body.members, quotaBytes: req.body.quotaBytes });
-      req.log.info({ repository: r.name, format: r.format, type: r.type, upstream: r.upstreamUrl ? new URL(r.upstreamUrl).origin : undefined, members: r.members ?? undefined, quotaBytes: r.quotaBytes ?? undefined, principal: req.principal.id }, "repository created");
+      const r = await deps.admin.create(req.body.name, req.body.format, { type: req.body.type, upstream: req.body.upstream, members: req.body.members, quotaBytes: req.body.quotaBytes, scopeFromPath: req.body.scopeFromPath });
+      req.log.info({ repository: r.name, format: r.format, type: r.type, upstream: r.upstreamUrl ? new URL(r.upstreamUrl).origin : undefined, members: r.members ?? undefined, quotaBytes: r.quotaBytes ?? undefined, scopeFromPath: r.scopeFromPath || undefined, principal: req.principal.id }, "repository created");
       if (Object.keys(options).length > 0) {
         await deps.formats.of(r.name)?.options?.set(r.name, options);
         req.log.info({ repository: r.name, ...options, principal: req.principal.id }, "repository options set");
@@ -170,13 +177,17 @@ export function repositoryRoutes(app: ServiceApp, deps: RepositoryRoutesDeps): v
 
   app.patch(
     "/api/repositories/:name",
-    { schema: { summary: "Changes a repository's settings: quotaBytes (null removes the quota), and its format's options (oci: immutableTags)", params: nameParam, body: patchBody, response: { 200: detailAnswer, ...errorResponses(400, 404, 413, 415) } } },
+    { schema: { summary: "Changes a repository's settings: quotaBytes (null removes the quota), scopeFromPath, and its format's options (oci: immutableTags)", params: nameParam, body: patchBody, response: { 200: detailAnswer, ...errorResponses(400, 404, 413, 415) } } },
     async (req) => {
       let r = detail(await deps.admin.show(req.params.name));
       const options = optionsIn(req.body as Record<string, unknown>, r.format);
       if (req.body.quotaBytes !== undefined) {
         r = detail(await deps.admin.setQuota(req.params.name, req.body.quotaBytes));
         req.log.info({ repository: r.name, quotaBytes: r.quotaBytes, usedBytes: r.usedBytes, principal: req.principal.id }, r.quotaBytes === null ? "repository quota removed" : "repository quota set");
+      }
+      if (req.body.scopeFromPath !== undefined) {
+        r = detail(await deps.admin.setScopeFromPath(req.params.name, req.body.scopeFromPath));
+        req.log.info({ repository: r.name, scopeFromPath: r.scopeFromPath, principal: req.principal.id }, r.scopeFromPath ? "repository authorised by its path" : "repository authorised by the header only");
       }
       if (Object.keys(options).length > 0) {
         await deps.formats.of(r.name)?.options?.set(r.name, options);

@@ -111,6 +111,8 @@ export interface RepositoryDetail {
   quotaBytes: number | null;
   /** The bytes its quota counts (repository_usage, kept by triggers: `bytes` as of the last commit). */
   usedBytes: number;
+  /** Without Service-Repository-Name, a request is authorised against this repository instead of `*`. */
+  scopeFromPath: boolean;
 }
 
 /** A repository's storage quota and what it uses (repository_usage). */
@@ -161,9 +163,9 @@ export function metadataStoreFactory(root: Db, pool: pg.Pool, changes: IndexChan
       .selectFrom("repositories as r")
       .leftJoin("artifacts as a", "a.repository", "r.name")
       .leftJoin("repository_usage as u", "u.repository", "r.name")
-      .select((eb) => ["r.name", "r.format", "r.created_at", "r.type", "r.upstream_url", "r.quota_bytes", "u.used_bytes", eb.fn.count<string>("a.path").as("artifacts"), eb.fn.coalesce(eb.fn.sum<string>("a.size"), sql<string>`0`).as("bytes")])
+      .select((eb) => ["r.name", "r.format", "r.created_at", "r.type", "r.upstream_url", "r.quota_bytes", "r.scope_from_path", "u.used_bytes", eb.fn.count<string>("a.path").as("artifacts"), eb.fn.coalesce(eb.fn.sum<string>("a.size"), sql<string>`0`).as("bytes")])
       .where("r.name", "=", name)
-      .groupBy(["r.name", "r.format", "r.created_at", "r.type", "r.upstream_url", "r.quota_bytes", "u.used_bytes"])
+      .groupBy(["r.name", "r.format", "r.created_at", "r.type", "r.upstream_url", "r.quota_bytes", "r.scope_from_path", "u.used_bytes"])
       .executeTakeFirst();
     if (!row) return undefined;
     const [members, groups] = await Promise.all([
@@ -182,6 +184,7 @@ export function metadataStoreFactory(root: Db, pool: pg.Pool, changes: IndexChan
       bytes: Number(row.bytes),
       quotaBytes: row.quota_bytes === null ? null : Number(row.quota_bytes),
       usedBytes: Number(row.used_bytes ?? 0),
+      scopeFromPath: row.scope_from_path,
     };
   };
   const membersOf = async (group: string, tx?: Db): Promise<string[]> =>
@@ -301,12 +304,12 @@ export function metadataStoreFactory(root: Db, pool: pg.Pool, changes: IndexChan
     async ensureRepository(name: string, format: string) {
       await db().insertInto("repositories").values({ name, format }).onConflict((oc) => oc.column("name").doNothing()).execute();
     },
-    async repositories(): Promise<{ name: string; format: string; retention: unknown; created: Date; type: string; upstreamUrl: string | null; members: string[] | null; quotaBytes: number | null; usedBytes: number }[]> {
+    async repositories(): Promise<{ name: string; format: string; retention: unknown; created: Date; type: string; upstreamUrl: string | null; members: string[] | null; quotaBytes: number | null; usedBytes: number; scopeFromPath: boolean }[]> {
       const [found, members] = await Promise.all([
         db()
           .selectFrom("repositories as r")
           .leftJoin("repository_usage as u", "u.repository", "r.name")
-          .select(["r.name", "r.format", "r.retention", "r.created_at as created", "r.type", "r.upstream_url as upstreamUrl", "r.quota_bytes", "u.used_bytes"])
+          .select(["r.name", "r.format", "r.retention", "r.created_at as created", "r.type", "r.upstream_url as upstreamUrl", "r.quota_bytes", "r.scope_from_path as scopeFromPath", "u.used_bytes"])
           .orderBy("r.name")
           .execute(),
         db().selectFrom("group_members").select(["group_name", "member"]).orderBy("group_name").orderBy("position").execute(),
@@ -322,8 +325,8 @@ export function metadataStoreFactory(root: Db, pool: pg.Pool, changes: IndexChan
       return rows.flatMap((r) => (r.upstream_url ? [{ name: r.name, url: r.upstream_url, sealed: r.upstream_credentials }] : []));
     },
     /** false when a repository of that name exists already. A proxy is given its upstream (its credentials sealed). */
-    async createRepository(name: string, format: string, proxy?: { url: string; sealed: string | null }, quotaBytes?: number): Promise<boolean> {
-      const quota = quotaBytes === undefined ? {} : { quota_bytes: String(quotaBytes) };
+    async createRepository(name: string, format: string, proxy?: { url: string; sealed: string | null }, quotaBytes?: number, scopeFromPath?: boolean): Promise<boolean> {
+      const quota = { ...(quotaBytes === undefined ? {} : { quota_bytes: String(quotaBytes) }), ...(scopeFromPath ? { scope_from_path: true } : {}) };
       const values = proxy ? { name, format, type: "proxy", upstream_url: proxy.url, upstream_credentials: proxy.sealed, ...quota } : { name, format, ...quota };
       const r = await db().insertInto("repositories").values(values).onConflict((oc) => oc.column("name").doNothing()).executeTakeFirst();
       return Number(r.numInsertedOrUpdatedRows ?? 0) > 0;
@@ -332,9 +335,9 @@ export function metadataStoreFactory(root: Db, pool: pg.Pool, changes: IndexChan
      * Creates a group repository with its members (in order); `check` refuses them as they are
      * (writeMembers). False when a repository of that name exists already.
      */
-    async createGroup(name: string, format: string, members: readonly string[], check: MembersCheck): Promise<boolean> {
+    async createGroup(name: string, format: string, members: readonly string[], check: MembersCheck, scopeFromPath = false): Promise<boolean> {
       return transaction(async (tx) => {
-        const r = await db(tx).insertInto("repositories").values({ name, format, type: "group" }).onConflict((oc) => oc.column("name").doNothing()).executeTakeFirst();
+        const r = await db(tx).insertInto("repositories").values({ name, format, type: "group", scope_from_path: scopeFromPath }).onConflict((oc) => oc.column("name").doNothing()).executeTakeFirst();
         if (Number(r.numInsertedOrUpdatedRows ?? 0) === 0) return false;
         await writeMembers(tx, name, members, check);
         return true;
@@ -416,6 +419,16 @@ export function metadataStoreFactory(root: Db, pool: pg.Pool, changes: IndexChan
     async setQuota(name: string, quotaBytes: number | null): Promise<boolean> {
       const r = await db().updateTable("repositories").set({ quota_bytes: quotaBytes === null ? null : String(quotaBytes) }).where("name", "=", name).where("removing_since", "is", null).executeTakeFirst();
       return Number(r.numUpdatedRows) > 0;
+    },
+
+    /** Switches a repository's scopeFromPath; false when there is no such repository. */
+    async setScopeFromPath(name: string, on: boolean): Promise<boolean> {
+      const r = await db().updateTable("repositories").set({ scope_from_path: on }).where("name", "=", name).where("removing_since", "is", null).executeTakeFirst();
+      return Number(r.numUpdatedRows) > 0;
+    },
+    /** The repositories whose scopeFromPath is on (what every gateway asks for: GET /internal/scope-from-path). */
+    async scopeFromPathNames(): Promise<string[]> {
+      return (await db().selectFrom("repositories").select("name").where("scope_from_path", "=", true).where("removing_since", "is", null).orderBy("name").execute()).map((r) => r.name);
     },
 
     /** find() as one statement with its values quoted in, for lockedTransaction's withBegin; its row goes to recordOf. */

@@ -31,6 +31,7 @@ describe("the artifacts service's migrations", () => {
       "0023_oci_registry",
       "0023_oci_registry_refs",
       "0024_repository_quotas",
+      "0025_scope_from_path",
     ]);
   });
 

@@ -5,6 +5,7 @@ import { gateMigrations } from "../gate/gate-store.js";
 import { cooldownMigrations } from "../gate/cooldown-store.js";
 import { buildCacheMigrations } from "../build-cache/build-cache-store.js";
 import { quotaMigrations } from "./quota-migrations.js";
+import { scopeMigrations } from "./scope-migrations.js";
 
 /**
  * The service's own tables. A format's tables are its module's (`FormatModule.migrations`, in
@@ -208,6 +209,8 @@ export const serviceMigrations: Record<string, Migration> = {
   ...buildCacheMigrations,
   // Storage quotas and usage (store/quota-migrations.ts).
   ...quotaMigrations,
+  // Authorising by the repository the path names, per repository (store/scope-migrations.ts).
+  ...scopeMigrations,
 };
 
 /** The service's migrations and those of every format of `table`; a name used twice refuses. */

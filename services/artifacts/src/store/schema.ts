@@ -18,6 +18,8 @@ export interface RepositoryTable {
   upstream_credentials: string | null;
   /** The repository's storage quota in bytes (domain/quota.ts); null: none. */
   quota_bytes: ColumnType<string | null, string | number | null | undefined, string | number | null>;
+  /** Without Service-Repository-Name, a request is authorised against this repository instead of `*` (the gateway's admission). */
+  scope_from_path: ColumnType<boolean, boolean | undefined, boolean>;
 }
 
 /** Each repository's bytes in the path index, kept by triggers on it (store/quota-migrations.ts). */

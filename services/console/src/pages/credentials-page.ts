@@ -1,19 +1,7 @@
 import { html, type Html } from "./html.js";
 import { ApiRefusal, expectOk, type ConsolePage, type PageContext, type PageOutcome } from "./page-contract.js";
-import { PAGE_SIZE, actionForm, afterChange, field, grantText, listPage, pager, when, type GrantView } from "./page-widgets.js";
-
-interface Credential {
-  id: string;
-  label: string | null;
-  created: string;
-  expires: string | null;
-  state: string;
-  expiringSoon?: boolean;
-  allowedAddresses: string[];
-  grants: GrantView[];
-  /** The key svc.bootstrap-key provisions. */
-  bootstrap?: boolean;
-}
+import { PAGE_SIZE, actionForm, afterChange, field, grantText, listPage, pager, when } from "./page-widgets.js";
+import { grantKeyForm, keyActions, keyName, keyOf, keyPath, keyView, secretOnce, type Credential } from "./credential-view.js";
 
 const BASE = "/ui/credentials";
 const CONFIRM = `${BASE}/revoke`;
@@ -24,7 +12,7 @@ const SOON = "P14D";
 function credentialRows(ctx: PageContext, items: Credential[]) {
   return items.map(
     (c) => html`<tr>
-      <td>${c.label ?? html`<em>no label</em>`}</td>
+      <td><a href="${keyPath(c.id)}">${c.label ?? html`<em>no label</em>`}</a></td>
       <td><code title="${c.id}">${c.id.slice(0, 12)}</code></td>
       <td>${when(c.created)}</td>
       <td>${when(c.expires)}${c.expiringSoon ? html` <strong class="badge warning">expires within 14 days</strong>` : ""}</td>
@@ -44,7 +32,6 @@ function revokeButton(c: Credential): Html {
   return html`<form method="get" action="${CONFIRM}" class="action"><input type="hidden" name="id" value="${c.id}"><button type="submit">Revoke…</button></form>`;
 }
 
-const keyName = (c: Pick<Credential, "label" | "id">) => (c.label ? `“${c.label}”` : `${c.id.slice(0, 12)} (no label)`);
 
 /** The confirmation page: names the key, and warns loudly when it is the bootstrap key. */
 async function confirmRevoke(ctx: PageContext): Promise<PageOutcome> {
@@ -85,6 +72,8 @@ export const credentialsPage: ConsolePage = {
 
   async get(ctx) {
     if (ctx.subpath === "/revoke") return confirmRevoke(ctx);
+    const id = keyOf(ctx.subpath);
+    if (id) return keyView(ctx, id);
     const expiringOnly = ctx.query.expiring === "soon";
     const page = await listPage<Credential>(ctx, "/api/credentials", { limit: String(PAGE_SIZE), after: ctx.query.after, expiring: expiringOnly ? SOON : undefined });
     const issue = html`
@@ -102,7 +91,7 @@ export const credentialsPage: ConsolePage = {
             hint: "an ISO-8601 duration or an instant; blank: the default lifetime",
           })}`,
         })}
-        <p>A new key holds no rights until granted (<code>POST /api/credentials/&lt;id&gt;/grants</code>).</p>
+        <p>A new key holds no rights until granted: the next page grants them. Each key's page (its label in the list) grants and removes rights, and changes its expiry, source addresses and rotation.</p>
       </section>`;
     const main = html`
       ${ctx.may("manage:write") ? issue : ""}
@@ -141,6 +130,7 @@ export const credentialsPage: ConsolePage = {
   },
 
   actions: {
+    ...keyActions,
     async issue(ctx) {
       const body: Record<string, string> = {};
       if (ctx.form.label?.trim()) body.label = ctx.form.label.trim();
@@ -149,14 +139,17 @@ export const credentialsPage: ConsolePage = {
       if (result.status === 400) return afterChange(result, BASE, "");
       const minted = expectOk(result);
       // Answered here, never through a redirect's notice: the secret exists only in this one answer.
+      // Straight on to granting it: a key holds nothing until it is granted.
       const main = html`
         <section aria-labelledby="issued-heading">
           <h2 id="issued-heading">Key issued</h2>
-          <p>Copy the key now: it is shown once and cannot be shown again (only its hash is stored).</p>
-          <p class="field"><label for="issued-key">Key</label> <input id="issued-key" type="text" readonly value="${minted.key}" size="70">
-            <button type="button" data-copy="issued-key">Copy</button> <span role="status" data-copied-for="issued-key"></span></p>
-          <dl><dt>Id</dt><dd><code>${minted.id}</code></dd><dt>Label</dt><dd>${minted.label ?? "none"}</dd><dt>Expires</dt><dd>${when(minted.expires)}</dd></dl>
-          <p><a href="${BASE}">Back to the keys</a></p>
+          ${secretOnce(minted)}
+        </section>
+        <section aria-labelledby="issued-grant-heading" id="issued-grant">
+          <h2 id="issued-grant-heading">Grant it rights</h2>
+          <p>It holds no rights yet. Grant it the least it needs: the one repository it works with (and a path prefix when it publishes only there).</p>
+          ${grantKeyForm(ctx, minted.id, "issued-grant")}
+          <p><a href="${keyPath(minted.id)}" id="issued-key-page">The key's page</a> (grants, expiry, source addresses, rotation) · <a href="${BASE}">Back to the keys</a></p>
         </section>`;
       return { kind: "html", title: "Credentials", main, notice: "Key issued", scripts: ["credentials.js"] };
     },

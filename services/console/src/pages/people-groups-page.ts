@@ -1,6 +1,7 @@
 import { html, type Html } from "./html.js";
 import { expectOk, type ConsolePage, type PageContext, type PageOutcome } from "./page-contract.js";
-import { PAGE_SIZE, actionForm, afterChange, field, grantText, listPage, pager, readTokens, seg, type GrantView } from "./page-widgets.js";
+import { PAGE_SIZE, actionForm, afterChange, field, grantText, listPage, pager, seg, type GrantView } from "./page-widgets.js";
+import { grantBody, grantControls, grantList, grantScope } from "./grant-forms.js";
 
 interface Person {
   id: string;
@@ -16,28 +17,6 @@ interface Group {
 
 const BASE = "/ui/people";
 const groupPath = (name: string) => `${BASE}/groups/${seg(name)}`;
-
-/** Scope, tokens and expiry inputs of a grant form; `prefix` keeps the ids unique on the page. */
-function grantControls(prefix: string): Html {
-  return html`${field({ id: `${prefix}-scope`, name: "scope", label: "Scope", required: true, placeholder: "* or a repository, or repository:path" })}${field({
-    id: `${prefix}-tokens`,
-    name: "tokens",
-    label: "Rights",
-    required: true,
-    placeholder: "repository:read, cache:read",
-    hint: "right tokens or a role (read-only, deploy, admin), separated by commas",
-  })}${field({ id: `${prefix}-expires`, name: "expires", label: "Grant expires", placeholder: "P30D", hint: "optional: a duration or an instant" })}`;
-}
-
-/** Each grant with a Remove button posting `action` with `fields` and the grant's scope. */
-function grantList(ctx: PageContext, grants: GrantView[], to: string, action: string, fields: Record<string, string>): Html {
-  if (grants.length === 0) return html`<em>none</em>`;
-  return html`<ul>${grants.map((g) => html`<li>${grantText(g)} ${actionForm(ctx, { to, action, button: "Remove", fields: { ...fields, scope: g.scope } })}</li>`)}</ul>`;
-}
-
-function grantBody(form: Record<string, string>) {
-  return { scope: (form.scope ?? "").trim(), tokens: readTokens(form.tokens), ...(form.expires?.trim() ? { expires: form.expires.trim() } : {}) };
-}
 
 async function overview(ctx: PageContext): Promise<PageOutcome> {
   const [people, groups] = await Promise.all([
@@ -143,7 +122,7 @@ export const peopleGroupsPage: ConsolePage = {
   actions: {
     async "grant-person"(ctx) {
       const id = (ctx.form.id ?? "").trim();
-      return afterChange(await ctx.api("POST", "/api/principals/grants", { id, ...grantBody(ctx.form) }), BASE, `Granted ${id} rights at ${ctx.form.scope ?? ""}`);
+      return afterChange(await ctx.api("POST", "/api/principals/grants", { id, ...grantBody(ctx.form) }), BASE, `Granted ${id} rights at ${grantScope(ctx.form)}`);
     },
     async "remove-person-grant"(ctx) {
       const q = new URLSearchParams({ id: ctx.form.id ?? "", scope: ctx.form.scope ?? "" });
@@ -151,7 +130,7 @@ export const peopleGroupsPage: ConsolePage = {
     },
     async "grant-group"(ctx) {
       const name = groupOf(ctx);
-      return afterChange(await ctx.api("POST", `/api/groups/${seg(name)}/grants`, grantBody(ctx.form)), groupPath(name), `Granted ${name} rights at ${ctx.form.scope ?? ""}`);
+      return afterChange(await ctx.api("POST", `/api/groups/${seg(name)}/grants`, grantBody(ctx.form)), groupPath(name), `Granted ${name} rights at ${grantScope(ctx.form)}`);
     },
     async "remove-group-grant"(ctx) {
       const name = groupOf(ctx);

@@ -22,6 +22,7 @@ import {
   type Repository as Listed,
 } from "./repository-forms.js";
 import { quotaSection, setQuota, usageText } from "./repository-quota.js";
+import { scopeSection, setScopeFromPath } from "./repository-scope.js";
 
 interface Repository extends Listed {
   retention: RetentionPolicy | null;
@@ -139,7 +140,7 @@ export const repositoriesPage: ConsolePage = {
     const name = repositoryOf(ctx);
     if (name === undefined) return overview(ctx);
     return repositoryView(ctx, name, async (detail, all) => ({
-      above: html`${aboutSection(detail, all)}${quotaSection(ctx, detail)}${membersSection(ctx, detail, all)}${cooldownSection(ctx, detail)}`,
+      above: html`${aboutSection(detail, all)}${quotaSection(ctx, detail)}${scopeSection(ctx, detail)}${membersSection(ctx, detail, all)}${cooldownSection(ctx, detail)}`,
       below: html`${await mavenOptionsSection(ctx, detail)}${await importSection(ctx, detail, all)}${exportSection(ctx, detail, all)}${removeSection(ctx, detail, all)}`,
     }));
   },
@@ -156,6 +157,9 @@ export const repositoriesPage: ConsolePage = {
     },
     async "set-quota"(ctx) {
       return setQuota(ctx, repositoryOf(ctx) ?? "");
+    },
+    async "set-scope-from-path"(ctx) {
+      return setScopeFromPath(ctx, repositoryOf(ctx) ?? "");
     },
     async "set-maven"(ctx) {
       return setMavenOptions(ctx, repositoryOf(ctx) ?? "");

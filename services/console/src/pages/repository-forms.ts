@@ -3,6 +3,7 @@ import { expectOk, type PageContext, type PageOutcome } from "./page-contract.js
 import { actionForm, field, inputRefusal, seg } from "./page-widgets.js";
 import { REPOSITORIES, repositoryPath } from "./repository-view.js";
 import { createQuota, createQuotaField } from "./repository-quota.js";
+import { createScope, createScopeField } from "./repository-scope.js";
 
 /**
  * Creating, reshaping and removing repositories on the Repositories page, each through the
@@ -19,6 +20,8 @@ export interface Repository {
   type?: RepositoryType;
   upstream?: { url: string } | null;
   members?: string[] | null;
+  /** Authorised by the repository its path names without Service-Repository-Name (repository-scope.ts). */
+  scopeFromPath?: boolean;
 }
 /** `GET /api/repositories/<name>`: the list's fields with its size and, where the gate runs, its minimum age. */
 export interface RepositoryDetail extends Repository {
@@ -82,6 +85,8 @@ export interface CreateDraft {
   members: string[];
   /** The storage quota as typed. */
   quota: string;
+  /** "Authorise by the path" ticked. */
+  scopeFromPath?: boolean;
   /** The API's (or the console's) reason for not creating it. */
   problem: string;
   /** Whether credentials were typed (they are not shown again: the person types them again). */
@@ -105,6 +110,7 @@ export function createSection(ctx: PageContext, formats: readonly FormatEntry[],
       (f) => html`<option value="${f.name}"${f.name === d.format ? html` selected` : ""}>${f.label}</option>`,
     )}</select></p>
     ${createQuotaField(d.quota)}
+    ${createScopeField(d.scopeFromPath === true)}
     <fieldset><legend>Type</legend>
       ${radio("hosted", "Hosted", "clients publish to it")}
       ${radio("proxy", "Proxy", `a cache of an upstream registry, fetching what it lacks (formats: ${proxies.join(", ") || "none yet"})`)}
@@ -147,8 +153,9 @@ export function createRequest(form: Record<string, string>): { body: Record<stri
   // Fields of another type are refused rather than dropped: they usually mean the wrong type was picked.
   if (type !== "proxy" && (url || hasCredentials)) return { problem: `an upstream is for a proxy repository: choose the type Proxy, or clear the upstream fields` };
   if (type !== "group" && members.length) return { problem: `members are for a group repository: choose the type Group, or set the members to (none)` };
-  const quota = createQuota(form);
-  if ("problem" in quota) return quota;
+  const limits = createQuota(form);
+  if ("problem" in limits) return limits;
+  const quota = { ...limits, ...createScope(form) };
   if (type === "proxy") return { body: { name, format, type, upstream: { url, ...(hasCredentials ? { credentials } : {}) }, ...quota } };
   if (type === "group") return { body: { name, format, type, members, ...quota } };
   return { body: type === "hosted" ? { name, format, ...quota } : { name, format, type, ...quota } };
@@ -168,6 +175,7 @@ export async function createRepository(ctx: PageContext, again: (draft: CreateDr
     username: (f.username ?? "").trim(),
     members: membersOf(f),
     quota: (f.quota ?? "").trim(),
+    scopeFromPath: f.scopeFromPath === "true",
     problem,
     hadSecret: Boolean(f.password || f.token),
   });

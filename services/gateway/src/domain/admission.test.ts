@@ -58,9 +58,11 @@ const otherTenant = makeKey("othertenant");
 const malformed = admin.slice(0, -2) + "AA";
 const LOOKUP_FAILS = makeKey("default");
 
-type Mode = "enforcing" | "read-only" | "anonymous-read" | "anonymous-one-repository" | "open" | "scope-from-path";
-const POLICIES: Record<Mode, { auth: boolean; readOnly: boolean; anonymousRights: GrantSpec[]; repositoryScopeFromPath?: boolean }> = {
+type Mode = "enforcing" | "read-only" | "anonymous-read" | "anonymous-one-repository" | "open" | "scope-from-path" | "default-by-path";
+const POLICIES: Record<Mode, { auth: boolean; readOnly: boolean; anonymousRights: GrantSpec[]; repositoryScopeFromPath?: boolean; repositoryFromPath?: (r: string) => boolean }> = {
   "scope-from-path": { auth: true, readOnly: false, anonymousRights: [], repositoryScopeFromPath: true },
+  // The repository `default` has its own scopeFromPath on; the setting is off.
+  "default-by-path": { auth: true, readOnly: false, anonymousRights: [], repositoryFromPath: (r) => r === "default" },
   enforcing: { auth: true, readOnly: false, anonymousRights: [] },
   "read-only": { auth: true, readOnly: true, anonymousRights: [] },
   "anonymous-read": { auth: true, readOnly: false, anonymousRights: [{ scope: "*", tokens: ["repository:read"] }] },
@@ -134,7 +136,7 @@ const cases: [string, Mode, string, string, Record<string, string>, Outcome][] =
   ["a read-only key writing", "enforcing", "PUT", ART, named(namedReader), refused(403, "this key does not hold repository:write on default")],
   ["a read-only key reading its repository, named", "enforcing", "GET", ART, named(namedReader), asKey(namedReader)],
   ["HEAD is a read", "enforcing", "HEAD", ART, named(namedReader), asKey(namedReader)],
-  ["a repository grant without Service-Repository-Name", "enforcing", "GET", ART, key(namedReader), refused(403, "this key does not hold repository:read on * (no Service-Repository-Name header was sent)")],
+  ["a repository grant without Service-Repository-Name: the refusal names the header and the repository's option, never a wider grant", "enforcing", "GET", ART, key(namedReader), refused(403, 'this key does not hold repository:read on * (no Service-Repository-Name header was sent, and repository default is not authorised by its path: send "Service-Repository-Name: default", or have an administrator switch on its scopeFromPath)')],
   ["a wildcard grant without Service-Repository-Name", "enforcing", "GET", ART, key(wildReader), asKey(wildReader)],
   ["a lapsed grant holds nothing", "enforcing", "GET", ART, key(lapsedWild), refused(403, "this key does not hold repository:read on * (no Service-Repository-Name header was sent)")],
   ["the key in Bearer", "enforcing", "GET", ART, { authorization: `Bearer ${wildReader}` }, asKey(wildReader)],
@@ -189,6 +191,11 @@ const cases: [string, Mode, string, string, Record<string, string>, Outcome][] =
   ["a grant on the repository the path names does not reach another", "scope-from-path", "GET", "/repository/other/x.txt", key(namedReader), refused(403, "this key does not hold repository:read on other (the repository the path names)")],
   ["a header naming another repository is still refused", "scope-from-path", "GET", ART, named(otherDeployer, "other"), refused(403, 'Service-Repository-Name names repository "other" but this request is for repository "default"')],
   ["a keyless caller is still asked for a key", "scope-from-path", "GET", ART, {}, refused(401, REQUIRED, true)],
+  // The repository's own scopeFromPath (PATCH /api/repositories/default {"scopeFromPath": true}), the setting off.
+  ["a repository grant without the header, on a repository authorised by its path", "default-by-path", "GET", ART, key(namedReader), asKey(namedReader)],
+  ["a read grant on a repository authorised by its path still cannot write", "default-by-path", "PUT", ART, key(namedReader), refused(403, "this key does not hold repository:write on default (the repository the path names)")],
+  ["a repository authorised by its path lends nothing to another", "default-by-path", "GET", "/repository/other/x.txt", key(otherDeployer), refused(403, 'this key does not hold repository:read on * (no Service-Repository-Name header was sent, and repository other is not authorised by its path: send "Service-Repository-Name: other", or have an administrator switch on its scopeFromPath)')],
+  ["the header still wins on a repository authorised by its path", "default-by-path", "GET", ART, named(otherDeployer, "other"), refused(403, 'Service-Repository-Name names repository "other" but this request is for repository "default"')],
   // Build caches: cache:read and cache:write on the cache the path names; repository rights give nothing there.
   ["no key on a build cache: 401 with a Basic challenge", "enforcing", "GET", CACHE, {}, refused(401, REQUIRED, true)],
   ["a build cache read with a read-only key on every scope", "enforcing", "GET", CACHE, key(wildCacheReader), asKey(wildCacheReader)],

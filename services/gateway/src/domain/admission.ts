@@ -146,15 +146,25 @@ export interface AccessPolicy {
   deployByCookie: boolean;
   /** svc.repository-scope-from-path: without Service-Repository-Name, authorise against the repository the path names instead of `*`. */
   scopeFromPath: boolean;
+  /** The same for one repository, its own `scopeFromPath` (repository-scopes.ts), whatever the setting. */
+  repositoryFromPath: (repository: string) => boolean;
 }
 
-export function accessPolicy(s: { auth: boolean; readOnly: boolean; anonymousRights: GrantSpec[]; uiDeploy?: boolean; repositoryScopeFromPath?: boolean }): AccessPolicy {
+export function accessPolicy(s: {
+  auth: boolean;
+  readOnly: boolean;
+  anonymousRights: GrantSpec[];
+  uiDeploy?: boolean;
+  repositoryScopeFromPath?: boolean;
+  repositoryFromPath?: (repository: string) => boolean;
+}): AccessPolicy {
   return {
     auth: s.auth,
     readOnly: s.readOnly,
     anonymous: compileGrants(s.anonymousRights),
     deployByCookie: s.uiDeploy ?? false,
     scopeFromPath: s.repositoryScopeFromPath === true,
+    repositoryFromPath: s.repositoryFromPath ?? (() => false),
   };
 }
 
@@ -510,8 +520,9 @@ export function authorize(
   }
   if (target.kind === "artifact") {
     // The repository authorised against is the one the header names, never the one the route
-    // serves; without the header, `*`, or (opted in) the repository the path names, never another.
-    let scopeRepo = policy.scopeFromPath || target.pathScoped ? target.repository : "*";
+    // serves; without the header, `*`, or (opted in, deployment-wide or by the repository) the
+    // repository the path names, never another.
+    let scopeRepo = policy.scopeFromPath || target.pathScoped || policy.repositoryFromPath(target.repository) ? target.repository : "*";
     if (repositoryHeader !== undefined) {
       if (!isRepositoryName(repositoryHeader)) throw invalid("Service-Repository-Name", "Service-Repository-Name is not a valid repository name");
       if (repositoryHeader !== target.repository) {
@@ -523,10 +534,15 @@ export function authorize(
       scopeRepo = repositoryHeader;
     }
     need = target.write ? Right.repositoryWrite : Right.repositoryRead;
-    const why = repositoryHeader !== undefined ? "" : scopeRepo === "*" ? " (no Service-Repository-Name header was sent)" : " (the repository the path names)";
-    what = `${target.write ? "repository:write" : "repository:read"} on ${scopeRepo}${why}`;
     held = rightsFor(policy.anonymous, scopeRepo, target.path, now);
     if (grants) held |= rightsFor(grants, scopeRepo, target.path, now);
+    let why = repositoryHeader !== undefined ? "" : scopeRepo === "*" ? " (no Service-Repository-Name header was sent)" : " (the repository the path names)";
+    // A key that holds the right on the repository itself lacks only the way to say so: the
+    // remedy is the header or the repository's own option, never a wider grant.
+    if (scopeRepo === "*" && target.repository !== "*" && grants && (rightsFor(grants, target.repository, target.path, now) & need) === need) {
+      why = ` (no Service-Repository-Name header was sent, and repository ${target.repository} is not authorised by its path: send "Service-Repository-Name: ${target.repository}", or have an administrator switch on its scopeFromPath)`;
+    }
+    what = `${target.write ? "repository:write" : "repository:read"} on ${scopeRepo}${why}`;
   } else if (target.kind === "cache") {
     // The cache the path names is the scope, as a repository is (a build tool cannot always send
     // Service-Repository-Name: Gradle cannot); a header that names another cache is refused.

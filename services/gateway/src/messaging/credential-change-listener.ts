@@ -7,7 +7,8 @@ import type { SessionCache } from "../domain/session-cache.js";
  * What the gateway hears: every credential, person and group change (`credential.changed`, from
  * the auth service of any node) drops what this node cached of it, a console session that ended
  * (signed out: the console's `credential.changed`) is forgotten at once, a rate-limit override
- * changed on any node (the admin service's control subject) is read again at once, and "Clear
+ * changed on any node (the admin service's control subject) is read again at once, a
+ * repository's scopeFromPath announced by an artifacts node is applied at once, and "Clear
  * caches" on another gateway (the control subject `caches`) drops this node's credentials and
  * sessions too.
  */
@@ -20,6 +21,8 @@ export function gatewayListenersFactory(deps: {
   sessions?: Pick<SessionCache, "evict" | "clear">;
   metrics: Pick<GatewayMetrics, "eventLag">;
   refreshLimits: () => void;
+  /** A repository's scopeFromPath as an artifacts node announced it (control subject `repositories`). */
+  repositoryChanged?: (message: unknown) => void;
   /** This node's name: its own clear announcement is already done here. */
   node?: string;
 }): void {
@@ -35,6 +38,7 @@ export function gatewayListenersFactory(deps: {
   });
   for (const listened of listenedControlSubjects({ internalSecret: deps.internalSecret, internalSecretPrevious: deps.internalSecretPrevious ?? "" })) {
     deps.bus.listen(listened.limits, () => deps.refreshLimits());
+    if (deps.repositoryChanged) deps.bus.listen(listened.repositories, deps.repositoryChanged);
     deps.bus.listen(listened.caches, (message) => {
       if ((message as { node?: unknown } | null)?.node === deps.node && deps.node !== undefined) return;
       deps.cache.clear();

@@ -6,6 +6,8 @@ import { capabilityRoutes, type Capabilities } from "./routes/capability-routes.
 import { openapiRoutes } from "./routes/openapi-routes.js";
 import { operationsRoutes, type OperationsDeps } from "./routes/operation-routes.js";
 import { settingsRoutes } from "./routes/settings-routes.js";
+import { auditRoutes } from "./routes/audit-routes.js";
+import type { AuditStore } from "./store/audit-store.js";
 import type { LiveSettings } from "./domain/live-settings.js";
 import type { RuntimeSettingStore } from "./store/runtime-setting-store.js";
 
@@ -23,6 +25,8 @@ export interface AdminDeps {
   checks: Check[];
   /** This process's own settings report (kit's answerSettings). */
   ownSettings: () => SettingsReply;
+  /** The audit trail (GET /api/audit). */
+  audit: Pick<AuditStore, "search">;
 }
 
 export function buildApp(deps: AdminDeps): FastifyInstance {
@@ -30,6 +34,7 @@ export function buildApp(deps: AdminDeps): FastifyInstance {
   capabilityRoutes(app, deps.capabilities);
   operationsRoutes(app, { ...deps.operations, peers: deps.peers, live: deps.live });
   settingsRoutes(app, { peers: deps.peers, own: deps.ownSettings, live: deps.live, store: deps.runtimeSettings });
+  auditRoutes(app, { store: deps.audit });
   openapiRoutes(app, { peers: deps.peers, own: () => apiReport(deps.operations.metrics) });
   return app;
 }

@@ -122,7 +122,8 @@ export interface AuditSink {
 
 const CHANGES = new Set(["POST", "PUT", "PATCH", "DELETE"]);
 const VERB: Record<string, string> = { POST: "create", PUT: "set", PATCH: "change", DELETE: "remove" };
-const SECRET_FIELD = /secret|password|passwd|token|^key$|credential|authorization|cookie/i;
+/** Field names that hold secrets (`secret`, `clientSecret`, `password`, `accessToken`, `key`); not `tokens`, a grant's rights. */
+const SECRET_FIELD = /(?:secret|password|passwd|passphrase|token|apikey|authorization|cookie)$|^key$/i;
 const DETAIL_MAX = 8192;
 
 /**

@@ -29,7 +29,7 @@ export function auditPurgerFactory(deps: { store: Pick<AuditStore, "purge">; set
         tick();
         timer = setTimeout(again, deps.everyMs ?? 3_600_000);
         timer.unref();
-      }, deps.firstAfterMs ?? 60_000);
+      }, deps.firstAfterMs ?? 10_000);
       timer.unref();
     },
     async stop(): Promise<void> {

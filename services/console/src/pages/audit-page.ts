@@ -18,7 +18,7 @@ interface AuditEntry {
 }
 
 const FILTERS = ["actor", "action", "q", "since", "until"] as const;
-const LIMITS = ["25", "50", "100", "200", "500"];
+const LIMITS = ["10", "25", "50", "100", "200", "500"];
 const MAX_DETAIL = 400;
 
 /** The filters as /api/audit takes them, from the page's query (the API checks each and names a bad one). */

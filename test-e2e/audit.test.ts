@@ -24,6 +24,7 @@ interface Entry {
 }
 
 const FROM = "203.0.113.7";
+const PERSON_FROM = "198.51.100.23";
 const settled = { timeout: 30_000, interval: 500 };
 
 let s: Suite;
@@ -170,16 +171,28 @@ describe("the console's Audit page", () => {
 
   beforeAll(async () => {
     browser = await launchChromium();
-    page = await signInDev(await (await browser.newContext({ baseURL: s.gatewayUrl })).newPage(), s.gatewayUrl, "admin");
+    // The browser comes through a proxy in front (the suite's gateway believes it), which names the person's address.
+    const context = await browser.newContext({ baseURL: s.gatewayUrl, extraHTTPHeaders: { "x-forwarded-for": PERSON_FROM } });
+    page = await signInDev(await context.newPage(), s.gatewayUrl, "admin");
   });
   afterAll(() => browser?.close());
+
+  it("records a change made on a console page as the signed-in person's, from the person's address", async () => {
+    expect((await page.goto("/ui/credentials"))?.status()).toBe(200);
+    await page.locator("#issue-label").fill("from-console");
+    await page.getByRole("button", { name: "Issue key", exact: true }).click();
+    await expect.poll(() => page.locator("#issued-heading").count()).toBe(1);
+    const [entry] = (await audit("?action=key.issue&q=from-console")).entries;
+    expect(entry).toMatchObject({ actor: { kind: "person", id: "dev/admin" }, address: PERSON_FROM, service: "auth", detail: { body: { label: "from-console" } } });
+  });
 
   it("lists the trail newest first, searches it with the API's filters and pages through it", async () => {
     expect((await page.goto("/ui/audit"))?.status()).toBe(200);
     expect(await page.locator("nav a[aria-current=page]").textContent()).toBe("Audit");
     const rows = page.locator("#audit-entries tbody tr");
     expect(await rows.count()).toBeGreaterThanOrEqual(8);
-    expect(await rows.first().textContent()).toContain("key.revoke");
+    expect(await rows.first().textContent()).toContain("key.issue");
+    expect(await rows.first().textContent()).toContain(PERSON_FROM);
     await screenshotIn("audit", page, "audit-page");
 
     await page.getByLabel("Action").fill("repository");

@@ -1,6 +1,6 @@
 import { html, type Html } from "./html.js";
 import { expectOk, type ConsolePage, type PageContext } from "./page-contract.js";
-import { field, inputRefusal, pager, when } from "./page-widgets.js";
+import { inputRefusal, pager, when } from "./page-widgets.js";
 
 /** An entry of GET /api/audit as the page reads it. */
 interface AuditEntry {
@@ -18,6 +18,13 @@ interface AuditEntry {
 }
 
 const FILTERS = ["actor", "action", "q", "since", "until"] as const;
+const FILTER_FIELDS: { id: (typeof FILTERS)[number]; label: string; placeholder: string }[] = [
+  { id: "actor", label: "Actor", placeholder: "key id or label, person" },
+  { id: "action", label: "Action", placeholder: "key.issue, key, repository" },
+  { id: "q", label: "Text", placeholder: "object, path, detail" },
+  { id: "since", label: "Since", placeholder: "2026-11-29" },
+  { id: "until", label: "Until", placeholder: "2026-11-30T12:00Z" },
+];
 const LIMITS = ["10", "25", "50", "100", "200", "500"];
 const MAX_DETAIL = 400;
 
@@ -72,17 +79,15 @@ export const auditPage: ConsolePage = {
       title: "Audit",
       main: html`<p>Every change made through the API or this console: who made it, from which address, what it was and when. Kept for <code>svc.audit-retention</code>.</p>
 <form method="get" action="/ui/audit" class="filters" role="search">
-${field({ id: "actor", name: "actor", label: "Actor", value: f.actor, placeholder: "key id, key label or person" })}
-${field({ id: "action", name: "action", label: "Action", value: f.action, placeholder: "key.issue, key, repository…" })}
-${field({ id: "q", name: "q", label: "Text", value: f.q, placeholder: "object, path or detail" })}
-${field({ id: "since", name: "since", label: "Since", value: f.since, placeholder: "2026-11-29 or 2026-11-29T14:00Z" })}
-${field({ id: "until", name: "until", label: "Until", value: f.until, placeholder: "ISO 8601" })}
-<p class="field"><label for="limit">Entries</label> <select id="limit" name="limit">${LIMITS.map((v) => html`<option value="${v}"${v === f.limit ? html` selected` : ""}>${v}</option>`)}</select></p>
+${FILTER_FIELDS.map((x) => html`<label for="${x.id}">${x.label}</label>
+<input id="${x.id}" name="${x.id}" value="${f[x.id] ?? ""}" maxlength="300" placeholder="${x.placeholder}">
+`)}<label for="limit">Entries</label>
+<select id="limit" name="limit">${LIMITS.map((v) => html`<option value="${v}"${v === f.limit ? html` selected` : ""}>${v}</option>`)}</select>
 <button type="submit">Search</button>
 </form>
 ${refused === undefined ? "" : html`<p class="problem" role="alert" id="audit-refused">${refused}</p>`}
 <table class="data" id="audit-entries">
-<caption>${entries.length} entries, newest first</caption>
+<caption>${entries.length === 1 ? "1 entry" : `${entries.length} entries`}, newest first</caption>
 <thead><tr><th scope="col">When</th><th scope="col">Who</th><th scope="col">From</th><th scope="col">Action</th><th scope="col">Object</th><th scope="col">Request</th></tr></thead>
 <tbody>
 ${entries.map(rowHtml)}

@@ -393,8 +393,10 @@ export function admissionFactory(deps: AdmissionDeps) {
     if (refusal !== undefined) return done(refusal);
     request.callerRights = key ?? null;
     // API calls (the changes the audit trail records) carry the client address and the key's
-    // label to the upstream, signed; the artifact hot path is spared the work.
-    if (request.target?.kind === "api") {
+    // label to the upstream, signed; so do console pages, whose API calls pass the address on.
+    // The artifact hot path is spared the work.
+    const kind = request.target?.kind;
+    if (kind === "api" || kind === "console") {
       from ??= clientAddress(request.socket.remoteAddress, request.headers["x-forwarded-for"], trustedProxies);
       request.headers[CLIENT_ADDRESS_HEADER] = from;
       if (key?.label !== undefined) request.headers[KEY_LABEL_HEADER] = encodeURIComponent(key.label);

@@ -18,6 +18,14 @@ export const IDENTITY_BODY_TRAILER = "x-svc-identity-body-sig";
  * request: the artifacts service mounts only from it.
  */
 export const MOUNT_SOURCE_HEADER = "x-svc-mount-readable";
+/**
+ * The client address the gateway saw (svc.trusted-proxies applied) and the label of the key that
+ * made the request (percent-encoded UTF-8): set by the gateway alone on API requests (a client's
+ * own are dropped) and signed with them. Upstreams record them in the audit trail and name the
+ * key by its label in their log lines.
+ */
+export const CLIENT_ADDRESS_HEADER = "x-svc-client-address";
+export const KEY_LABEL_HEADER = "x-svc-key-label";
 export const IDENTITY_HEADERS = [IDENTITY_HEADER, IDENTITY_TS_HEADER, IDENTITY_SIG_HEADER, IDENTITY_NONCE_HEADER, IDENTITY_BODY_HEADER, IDENTITY_BODY_TRAILER] as const;
 
 /** Who the gateway says made the request. Encoded as compact text: `<kind>:<tenant>:<id>`. */

@@ -44,6 +44,8 @@ export const KeyResolution = Type.Object({
   /** The source-address allowlist; empty when the key may be used from anywhere. */
   allowedAddresses: Type.Array(Type.String()),
   grants: Type.Array(ResolvedGrant),
+  /** The key's label (null or absent: none), so the gateway's log lines and the audit trail name it without asking again. */
+  label: Type.Optional(Type.Union([Type.String(), Type.Null()])),
   /**
    * The people and groups whose grants this resolution includes besides the key's own, so a
    * gateway drops it when one of them changes (and keeps it otherwise). Empty or absent today:

@@ -2,6 +2,7 @@ import type { FastifyInstance } from "fastify";
 import type { Kysely, Migration } from "kysely";
 import type pg from "pg";
 import type { Logger } from "pino";
+import { AUDIT_SCHEMA, auditMigrations, auditWriterFactory, type AuditDatabase, type AuditSink, type AuditSpec } from "./audit-trail.js";
 import { createDb, isReadReplica, migrate, pendingMigrations } from "./db.js";
 import { createLogger, type LogRing } from "./logger.js";
 import { createBus, type Bus } from "./messaging.js";
@@ -88,6 +89,8 @@ type Shutdown = () => unknown;
 type NodeSettingsOption<C> = C extends NodeAgentSettings ? { nodeSettings?: (config: C) => NodeAgentSettings } : { nodeSettings: (config: C) => NodeAgentSettings };
 
 type CommonSpec<C extends BootSettings> = NodeSettingsOption<C> & {
+  /** How this service names its changes in the audit trail (a service with a database records them). */
+  audit?: AuditSpec;
   /** Short service name: logs, metrics, NATS connection name, the refusal and ready lines. */
   name: string;
   loadConfig: () => C;
@@ -110,6 +113,7 @@ export type DatabaseServiceSpec<C extends DbSettings, DB> = CommonSpec<C> & {
 /** Both specs as the implementation sees them (method syntax: parameters compare both ways). */
 interface EitherSpec {
   name: string;
+  audit?: AuditSpec;
   readyMessage?: string;
   database?: DatabaseSpec<unknown>;
   loadConfig(): BootSettings;
@@ -140,6 +144,8 @@ export async function bootService(spec: EitherSpec): Promise<void> {
       replica = await isReadReplica(pool);
       if (!replica) {
         const applied = await migrate(db, pool, spec.database.schema, spec.database.migrations);
+        // The audit trail every service with changeable state appends to (audit-trail.ts).
+        applied.push(...(await migrate(db, pool, AUDIT_SCHEMA, auditMigrations)));
         if (applied.length) log.info({ applied }, "applied migrations");
       }
     } catch (err) {
@@ -180,6 +186,13 @@ export async function bootService(spec: EitherSpec): Promise<void> {
     throw err;
   });
   status = wiring.status;
+  // A replica writes nothing, the audit trail included (its changes are refused anyway).
+  const sink = (wiring.app as { auditSink?: AuditSink }).auditSink;
+  if (sink && database && !database.replica) {
+    sink.service = spec.name;
+    sink.spec = spec.audit ?? {};
+    sink.writer = auditWriterFactory(database.db as Kysely<AuditDatabase>);
+  }
 
   await wiring.app.listen({ host: config.host, port: config.port });
   wiring.onListening?.();

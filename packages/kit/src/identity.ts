@@ -1,10 +1,12 @@
 import { createHash, createHmac, createSecretKey, randomBytes, timingSafeEqual, type KeyObject } from "node:crypto";
 import {
+  CLIENT_ADDRESS_HEADER,
   IDENTITY_BODY_HEADER,
   IDENTITY_HEADER,
   IDENTITY_NONCE_HEADER,
   IDENTITY_SIG_HEADER,
   IDENTITY_TS_HEADER,
+  KEY_LABEL_HEADER,
   MOUNT_SOURCE_HEADER,
   decodePrincipal,
   type Principal,
@@ -42,6 +44,8 @@ export const SIGNED_HEADERS = [
   "x-checksum-md5",
   "content-md5",
   MOUNT_SOURCE_HEADER,
+  CLIENT_ADDRESS_HEADER,
+  KEY_LABEL_HEADER,
 ] as const;
 
 /** The body binding for a body held whole: `sha256=<base64url>`. */

@@ -24,3 +24,4 @@ export * from "./inert.js";
 export * from "./live-settings-follower.js";
 export * from "./address-policy.js";
 export * from "./webhook-settings.js";
+export * from "./audit-trail.js";

@@ -11,11 +11,16 @@ import { instrumentHttp, type ServiceMetrics } from "./metrics.js";
 import { LazyChildLogger } from "./logger.js";
 import { describeApi } from "./openapi.js";
 import { problemSchema } from "./paging.js";
+import { installAuditTrail, type AuditSink } from "./audit-trail.js";
 
 declare module "fastify" {
   interface FastifyRequest {
     /** Who the gateway says made the request (set on upstream services). */
     principal: Principal;
+  }
+  interface FastifyInstance {
+    /** Where the audit trail's writer goes once boot has the database (audit-trail.ts); upstream services only. */
+    auditSink?: AuditSink;
   }
 }
 
@@ -89,6 +94,11 @@ export function createBaseApp(opts: BaseAppOptions): ServiceApp {
   if (opts.internalSecret) describeApi(app, opts.metrics);
   // The gateway forwards bodies unread; the services that store them check what they hold.
   if (opts.internalSecret) installInputGuard(app);
+  if (opts.internalSecret) {
+    const sink: AuditSink = { service: "", spec: {} };
+    app.decorate("auditSink", sink);
+    installAuditTrail(app, sink);
+  }
 
   if (opts.internalSecret) {
     // Per process: a replica refuses a signature it has accepted before (docs/internals/internal-traffic.md).

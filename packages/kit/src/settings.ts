@@ -385,6 +385,8 @@ export const SETTINGS = {
     description: "The longest one delivery attempt may take, connecting included (100 ms to 300 s). Changes at run time (`PUT /api/settings/webhook-timeout`, the console's Settings page) unless fixed at start." }),
   webhookHistoryMs: def("svc.webhook-history", duration, 30 * 24 * 3_600_000, { readBy: ["notifier"], defaultText: "30d",
     description: "How long a finished delivery (delivered or set aside) is kept after its last change; `0` keeps everything. Changes at run time (`PUT /api/settings/webhook-history`, the console's Settings page) unless fixed at start." }),
+  auditRetentionMs: def("svc.audit-retention", duration, 365 * 24 * 3_600_000, { readBy: ["admin"], defaultText: "365d",
+    description: "How long an entry of the audit trail (every change made through the API: who, what, when, from which address; `GET /api/audit`, the console's Audit page) is kept; older entries are purged every hour. `0` keeps everything. Changes at run time (`PUT /api/settings/audit-retention`, the console's Settings page) unless fixed at start." }),
   uploadIdleTimeoutMs: def("svc.upload-idle-timeout", duration, 30_000, { readBy: ["gateway", "artifacts"], defaultText: "30s",
     description: "A request body (an upload, an API write) that sends nothing for this long is cut: the gateway answers 408 and drops it, and the stored artifact keeps its old content. The artifacts service applies it too, a little later (up to 5 s), as a backstop. `0` waits for ever." }),
   storageReclaimGraceMs: def("svc.storage.reclaim-grace", duration, 3_600_000, { readBy: ["walker"], defaultText: "1h",
@@ -619,11 +621,13 @@ export function requireSettings(s: Settings, names: (keyof Defs)[]): void {
  * without a restart, unless the operator fixed them at start (environment, `-D`, properties
  * file), which wins. Only settings whose every reader applies a change live are listed here:
  * the gateway's rate ceiling, the gate's settings, the Deploy module switch (gateway and
- * console) and the webhook settings (the notifier reads them again together).
+ * console), the webhook settings (the notifier reads them again together) and the audit
+ * trail's retention (the admin service reads it at each purge).
  */
 export const RUNTIME_SETTINGS = [
   "rateLimit", "malwareAction", "vulnerabilityAction", "vulnerabilityThreshold", "denyListAction", "gateMinAge", "blockPrivateImportHosts",
   "uiDeploy", "webhook", "webhookEndpoints", "webhookSecrets", "webhookAttempts", "webhookAllowInternal", "webhookRetryBaseMs", "webhookTimeoutMs", "webhookHistoryMs",
+  "auditRetentionMs",
 ] as const satisfies readonly (keyof Defs)[];
 export type RuntimeSetting = (typeof RUNTIME_SETTINGS)[number];
 

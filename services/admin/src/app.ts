@@ -7,6 +7,8 @@ import { openapiRoutes } from "./routes/openapi-routes.js";
 import { operationsRoutes, type OperationsDeps } from "./routes/operation-routes.js";
 import { settingsRoutes } from "./routes/settings-routes.js";
 import { homeRoutes, type HomeRoutesDeps } from "./routes/home-routes.js";
+import { auditRoutes } from "./routes/audit-routes.js";
+import type { AuditStore } from "./store/audit-store.js";
 import type { LiveSettings } from "./domain/live-settings.js";
 import type { RuntimeSettingStore } from "./store/runtime-setting-store.js";
 
@@ -26,6 +28,8 @@ export interface AdminDeps {
   ownSettings: () => SettingsReply;
   /** The sampled meters, the recent publishes and the nodes, for the console's home page. */
   home: Omit<HomeRoutesDeps, "nodes">;
+  /** The audit trail (GET /api/audit). */
+  audit: Pick<AuditStore, "search">;
 }
 
 export function buildApp(deps: AdminDeps): FastifyInstance {
@@ -34,6 +38,7 @@ export function buildApp(deps: AdminDeps): FastifyInstance {
   operationsRoutes(app, { ...deps.operations, peers: deps.peers, live: deps.live });
   settingsRoutes(app, { peers: deps.peers, own: deps.ownSettings, live: deps.live, store: deps.runtimeSettings });
   homeRoutes(app, { ...deps.home, nodes: deps.operations.nodes });
+  auditRoutes(app, { store: deps.audit });
   openapiRoutes(app, { peers: deps.peers, own: () => apiReport(deps.operations.metrics) });
   return app;
 }

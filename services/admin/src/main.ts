@@ -1,4 +1,4 @@
-import { answerLogs, answerSettings, bootService, controlSubjects, listenedControlSubjects, pingDb, postgresSchema } from "@svc/kit";
+import { answerLogs, answerSettings, bootService, controlSubjects, listenedControlSubjects, pingDb, postgresSchema, type AuditDatabase } from "@svc/kit";
 import { buildApp } from "./app.js";
 import { loadConfig } from "./config.js";
 import { contentCheckFactory } from "./domain/content-check.js";
@@ -14,9 +14,14 @@ import { meterSampleStoreFactory } from "./store/meter-sample-store.js";
 import { migrations } from "./store/migrations.js";
 import { runtimeSettingStoreFactory } from "./store/runtime-setting-store.js";
 import { SCHEMA, type AdminDatabase } from "./store/schema.js";
+import { ADMIN_AUDIT } from "./routes/audit-actions.js";
+import { auditStoreFactory } from "./store/audit-store.js";
+import { auditPurgerFactory } from "./domain/audit-purger.js";
+import type { Kysely } from "kysely";
 
 await bootService({
   name: "admin",
+  audit: ADMIN_AUDIT,
   loadConfig,
   database: postgresSchema<AdminDatabase>({ schema: SCHEMA, migrations, max: 4 }),
   async wire({ config, log, ring, metrics, bus, db, pool }) {
@@ -43,7 +48,11 @@ await bootService({
       log,
     });
     listenForPublishes({ bus, store: samples, log });
+    // The audit trail's schema shares the pool: its own name, the same database.
+    const audit = auditStoreFactory(db as unknown as Kysely<AuditDatabase>);
+    const purger = auditPurgerFactory({ store: audit, settings: live.current, log });
     const app = buildApp({
+      audit,
       log,
       internalSecret: config.internalSecret,
       internalSecretPrevious: config.internalSecretPrevious,
@@ -64,6 +73,6 @@ await bootService({
       },
     });
     sampler.start();
-    return { app, closers: [() => sampler.stop()] };
+    return { app, onListening: () => purger.start(), closers: [() => sampler.stop(), () => purger.stop()] };
   },
 });

@@ -4,9 +4,11 @@ import { FORMATS } from "./formats/index.js";
 import { migrationsOf } from "./store/migrations.js";
 import { SCHEMA, type ArtifactsDatabase } from "./store/schema.js";
 import { wireArtifacts } from "./wiring.js";
+import { ARTIFACTS_AUDIT } from "./routes/audit-actions.js";
 
 await bootService({
   name: "artifacts",
+  audit: ARTIFACTS_AUDIT,
   loadConfig,
   database: postgresSchema<ArtifactsDatabase>({
     schema: SCHEMA,

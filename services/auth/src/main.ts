@@ -13,9 +13,11 @@ import { subjectStoreFactory } from "./store/subject-store.js";
 import { migrations } from "./store/migrations.js";
 import { outboxStoreFactory } from "./store/outbox-store.js";
 import { SCHEMA, type AuthDatabase } from "./store/schema.js";
+import { AUTH_AUDIT } from "./routes/audit-actions.js";
 
 await bootService({
   name: "auth",
+  audit: AUTH_AUDIT,
   loadConfig,
   database: postgresSchema<AuthDatabase>({ schema: SCHEMA, migrations }),
   async wire({ config, log, metrics, bus, db, pool }) {

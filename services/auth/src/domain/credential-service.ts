@@ -289,6 +289,7 @@ export function credentialServiceFactory(deps: CredentialServiceDeps) {
         expires: iso(row.expires_at),
         allowedAddresses: row.allowed_ips,
         grants: grants.map(grantView),
+        label: row.label,
       };
     },
   };

@@ -12,10 +12,13 @@ const CALL_TIMEOUT_MS = 30_000;
 export function gatewayApiFactory(deps: { gatewayUrl: string; fetch?: typeof fetch }) {
   const base = deps.gatewayUrl.replace(/\/+$/, "");
   const doFetch = deps.fetch ?? fetch;
-  return (session: { cookie: string; csrf: string }) =>
+  return (session: { cookie: string; csrf: string; from?: string }) =>
     async function api<T = any>(method: string, path: string, body?: unknown): Promise<ApiResult<T>> {
       if (!path.startsWith("/")) throw new Error(`an API path must start with "/": ${path}`);
       const headers: Record<string, string> = { cookie: `${SESSION_COOKIE}=${session.cookie}`, [CSRF_HEADER]: session.csrf, accept: "application/json" };
+      // The person's address as the gateway saw it: believed by the gateway (the audit trail's
+      // `address`) when this console's own address is in svc.trusted-proxies, as a proxy's is.
+      if (session.from) headers["x-forwarded-for"] = session.from;
       if (body !== undefined) headers["content-type"] = "application/json";
       const res = await doFetch(`${base}${path}`, {
         method,

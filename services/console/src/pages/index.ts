@@ -1,3 +1,4 @@
+import { auditPage } from "./audit-page.js";
 import { cachesPage } from "./caches-page.js";
 import { credentialsPage } from "./credentials-page.js";
 import { logsPage } from "./logs-page.js";
@@ -11,5 +12,5 @@ import { settingsPage } from "./settings-page.js";
 import { walksPage } from "./walks-page.js";
 import { webhooksPage } from "./webhooks-page.js";
 
-/** Every page, in navigation order (Posture, Metrics, Logs, Caches, Walks, Repositories, Screening, Credentials, People and groups, Webhooks, Settings). */
-export const PAGES: ConsolePage[] = [posturePage, metricsPage, logsPage, cachesPage, walksPage, repositoriesPage, screeningPage, credentialsPage, peopleGroupsPage, webhooksPage, settingsPage];
+/** Every page, in navigation order (Posture, Metrics, Logs, Audit, Caches, Walks, Repositories, Screening, Credentials, People and groups, Webhooks, Settings). */
+export const PAGES: ConsolePage[] = [posturePage, metricsPage, logsPage, auditPage, cachesPage, walksPage, repositoriesPage, screeningPage, credentialsPage, peopleGroupsPage, webhooksPage, settingsPage];

@@ -38,7 +38,7 @@ export function uiRoutes(app: FastifyInstance, deps: UiDeps): void {
     const cookie = req.cookies[SESSION_COOKIE];
     const session = await deps.sessions.fromCookie(cookie);
     if (!session || cookie === undefined) return undefined;
-    const api = deps.gateway({ cookie, csrf: session.csrf });
+    const api = deps.gateway({ cookie, csrf: session.csrf, from: req.clientAddress });
     // Who may do what, for the forms a page offers and the navigation; the header's advisory
     // count, left out when the person may not read the posture (or it does not answer).
     const [meAnswer, posture] = await Promise.all([

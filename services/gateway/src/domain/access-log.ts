@@ -40,6 +40,8 @@ export function accessLogFactory(deps: { log: Logger; trustedProxies: AddressMat
         path: q < 0 ? url : url.slice(0, q),
         status: reply.statusCode,
         principal: request.forwardedPrincipal || request.claimedPrincipal || presentedBy(request),
+        // The key's label as the rights cache holds it: no lookup per line.
+        keyLabel: request.callerRights?.label,
         bytes,
         ms: Math.round(reply.elapsedTime * 10) / 10,
         from: clientAddress(request.raw.socket?.remoteAddress, request.headers["x-forwarded-for"], deps.trustedProxies),

@@ -1,5 +1,5 @@
 import type { FastifyReply, FastifyRequest } from "fastify";
-import { CSRF_HEADER, MOUNT_SOURCE_HEADER, ServiceError, encodePrincipal, invalid } from "@svc/contracts";
+import { CLIENT_ADDRESS_HEADER, CSRF_HEADER, KEY_LABEL_HEADER, MOUNT_SOURCE_HEADER, ServiceError, encodePrincipal, invalid } from "@svc/contracts";
 import { Right, anyRights, compileGrants, deploymentRights, isRepositoryName, parseArtifactTarget, parseCacheTarget, rightsFor, type CompiledGrant, type GrantSpec } from "@svc/grants";
 import { clientAddress, sendUnexpected, type AddressMatcher } from "@svc/kit";
 import { readPresentedKey, type Presented } from "./key-reader.js";
@@ -237,6 +237,9 @@ export function admissionFactory(deps: AdmissionDeps) {
     request.target = target;
     // Only the gateway says which mount source a caller may read (admitMount below).
     if (request.headers[MOUNT_SOURCE_HEADER] !== undefined) delete request.headers[MOUNT_SOURCE_HEADER];
+    // Only the gateway says where a request came from and which key label it bears (settle below).
+    if (request.headers[CLIENT_ADDRESS_HEADER] !== undefined) delete request.headers[CLIENT_ADDRESS_HEADER];
+    if (request.headers[KEY_LABEL_HEADER] !== undefined) delete request.headers[KEY_LABEL_HEADER];
     if (policy.auth && target.kind === "artifact" && target.pathScoped) done = withBearerChallenge(request, reply, target, done);
     const presented = policy.auth ? readPresentedKey(request.headers) : NO_KEY;
     if (presented.kind === "none") {
@@ -399,6 +402,15 @@ export function admissionFactory(deps: AdmissionDeps) {
   function settle(request: FastifyRequest, key: KeyRights | null | undefined, from: string | undefined, refusal: Error | undefined, done: AdmissionDone): void {
     if (refusal !== undefined) return done(refusal);
     request.callerRights = key ?? null;
+    // API calls (the changes the audit trail records) carry the client address and the key's
+    // label to the upstream, signed; so do console pages, whose API calls pass the address on.
+    // The artifact hot path is spared the work.
+    const kind = request.target?.kind;
+    if (kind === "api" || kind === "console") {
+      from ??= clientAddress(request.socket.remoteAddress, request.headers["x-forwarded-for"], trustedProxies);
+      request.headers[CLIENT_ADDRESS_HEADER] = from;
+      if (key?.label !== undefined) request.headers[KEY_LABEL_HEADER] = encodeURIComponent(key.label);
+    }
     if (!key) {
       request.forwardedPrincipal = anonymousPrincipal;
       return done();

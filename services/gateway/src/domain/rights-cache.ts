@@ -18,6 +18,8 @@ export interface KeyRights {
   grants: CompiledGrant[];
   /** The people and groups (`person:<id>`, `group:<name>`) whose change must drop this entry. */
   dependsOn?: string[];
+  /** A key's label, when it has one: log lines and the audit trail name the key by it. */
+  label?: string;
 }
 
 const dependencyKey = (d: ResolutionDependency) => `${d.kind}:${d.id}`;
@@ -31,6 +33,7 @@ export function compileResolution(doc: KeyResolution): KeyRights {
     allowedFrom: doc.allowedAddresses.length > 0 ? addressMatcher(doc.allowedAddresses) : null,
     grants: compileGrants(doc.grants),
     dependsOn: (doc.dependsOn ?? []).map(dependencyKey),
+    ...(doc.label ? { label: doc.label } : {}),
   };
 }
 

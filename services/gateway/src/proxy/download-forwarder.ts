@@ -1,5 +1,5 @@
 import type { FastifyReply, FastifyRequest } from "fastify";
-import { IDENTITY_HEADERS } from "@svc/contracts";
+import { CLIENT_ADDRESS_HEADER, IDENTITY_HEADERS, KEY_LABEL_HEADER } from "@svc/contracts";
 import { SIGNED_HEADERS, STATUS_REASON_HEADER, asReasonPhrase, sendUnexpected } from "@svc/kit";
 import type { DownloadPool } from "./download-pool.js";
 import type { InertContent } from "./inert-content.js";
@@ -8,7 +8,7 @@ import { ORIGIN_HEADERS } from "./forwarded-origin.js";
 import { NOT_FORWARDED, type StampIdentity } from "./identity-stamp.js";
 
 /** Request headers a download does not pass on: beside NOT_FORWARDED, the upstream connection's own, and the origin the gateway stamps itself. */
-const NOT_IN_HEAD = new Set([...NOT_FORWARDED, ...ORIGIN_HEADERS, "connection", "host", "content-length", "transfer-encoding"]);
+const NOT_IN_HEAD = new Set([...NOT_FORWARDED, ...ORIGIN_HEADERS, CLIENT_ADDRESS_HEADER, KEY_LABEL_HEADER, "connection", "host", "content-length", "transfer-encoding"]);
 
 /** The path reply-from would send: the destination resolved against the upstream, the client's query as it came. */
 export function upstreamPath(request: FastifyRequest, dest: string): string {

@@ -16,3 +16,4 @@ export * from "./logs-api.js";
 export * from "./limits.js";
 export * from "./masked-url.js";
 export * from "./byte-size.js";
+export * from "./audit-api.js";

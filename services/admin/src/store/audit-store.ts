@@ -1,5 +1,6 @@
 import { sql, type Kysely } from "kysely";
 import { AUDIT_SCHEMA, type AuditDatabase } from "@svc/kit";
+import type { AuditEntryView } from "@svc/contracts";
 
 /** What a search of the audit trail may narrow by (each optional; all given must hold). */
 export interface AuditQuery {
@@ -16,20 +17,6 @@ export interface AuditQuery {
   until?: Date;
 }
 
-export interface AuditEntryView {
-  id: string;
-  at: string;
-  tenant: string;
-  actor: { kind: string; id: string; label?: string };
-  address: string | null;
-  service: string;
-  action: string;
-  object: string | null;
-  method: string;
-  path: string;
-  status: number;
-  detail: unknown;
-}
 
 const like = (text: string) => `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 

@@ -1,21 +1,10 @@
+import type { AuditEntryView } from "@svc/contracts";
 import { html, type Html } from "./html.js";
 import { expectOk, type ConsolePage, type PageContext } from "./page-contract.js";
 import { inputRefusal, pager, when } from "./page-widgets.js";
 
 /** An entry of GET /api/audit as the page reads it. */
-interface AuditEntry {
-  id: string;
-  at: string;
-  actor: { kind: string; id: string; label?: string };
-  address: string | null;
-  service: string;
-  action: string;
-  object: string | null;
-  method: string;
-  path: string;
-  status: number;
-  detail: unknown;
-}
+type AuditEntry = AuditEntryView;
 
 const FILTERS = ["actor", "action", "q", "since", "until"] as const;
 const FILTER_FIELDS: { id: (typeof FILTERS)[number]; label: string; placeholder: string }[] = [

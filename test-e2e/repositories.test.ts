@@ -26,7 +26,7 @@ describe("repositories with a format", () => {
     expect(created.headers.get("location")).toBe(`/api/repositories/${name}`);
     const body = (await created.json()) as Record<string, unknown>;
     // A hosted repository (issue 25 adds proxies and groups: `type`, `upstream` and `members` are shown for every repository).
-    expect(body).toEqual({ name, format: "npm", created: expect.any(String), type: "hosted", upstream: null, members: null, artifacts: 0, bytes: 0, quotaBytes: null, usedBytes: 0 });
+    expect(body).toEqual({ name, format: "npm", created: expect.any(String), type: "hosted", upstream: null, members: null, artifacts: 0, bytes: 0, quotaBytes: null, usedBytes: 0, scopeFromPath: false });
     expect(Date.now() - Date.parse(body.created as string)).toBeLessThan(600_000);
 
     const raw = fresh("raw");

@@ -43,6 +43,8 @@ async function artifactsWith(table: readonly FormatModule[], name: string) {
     subscribe: () => {},
     respond: () => {},
     listen: () => {},
+    // No NATS: a repository change's announcement to the gateways is not sent.
+    announce: () => false,
     connected: () => false,
     losses: () => 0,
   };

@@ -1,5 +1,5 @@
 import { sql, type ColumnType, type Generated, type Kysely, type Migration } from "kysely";
-import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestHookHandler, onSendHookHandler } from "fastify";
 import { CLIENT_ADDRESS_HEADER, KEY_LABEL_HEADER } from "@svc/contracts";
 import { scrubSecrets } from "./logger.js";
 
@@ -210,9 +210,10 @@ export function auditRecordOf(request: FastifyRequest, status: number, payload: 
  * the key's label) and records each API change answered 2xx, before the answer leaves.
  */
 export function installAuditTrail(app: FastifyInstance, sink: AuditSink): void {
-  // Callback hooks, not async ones: every request of every service passes here (artifact
-  // downloads included), and a request that is no change must cost no promise.
-  app.addHook("onRequest", (request, _reply, done) => {
+  // Callback hooks, not async ones, and only on the routes they concern (below): the API's, whose
+  // changes are recorded, and the console's pages, which pass the person's address on. Every
+  // other request (an artifact's GET, an upload) runs none of it.
+  const onRequest: onRequestHookHandler = (request, _reply, done) => {
     const address = request.headers[CLIENT_ADDRESS_HEADER];
     if (typeof address === "string") request.clientAddress = address;
     const label = request.headers[KEY_LABEL_HEADER];
@@ -226,8 +227,8 @@ export function installAuditTrail(app: FastifyInstance, sink: AuditSink): void {
       request.log = request.log.child({ keyLabel: request.keyLabel });
     }
     done();
-  });
-  app.addHook("onSend", (request, reply, payload, done) => {
+  };
+  const onSend: onSendHookHandler = (request, reply, payload, done) => {
     const writer = sink.writer;
     if (!writer || !CHANGES.has(request.method) || !request.principal || reply.statusCode < 200 || reply.statusCode >= 300 || !request.url.startsWith("/api/")) return done(null, payload);
     const entry = auditRecordOf(request, reply.statusCode, payload, reply, sink);
@@ -238,6 +239,12 @@ export function installAuditTrail(app: FastifyInstance, sink: AuditSink): void {
         done(err as Error);
       },
     );
+  };
+  app.addHook("onRoute", (route) => {
+    if (!route.url.startsWith("/api/") && !route.url.startsWith("/ui")) return;
+    const own = <T>(h: T | T[] | undefined): T[] => (h === undefined ? [] : Array.isArray(h) ? h : [h]);
+    route.onRequest = [...own(route.onRequest), onRequest] as never;
+    route.onSend = [...own(route.onSend), onSend] as never;
   });
 }
 

@@ -1,6 +1,6 @@
 import { sql, type ColumnType, type Generated, type Kysely, type Migration } from "kysely";
 import type { FastifyInstance, FastifyReply, FastifyRequest, onRequestHookHandler, onSendHookHandler } from "fastify";
-import { CLIENT_ADDRESS_HEADER, KEY_LABEL_HEADER } from "@svc/contracts";
+import { CLIENT_ADDRESS_HEADER, KEY_LABEL_HEADER, type AuditChange } from "@svc/contracts";
 import { scrubSecrets } from "./logger.js";
 
 /**
@@ -72,19 +72,12 @@ export interface AuditSpec {
   detail?: Record<string, (request: FastifyRequest) => unknown>;
 }
 
-export interface AuditRecord {
+/** An entry as a service writes it: the change (as GET /api/audit answers it) and who made it. */
+export interface AuditRecord extends AuditChange {
   tenant: string;
   actorKind: string;
   actorId: string;
   actorLabel: string | null;
-  address: string | null;
-  service: string;
-  action: string;
-  object: string | null;
-  method: string;
-  path: string;
-  status: number;
-  detail: unknown;
 }
 
 export function auditWriterFactory(db: Kysely<AuditDatabase>) {

@@ -238,6 +238,28 @@ function startService(def: ServiceDef, env: NodeJS.ProcessEnv): SupervisedServic
   return sup;
 }
 
+const READY_TIMEOUT_MS = 60_000;
+
+async function waitGatewayReady(deadline: number): Promise<void> {
+  let last = "";
+  while (!stopping) {
+    const answer = await fetch(`${gatewayUrl}/health/ready`, { signal: AbortSignal.timeout(5000) }).then(
+      async (r) => ({ status: r.status, body: (await r.json().catch(() => ({}))) as { checks?: Record<string, { status: string; error?: string }> } }),
+      (err: Error) => ({ status: 0, body: { checks: { gateway: { status: "down", error: err.message } } } }),
+    );
+    if (answer.status === 200) return;
+    last = Object.entries(answer.body.checks ?? {})
+      .filter(([, c]) => c.status !== "up")
+      .map(([name, c]) => `${name}${c.error ? ` (${c.error})` : ""}`)
+      .join(", ");
+    if (Date.now() > deadline) {
+      warn(`the gateway is live but not ready after ${READY_TIMEOUT_MS / 1000} s; not ready: ${last || `answered ${answer.status}`} (GET ${gatewayUrl}/health/ready)`);
+      return;
+    }
+    await sleep(200);
+  }
+}
+
 async function waitLive(def: ServiceDef, sup: SupervisedService, deadline: number): Promise<void> {
   try {
     await sup.current.waitLive(`http://${reachHost}:${def.port}`, Math.max(0, deadline - Date.now()), () => stopping);
@@ -419,6 +441,10 @@ async function main(): Promise<void> {
   const gateway = services.find((s) => s.name === "gateway");
   await Promise.all(backends.map((s) => waitLive(s, startService(s, env), deadline)));
   if (gateway) await waitLive(gateway, startService(gateway, env), deadline);
+  // Live is not ready: the gateway is ready once each upstream's own readiness probe answers (a
+  // busy machine can take a while longer). "suite ready" waits for that, so that a request made
+  // on reading it is served.
+  if (gateway) await waitGatewayReady(Date.now() + READY_TIMEOUT_MS);
   if (stopping) return;
   ready = true;
   // Last, once every service answers, so that start-up lines do not bury them.

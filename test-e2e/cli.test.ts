@@ -173,6 +173,37 @@ describe("svc credentials", () => {
   });
 });
 
+describe("svc repositories", () => {
+  it("creates hosted and group repositories with scopeFromPath, lists and shows their type, and switches scopeFromPath with immediate effect", async () => {
+    const name = `cli-team-${randomBytes(3).toString("hex")}`;
+    expect((await ok(["repositories", "create", name, "raw", "--scope-from-path"])).stdout).toMatch(new RegExp(`^Repository ${name} \\(raw\\) created with scopeFromPath on\\.`));
+    expect((await ok(["repositories", "create", `${name}-all`, "raw", "--group", `${name},default`])).stdout).toMatch(new RegExp(`^Repository ${name}-all \\(raw group of ${name}, default\\) created\\.`));
+
+    const table = (await ok(["repositories", "list"])).stdout;
+    expect(table.split("\n")[0]).toMatch(/^NAME\s+FORMAT\s+TYPE\s+SCOPE FROM PATH\s+CREATED$/);
+    expect(rowOf(table, `${name} `)).toMatch(new RegExp(`^${name}\\s+raw\\s+hosted\\s+on\\s+\\d{4}-`));
+    expect(rowOf(table, `${name}-all`)).toMatch(/\s+raw\s+group\s+off\s+/);
+    expect((await ok(["repositories", "show", `${name}-all`])).stdout).toMatch(new RegExp(`members\\s+${name}, default`));
+
+    // A key granted deploy on this repository alone, used the way npm or pip use it: no Service-Repository-Name.
+    const minted = await svcJson<{ key: string }>(["credentials", "mint", "--label", name, "--grant", `${name}=deploy`]);
+    const put = (path: string) => s.call("PUT", `/repository/${name}/${path}`, { key: minted.key, body: "x" });
+    expect((await put("on.txt")).status).toBe(201);
+    expect((await ok(["repositories", "set-scope-from-path", name, "off"])).stdout).toMatch(new RegExp(`^${name}: a request without Service-Repository-Name is authorised against \\* \\(scopeFromPath off\\)\\.`));
+    expect(await svcJson<{ scopeFromPath: boolean }>(["repositories", "show", name])).toMatchObject({ scopeFromPath: false });
+    // Every gateway hears the change over NATS: at once, but not within the PATCH's own answer.
+    const statusBecomes = (path: string, want: number) => eventually(`${path} answered ${want}`, async () => ((await put(path)).status === want ? true : undefined));
+    await statusBecomes("off.txt", 403);
+    await ok(["repositories", "set-scope-from-path", name, "on"]);
+    await statusBecomes("again.txt", 201);
+
+    // Wrong usage changes nothing and exits 2.
+    expect(await svc(["repositories", "set-scope-from-path", name, "maybe"])).toMatchObject({ code: 2, stderr: expect.stringMatching(/not on or off: maybe/) });
+    expect(await svc(["repositories", "create", `${name}-x`, "raw", "--proxy", "https://example.org", "--group", name])).toMatchObject({ code: 2, stderr: expect.stringMatching(/a proxy \(--proxy\) or a group \(--group\), not both/) });
+    expect((await svc(["repositories", "show", `${name}-x`])).code).toBe(3);
+  }, MANY_RUNS_MS);
+});
+
 describe("svc people and groups", () => {
   it("grants a person, adds and removes group members, lists them, and revokes", async () => {
     const alice = `oidc/alice-${randomBytes(3).toString("hex")}`;

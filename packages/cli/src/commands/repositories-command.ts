@@ -7,17 +7,24 @@ import { bytes, emit, renderFields, renderTable, when } from "../table-output.js
 interface Repository {
   name: string;
   format: string;
+  type?: string;
   created: string;
   retention: unknown;
+  scopeFromPath?: boolean;
 }
 interface Detail {
   name: string;
   format: string;
+  type?: string;
   created: string;
   artifacts: number;
   bytes: number;
   quotaBytes?: number | null;
   usedBytes?: number;
+  upstreamUrl?: string | null;
+  members?: string[] | null;
+  groups?: string[];
+  scopeFromPath?: boolean;
 }
 type Export = ExportView;
 
@@ -29,6 +36,21 @@ const quotaOf = (typed: string): number | null => {
   return n;
 };
 const storage = (v: Detail) => (v.quotaBytes ? `${bytes(v.usedBytes ?? 0)} of ${bytes(v.quotaBytes)} quota (${v.usedBytes ?? 0} of ${v.quotaBytes})` : `${bytes(v.usedBytes ?? 0)}, no quota`);
+
+/** What a request without Service-Repository-Name is authorised against (docs/security/scope-from-path.md). */
+const scopeText = (on: boolean | undefined) => (on ? "this repository (scopeFromPath on)" : "* (scopeFromPath off)");
+const onOff = (typed: string): boolean => {
+  const v = typed.trim().toLowerCase();
+  if (v === "on" || v === "true") return true;
+  if (v === "off" || v === "false") return false;
+  throw usageError(`not on or off: ${typed}`);
+};
+/** A group's members as typed (`a,b,c`): at least one, no empty name. */
+const membersOf = (typed: string): string[] => {
+  const names = typed.split(",").map((m) => m.trim());
+  if (names.length === 0 || names.some((m) => m === "")) throw usageError(`not a list of member repositories: ${typed} (names separated by commas, in the order they are asked)`);
+  return names;
+};
 
 const repo = (name: string) => `/api/repositories/${encodeURIComponent(name)}`;
 const counts = (e: Export) => `${e.copied} copied, ${e.skipped} skipped, ${e.refused} refused of ${e.total}`;
@@ -102,6 +124,8 @@ export const repositoriesCommand: Command = {
           renderTable(r, [
             { header: "NAME", cell: (x) => x.name },
             { header: "FORMAT", cell: (x) => x.format },
+            { header: "TYPE", cell: (x) => x.type ?? "hosted" },
+            { header: "SCOPE FROM PATH", cell: (x) => (x.scopeFromPath ? "on" : "off") },
             { header: "CREATED", cell: (x) => when(x.created) },
           ]),
         );
@@ -112,11 +136,25 @@ export const repositoriesCommand: Command = {
       args: "<name>",
       minArgs: 1,
       maxArgs: 1,
-      summary: "a repository's format, artifact count, bytes, storage quota and creation time",
+      summary: "a repository's format, type, artifact count, bytes, storage quota, scopeFromPath and creation time",
       examples: ["svc repositories show team-npm"],
       async run(ctx) {
         const d = await (await ctx.api()).json<Detail>("GET", repo(ctx.args[0]!));
-        emit(ctx.out, d, (v) => renderFields([["name", v.name], ["format", v.format], ["artifacts", String(v.artifacts)], ["bytes", `${bytes(v.bytes)} (${v.bytes})`], ["storage", storage(v)], ["created", when(v.created)]]));
+        emit(ctx.out, d, (v) =>
+          renderFields([
+            ["name", v.name],
+            ["format", v.format],
+            ["type", v.type ?? "hosted"],
+            ...(v.upstreamUrl ? [["upstream", v.upstreamUrl] as [string, string]] : []),
+            ...(v.members ? [["members", v.members.join(", ") || "none"] as [string, string]] : []),
+            ...(v.groups?.length ? [["in groups", v.groups.join(", ")] as [string, string]] : []),
+            ["artifacts", String(v.artifacts)],
+            ["bytes", `${bytes(v.bytes)} (${v.bytes})`],
+            ["storage", storage(v)],
+            ["header-less requests", scopeText(v.scopeFromPath)],
+            ["created", when(v.created)],
+          ]),
+        );
       },
     },
     {
@@ -124,13 +162,46 @@ export const repositoriesCommand: Command = {
       args: "<name> <format>",
       minArgs: 2,
       maxArgs: 2,
-      summary: "create a repository of a format (raw, npm, maven, pypi, go, cargo, oci)",
-      options: { quota: { type: "string", value: "size", description: "its storage quota: bytes, or with a unit (500MiB, 10GB)" } },
-      examples: ["svc repositories create team-npm npm", "svc repositories create team-npm npm --quota 10GiB"],
+      summary: "create a repository of a format (raw, npm, maven, pypi, go, cargo, oci): hosted, a proxy (--proxy) or a group (--group)",
+      detail:
+        "A proxy's upstream credentials are not taken on the command line (they would stay in the shell's history): set them with the API or the console. --scope-from-path authorises a request without Service-Repository-Name against this repository (for npm, pip and other clients that cannot send the header).",
+      options: {
+        quota: { type: "string", value: "size", description: "its storage quota: bytes, or with a unit (500MiB, 10GB)" },
+        proxy: { type: "string", value: "url", description: "a proxy repository of this upstream (e.g. https://registry.npmjs.org)" },
+        group: { type: "string", value: "members", description: "a group repository of these members, in the order they are asked (a,b,c)" },
+        "scope-from-path": { type: "boolean", description: "authorise requests without Service-Repository-Name against this repository" },
+      },
+      examples: [
+        "svc repositories create team-npm npm",
+        "svc repositories create team-npm npm --quota 10GiB --scope-from-path",
+        "svc repositories create npmjs npm --proxy https://registry.npmjs.org",
+        "svc repositories create npm-all npm --group team-npm,npmjs",
+      ],
       async run(ctx) {
         const quota = typeof ctx.values.quota === "string" ? quotaOf(ctx.values.quota) : null;
-        const d = await (await ctx.api()).json<Detail>("POST", "/api/repositories", { body: { name: ctx.args[0], format: ctx.args[1], ...(quota === null ? {} : { quotaBytes: quota }) } });
-        emit(ctx.out, d, (v) => `Repository ${v.name} (${v.format}) created${v.quotaBytes ? ` with a storage quota of ${bytes(v.quotaBytes)}` : ""}.`);
+        const proxy = typeof ctx.values.proxy === "string" ? ctx.values.proxy : undefined;
+        const members = typeof ctx.values.group === "string" ? membersOf(ctx.values.group) : undefined;
+        if (proxy !== undefined && members !== undefined) throw usageError("a repository is a proxy (--proxy) or a group (--group), not both");
+        const kind = proxy !== undefined ? { type: "proxy", upstream: { url: proxy } } : members !== undefined ? { type: "group", members } : {};
+        const body = { name: ctx.args[0], format: ctx.args[1], ...kind, ...(quota === null ? {} : { quotaBytes: quota }), ...(ctx.values["scope-from-path"] === true ? { scopeFromPath: true } : {}) };
+        const d = await (await ctx.api()).json<Detail>("POST", "/api/repositories", { body });
+        const what = [d.format, d.type && d.type !== "hosted" ? d.type : "", d.upstreamUrl ? `of ${d.upstreamUrl}` : "", d.members ? `of ${d.members.join(", ")}` : ""].filter(Boolean).join(" ");
+        const extras = [d.quotaBytes ? `a storage quota of ${bytes(d.quotaBytes)}` : "", d.scopeFromPath ? "scopeFromPath on" : ""].filter(Boolean);
+        emit(ctx.out, d, () => `Repository ${d.name} (${what}) created${extras.length ? ` with ${extras.join(" and ")}` : ""}.`);
+      },
+    },
+    {
+      name: "set-scope-from-path",
+      args: "<name> <on|off>",
+      minArgs: 2,
+      maxArgs: 2,
+      summary: "authorise requests without Service-Repository-Name against this repository (on) or against * (off)",
+      detail: "Takes effect at once on every gateway, no restart. A request that sends Service-Repository-Name is authorised against the header's repository either way.",
+      examples: ["svc repositories set-scope-from-path team-npm on"],
+      async run(ctx) {
+        const scopeFromPath = onOff(ctx.args[1]!);
+        const d = await (await ctx.api()).json<Detail>("PATCH", repo(ctx.args[0]!), { body: { scopeFromPath } });
+        emit(ctx.out, d, (v) => `${v.name}: a request without Service-Repository-Name is authorised against ${scopeText(v.scopeFromPath)}.`);
       },
     },
     {

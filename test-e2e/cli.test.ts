@@ -204,6 +204,32 @@ describe("svc repositories", () => {
   }, MANY_RUNS_MS);
 });
 
+describe("svc audit", () => {
+  it("lists the audit trail newest first, filtered by the server, paged with --after or --all", async () => {
+    const name = `cli-audit-${randomBytes(3).toString("hex")}`;
+    await ok(["repositories", "create", name, "raw"]);
+    await ok(["repositories", "set-quota", name, "1MiB"]);
+
+    const table = (await ok(["audit", "list", "--text", name])).stdout.split("\n");
+    expect(table[0]).toMatch(/^AT\s+ACTOR\s+ACTION\s+OBJECT\s+STATUS\s+ADDRESS\s+SERVICE$/);
+    expect(table[1]).toMatch(new RegExp(`^\\d{4}-\\d\\d-\\d\\dT\\d\\d:\\d\\d:\\d\\dZ\\s+key:\\S+(?: \\([^)]*\\))?\\s+repository\\.change\\s+${name}\\s+200\\s+\\S+\\s+artifacts$`));
+    expect(table[2]).toMatch(new RegExp(`\\s+repository\\.create\\s+${name}\\s+201\\s+`));
+
+    const created = await svcJson<{ action: string; object: string }[]>(["audit", "list", "--action", "repository.create", "--text", name]);
+    expect(created).toEqual([expect.objectContaining({ action: "repository.create", object: name })]);
+
+    const first = await svc(["audit", "list", "--text", name, "--limit", "1"]);
+    expect(first.stdout).toMatch(/repository\.change/);
+    const cursor = /More remain: svc audit list --after (\d+)/.exec(first.stderr)?.[1];
+    expect(cursor).toBeDefined();
+    expect((await ok(["audit", "list", "--text", name, "--limit", "1", "--after", cursor!])).stdout).toMatch(/repository\.create/);
+    expect((await svcJson<unknown[]>(["audit", "list", "--text", name, "--limit", "1", "--all"])).length).toBe(2);
+
+    expect(await svc(["audit", "list", "--since", "yesterday"])).toMatchObject({ code: 3, stderr: expect.stringMatching(/since must be an ISO 8601 date or instant/) });
+    expect(await svc(["audit", "list", "--limit", "0"])).toMatchObject({ code: 2, stderr: expect.stringMatching(/--limit is a whole number from 1 to 500/) });
+  }, MANY_RUNS_MS);
+});
+
 describe("svc people and groups", () => {
   it("grants a person, adds and removes group members, lists them, and revokes", async () => {
     const alice = `oidc/alice-${randomBytes(3).toString("hex")}`;

@@ -2,6 +2,7 @@ import { parseArgs, type ParseArgsConfig } from "node:util";
 import { apiClient, withoutCredentials, type ApiClient } from "./api-client.js";
 import { CliError, EXIT, usageError } from "./cli-errors.js";
 import { str, type Command, type CommandContext, type OptionSpec, type OptionValues, type Subcommand } from "./command-types.js";
+import { auditCommand } from "./commands/audit-command.js";
 import { credentialsCommand } from "./commands/credentials-command.js";
 import { capabilitiesCommand, cachesCommand, postureCommand, whoamiCommand } from "./commands/info-commands.js";
 import { logsCommand } from "./commands/logs-command.js";
@@ -19,6 +20,7 @@ export const COMMANDS: readonly Command[] = [
   walksCommand,
   repositoriesCommand,
   logsCommand,
+  auditCommand,
   postureCommand,
   capabilitiesCommand,
   whoamiCommand,

@@ -22,7 +22,7 @@ const INTERVAL_MS = 2_000;
 const PUBLISHED = "home/hello.txt";
 
 interface Series {
-  points: { time: string; requests: number; errors: number; latencyMs: number | null; storageBytes: number | null }[];
+  points: { time: string; requests: number; errors: number; latencyMs: number | null; p95Ms: number | null; storageBytes: number | null }[];
   totals: { requests: number; errors: number };
 }
 
@@ -77,11 +77,12 @@ describe("the home page", () => {
     expect(await admin.locator("#nodes").innerText()).toContain("gateway@");
     // The dev profile raises an advisory at least.
     expect(Number(await admin.locator("#advisory-count strong").innerText())).toBeGreaterThan(0);
-    for (const chart of ["home-requests", "home-errors", "home-latency", "home-storage"]) {
+    for (const chart of ["home-requests", "home-errors", "home-latency", "home-p95", "home-storage"]) {
       expect(await admin.locator(`#${chart} svg circle.point`).count(), chart).toBeGreaterThan(0);
       expect(await admin.locator(`#${chart} svg`).getAttribute("role")).toBe("img");
     }
     expect(await admin.locator("#home-errors figcaption").innerText()).toMatch(/^Error rate \(5xx answers\) Latest [\d.]+ %/);
+    expect(await admin.locator("#home-p95 figcaption").innerText()).toMatch(/^Latency, 95th percentile Latest [\d.]+ ms/);
     // Each part leads to its page.
     const links = await admin.locator("section.glance h2 a").evaluateAll((as) => as.map((a) => a.getAttribute("href")));
     expect(links).toEqual(["/ui/posture", "/ui/metrics", "/ui/repositories", "/ui/repositories", "/ui/credentials?expiring=soon", "/ui/metrics"]);

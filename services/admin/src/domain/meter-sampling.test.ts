@@ -20,6 +20,8 @@ function gatewayMeters(node: string, o: { ok: number; failed?: number; probes?: 
       type: "histogram",
       values: [
         { value: o.ok, metricName: "svc_http_request_duration_seconds_bucket", labels: labels({ le: 0.1, route: "/repository/*", method: "GET" }) },
+        { value: o.ok + (o.failed ?? 0), metricName: "svc_http_request_duration_seconds_bucket", labels: labels({ le: "+Inf", route: "/repository/*", method: "GET" }) },
+        { value: 5, metricName: "svc_http_request_duration_seconds_bucket", labels: labels({ le: 0.1, route: "/health/live", method: "GET" }) },
         { value: o.durationSum, metricName: "svc_http_request_duration_seconds_sum", labels: labels({ route: "/repository/*", method: "GET" }) },
         { value: o.ok + (o.failed ?? 0), metricName: "svc_http_request_duration_seconds_count", labels: labels({ route: "/repository/*", method: "GET" }) },
         { value: 5, metricName: "svc_http_request_duration_seconds_count", labels: labels({ route: "/health/live", method: "GET" }) },
@@ -45,7 +47,7 @@ const sample = (minute: number, nodes: Record<string, NodeReading>, storageBytes
 describe("a reading of the deployment's meters", () => {
   it("keeps each gateway node's requests, 5xx answers and durations, without health probes or other services' requests", () => {
     const r = readingOf([gatewayMeters("gateway@a", { ok: 40, failed: 2, probes: 7, durationSum: 1.5, startedSeconds: 1000 }), artifactsMeters("artifacts@b", { default: 300 })]);
-    expect(r.nodes).toEqual({ "gateway@a": { requests: 42, errors: 2, durationSum: 1.5, durationCount: 42, started: 1_000_000 } });
+    expect(r.nodes).toEqual({ "gateway@a": { requests: 42, errors: 2, durationSum: 1.5, durationCount: 42, buckets: { "0.1": 40, "+Inf": 42 }, started: 1_000_000 } });
   });
 
   it("counts a repository's used bytes once however many artifacts nodes report it, and knows no storage without one", () => {
@@ -68,9 +70,9 @@ describe("a series from the samples", () => {
       opts,
     );
     expect(s.points).toEqual([
-      { time: "2026-11-29T12:01:00.000Z", requests: 20, errors: 1, latencyMs: 100, storageBytes: 150 },
-      { time: "2026-11-29T12:02:00.000Z", requests: 0, errors: 0, latencyMs: null, storageBytes: 150 },
-      { time: "2026-11-29T12:03:00.000Z", requests: 40, errors: 4, latencyMs: 50, storageBytes: 400 },
+      { time: "2026-11-29T12:01:00.000Z", requests: 20, errors: 1, latencyMs: 100, p95Ms: null, storageBytes: 150 },
+      { time: "2026-11-29T12:02:00.000Z", requests: 0, errors: 0, latencyMs: null, p95Ms: null, storageBytes: 150 },
+      { time: "2026-11-29T12:03:00.000Z", requests: 40, errors: 4, latencyMs: 50, p95Ms: null, storageBytes: 400 },
     ]);
     expect(s.totals).toEqual({ requests: 60, errors: 5 });
     expect(s.stepSeconds).toBe(60);
@@ -88,8 +90,29 @@ describe("a series from the samples", () => {
     );
     // The first sample has no baseline: its nodes were running before it, so it counts nothing.
     expect(s.points).toEqual([
-      { time: "2026-11-29T12:01:00.000Z", requests: 0, errors: 0, latencyMs: null, storageBytes: null },
-      { time: "2026-11-29T12:02:00.000Z", requests: 17, errors: 0, latencyMs: 100, storageBytes: null },
+      { time: "2026-11-29T12:01:00.000Z", requests: 0, errors: 0, latencyMs: null, p95Ms: null, storageBytes: null },
+      { time: "2026-11-29T12:02:00.000Z", requests: 17, errors: 0, latencyMs: 100, p95Ms: null, storageBytes: null },
+    ]);
+  });
+
+  it("gives each minute the 95th percentile of its requests' times from the histogram's growth, and none from a sample without buckets", () => {
+    const withBuckets = (requests: number, buckets: Record<string, number>): NodeReading => ({ ...node(requests, 0, requests * 0.01, requests), buckets });
+    const s = seriesOf(
+      [
+        sample(0, { g: withBuckets(100, { "0.01": 100, "0.1": 100, "1": 100, "+Inf": 100 }) }),
+        // 100 more: 80 under 10 ms, 20 between 100 ms and 1 s, so the 95th falls in (0.1, 1]: 0.1 + 0.9 * (95 - 80) / 20.
+        sample(1, { g: withBuckets(200, { "0.01": 180, "0.1": 180, "1": 200, "+Inf": 200 }) }),
+        // 10 more, each slower than the highest bound: the highest finite bound is all that is known.
+        sample(2, { g: withBuckets(210, { "0.01": 180, "0.1": 180, "1": 200, "+Inf": 210 }) }),
+        // A node whose previous sample has no histogram: its requests count, its percentile is unknown.
+        sample(3, { g: node(250, 0, 2.5, 250) }),
+      ],
+      opts,
+    );
+    expect(s.points.map((p) => [p.requests, p.p95Ms])).toEqual([
+      [100, 775],
+      [10, 1000],
+      [40, null],
     ]);
   });
 

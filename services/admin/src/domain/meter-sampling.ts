@@ -17,6 +17,11 @@ export interface NodeReading {
   /** Sum and count of the request durations (seconds), for the mean latency. */
   durationSum: number;
   durationCount: number;
+  /**
+   * The request-duration histogram: cumulative counts by upper bound in seconds (`le`, "+Inf"
+   * among them), for the 95th percentile. Absent in samples taken before it was kept.
+   */
+  buckets?: Record<string, number>;
   /** When the process started (ms since the epoch), to tell a restart or a new node apart from a missed sampling. */
   started: number;
 }
@@ -52,7 +57,7 @@ export function readingOf(perProcess: unknown[][]): Reading {
   const nodes: Record<string, NodeReading> = {};
   const used = new Map<string, number>();
   const gatewayNode = (labels: MeterValue["labels"]) => (labels?.service === "gateway" && typeof labels.node === "string" ? labels.node : undefined);
-  const of = (node: string) => (nodes[node] ??= { requests: 0, errors: 0, durationSum: 0, durationCount: 0, started: 0 });
+  const of = (node: string) => (nodes[node] ??= { requests: 0, errors: 0, durationSum: 0, durationCount: 0, buckets: {}, started: 0 });
   for (const meters of perProcess) {
     if (!Array.isArray(meters)) continue;
     for (const m of meters as Meter[]) {
@@ -73,11 +78,43 @@ export function readingOf(perProcess: unknown[][]): Reading {
           if (Number(v.labels?.status) >= 500) of(node).errors += v.value;
         } else if (m.name === DURATION && v.metricName === `${DURATION}_sum`) of(node).durationSum += v.value;
         else if (m.name === DURATION && v.metricName === `${DURATION}_count`) of(node).durationCount += v.value;
+        else if (m.name === DURATION && v.metricName === `${DURATION}_bucket` && v.labels?.le !== undefined) {
+          const buckets = (of(node).buckets ??= {});
+          const le = String(v.labels.le);
+          buckets[le] = (buckets[le] ?? 0) + v.value;
+        }
       }
     }
   }
   const anyArtifacts = perProcess.some((meters) => Array.isArray(meters) && (meters as Meter[]).some((m) => m?.name === USED));
   return { nodes, storageBytes: anyArtifacts ? [...used.values()].reduce((a, b) => a + b, 0) : null };
+}
+
+/** Adds `b`'s counts (times `sign`) into `into`, bound by bound. */
+function addBuckets(into: Map<string, number>, b: Record<string, number> | undefined, sign = 1): void {
+  for (const [le, n] of Object.entries(b ?? {})) into.set(le, (into.get(le) ?? 0) + sign * n);
+}
+
+/**
+ * The q-quantile of a cumulative histogram (bounds in seconds), in milliseconds, as Prometheus's
+ * histogram_quantile estimates it: linear within the bucket the rank falls in; the highest finite
+ * bound when it falls in +Inf's. Null without requests.
+ */
+export function quantileMs(q: number, buckets: ReadonlyMap<string, number>): number | null {
+  const bounds = [...buckets.entries()].map(([le, n]) => ({ le: le === "+Inf" ? Infinity : Number(le), n })).filter((b) => !Number.isNaN(b.le)).sort((a, b) => a.le - b.le);
+  const total = bounds.at(-1)?.n ?? 0;
+  if (total <= 0) return null;
+  const rank = q * total;
+  let lower = { le: 0, n: 0 };
+  for (const b of bounds) {
+    if (b.n >= rank) {
+      if (b.le === Infinity) return Math.round(lower.le * 1_000_000) / 1000;
+      const within = b.n > lower.n ? (rank - lower.n) / (b.n - lower.n) : 1;
+      return Math.round((lower.le + (b.le - lower.le) * within) * 1_000_000) / 1000;
+    }
+    lower = b;
+  }
+  return Math.round(lower.le * 1_000_000) / 1000;
 }
 
 /** What one sample adds over the one before it: per node, what its counters grew by. */
@@ -86,6 +123,7 @@ function growth(prev: Sample | undefined, cur: Sample, intervalMs: number) {
   let errors = 0;
   let durationSum = 0;
   let durationCount = 0;
+  const buckets = new Map<string, number>();
   // Without a previous sample, what a node counted before the last interval is not this interval's.
   const since = prev ? prev.takenAt.getTime() : cur.takenAt.getTime() - intervalMs;
   for (const [node, c] of Object.entries(cur.nodes)) {
@@ -96,16 +134,22 @@ function growth(prev: Sample | undefined, cur: Sample, intervalMs: number) {
       errors += c.errors - p.errors;
       durationSum += c.durationSum - p.durationSum;
       durationCount += c.durationCount - p.durationCount;
+      // A sample from before the histogram was kept gives no baseline for it.
+      if (c.buckets && p.buckets) {
+        addBuckets(buckets, c.buckets);
+        addBuckets(buckets, p.buckets, -1);
+      }
     } else if (c.started >= since) {
       // Started since the previous sample: everything it counted is new.
       requests += c.requests;
       errors += c.errors;
       durationSum += c.durationSum;
       durationCount += c.durationCount;
+      addBuckets(buckets, c.buckets);
     }
     // Otherwise the previous sample missed the node: its baseline is unknown, so nothing is counted.
   }
-  return { requests, errors, durationSum, durationCount };
+  return { requests, errors, durationSum, durationCount, buckets };
 }
 
 export interface SeriesPoint {
@@ -115,6 +159,8 @@ export interface SeriesPoint {
   errors: number;
   /** Mean time to answer a request in the span, in milliseconds; null when none was answered. */
   latencyMs: number | null;
+  /** The 95th percentile of the times to answer (estimated from the histogram's buckets), in milliseconds; null when none was answered. */
+  p95Ms: number | null;
   /** The storage at the last sample of the span; null when no sample of it knew. */
   storageBytes: number | null;
 }
@@ -133,18 +179,19 @@ export interface Series {
  * `samples` is in slot order and may start before `from` (the one before is the baseline).
  */
 export function seriesOf(samples: Sample[], opts: { from: number; to: number; stepMs: number; intervalMs: number }): Series {
-  const spans = new Map<number, { requests: number; errors: number; durationSum: number; durationCount: number; storage: number | null }>();
+  const spans = new Map<number, { requests: number; errors: number; durationSum: number; durationCount: number; buckets: Map<string, number>; storage: number | null }>();
   let prev: Sample | undefined;
   for (const s of samples) {
     const t = s.slot.getTime();
     if (t >= opts.from && t < opts.to) {
       const g = growth(prev, s, opts.intervalMs);
       const key = opts.from + Math.floor((t - opts.from) / opts.stepMs) * opts.stepMs;
-      const span = spans.get(key) ?? { requests: 0, errors: 0, durationSum: 0, durationCount: 0, storage: null };
+      const span = spans.get(key) ?? { requests: 0, errors: 0, durationSum: 0, durationCount: 0, buckets: new Map<string, number>(), storage: null };
       span.requests += g.requests;
       span.errors += g.errors;
       span.durationSum += g.durationSum;
       span.durationCount += g.durationCount;
+      for (const [le, n] of g.buckets) span.buckets.set(le, (span.buckets.get(le) ?? 0) + n);
       if (s.storageBytes !== null) span.storage = s.storageBytes;
       spans.set(key, span);
     }
@@ -158,6 +205,7 @@ export function seriesOf(samples: Sample[], opts: { from: number; to: number; st
       errors: s.errors,
       // To the microsecond: what the seconds' float sums carry beyond it is noise.
       latencyMs: s.durationCount > 0 ? Math.round((s.durationSum / s.durationCount) * 1_000_000) / 1000 : null,
+      p95Ms: quantileMs(0.95, s.buckets),
       storageBytes: s.storage,
     }));
   return {

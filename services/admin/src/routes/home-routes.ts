@@ -12,6 +12,7 @@ const pointSchema = Answer({
   requests: Type.Integer({ description: "requests the gateways answered in the span (health probes left out)" }),
   errors: Type.Integer({ description: "of them, those answered with a 5xx status" }),
   latencyMs: Nullable(Type.Number({ description: "mean time to answer a request in the span, in milliseconds; null: none answered" })),
+  p95Ms: Nullable(Type.Number({ description: "95th percentile of the times to answer in the span (estimated from the duration histogram's buckets, as Prometheus's histogram_quantile does), in milliseconds; null: none answered" })),
   storageBytes: Nullable(Type.Integer({ description: "bytes every repository's index held at the span's last sample; null: unknown" })),
 });
 

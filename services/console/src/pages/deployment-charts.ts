@@ -8,7 +8,7 @@ export interface Series {
   from: string;
   to: string;
   stepSeconds: number;
-  points: { time: string; requests: number; errors: number; latencyMs: number | null; storageBytes: number | null }[];
+  points: { time: string; requests: number; errors: number; latencyMs: number | null; p95Ms?: number | null; storageBytes: number | null }[];
   totals: { requests: number; errors: number };
 }
 
@@ -27,7 +27,7 @@ const millis = (v: number) => `${v < 10 ? v.toFixed(1) : Math.round(v)} ms`;
 export const errorShare = (requests: number, errors: number): number | null => (requests > 0 ? (errors / requests) * 100 : null);
 
 /**
- * The four charts of the deployment (request rate, error rate, latency, storage) over a window,
+ * The charts of the deployment (request rate, error rate, mean and 95th-percentile latency, storage) over a window,
  * as the home page and the Metrics page show them; `id` prefixes their ids.
  */
 export function deploymentCharts(series: Series, id: string): Html {
@@ -41,6 +41,7 @@ export function deploymentCharts(series: Series, id: string): Html {
 ${timeChart({ id: `${id}-requests`, title: "Requests per minute", points: pts((p) => p.requests / perMinute), from, to, format: count, gapMs })}
 ${timeChart({ id: `${id}-errors`, title: "Error rate (5xx answers)", points: pts((p) => errorShare(p.requests, p.errors)), from, to, format: percent, gapMs })}
 ${timeChart({ id: `${id}-latency`, title: "Mean latency", points: pts((p) => p.latencyMs), from, to, format: millis, gapMs })}
+${timeChart({ id: `${id}-p95`, title: "Latency, 95th percentile", points: pts((p) => p.p95Ms ?? null), from, to, format: millis, gapMs })}
 ${timeChart({ id: `${id}-storage`, title: "Storage used", points: pts((p) => p.storageBytes), from, to, format: bytesText, gapMs })}
 </div>
 <p class="chart-note">One point per ${step}, from the gateways' requests (health probes left out) as the admin service samples them; a gap is a time nobody sampled.</p>`;

@@ -300,8 +300,8 @@ describe("Metrics page", () => {
     to: "2026-11-29T13:00:00.000Z",
     stepSeconds: 60,
     points: [
-      { time: "2026-11-29T12:10:00.000Z", requests: 30, errors: 3, latencyMs: 12.5, storageBytes: 2048 },
-      { time: "2026-11-29T12:11:00.000Z", requests: 60, errors: 0, latencyMs: 8, storageBytes: 4096 },
+      { time: "2026-11-29T12:10:00.000Z", requests: 30, errors: 3, latencyMs: 12.5, p95Ms: 40, storageBytes: 2048 },
+      { time: "2026-11-29T12:11:00.000Z", requests: 60, errors: 0, latencyMs: 8, p95Ms: 25, storageBytes: 4096 },
     ],
     totals: { requests: 90, errors: 3 },
   };
@@ -316,7 +316,8 @@ describe("Metrics page", () => {
     expect(html).toContain("connection refused");
     expect(html).toMatch(/id="background"[\s\S]*svc_walk_running[\s\S]*1 while this process runs the walk/);
     expect(calls.find((c) => c.path.startsWith("/api/metrics/series"))?.path).toBe("/api/metrics/series?window=1h");
-    for (const chart of ["metrics-requests", "metrics-errors", "metrics-latency", "metrics-storage"]) expect(html).toContain(`<figure class="chart" id="${chart}">`);
+    for (const chart of ["metrics-requests", "metrics-errors", "metrics-latency", "metrics-p95", "metrics-storage"]) expect(html).toContain(`<figure class="chart" id="${chart}">`);
+    expect(html).toMatch(/Latency, 95th percentile<\/strong> <span id="metrics-p95-summary">Latest 25 ms at 12:11 UTC/);
     expect(html).toContain("Latest 60 at 12:11 UTC");
     expect(html).toContain('<a href="/ui/metrics/raw" id="raw-link">');
     expect(html).not.toContain('id="meters"');

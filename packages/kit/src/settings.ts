@@ -529,7 +529,7 @@ const didYouMean = (name: string | undefined) => (name === undefined ? "" : `; d
 /**
  * `SVC_*` variables that are not settings but are read by the tools around the services: the
  * `svc` command (SVC_URL, SVC_KEY, SVC_KEY_FILE, SVC_DEBUG), `npm start` (SVC_DATA_DIR and the
- * local servers' ports), `npm test` (SVC_TEST_*) and `npm run image-check` (SVC_IMAGE_CHECK_NPROC).
+ * local servers' ports, SVC_SOURCE_MAPS), `npm test` (SVC_TEST_*) and `npm run image-check` (SVC_IMAGE_CHECK_NPROC).
  * A service started from such a shell sees them.
  */
 export const OTHER_SVC_VARIABLES: readonly string[] = [
@@ -543,6 +543,7 @@ export const OTHER_SVC_VARIABLES: readonly string[] = [
   "SVC_NATS_PORT",
   "SVC_TEST_KEEP_DATA",
   "SVC_TEST_VERBOSE",
+  "SVC_SOURCE_MAPS",
   "SVC_IMAGE_CHECK_NPROC",
 ];
 

@@ -18,10 +18,19 @@ export const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), "../../
  * tests, npm start and the bench build them as they start), else main.ts through tsx, which is
  * the command deploy/ runs from the image's /app.
  */
+/**
+ * Whether a service run from its bundle maps stack traces to the sources (`--enable-source-maps`):
+ * yes unless SVC_SOURCE_MAPS=0. It costs: Node 20 reads the bundle's map at start and maps every
+ * stack trace made (a service makes many: each refusal is an Error), about a fifth of a service's
+ * start-up CPU and more under traffic. `npm test` turns it off (test-e2e/setup.ts); a failure
+ * being chased is run again with SVC_SOURCE_MAPS=1 for the sources' lines.
+ */
+export const sourceMapsWanted = (env: NodeJS.ProcessEnv = process.env): boolean => env.SVC_SOURCE_MAPS !== "0";
+
 export function serviceCommand(name: string, nodeArgs: readonly string[] = []): { command: string; args: string[] } {
   const bundle = freshBundle(name);
   const v8 = serviceNodeOptions(name);
-  if (bundle) return { command: process.execPath, args: [...v8, "--enable-source-maps", ...nodeArgs, bundle] };
+  if (bundle) return { command: process.execPath, args: [...v8, ...(sourceMapsWanted() ? ["--enable-source-maps"] : []), ...nodeArgs, bundle] };
   return { command: process.execPath, args: [...v8, ...nodeArgs, "--import", "tsx", join(repoRoot, "services", name, "src", "main.ts")] };
 }
 

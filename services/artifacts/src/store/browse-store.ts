@@ -34,16 +34,17 @@ export function browseStoreFactory(root: Db) {
   return {
     /** The entries directly under `folder` ("" or ending in "/"), in byte order of their names, at most `limit` of them after `after`. */
     async folder(repository: string, folder: string, opts: { after?: string; limit: number }): Promise<FolderEntry[]> {
-      const from = folder.length + 1;
-      const rest = sql`substr(path, ${from}::int)`;
-      const name = sql`split_part(${rest}, '/', 1)`;
+      const rest = sql`substr(path, ${folder.length + 1}::int)`;
       const { rows } = await sql<{ name: string; folder: boolean; files: string; bytes: string; updated: Date }>`
-        select ${name} as name, bool_or(strpos(${rest}, '/') > 0) as folder, count(*) as files, coalesce(sum(size), 0) as bytes, max(updated_at) as updated
-        from ${table}
-        where repository = ${repository} and (path collate "C") like ${`${likePattern(folder)}%`}
-        group by 1
-        having (${opts.after ?? null}::text is null or (${name} collate "C") > (${opts.after ?? ""}::text collate "C"))
-        order by 1 collate "C"
+        select name, bool_or(nested) as folder, count(*) as files, coalesce(sum(size), 0) as bytes, max(updated_at) as updated
+        from (
+          select split_part(${rest}, '/', 1) as name, strpos(${rest}, '/') > 0 as nested, size, updated_at
+          from ${table}
+          where repository = ${repository} and (path collate "C") like ${`${likePattern(folder)}%`}
+        ) as e
+        where (${opts.after ?? null}::text is null or (name collate "C") > (${opts.after ?? ""}::text collate "C"))
+        group by name
+        order by name collate "C"
         limit ${opts.limit}::int`.execute(root);
       return rows.map((r) => ({ name: r.name, folder: r.folder, files: Number(r.files), bytes: Number(r.bytes), updated: r.updated }));
     },

@@ -99,19 +99,18 @@ export function installCommand(format: string, base: string, repo: string, name:
   }
 }
 
-/** The sections the repository's page shows above its flat file list: set me up, then its packages (or its top folder). */
+/** The sections the repository's page shows above its flat file list: its packages (or the way to its folders), then Set me up. */
 export async function contentSections(ctx: PageContext, detail: RepositoryDetail): Promise<Html> {
   const setup = setMeUpSection({ base: ctx.options.publicBaseUrl.replace(/\/+$/, ""), repository: detail.name, format: detail.format, scopeFromPath: detail.scopeFromPath === true });
   if ((detail.type ?? "hosted") === "group") {
-    return html`${setup}<section aria-labelledby="content-heading"><h2 id="content-heading">Content</h2><p>A group serves its members' content: open a member above to browse it.</p></section>`;
+    return html`<section aria-labelledby="content-heading"><h2 id="content-heading">Content</h2><p>A group serves its members' content: open a member above to browse it.</p></section>${setup}`;
   }
   const nouns = NOUNS[detail.format];
   const browseLink = html`<p><a href="${folderPath(detail.name, "")}" id="browse-link">Browse ${detail.name} as folders</a></p>`;
-  if (!nouns) return html`${setup}<section aria-labelledby="content-heading"><h2 id="content-heading">Content</h2>${browseLink}</section>`;
+  if (!nouns) return html`<section aria-labelledby="content-heading"><h2 id="content-heading">Content</h2>${browseLink}</section>${setup}`;
   const q = ctx.query.q ?? "";
   const list = await listPage<PackageSummary>(ctx, `/api/repositories/${seg(detail.name)}/packages`, { limit: String(PAGE_SIZE), after: ctx.query.pkgafter, q });
-  return html`${setup}
-    <section aria-labelledby="content-heading">
+  return html`<section aria-labelledby="content-heading">
       <h2 id="content-heading">${nouns.many} in ${detail.name}</h2>
       <form method="get" action="${here(detail.name)}" class="filter"><p class="field"><label for="packages-q">Name holds</label> <input id="packages-q" name="q" type="text" value="${q}"> <button type="submit">Filter</button></p></form>
       <table class="list" id="packages">
@@ -124,7 +123,8 @@ export async function contentSections(ctx: PageContext, detail: RepositoryDetail
       </table>
       ${pager({ base: here(detail.name), param: "pkgafter", current: ctx.query.pkgafter, next: list.next, keep: { q }, label: nouns.many.toLowerCase() })}
       ${browseLink}
-    </section>`;
+    </section>
+    ${setup}`;
 }
 
 /** `/ui/repositories/<repo>/package?name=<name>`: one package's versions, tags, readme and files. */
@@ -133,7 +133,8 @@ export async function packageView(ctx: PageContext, repo: string, name: string):
   const nouns = NOUNS[p.format] ?? { one: "Package", version: "Version", many: "Packages" };
   const base = ctx.options.publicBaseUrl.replace(/\/+$/, "");
   const install = installCommand(p.format, base, repo, p.name);
-  const tags = Object.entries(p.tags ?? {});
+  // `latest` first, as npm shows them, then by name.
+  const tags = Object.entries(p.tags ?? {}).sort(([a], [b]) => (a === "latest" ? -1 : b === "latest" ? 1 : a < b ? -1 : a > b ? 1 : 0));
   const main = html`
     <p><a href="${here(repo)}">Repository ${repo}</a></p>
     ${p.description ? html`<p id="package-description">${p.description}</p>` : ""}

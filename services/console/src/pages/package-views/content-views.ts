@@ -2,6 +2,7 @@ import { html, type Html } from "../html.js";
 import { expectOk, type PageContext, type PageOutcome } from "../page-contract.js";
 import { PAGE_SIZE, listPage, pager, seg, when } from "../page-widgets.js";
 import type { RepositoryDetail } from "../repository-forms.js";
+import { size } from "../repository-view.js";
 import { renderReadme } from "./readme.js";
 import { setMeUpSection } from "./set-me-up.js";
 
@@ -63,18 +64,6 @@ const NOUNS: Record<string, { many: string; one: string; version: string }> = {
   cargo: { many: "Crates", one: "Crate", version: "Version" },
   go: { many: "Modules", one: "Module", version: "Version" },
 };
-
-export function bytes(n: number): string {
-  if (n < 1024) return `${n} B`;
-  const units = ["KiB", "MiB", "GiB", "TiB"];
-  let v = n / 1024;
-  let u = 0;
-  while (v >= 1024 && u < units.length - 1) {
-    v /= 1024;
-    u++;
-  }
-  return `${v.toFixed(1)} ${units[u]}`;
-}
 
 /** The install line a reader copies for one package of `format` (npm: `npm install <name>@<version> --registry …`). */
 export function installCommand(format: string, base: string, repo: string, name: string, version?: string): string | undefined {
@@ -155,7 +144,7 @@ export async function packageView(ctx: PageContext, repo: string, name: string):
           p.versions.length
             ? p.versions.map(
                 (v) => html`<tr><td><code>${v.version}</code>${tags.filter(([, to]) => to === v.version).map(([t]) => html` <span class="tag">${t}</span>`)}</td><td>${when(v.published)}</td><td>${v.files.map(
-                  (f) => html`<a href="${fileUrl(repo, f.path)}" download title="${`${f.size} bytes, sha256 ${f.sha256}`}">${f.path.slice(f.path.lastIndexOf("/") + 1)}</a> <small>${bytes(f.size)}${f.held ? `, held: ${f.held}` : ""}</small><br>`,
+                  (f) => html`<a href="${fileUrl(repo, f.path)}" download title="${`${f.size} bytes, sha256 ${f.sha256}`}">${f.path.slice(f.path.lastIndexOf("/") + 1)}</a> <small>${size(f.size)}${f.held ? `, held: ${f.held}` : ""}</small><br>`,
                 )}</td></tr>`,
               )
             : html`<tr><td colspan="3">No versions stored.</td></tr>`
@@ -185,7 +174,7 @@ export async function folderView(ctx: PageContext, repo: string, path: string): 
             ? folder.entries.map(
                 (e) => html`<tr><td>${
                   e.folder ? html`<a href="${folderPath(repo, `${folder.path}${e.name}/`)}">${e.name}/</a>` : html`<a href="${fileUrl(repo, `${folder.path}${e.name}`)}" download>${e.name}</a>`
-                }</td><td>${e.folder ? e.files : ""}</td><td>${bytes(e.bytes)}</td><td>${when(e.updated)}</td></tr>`,
+                }</td><td>${e.folder ? e.files : ""}</td><td>${size(e.bytes)}</td><td>${when(e.updated)}</td></tr>`,
               )
             : html`<tr><td colspan="4">Nothing here.</td></tr>`
         }</tbody>

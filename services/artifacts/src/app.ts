@@ -16,6 +16,8 @@ import { internalRoutes } from "./routes/internal-routes.js";
 import { rawRoutes, type RawRoutesDeps } from "./routes/raw-routes.js";
 import type { ByteRedirect } from "./routes/artifact-answer.js";
 import { repositoryRoutes } from "./routes/repository-routes.js";
+import { packageRoutes } from "./routes/package-routes.js";
+import type { BrowseStore } from "./store/browse-store.js";
 import { gateRoutes, type GateRoutesDeps } from "./gate/gate-routes.js";
 import { buildCacheRoutes } from "./build-cache/build-cache-routes.js";
 import type { BuildCacheService } from "./build-cache/build-cache-service.js";
@@ -46,12 +48,15 @@ export interface ArtifactsDeps extends UpstreamAppDeps {
   cooldownRefused?: RawRoutesDeps["cooldownRefused"];
   /** The build caches (`/cache/...`, `/api/build-caches`). */
   buildCaches?: BuildCacheService;
+  /** The console's views of a repository's content (packages, folders, search); absent: not served. */
+  browse?: BrowseStore;
 }
 
 export function buildApp(deps: ArtifactsDeps): FastifyInstance {
   const app = createUpstreamApp(deps, { keepAliveTimeout: 65_000 });
   rawRoutes(app, deps);
   repositoryRoutes(app, deps);
+  if (deps.browse) packageRoutes(app, { metadata: deps.metadata, browse: deps.browse, formats: deps.formats });
   exportRoutes(app, deps);
   importRoutes(app, deps);
   deps.formats.routes(app);

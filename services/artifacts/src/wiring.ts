@@ -24,6 +24,7 @@ import { FORMATS } from "./formats/index.js";
 import { gateSettingsOf, wireGate } from "./gate/index.js";
 import { artifactEventPublisherFactory } from "./messaging/artifact-event-publisher.js";
 import { metadataStoreFactory } from "./store/metadata-store.js";
+import { browseStoreFactory } from "./store/browse-store.js";
 import { openCredentials, sealCredentials, type UpstreamConfig } from "./proxy/upstream.js";
 import { upstreamsFactory } from "./proxy/file-fetch.js";
 import { proxyImportFactory } from "./domain/proxy-import.js";
@@ -170,7 +171,7 @@ export async function wireArtifacts({ config, log, metrics, bus, db, pool, repli
     registry: metrics.registry,
   });
   gate.start();
-  const app = buildApp({ buildCaches, gate: gate.routes, cooldownRefused: gate.cooldownRefused, redirect, log, internalSecret: config.internalSecret, internalSecretPrevious: config.internalSecretPrevious, blobs, metadata, reads, artifacts, admin, exports, imports, formats, downloads, repositories: repositories.names, membersOf: repositories.membersOf, checks, metrics, uploadIdleTimeoutMs: config.uploadIdleTimeoutMs });
+  const app = buildApp({ browse: browseStoreFactory(db), buildCaches, gate: gate.routes, cooldownRefused: gate.cooldownRefused, redirect, log, internalSecret: config.internalSecret, internalSecretPrevious: config.internalSecretPrevious, blobs, metadata, reads, artifacts, admin, exports, imports, formats, downloads, repositories: repositories.names, membersOf: repositories.membersOf, checks, metrics, uploadIdleTimeoutMs: config.uploadIdleTimeoutMs });
   return { app, ready: { ...storageIdentity(config), repository: config.repository }, status: () => ({ ...storageStatus(config), ...gate.status() }), closers: [() => imports.stop(), () => live.close(), () => lockPool.end(), () => documentLockPool.end(), () => gate.stop(), () => exports.stop(), () => downloads.stop(), () => relay.stop(), ...(opened.kind === "s3" ? [async () => opened.store.close()] : [])] };
 }
 

@@ -176,6 +176,8 @@ export interface Format {
   export?: FormatExport;
   /** The package a file is (its events carry it); undefined for a file that is no package's. */
   coordinates?: (path: string) => PackageCoordinates | undefined;
+  /** What the console's package view shows of one package beyond its files (npm: dist-tags and readme; OCI: tags); absent: its files only. */
+  describe?: (repository: string, name: string) => Promise<PackageAbout | undefined>;
   /** The OSV ecosystem of its packages (`npm`, `PyPI`, `Maven`): the screening gate checks each package version stored (gate/). */
   ecosystem?: Ecosystem;
   /**
@@ -193,6 +195,17 @@ export interface Format {
     /** Sets those of `values` that are given (validated by the fields' schemas already). */
     set(repository: string, values: Record<string, unknown>): Promise<void>;
   };
+}
+
+/** A package as its format knows it beyond the files the index holds (Format.describe). */
+export interface PackageAbout {
+  /** Tags to versions (npm's dist-tags) or to manifest digests (an OCI image's tags). */
+  tags?: Record<string, string>;
+  /** The package's readme as published (Markdown, unrendered). */
+  readme?: string;
+  description?: string;
+  /** Each version's publish time, where the format records one apart from its files. */
+  published?: Record<string, Date>;
 }
 
 /** The walk steps a format's `collect` is asked for. */

@@ -64,6 +64,17 @@ export function rawRoutes(app: FastifyInstance, deps: RawRoutesDeps): void {
     if (!deps.repositories().has(a.repository)) throw notFound(`no repository named ${a.repository}`);
     return a;
   };
+  /**
+   * A browser opening a folder of a format that serves none (a Maven group's folder): the
+   * console's view of that folder, instead of the 400 a client gets for a path with an empty segment.
+   */
+  const folderPage = (req: FastifyRequest): string | undefined => {
+    if (req.method !== "GET" || !/\btext\/html\b/.test(String(req.headers.accept ?? ""))) return undefined;
+    const a = parseArtifactTarget(req.url);
+    if (!a.folder || deps.formats.of(a.repository)?.servesFolders || !deps.repositories().has(a.repository)) return undefined;
+    const path = a.path ? `?path=${encodeURIComponent(`${a.path}/`)}` : "";
+    return `/ui/repositories/${encodeURIComponent(a.repository)}/browse${path}`;
+  };
   const formatted = (req: FastifyRequest, reply: FastifyReply, a: ArtifactTarget): Promise<unknown> | undefined => deps.formats.of(a.repository)?.handle?.(req, reply, a);
   const groups = groupReadsFactory({ reads: deps.reads, formats: deps.formats, heldRefusal });
   /** The target a write acts on: a group's goes to its first hosted member (or is refused). */
@@ -124,6 +135,8 @@ export function rawRoutes(app: FastifyInstance, deps: RawRoutesDeps): void {
     };
 
     const read = async (req: FastifyRequest, reply: FastifyReply) => {
+      const page = folderPage(req);
+      if (page) return reply.code(303).header("location", page).send();
       const a = address(req);
       const members = deps.membersOf?.(a.repository);
       if (members) {

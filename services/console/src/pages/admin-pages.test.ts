@@ -210,6 +210,7 @@ describe("Repositories page", () => {
     const proxy = fakeCtx(
       {
         "GET /api/repositories/npmjs/files": { status: 200, body: [] },
+        "GET /api/repositories/npmjs/packages": { status: 200, body: [] },
         "GET /api/repositories/npmjs/retention": { status: 404, body: { detail: "none" } },
         "GET /api/repositories/npmjs": { status: 200, body: { name: "npmjs", format: "npm", type: "proxy" } },
         "GET /api/repositories?limit=500": { status: 200, body: [{ name: "npmjs", format: "npm", type: "proxy" }, { name: "team", format: "npm", type: "hosted" }, { name: "default", format: "raw", type: "hosted" }] },
@@ -258,6 +259,7 @@ describe("Repositories page: creating, reshaping and removing repositories", () 
   });
   const view = (name: string, detail: object, over: Record<string, Answer> = {}): Record<string, Answer> => ({
     [`GET /api/repositories/${name}/files`]: { status: 200, body: [] },
+    [`GET /api/repositories/${name}/packages`]: { status: 200, body: [] },
     [`GET /api/repositories/${name}/retention`]: { status: 404, body: { detail: "none" } },
     [`GET /api/repositories/${name}/imports`]: { status: 200, body: [] },
     [`GET /api/repositories/${name}`]: { status: 200, body: { ...listed.find((r) => r.name === name), artifacts: 0, bytes: 0, ...detail } },

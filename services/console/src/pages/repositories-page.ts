@@ -23,6 +23,7 @@ import {
 } from "./repository-forms.js";
 import { quotaSection, setQuota, usageText } from "./repository-quota.js";
 import { scopeSection, setScopeFromPath } from "./repository-scope.js";
+import { contentSections, folderView, packageView, searchSection } from "./package-views/content-views.js";
 
 interface Repository extends Listed {
   retention: RetentionPolicy | null;
@@ -50,8 +51,10 @@ async function overview(ctx: PageContext, draft?: CreateDraft): Promise<PageOutc
     ctx.api<RateLimits>("GET", "/api/rate-limits").then(expectOk),
   ]);
   const create = createSection(ctx, formats, all, draft);
+  const search = await searchSection(ctx, all);
   const main = html`
     ${draft ? create : ""}
+    ${search}
     <section aria-labelledby="repositories-heading">
       <h2 id="repositories-heading">Repositories</h2>
       <table class="list" id="repositories">
@@ -116,6 +119,12 @@ const exportOf = (ctx: PageContext): { source: string; id: string } | undefined 
   return m ? { source: decodeURIComponent(m[1]!), id: decodeURIComponent(m[2]!) } : undefined;
 };
 
+/** `/ui/repositories/<name>/package?name=…` (one package) and `/ui/repositories/<name>/browse?path=…` (one folder). */
+const contentViewOf = (ctx: PageContext): { kind: "package" | "browse"; repository: string } | undefined => {
+  const m = /^\/([^/]+)\/(package|browse)$/.exec(ctx.subpath);
+  return m ? { kind: m[2] as "package" | "browse", repository: decodeURIComponent(m[1]!) } : undefined;
+};
+
 /** `/ui/repositories/<name>/imports/<id>`: an import's progress and result. */
 const importOf = (ctx: PageContext): { repository: string; id: string } | undefined => {
   const m = /^\/([^/]+)\/imports\/([^/]+)$/.exec(ctx.subpath);
@@ -137,10 +146,13 @@ export const repositoriesPage: ConsolePage = {
     if (exp) return exportView(ctx, exp.source, exp.id);
     const imp = importOf(ctx);
     if (imp) return importView(ctx, imp.repository, imp.id);
+    const view = contentViewOf(ctx);
+    if (view?.kind === "package") return packageView(ctx, view.repository, ctx.query.name ?? "");
+    if (view?.kind === "browse") return folderView(ctx, view.repository, ctx.query.path ?? "");
     const name = repositoryOf(ctx);
     if (name === undefined) return overview(ctx);
     return repositoryView(ctx, name, async (detail, all) => ({
-      above: html`${aboutSection(detail, all)}${quotaSection(ctx, detail)}${scopeSection(ctx, detail)}${membersSection(ctx, detail, all)}${cooldownSection(ctx, detail)}`,
+      above: html`${aboutSection(detail, all)}${await contentSections(ctx, detail)}${quotaSection(ctx, detail)}${scopeSection(ctx, detail)}${membersSection(ctx, detail, all)}${cooldownSection(ctx, detail)}`,
       below: html`${await mavenOptionsSection(ctx, detail)}${await importSection(ctx, detail, all)}${exportSection(ctx, detail, all)}${removeSection(ctx, detail, all)}`,
     }));
   },

@@ -35,7 +35,8 @@ export function retentionText(p: RetentionPolicy | null | undefined): string {
   return `${rules.join("; ")}${p.path ? ` (under ${p.path}/)` : ""}`;
 }
 
-function size(bytes: number): string {
+/** A size in bytes as people read it (`46 B`, `1.2 MiB`). */
+export function size(bytes: number): string {
   if (bytes < 1024) return `${bytes} B`;
   const units = ["KiB", "MiB", "GiB", "TiB"];
   let v = bytes / 1024;

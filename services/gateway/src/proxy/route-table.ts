@@ -57,6 +57,8 @@ export const ROUTES: readonly Route[] = [
   // gateway's own (routes/cache-routes.ts: this node's read caches, with the build caches listed beside).
   { prefix: "/api/caches", rewrite: "/api/build-caches", upstream: "artifacts", transport: "api", methods: ["POST", "PATCH", "DELETE"] },
   { prefix: "/api/formats", upstream: "artifacts", transport: "api" },
+  // Search of every repository's files by name (the console's Repositories page).
+  { prefix: "/api/search", upstream: "artifacts", transport: "api" },
   // The screening gate's administration (the artifacts service owns advisories, holds, findings and the refusal log).
   { prefix: "/api/deny-list", upstream: "artifacts", transport: "api" },
   { prefix: "/api/held", upstream: "artifacts", transport: "api" },

@@ -11,6 +11,7 @@ import { packageAt, tarballPath } from "./npm-documents.js";
 import { npmProxyFactory } from "./npm-proxy-service.js";
 import { npmDocumentCacheFactory } from "./npm-document-cache.js";
 import { npmGroupHandler } from "./npm-group.js";
+import { npmDescribe } from "./npm-describe.js";
 
 /**
  * The npm registry protocol (docs/integration/npm.md): package documents, publishes,
@@ -77,6 +78,7 @@ export const npm: FormatModule = {
       export: npmExportFactory({ store, metadata: deps.metadata, copy: artifactCopierFactory(deps), ...(proxy ? { proxied: proxy.packages } : {}) }),
       ecosystem: "npm",
       coordinates: npmCoordinates,
+      describe: npmDescribe(store),
     };
   },
 };

@@ -38,6 +38,13 @@ export const oci: FormatModule = {
         ociOptionsRoutes(app, { store, formatOf: deps.formatOf });
       },
       coordinates: ociCoordinates,
+      // The console's image view: its tags and the manifest each names (at most the first 200 in byte order).
+      describe: async (repository, name) => {
+        const tags = await store.tags(repository, name, undefined, 200);
+        if (!tags) return undefined;
+        const digests = await Promise.all(tags.map((tag) => store.tag(repository, name, tag)));
+        return { tags: Object.fromEntries(tags.flatMap((tag, i) => (digests[i] ? [[tag, digests[i]]] : []))) };
+      },
       collect: collector.collect,
       // A manifest going: what it referenced is released (garbage collection's grace counts from now).
       removing: async (tx, a) => {

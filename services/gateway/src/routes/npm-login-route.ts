@@ -22,7 +22,7 @@ function clientOrigin(request: FastifyRequest, trusted: AddressMatcher): string 
  * The loginUrl is the console's confirmation page (sign-in first), the doneUrl the poll npm alone
  * holds (the auth service's login-routes.ts: 202 and Retry-After until confirmed, then 200
  * `{token}`, a new personal key, once). `GET <registry>/-/whoami` names the person a personal key
- * belongs to, else the key's label or id. Answered here, where the key's rights are known.
+ * belongs to, else the key id. Answered here, where the key's rights are known.
  */
 export function npmLoginRoutes(app: ServiceApp, deps: { startLogin: (label: string) => Promise<StartedLogin>; trustedProxies: AddressMatcher }): void {
   app.post("/repository/:repository/-/v1/login", async (req, reply) => {
@@ -36,6 +36,6 @@ export function npmLoginRoutes(app: ServiceApp, deps: { startLogin: (label: stri
   app.get("/repository/:repository/-/whoami", async (req) => {
     const rights = req.callerRights;
     // The admission let only an identified caller with a read right here (an npm whoami without a key is its 401).
-    return { username: rights?.owner ?? rights?.label ?? rights?.id ?? "anonymous" };
+    return { username: rights?.owner ?? rights?.id ?? "anonymous" };
   });
 }

@@ -114,3 +114,17 @@ export async function launchBrowser(): Promise<TestBrowser> {
     },
   };
 }
+
+/** Signs in at the test OpenID Connect provider (any password for a known user) in a new tab; resolves on the console's home. */
+export async function signInWithTestIdp(browser: TestBrowser, gatewayUrl: string, login: string): Promise<Page> {
+  const page = await browser.newPage();
+  await page.goto(`${gatewayUrl}/`); // the persistent context has no base URL
+  await page.waitForURL(`${gatewayUrl}/login`);
+  await page.getByRole("link", { name: "Sign in with Test IdP" }).click();
+  await page.locator('input[name="login"]').fill(login);
+  await page.locator('input[name="password"]').fill("any password");
+  await page.getByRole("button", { name: "Sign-in" }).click();
+  await page.getByRole("button", { name: "Continue" }).click();
+  await page.waitForURL(`${gatewayUrl}/ui/`);
+  return page;
+}

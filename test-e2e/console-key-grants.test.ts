@@ -6,7 +6,7 @@
 // only sees the same pages without a form. Screenshots under the test data folder.
 import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { launchBrowser, screenshotIn, type TestBrowser } from "./browser.js";
+import { launchBrowser, screenshotIn, signInWithTestIdp, type TestBrowser } from "./browser.js";
 import { startIdentityProvider, type TestIdentityProvider } from "./oidc-provider.js";
 import { startSuite, type Suite } from "./suite.js";
 
@@ -29,19 +29,7 @@ afterAll(async () => {
   await idp?.stop();
 });
 
-/** Signs in at the test provider (any password for a known user), as console-signin.test.ts does. */
-async function signIn(login: string): Promise<Page> {
-  const page = await browser.newPage();
-  await page.goto(`${s.gatewayUrl}/`); // the persistent context has no base URL
-  await page.waitForURL(`${s.gatewayUrl}/login`);
-  await page.getByRole("link", { name: "Sign in with Test IdP" }).click();
-  await page.locator('input[name="login"]').fill(login);
-  await page.locator('input[name="password"]').fill("any password");
-  await page.getByRole("button", { name: "Sign-in" }).click();
-  await page.getByRole("button", { name: "Continue" }).click();
-  await page.waitForURL(`${s.gatewayUrl}/ui/`);
-  return page;
-}
+const signIn = (login: string): Promise<Page> => signInWithTestIdp(browser, s.gatewayUrl, login);
 
 const shot = (page: Page, name: string) => screenshotIn("console-key-grants", page, name);
 const notice = (page: Page) => page.locator("p.notice").innerText();

@@ -15,6 +15,10 @@ export type OptionValues = Record<string, string | boolean | string[] | undefine
 export interface CommandContext {
   /** Built on first use, so `svc <command> --help` and usage errors need no key or server. */
   api(): Promise<ApiClient>;
+  /** The server's address: --url, SVC_URL, svc login's, or the default. Checked to be an http(s) URL. */
+  serverUrl(): string;
+  /** The environment the command runs in (where svc login keeps its key). */
+  env: NodeJS.ProcessEnv;
   out: Output;
   /** Arguments after the command words. */
   args: string[];

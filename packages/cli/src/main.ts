@@ -6,14 +6,17 @@ import { auditCommand } from "./commands/audit-command.js";
 import { credentialsCommand } from "./commands/credentials-command.js";
 import { capabilitiesCommand, cachesCommand, postureCommand, whoamiCommand } from "./commands/info-commands.js";
 import { logsCommand } from "./commands/logs-command.js";
+import { loginCommand } from "./commands/login-command.js";
 import { groupsCommand, peopleCommand } from "./commands/people-groups-command.js";
 import { repositoriesCommand } from "./commands/repositories-command.js";
 import { fetchCommand, uploadCommand } from "./commands/transfer-command.js";
 import { walksCommand } from "./commands/walks-command.js";
 import { GLOBAL_OPTIONS, commandHelp, subcommandHelp, topHelp, usageOf } from "./help-text.js";
 import { resolveKey } from "./key-source.js";
+import { readLogin } from "./login-file.js";
 
 export const COMMANDS: readonly Command[] = [
+  loginCommand,
   credentialsCommand,
   peopleCommand,
   groupsCommand,
@@ -98,15 +101,22 @@ export async function runCli(io: Io): Promise<number> {
 
     const values = parsed.values;
     let client: ApiClient | undefined;
+    const checkedUrl = (baseUrl: string) => {
+      if (!/^https?:\/\/[^/]/.test(baseUrl) || !URL.canParse(baseUrl)) throw usageError(`The server address "${withoutCredentials(baseUrl)}" is not an http(s) URL (--url or SVC_URL).`);
+      return baseUrl;
+    };
     const ctx: CommandContext = {
       async api() {
         if (client) return client;
-        const key = await resolveKey({ keyFile: str(values["key-file"]), key: str(values.key), env: io.env, stdin: io.stdin });
-        const baseUrl = str(values.url) ?? io.env.SVC_URL ?? DEFAULT_URL;
-        if (!/^https?:\/\/[^/]/.test(baseUrl) || !URL.canParse(baseUrl)) throw usageError(`The server address "${withoutCredentials(baseUrl)}" is not an http(s) URL (--url or SVC_URL).`);
-        client = apiClient({ baseUrl, key });
+        const given = await resolveKey({ keyFile: str(values["key-file"]), key: str(values.key), env: io.env, stdin: io.stdin });
+        // svc login's key, with the server it came from, when no key is given otherwise.
+        const stored = given === undefined ? await readLogin(io.env) : undefined;
+        const baseUrl = checkedUrl(str(values.url) ?? io.env.SVC_URL ?? stored?.url ?? DEFAULT_URL);
+        client = apiClient({ baseUrl, key: given ?? stored?.key });
         return client;
       },
+      serverUrl: () => checkedUrl(str(values.url) ?? io.env.SVC_URL ?? DEFAULT_URL),
+      env: io.env,
       out: {
         json: values.json === true,
         out: say,

@@ -52,6 +52,8 @@ export const KeyResolution = Type.Object({
    * a key holds only its own grants.
    */
   dependsOn: Type.Optional(Type.Array(ResolutionDependency)),
+  /** A personal key's person (null or absent: an administrator's key). */
+  owner: Type.Optional(Type.Union([Type.String(), Type.Null()])),
 });
 export type KeyResolution = Static<typeof KeyResolution>;
 /** As the route serialises it: like every answer (and each grant in it), fields are not enforced one by one. */

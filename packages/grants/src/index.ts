@@ -5,3 +5,4 @@ export * from "./decide.js";
 export * from "./artifact-path.js";
 export * from "./subjects.js";
 export * from "./cache-path.js";
+export * from "./grant-intersection.js";

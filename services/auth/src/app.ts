@@ -8,11 +8,17 @@ import { principalRoutes } from "./routes/principal-routes.js";
 import { credentialRoutes } from "./routes/credential-routes.js";
 import { internalRoutes } from "./routes/internal-routes.js";
 import { meRoutes } from "./routes/me-routes.js";
+import type { PersonalKeyService } from "./domain/personal-key-service.js";
+import { personalKeyRoutes } from "./routes/personal-key-routes.js";
+import type { LoginFlowService } from "./domain/login-flow-service.js";
+import { loginRoutes } from "./routes/login-routes.js";
 
 export interface AuthDeps extends UpstreamAppDeps {
   credentials: CredentialService;
   principals: PrincipalService;
   identity: IdentityService;
+  personalKeys: PersonalKeyService;
+  logins: LoginFlowService;
 }
 
 export function buildApp(deps: AuthDeps): FastifyInstance {
@@ -21,6 +27,8 @@ export function buildApp(deps: AuthDeps): FastifyInstance {
   principalRoutes(app, deps.principals);
   groupRoutes(app, deps.principals);
   meRoutes(app, deps.identity);
+  personalKeyRoutes(app, deps.personalKeys);
+  loginRoutes(app, deps.logins);
   internalRoutes(app, deps.credentials, deps.identity);
   return app;
 }

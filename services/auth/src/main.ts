@@ -4,6 +4,9 @@ import { buildApp } from "./app.js";
 import { loadConfig } from "./config.js";
 import { credentialServiceFactory } from "./domain/credential-service.js";
 import { identityServiceFactory } from "./domain/identity-service.js";
+import { loginFlowServiceFactory } from "./domain/login-flow-service.js";
+import { loginStoreFactory } from "./store/login-store.js";
+import { personalKeyServiceFactory } from "./domain/personal-key-service.js";
 import { principalServiceFactory } from "./domain/principal-service.js";
 import { repositoryCheckFactory } from "./domain/repository-check.js";
 import { provisionAtStartup } from "./domain/startup-provisioning.js";
@@ -33,6 +36,7 @@ await bootService({
       repositoryNames: async () => (await artifacts.get<RepositorySummary[]>(ARTIFACTS_INTERNAL.repositories)).body.map((r) => r.name),
       log,
     });
+    const subjects = subjectStoreFactory(db);
     const credentials = credentialServiceFactory({
       store: credentialStore,
       tenant: config.tenant,
@@ -41,13 +45,15 @@ await bootService({
       trackUsage: config.trackKeyUsage,
       announce: changes,
       repositories,
+      subjects,
     });
-    const subjects = subjectStoreFactory(db);
     const principals = principalServiceFactory({ credentials: credentialStore, subjects, announce: changes, repositories });
     const identity = identityServiceFactory({ credentials: credentialStore, subjects, tenant: config.tenant });
+    const personalKeys = personalKeyServiceFactory({ credentials, store: credentialStore, subjects });
+    const logins = loginFlowServiceFactory({ store: loginStoreFactory(db), personalKeys });
     await provisionAtStartup({ settings: config, credentials, principals, announcerReady: changes.ready, log });
     const checks = [{ name: "postgres", check: () => pingDb(pool) }];
-    const app = buildApp({ log, internalSecret: config.internalSecret, internalSecretPrevious: config.internalSecretPrevious, credentials, principals, identity, checks, metrics });
+    const app = buildApp({ log, internalSecret: config.internalSecret, internalSecretPrevious: config.internalSecretPrevious, credentials, principals, identity, personalKeys, logins, checks, metrics });
     // The posture (admin) warns of a set bootstrap key; admin itself need not be given the key.
     return {
       app,

@@ -8,7 +8,7 @@ import type { SessionService } from "./domain/session-service.js";
 import type { IdentityProvider } from "./domain/identity-providers.js";
 import type { GatewayApi } from "./domain/gateway-api.js";
 import type { ConsolePage } from "./pages/page-contract.js";
-import { PAGES } from "./pages/index.js";
+import { PAGES, UNLISTED_PAGES } from "./pages/index.js";
 import type { SessionStore } from "./store/session-store.js";
 import { consoleErrorHandler, SECURITY_HEADERS } from "./routes/console-http.js";
 import { internalRoutes } from "./routes/internal-routes.js";
@@ -49,7 +49,7 @@ export function buildApp(deps: ConsoleDeps): FastifyInstance {
     });
     const o = deps.options;
     loginRoutes(scope, { sessions: deps.sessions, signIns: deps.signIns, providers: deps.providers, devProfile: o.devProfile, secureCookie: o.secureCookie, publicUrl: o.publicUrl, gatewayUrl: o.gatewayUrl });
-    uiRoutes(scope, { sessions: deps.sessions, gateway: deps.gateway, pages: deps.pages ?? PAGES, publicUrl: o.publicUrl, gatewayUrl: o.gatewayUrl, deployEnabled: o.deployEnabled });
+    uiRoutes(scope, { sessions: deps.sessions, gateway: deps.gateway, pages: [...(deps.pages ?? PAGES), ...UNLISTED_PAGES], publicUrl: o.publicUrl, gatewayUrl: o.gatewayUrl, deployEnabled: o.deployEnabled, secureCookie: o.secureCookie });
     assetRoutes(scope, { core: join(here, "assets"), pages: join(here, "pages", "assets") });
   });
   return app;

@@ -12,6 +12,7 @@ import { registerProxyRoutes } from "./proxy/proxy-routes.js";
 import type { Upstreams } from "./proxy/route-table.js";
 import { cacheRoutes } from "./routes/cache-routes.js";
 import { ociTokenRoute } from "./routes/oci-token-route.js";
+import { npmLoginRoutes, type StartedLogin } from "./routes/npm-login-route.js";
 import { tokenSignerFactory } from "./domain/oci-token.js";
 
 export interface GatewayDeps {
@@ -31,6 +32,8 @@ export interface GatewayDeps {
   limiter?: AdmissionDeps["limiter"];
   metrics?: ServiceMetrics;
   gatewayMetrics?: GatewayMetrics;
+  /** npm's web login: starts a command-line sign-in at the auth service (routes/npm-login-route.ts). */
+  startLogin?: (label: string) => Promise<StartedLogin>;
   /** Proxies whose X-Forwarded-For is believed (svc.trusted-proxies). */
   trustedProxies: AddressMatcher;
   /** Records each use of a key (svc.track-key-usage), or undefined when off. */
@@ -96,6 +99,7 @@ export function buildApp(deps: GatewayDeps): FastifyInstance {
 
   if (deps.caches) cacheRoutes(app, { node: deps.node ?? "", caches: deps.caches });
   ociTokenRoute(app, { tenant: deps.tenant, policy: deps.policy, tokens });
+  if (deps.startLogin) npmLoginRoutes(app, { startLogin: deps.startLogin, trustedProxies: deps.trustedProxies });
   registerProxyRoutes(app, deps);
   return app;
 }

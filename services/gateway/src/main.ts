@@ -73,6 +73,7 @@ await bootService({
     const app = buildApp({
       log,
       tenant: config.tenant,
+      startLogin: authClient.startLogin,
       internalSecret: config.internalSecret,
       policy,
       cache,

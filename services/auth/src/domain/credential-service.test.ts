@@ -21,7 +21,7 @@ function fakeCredentialStore(): CredentialStore {
   };
   const store = {
     transaction: <T>(fn: (tx: never) => Promise<T>) => fn(undefined as never),
-    async insert(r: { id: string; tenant: string; label: string | null; expiresAt: Date | null; allowedIps?: string[] }) {
+    async insert(r: { id: string; tenant: string; label: string | null; expiresAt: Date | null; allowedIps?: string[]; owner?: string | null }) {
       const created: CredentialRow = {
         id: r.id,
         tenant: r.tenant,
@@ -36,6 +36,7 @@ function fakeCredentialStore(): CredentialStore {
         last_used_from: null,
         use_count: "0",
         rotated_to: null,
+        owner: r.owner ?? null,
       };
       rows.set(r.id, created);
       return created;
@@ -85,6 +86,7 @@ function setup(opts: { defaultLifetime?: string; maxLifetime?: string; trackUsag
     maxLifetime: opts.maxLifetime,
     trackUsage: opts.trackUsage ?? false,
     announce: recordingAnnouncer(published),
+    subjects: { groupsOf: async () => [] },
     now: () => now,
   });
   return { credentials, store, published, advance: (ms: number) => (now = new Date(now.getTime() + ms)) };

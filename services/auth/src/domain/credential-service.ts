@@ -7,6 +7,8 @@ import type { CredentialRow, CredentialStore } from "../store/credential-store.j
 import type { AuthDatabase } from "../store/schema.js";
 import { grantView, readGrant, readScope, type GrantInput, type GrantView } from "./grant-input.js";
 import { withWarnings, type RepositoryCheck } from "./repository-check.js";
+import { heldGrants, type HeldGrantsDeps } from "./held-grants.js";
+import { intersectGrants } from "@svc/grants";
 
 const DEFAULT_LIFETIME = "P90D";
 const DEFAULT_OVERLAP = "P7D";
@@ -26,6 +28,8 @@ export interface CredentialView {
   grants: GrantView[];
   /** The key `svc.bootstrap-key` provisions: revoking it takes away the deployment's first key. */
   bootstrap: boolean;
+  /** A personal key's person (it holds at most what they hold); null for a key an administrator issued. */
+  owner: string | null;
   /** Only while svc.track-key-usage is on. */
   lastUsed?: string | null;
   lastUsedFrom?: string | null;
@@ -50,6 +54,8 @@ export interface CredentialServiceDeps {
   announce: Announcer;
   /** Words a warning for a grant naming a repository that does not exist; no check when absent. */
   repositories?: Pick<RepositoryCheck, "warningsFor">;
+  /** A personal key's owner's groups, to narrow the key to what its owner holds now. */
+  subjects: HeldGrantsDeps["subjects"];
   now?: () => Date;
 }
 
@@ -94,6 +100,7 @@ export function credentialServiceFactory(deps: CredentialServiceDeps) {
       allowedAddresses: r.allowed_ips,
       grants: grants.filter((g) => g.subject_id === r.id).map(grantView),
       bootstrap: r.bootstrap,
+      owner: r.owner,
       ...(deps.trackUsage ? { lastUsed: iso(r.last_used_at), lastUsedFrom: r.last_used_from, useCount: Number(r.use_count) } : {}),
     }));
   };
@@ -136,18 +143,22 @@ export function credentialServiceFactory(deps: CredentialServiceDeps) {
       return parsed.key.id;
     },
 
-    async mint(input: { label?: string; expires?: string; nonExpiring?: boolean }) {
+    /** `owner` and `grants`: a personal key (personal-key-service.ts), minted with its rights in one step. */
+    async mint(input: { label?: string; expires?: string; nonExpiring?: boolean; owner?: string; grants?: { scope: string; tokens: string[] }[] }) {
       const created = now();
       const expires = mintExpiry(created, input);
       const key = makeKey(tenant);
       const id = keyId(key);
       const label = input.label?.trim() ? input.label.trim() : null;
-      await changeAndAnnounce(id, "minted", (tx) => store.insert({ id, tenant, label, expiresAt: expires }, tx));
+      await changeAndAnnounce(id, "minted", async (tx) => {
+        await store.insert({ id, tenant, label, expiresAt: expires, owner: input.owner ?? null }, tx);
+        for (const g of input.grants ?? []) await store.setGrant({ kind: "key", subjectId: id, scope: g.scope, tokens: g.tokens, expiresAt: null }, tx);
+      });
       return { id, key, label, created: created.toISOString(), expires: iso(expires) };
     },
 
     /** `expiring`: an ISO-8601 duration; only active keys whose expiry lies within it from now. */
-    async list(opts: { after?: string; limit: number; expiring?: string }) {
+    async list(opts: { after?: string; limit: number; expiring?: string; owner?: string }) {
       let expiringBetween: { from: Date; to: Date } | undefined;
       if (opts.expiring !== undefined) {
         const d = parseIsoDuration(opts.expiring);
@@ -155,7 +166,7 @@ export function credentialServiceFactory(deps: CredentialServiceDeps) {
         const from = now();
         expiringBetween = { from, to: addDuration(from, d) };
       }
-      const rows = await store.list({ after: opts.after, limit: opts.limit + 1, expiringBetween });
+      const rows = await store.list({ after: opts.after, limit: opts.limit + 1, expiringBetween, owner: opts.owner });
       const page = rows.slice(0, opts.limit);
       const next = rows.length > opts.limit ? page[page.length - 1]?.id : undefined;
       return { items: await view(page), next };
@@ -241,7 +252,8 @@ export function credentialServiceFactory(deps: CredentialServiceDeps) {
         const oldEnds = addDuration(created, overlap);
         const oldExpires = cred.expires_at && cred.expires_at.getTime() < oldEnds.getTime() ? cred.expires_at : oldEnds;
         const expires = capped(created, addDuration(created, parseIsoDuration(deps.defaultLifetime ?? DEFAULT_LIFETIME)!));
-        await store.insert({ id: successor, tenant, label: cred.label, expiresAt: expires, allowedIps: cred.allowed_ips }, tx);
+        // A personal key's successor is the same person's: it stays narrowed to what they hold.
+        await store.insert({ id: successor, tenant, label: cred.label, expiresAt: expires, allowedIps: cred.allowed_ips, owner: cred.owner }, tx);
         await store.retire(id, oldExpires, successor, tx);
         await store.copyGrants("key", id, successor, tx);
         const events = [
@@ -277,19 +289,34 @@ export function credentialServiceFactory(deps: CredentialServiceDeps) {
       });
     },
 
-    /** What the gateway needs to decide a request: never the secret (it is not stored). */
+    /**
+     * What the gateway needs to decide a request: never the secret (it is not stored). A personal
+     * key holds its own grants narrowed to what its owner holds now (directly and through groups),
+     * and depends on the owner and their groups, so a change to any of them drops it from every
+     * gateway's cache (credential.changed) and the next request is decided on the narrowed rights.
+     */
     async resolve(id: string): Promise<KeyResolution | undefined> {
       const row = await store.findById(id);
       if (!row) return undefined;
-      const grants = await store.grantsOf("key", [id]);
+      const at = now();
+      const own = (await store.grantsOf("key", [id])).map(grantView);
+      let grants = own;
+      let dependsOn: KeyResolution["dependsOn"];
+      if (row.owner !== null) {
+        const held = await heldGrants({ credentials: store, subjects: deps.subjects }, row.owner);
+        grants = intersectGrants(own, held.grants.map((g) => grantView(g.row)), at.getTime()).map((g) => ({ ...g, tokens: [...g.tokens] }));
+        dependsOn = [{ kind: "person", id: row.owner }, ...held.groups.map((name) => ({ kind: "group" as const, id: name }))];
+      }
       return {
         id,
         tenant: row.tenant,
-        state: stateOf(row, now()),
+        state: stateOf(row, at),
         expires: iso(row.expires_at),
         allowedAddresses: row.allowed_ips,
-        grants: grants.map(grantView),
+        grants,
         label: row.label,
+        ...(dependsOn ? { dependsOn } : {}),
+        owner: row.owner,
       };
     },
   };

@@ -2,6 +2,7 @@ import { invalid, type PersonResolution, type Principal, type ResolutionDependen
 import { PERSON_ID_RULE, isPersonId } from "@svc/grants";
 import type { CredentialStore } from "../store/credential-store.js";
 import type { SubjectStore } from "../store/subject-store.js";
+import { heldGrants } from "./held-grants.js";
 import { activeGrants, grantView, type GrantView } from "./grant-input.js";
 
 /** GET /api/me: who the caller is, and every grant they hold now with where it comes from. */
@@ -23,12 +24,7 @@ export function identityServiceFactory(deps: { credentials: Pick<CredentialStore
   const now = deps.now ?? (() => new Date());
 
   /** A person's own grants and their groups', each with where it comes from; every grant, lapsed ones included (the caller decides). */
-  const personGrants = async (id: string) => {
-    const groups = await subjects.groupsOf(id);
-    const direct = (await credentials.grantsOf("person", [id])).map((g) => ({ row: g, via: "direct" }));
-    const viaGroups = (await credentials.grantsOf("group", groups)).map((g) => ({ row: g, via: `group:${g.subject_id}` }));
-    return { groups, grants: [...direct, ...viaGroups] };
-  };
+  const personGrants = (id: string) => heldGrants({ credentials, subjects }, id);
 
   return {
     /**

@@ -32,6 +32,7 @@ function fakeStores() {
     },
     grantsOf: async (kind: GrantRow["subject_kind"], ids: string[]) => grants.filter((g) => g.subject_kind === kind && ids.includes(g.subject_id)).sort((a, b) => a.scope.localeCompare(b.scope)),
     removeGrant: async (kind: GrantRow["subject_kind"], id: string, scope: string) => dropGrants(kind, id, scope) > 0,
+    revokeOwnedBy: async (): Promise<string[]> => [],
   };
   const membersOf = (group: string) => memberships.filter((m) => m.group === group).map((m) => m.person).sort();
   const subjects = {

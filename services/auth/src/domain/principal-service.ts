@@ -130,15 +130,19 @@ export function principalServiceFactory(deps: PrincipalServiceDeps) {
       });
     },
 
-    /** Direct grants and metadata go; group memberships stay. */
+    /** Direct grants and metadata go, and the person's personal keys are revoked; group memberships stay. */
     async removePerson(rawId: unknown): Promise<void> {
       const id = personId(rawId);
-      await changeAndAnnounce(async (tx) => {
+      const { events } = await store.transaction(async (tx) => {
         const removedGrants = await subjects.removeAllGrants("person", id, tx);
         const removed = await subjects.removePrincipal(id, tx);
-        if (!removed && removedGrants === 0) throw notFound(`no person ${id}`);
-        return { result: undefined, change: person(id, "removed") };
+        const keys = await store.revokeOwnedBy(id, now(), tx);
+        if (!removed && removedGrants === 0 && keys.length === 0) throw notFound(`no person ${id}`);
+        const events = [await deps.announce.record(tx, person(id, "removed"))];
+        for (const key of keys) events.push(await deps.announce.record(tx, { subject: { kind: "key", id: key }, change: "revoked" }));
+        return { events };
       });
+      await deps.announce.deliver(...events);
     },
 
     async effectiveRights(rawId: unknown): Promise<EffectiveRights> {

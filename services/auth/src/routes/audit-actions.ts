@@ -5,6 +5,9 @@ export const AUTH_AUDIT: AuditSpec = {
   actions: {
     "POST /api/credentials": "key.issue",
     "DELETE /api/credentials/:id": "key.revoke",
+    "POST /api/me/credentials": "key.personal.issue",
+    "DELETE /api/me/credentials/:id": "key.personal.revoke",
+    "POST /api/me/logins/:code": "key.personal.login.confirm",
     "POST /api/credentials/:id/rotate": "key.rotate",
     "PUT /api/credentials/:id/expiry": "key.expiry.change",
     "PUT /api/credentials/:id/allowed-ips": "key.allowlist.change",

@@ -8,7 +8,7 @@ const idParam = Type.Object({ id: Type.String({ pattern: "^[0-9a-f]{64}$" }) });
 /** Checked by the handler, not the schema: a malformed id here is a 404 (no such route), as before. */
 const grantPathParams = Type.Object({ id: Type.String(), "*": Type.String() });
 
-const credentialSchema = Answer({
+export const credentialSchema = Answer({
   id: Type.String(),
   label: Nullable(Type.String()),
   created: Type.String(),
@@ -19,6 +19,7 @@ const credentialSchema = Answer({
   allowedAddresses: Type.Array(Type.String()),
   grants: Type.Array(grantSchema),
   bootstrap: Type.Boolean({ description: "the key svc.bootstrap-key provisions" }),
+  owner: Nullable(Type.String({ description: "a personal key's person (it holds at most what they hold); null for a key an administrator issued" })),
   lastUsed: Nullable(Type.String()),
   lastUsedFrom: Nullable(Type.String()),
   useCount: Type.Integer(),
@@ -28,11 +29,12 @@ const listQuery = Type.Object(
   {
     ...pagingQuerySchema.properties,
     expiring: Type.Optional(Type.String({ maxLength: 64, description: "ISO-8601 duration: only active keys expiring within it from now (e.g. P14D)" })),
+    owner: Type.Optional(Type.String({ maxLength: 300, description: "only the personal keys of this person" })),
   },
   { additionalProperties: false },
 );
 
-const mintedSchema = Answer({
+export const mintedSchema = Answer({
   id: Type.String(),
   key: Type.String(),
   label: Nullable(Type.String()),
@@ -50,7 +52,7 @@ export function credentialRoutes(app: ServiceApp, svc: CredentialService): void 
     "/api/credentials",
     { schema: { querystring: listQuery, response: { 200: Type.Array(credentialSchema), ...errorResponses(400) } } },
     async (req, reply) => {
-      const page = await svc.list({ ...readPaging(req.query), expiring: req.query.expiring });
+      const page = await svc.list({ ...readPaging(req.query), expiring: req.query.expiring, owner: req.query.owner });
       if (page.next) reply.header("x-next-cursor", page.next);
       return page.items;
     },

@@ -16,10 +16,10 @@ export function credentialStoreFactory(root: Kysely<AuthDatabase>) {
       return root.transaction().execute(fn);
     },
 
-    async insert(row: { id: string; tenant: string; label: string | null; expiresAt: Date | null; allowedIps?: string[] }, tx?: Db) {
+    async insert(row: { id: string; tenant: string; label: string | null; expiresAt: Date | null; allowedIps?: string[]; owner?: string | null }, tx?: Db) {
       return db(tx)
         .insertInto("credentials")
-        .values({ id: row.id, tenant: row.tenant, label: row.label, expires_at: row.expiresAt, allowed_ips: row.allowedIps ?? [] })
+        .values({ id: row.id, tenant: row.tenant, label: row.label, expires_at: row.expiresAt, allowed_ips: row.allowedIps ?? [], owner: row.owner ?? null })
         .returningAll()
         .executeTakeFirstOrThrow();
     },
@@ -40,9 +40,10 @@ export function credentialStoreFactory(root: Kysely<AuthDatabase>) {
     },
 
     /** In id order; `expiringBetween`: only keys not revoked whose expiry lies after `from` and at or before `to`. */
-    async list(opts: { after?: string; limit: number; expiringBetween?: { from: Date; to: Date } }, tx?: Db) {
+    async list(opts: { after?: string; limit: number; expiringBetween?: { from: Date; to: Date }; owner?: string }, tx?: Db) {
       let q = db(tx).selectFrom("credentials").selectAll().orderBy("id").limit(opts.limit);
       if (opts.after) q = q.where("id", ">", opts.after);
+      if (opts.owner !== undefined) q = q.where("owner", "=", opts.owner);
       const w = opts.expiringBetween;
       if (w) q = q.where("revoked_at", "is", null).where("expires_at", ">", w.from).where("expires_at", "<=", w.to);
       return q.execute();
@@ -50,6 +51,12 @@ export function credentialStoreFactory(root: Kysely<AuthDatabase>) {
 
     async revoke(id: string, at: Date, tx?: Db) {
       await db(tx).updateTable("credentials").set({ revoked_at: at }).where("id", "=", id).where("revoked_at", "is", null).execute();
+    },
+
+    /** Revokes every personal key of a person still standing; the ids it revoked. */
+    async revokeOwnedBy(owner: string, at: Date, tx?: Db): Promise<string[]> {
+      const rows = await db(tx).updateTable("credentials").set({ revoked_at: at }).where("owner", "=", owner).where("revoked_at", "is", null).returning("id").execute();
+      return rows.map((r) => r.id);
     },
 
     async setExpiry(id: string, expiresAt: Date | null, tx?: Db) {

@@ -75,4 +75,23 @@ export const migrations: Record<string, Migration> = {
       await s.createIndex("outbox_by_seq").on("outbox").column("seq").execute();
     },
   },
+  "0004_personal_keys": {
+    async up(db: Kysely<unknown>) {
+      const s = db.schema.withSchema(SCHEMA);
+      // The person a personal key belongs to (null: a key an administrator issued).
+      await s.alterTable("credentials").addColumn("owner", "text").execute();
+      await s.createIndex("credentials_by_owner").on("credentials").column("owner").where(sql.ref("owner"), "is not", null).execute();
+      // Sign-ins of npm and svc through the console (login-flow-service.ts): short-lived, deleted when picked up.
+      await s
+        .createTable("logins")
+        .addColumn("code", "text", (c) => c.primaryKey())
+        .addColumn("done_hash", "text", (c) => c.notNull().unique())
+        .addColumn("client", "text", (c) => c.notNull())
+        .addColumn("label", "text")
+        .addColumn("created_at", "timestamptz", (c) => c.notNull().defaultTo(sql`now()`))
+        .addColumn("expires_at", "timestamptz", (c) => c.notNull())
+        .addColumn("person", "text")
+        .execute();
+    },
+  },
 };

@@ -18,6 +18,8 @@ export interface CredentialTable {
   use_count: ColumnType<string, number | undefined, number>;
   /** The successor a rotation retired this key in favour of: its expiry may then only come sooner. */
   rotated_to: ColumnType<string | null, string | null | undefined, string | null>;
+  /** A personal key's person: it holds at most what they hold, and ends with them. Null: an administrator's key. */
+  owner: ColumnType<string | null, string | null | undefined, never>;
 }
 
 export interface PrincipalTable {
@@ -56,7 +58,22 @@ export interface OutboxTable {
   attempts: ColumnType<number, number | undefined, number>;
 }
 
+/** A sign-in of a command-line client (npm, svc) waiting for its person to confirm it in the console. */
+export interface LoginTable {
+  /** What the person sees and types: short, in the login URL. */
+  code: string;
+  /** SHA-256 of the secret only the client that started the sign-in holds (its done URL). */
+  done_hash: string;
+  client: "npm" | "svc";
+  label: string | null;
+  created_at: ColumnType<Date, Date | undefined, never>;
+  expires_at: Date;
+  /** Set when the person confirmed it. */
+  person: string | null;
+}
+
 export interface AuthDatabase {
+  logins: LoginTable;
   outbox: OutboxTable;
   credentials: CredentialTable;
   grants: GrantTable;

@@ -22,6 +22,8 @@ export interface Credential {
   grants: GrantView[];
   /** The key svc.bootstrap-key provisions. */
   bootstrap?: boolean;
+  /** A personal key's person (/ui/my-keys); null for a key an administrator issued. */
+  owner?: string | null;
   lastUsed?: string | null;
   lastUsedFrom?: string | null;
 }
@@ -59,6 +61,7 @@ export async function keyView(ctx: PageContext, id: string): Promise<PageOutcome
     <dl id="key-about">
       <dt>Id</dt><dd><code>${c.id}</code></dd>
       <dt>State</dt><dd id="key-state">${c.state}${c.bootstrap ? " (the bootstrap key)" : ""}</dd>
+      ${c.owner ? html`<dt>Personal key of</dt><dd id="key-owner"><code>${c.owner}</code>: it holds at most what they hold, and stops when they are removed</dd>` : ""}
       <dt>Created</dt><dd>${when(c.created)}</dd>
       <dt>Expires</dt><dd id="key-expires">${when(c.expires)}${c.expiringSoon ? html` <strong class="badge warning">expires within 14 days</strong>` : ""}</dd>
       <dt>Source addresses</dt><dd id="key-addresses">${c.allowedAddresses.join(", ") || "any"}</dd>

@@ -12,7 +12,7 @@ const SOON = "P14D";
 function credentialRows(ctx: PageContext, items: Credential[]) {
   return items.map(
     (c) => html`<tr>
-      <td><a href="${keyPath(c.id)}">${c.label ?? html`<em>no label</em>`}</a></td>
+      <td><a href="${keyPath(c.id)}">${c.label ?? html`<em>no label</em>`}</a>${c.owner ? html`<br><small class="key-owner">personal key of <code>${c.owner}</code></small>` : ""}</td>
       <td><code title="${c.id}">${c.id.slice(0, 12)}</code></td>
       <td>${when(c.created)}</td>
       <td>${when(c.expires)}${c.expiringSoon ? html` <strong class="badge warning">expires within 14 days</strong>` : ""}</td>
@@ -75,7 +75,8 @@ export const credentialsPage: ConsolePage = {
     const id = keyOf(ctx.subpath);
     if (id) return keyView(ctx, id);
     const expiringOnly = ctx.query.expiring === "soon";
-    const page = await listPage<Credential>(ctx, "/api/credentials", { limit: String(PAGE_SIZE), after: ctx.query.after, expiring: expiringOnly ? SOON : undefined });
+    const owner = ctx.query.owner || undefined;
+    const page = await listPage<Credential>(ctx, "/api/credentials", { limit: String(PAGE_SIZE), after: ctx.query.after, expiring: expiringOnly ? SOON : undefined, owner });
     const issue = html`
       <section aria-labelledby="issue-heading">
         <h2 id="issue-heading">Issue a key</h2>
@@ -96,14 +97,14 @@ export const credentialsPage: ConsolePage = {
     const main = html`
       ${ctx.may("manage:write") ? issue : ""}
       <section aria-labelledby="keys-heading">
-        <h2 id="keys-heading">Keys</h2>
+        <h2 id="keys-heading">${owner ? html`Personal keys of <code>${owner}</code>` : "Keys"}</h2>
         <p><a href="${BASE}"${expiringOnly ? "" : html` aria-current="page"`}>All keys</a> ·
           <a href="${BASE}?expiring=soon"${expiringOnly ? html` aria-current="page"` : ""}>Expiring within 14 days</a></p>
         <table class="list" id="credentials">
           <thead><tr><th scope="col">Label</th><th scope="col">Id</th><th scope="col">Created</th><th scope="col">Expires</th><th scope="col">State</th><th scope="col">Grants</th><th scope="col">Addresses</th><th scope="col">Revoke</th></tr></thead>
           <tbody>${page.items.length ? credentialRows(ctx, page.items) : html`<tr><td colspan="8">No keys${expiringOnly ? " expiring within 14 days" : ""}.</td></tr>`}</tbody>
         </table>
-        ${pager({ base: BASE, param: "after", current: ctx.query.after, next: page.next, keep: { expiring: expiringOnly ? "soon" : undefined }, label: "keys" })}
+        ${pager({ base: BASE, param: "after", current: ctx.query.after, next: page.next, keep: { expiring: expiringOnly ? "soon" : undefined, owner }, label: "keys" })}
       </section>
       <section aria-labelledby="pasted-heading">
         <h2 id="pasted-heading">Use a managing key</h2>

@@ -34,7 +34,7 @@ async function overview(ctx: PageContext): Promise<PageOutcome> {
         <thead><tr><th scope="col">Person</th><th scope="col">Label</th><th scope="col">Direct grants</th></tr></thead>
         <tbody>${
           people.items.length
-            ? people.items.map((p) => html`<tr><td><code>${p.id}</code></td><td>${p.label ?? ""}</td><td>${grantList(ctx, p.grants, BASE, "remove-person-grant", { id: p.id })}</td></tr>`)
+            ? people.items.map((p) => html`<tr><td><code>${p.id}</code> <a href="/ui/credentials?owner=${encodeURIComponent(p.id)}" class="person-keys">personal keys</a></td><td>${p.label ?? ""}</td><td>${grantList(ctx, p.grants, BASE, "remove-person-grant", { id: p.id })}</td></tr>`)
             : html`<tr><td colspan="3">No people with grants or metadata yet.</td></tr>`
         }</tbody>
       </table>

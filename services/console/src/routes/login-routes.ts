@@ -9,6 +9,7 @@ import { checkDevAccount } from "../domain/dev-accounts.js";
 import type { SessionStore } from "../store/session-store.js";
 import { devSignInScreen, plainProblemScreen, signInScreen } from "../views/screens.js";
 import { cookieOptions, seeOther, sendPage } from "./console-http.js";
+import { afterSignIn } from "./after-sign-in.js";
 
 /** The cookie that ties a sign-in under way to the browser that started it (its `state`), or the dev form's token. */
 export const SIGN_IN_COOKIE = "svc_signin";
@@ -61,7 +62,7 @@ export function loginRoutes(app: FastifyInstance, deps: LoginDeps): void {
     req.log.info({ personId, sessionId: session.id, ...(previous ? { endedSessionId: previous } : {}) }, "signed in to the console");
     reply.clearCookie(SIGN_IN_COOKIE, cookieOptions(deps.secureCookie, { path: "/login" }));
     reply.setCookie(SESSION_COOKIE, cookie, cookieOptions(deps.secureCookie));
-    return seeOther(reply, "/ui/");
+    return seeOther(reply, afterSignIn(req, reply, deps.secureCookie));
   };
 
   app.get("/login", async (req, reply) => {

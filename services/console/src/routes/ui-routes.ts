@@ -6,6 +6,7 @@ import { crossSiteReason, publicBase } from "../domain/web-origin.js";
 import { expectOk, type ConsolePage, type PageContext, type PageOutcome } from "../pages/page-contract.js";
 import { homeScreen, noAccessScreen, notFoundScreen, plainProblemScreen, type MeGrant } from "../views/screens.js";
 import { seeOther, sendPage } from "./console-http.js";
+import { rememberAfterSignIn } from "./after-sign-in.js";
 import { html } from "../pages/html.js";
 import { holdsNothing, personRights } from "../domain/person-rights.js";
 import { homeOverview } from "../pages/home-page.js";
@@ -18,6 +19,8 @@ export interface UiDeps {
   gatewayUrl: string;
   /** svc.ui.deploy now: read for each page (it changes at run time). */
   deployEnabled: () => boolean;
+  /** Cookies only over TLS (the remembered page after sign-in, after-sign-in.ts). */
+  secureCookie?: boolean;
 }
 
 const firstValues = (o: unknown): Record<string, string> => {
@@ -108,7 +111,10 @@ export function uiRoutes(app: FastifyInstance, deps: UiDeps): void {
   const show = async (req: FastifyRequest, reply: FastifyReply) => {
     const { slug } = req.params as { slug: string };
     const opened = await open(req, reply, slug, subpathOf(req), {});
-    if (!opened) return seeOther(reply, "/login");
+    if (!opened) {
+      rememberAfterSignIn(reply, deps.secureCookie ?? false, req.url);
+      return seeOther(reply, "/login");
+    }
     const page = pageFor(slug);
     if (!page) return notFound(req, reply);
     req.consolePage = { ...req.consolePage, needs: page.needs };

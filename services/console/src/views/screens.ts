@@ -54,7 +54,8 @@ export function homeScreen(me: { id: string; grants: MeGrant[] }): Html {
 <tbody>
 ${me.grants.map((g) => html`<tr><td><code>${g.scope}</code></td><td>${g.tokens.join(", ")}</td><td>${g.via === "direct" ? "directly" : g.via.startsWith("group:") ? `through group ${g.via.slice(6)}` : g.via}</td><td>${g.expires ?? "never"}</td></tr>`)}
 </tbody>
-</table>`;
+</table>
+<p><a href="/ui/my-keys" id="my-keys-link">Your keys</a>: mint personal keys for npm, Maven, pip or <code>svc</code>, holding some or all of these rights.</p>`;
 }
 
 export function noAccessScreen(personId: string): Html {

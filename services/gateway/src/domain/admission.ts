@@ -69,6 +69,9 @@ export type Target =
 
 /** An npm audit's request (npm 7's bulk endpoint; npm 6's, which pnpm and yarn 1 use), relative to a repository. */
 const NPM_AUDIT = /^-\/npm\/v1\/security\/(?:advisories\/bulk|audits(?:\/quick)?)$/;
+const NPM_WEB_LOGIN = "-/v1/login";
+const NPM_COUCH_LOGIN = "-/user/";
+const LOGIN_POLL = /^\/api\/logins\/[^/]+$/;
 const CREDENTIAL_PATH = /^\/api\/credentials\/([0-9a-f]{64})(?:\/|$)/;
 
 /**
@@ -88,6 +91,9 @@ export function classify(method: string, url: string, accept?: string | string[]
     // format decides whether it serves one.
     if (!url.startsWith("/repository")) throw invalid("path", "the /repository prefix must not be percent-encoded");
     const a = parseArtifactTarget(url);
+    // npm's login, before npm holds any key: the web login's start (routes/npm-login-route.ts),
+    // and the legacy name-and-password login, answered with the way to the web login.
+    if ((method === "POST" && a.path === NPM_WEB_LOGIN) || a.path.startsWith(NPM_COUCH_LOGIN)) return OPEN;
     // npm's audit is a POST that reads: it asks about installed versions and changes nothing.
     return { kind: "artifact", repository: a.repository, path: a.path, write: write && !(method === "POST" && NPM_AUDIT.test(a.path)) };
   }
@@ -96,8 +102,13 @@ export function classify(method: string, url: string, accept?: string | string[]
     const c = parseCacheTarget(url);
     return { kind: "cache", cache: c.cache, path: c.key, write };
   }
-  // Who am I: any identified caller, whatever it holds.
+  // Who am I: any identified caller, whatever it holds. So are a person's own keys
+  // (/api/me/credentials: the auth service takes only a signed-in person, and only their keys).
   if (path === "/api/me" && !write) return WHOAMI;
+  if (path.startsWith("/api/me/")) return write ? OWN_KEYS_WRITE : WHOAMI;
+  // A command-line sign-in (svc login) is started and polled before its client holds any key:
+  // the poll's secret, in its path, is what it proves (the auth service's login-routes.ts).
+  if ((path === "/api/logins" && method === "POST") || (method === "GET" && LOGIN_POLL.test(path))) return OPEN;
   if (isUnder(path, "/api")) {
     return {
       kind: "api",
@@ -132,6 +143,7 @@ const OPEN: Target = { kind: "open" };
 const TOKEN: Target = { kind: "token" };
 const CONSOLE: Target = { kind: "console" };
 const WHOAMI: Target = { kind: "api", write: false, capabilities: false, credentialId: undefined, metrics: false, whoami: true };
+const OWN_KEYS_WRITE: Target = { ...WHOAMI, write: true };
 
 /** Health detail (which dependency is down, and why) asks what reading the meters asks: manage:read on *. */
 const HEALTH_DETAIL: Target = { kind: "api", write: false, capabilities: false, credentialId: undefined, metrics: true };

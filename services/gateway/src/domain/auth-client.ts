@@ -24,6 +24,11 @@ export function authClientFactory(opts: { authUrl: string; internalSecret: strin
       const res = await auth.get<KeyResolution>(AUTH_INTERNAL.keyPath(entry), { expect: [200, 404] });
       return res.status === 404 ? null : compileResolution(res.body);
     },
+    /** Starts a command-line sign-in for npm's web login (the auth service's POST /api/logins). */
+    async startLogin(label: string): Promise<{ loginPath: string; donePath: string }> {
+      const res = await auth.post<{ loginPath: string; donePath: string }>("/api/logins", { client: "npm", label }, { expect: [201] });
+      return res.body;
+    },
     async postUsage(batch: KeyUsageBatch): Promise<void> {
       await auth.post(AUTH_INTERNAL.usage, batch, { expect: [204] });
     },

@@ -79,6 +79,15 @@ describe("rights cache", () => {
     expect(asked).toEqual(["k", "person:oidc/alice"]);
   });
 
+  it("drops a personal key, which depends on its person, with the people after such a change; an administrator's key stays", async () => {
+    const cache = rightsCacheFactory({ ttlMs: 60_000, lookup: async (id) => (id === "personal" ? { ...real(id), owner: "oidc/bob", dependsOn: ["person:oidc/bob", "group:devs"] } : real(id)) });
+    await cache.get("personal");
+    await cache.get("k");
+    cache.evictPersons();
+    expect(cache.peek("personal")).toBeUndefined();
+    expect(cache.peek("k")?.value?.id).toBe("k");
+  });
+
   it("counts hits and misses of known and unknown keys apart", async () => {
     const { lookup } = counted(["a"]);
     const cache = rightsCacheFactory({ ttlMs: 60_000, lookup });

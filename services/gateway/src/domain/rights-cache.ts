@@ -20,6 +20,8 @@ export interface KeyRights {
   dependsOn?: string[];
   /** A key's label, when it has one: log lines and the audit trail name the key by it. */
   label?: string;
+  /** A personal key's person (npm whoami names them). */
+  owner?: string;
 }
 
 const dependencyKey = (d: ResolutionDependency) => `${d.kind}:${d.id}`;
@@ -34,6 +36,7 @@ export function compileResolution(doc: KeyResolution): KeyRights {
     grants: compileGrants(doc.grants),
     dependsOn: (doc.dependsOn ?? []).map(dependencyKey),
     ...(doc.label ? { label: doc.label } : {}),
+    ...(doc.owner ? { owner: doc.owner } : {}),
   };
 }
 
@@ -141,10 +144,11 @@ export function rightsCacheFactory(opts: { ttlMs: number; lookup: Lookup; max?: 
       }
       return ids.length;
     },
-    /** Drops every signed-in person's rights (keys stay). */
+    /** Drops every signed-in person's rights, and the personal keys narrowed to a person's (other keys stay). */
     evictPersons(): void {
       generation++;
       for (const id of [...(cache?.keys() ?? [])]) if (id.startsWith(PERSON_ENTRY)) cache?.delete(id);
+      for (const ids of [...dependents.values()]) for (const id of [...ids]) cache?.delete(id);
     },
     clear(): void {
       generation++;

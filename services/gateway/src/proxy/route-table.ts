@@ -68,6 +68,8 @@ export const ROUTES: readonly Route[] = [
   { prefix: "/api/gate", upstream: "artifacts", transport: "api" },
   { prefix: "/api/credentials", upstream: "auth", transport: "api" },
   { prefix: "/api/me", upstream: "auth", transport: "api" },
+  // Command-line sign-ins through the console (svc login, npm login): started and polled keyless.
+  { prefix: "/api/logins", upstream: "auth", transport: "api" },
   { prefix: "/api/principals", upstream: "auth", transport: "api" },
   { prefix: "/api/groups", upstream: "auth", transport: "api" },
   { prefix: "/api/walks", upstream: "walker", transport: "api" },

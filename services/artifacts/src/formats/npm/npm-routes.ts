@@ -187,8 +187,12 @@ export function npmHandler(deps: NpmRoutesDeps): NpmHandler {
         throw notAllowed("dist-tags");
       }
     }
+    // The web login is the gateway's (its npm-login-route.ts); a name and password are not taken.
     if (what === "user" || (what === "v1" && rest[0] === "login")) {
-      throw new ServiceError("forbidden", "npm login is not served here: put a key in .npmrc as //<host>/repository/<repository>/:_authToken=<key>");
+      throw new ServiceError(
+        "forbidden",
+        `npm login with a name and password is not served here: sign in in the browser with npm login --auth-type=web --registry=${baseUrl(req, a.repository, deps.publicUrl)}/ (npm 9 and later do so by default), which saves a personal key; or put a key in .npmrc as //<host>/repository/${a.repository}/:_authToken=<key>`,
+      );
     }
     throw notFound(`no npm route ${a.path}`);
   };

@@ -112,6 +112,25 @@ describe("personal keys", () => {
     expect((await readOn(b.url, readKey)).status).toBe(200);
   });
 
+  it("revoking one's own key asks first, naming it; cancelling keeps it, confirming revokes it at once", async () => {
+    await mintInPage(bobPage, "short lived");
+    const shortKey = await bobPage.locator("#issued-key").inputValue();
+    await bobPage.goto(`${s.gatewayUrl}/ui/my-keys`);
+    const row = bobPage.locator("#my-keys tbody tr", { hasText: "short lived" });
+    await row.getByRole("button", { name: "Revoke…" }).click();
+    expect(await bobPage.locator("#confirm-heading").innerText()).toBe("Revoke your key “short lived”?");
+    await shot(bobPage, "confirm-revoke");
+    await bobPage.getByRole("link", { name: "Cancel: keep the key" }).click();
+    expect((await readOn(s.gatewayUrl, shortKey)).status).toBe(200);
+    await bobPage.locator("#my-keys tbody tr", { hasText: "short lived" }).getByRole("button", { name: "Revoke…" }).click();
+    await bobPage.getByRole("button", { name: "Revoke key short lived" }).click();
+    expect(await notice(bobPage)).toMatch(/revoked$/);
+    expect((await readOn(s.gatewayUrl, shortKey)).status).toBe(401);
+    // Another person's key id is not one of bob's: nothing to confirm.
+    await bobPage.goto(`${s.gatewayUrl}/ui/my-keys/revoke?id=${"0".repeat(64)}`);
+    expect(await notice(bobPage)).toBe("Not done: you have no such key");
+  });
+
   it("the API: a signed-in person mints, lists and revokes their own keys with no manage right; a key cannot mint personal keys", async () => {
     const csrf = (await bobPage.locator('meta[name="csrf-token"]').getAttribute("content")) ?? "";
     const call = (method: string, path: string, body?: object) =>
@@ -131,7 +150,7 @@ describe("personal keys", () => {
     const listed = await call("GET", "/api/me/credentials");
     expect(listed.status).toBe(200);
     const mine = JSON.parse(listed.body) as { id: string; label: string; owner: string }[];
-    expect(mine.map((k) => k.label).sort()).toEqual(["bob laptop", "from the api", "read default"]);
+    expect(mine.map((k) => k.label).sort()).toEqual(["bob laptop", "from the api", "read default", "short lived"]);
     expect(mine.every((k) => k.owner === BOB)).toBe(true);
     expect((await readOn(b.url, m.key)).status).toBe(200);
     expect((await call("DELETE", `/api/me/credentials/${m.id}`)).status).toBe(204);
@@ -151,7 +170,7 @@ describe("personal keys", () => {
     await page.locator("tr", { hasText: BOB }).getByRole("link", { name: "personal keys" }).click();
     expect(await page.locator("#keys-heading").innerText()).toBe(`Personal keys of ${BOB}`);
     const rows = page.locator("#credentials tbody tr");
-    expect(await rows.count()).toBe(3);
+    expect(await rows.count()).toBe(4);
     await shot(page, "admin-person-keys");
     await rows.filter({ hasText: "read default" }).getByRole("button", { name: "Revoke…" }).click();
     await page.getByRole("button", { name: /^Revoke key/ }).click();
@@ -167,15 +186,15 @@ describe("personal keys", () => {
     expect((await readOn(s.gatewayUrl, allKey)).status).toBe(401);
     await vi.waitFor(async () => expect((await readOn(b.url, allKey)).status).toBe(401), settled);
     const keys = (await (await asAdmin("GET", "/api/credentials?owner=oidc%2Fbob")).json()) as { state: string }[];
-    expect(keys.map((k) => k.state)).toEqual(["revoked", "revoked", "revoked"]);
+    expect(keys.map((k) => k.state)).toEqual(["revoked", "revoked", "revoked", "revoked"]);
   });
 
   it("the audit trail records minting and revoking a personal key, naming the person", async () => {
     const res = await asAdmin("GET", "/api/audit?action=key.personal&limit=50");
     expect(res.status).toBe(200);
     const entries = ((await res.json()) as { entries: { action: string; actor: { kind: string; id: string } }[] }).entries;
-    expect(entries.filter((e) => e.action === "key.personal.issue")).toHaveLength(3);
-    expect(entries.filter((e) => e.action === "key.personal.revoke")).toHaveLength(1);
+    expect(entries.filter((e) => e.action === "key.personal.issue")).toHaveLength(4);
+    expect(entries.filter((e) => e.action === "key.personal.revoke")).toHaveLength(2);
     expect(entries.every((e) => e.actor.kind === "person" && e.actor.id === BOB)).toBe(true);
   });
 });

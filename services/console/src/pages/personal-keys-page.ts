@@ -1,5 +1,5 @@
 import { html, type Html } from "./html.js";
-import { expectOk, type ConsolePage, type PageContext } from "./page-contract.js";
+import { expectOk, type ConsolePage, type PageContext, type PageOutcome } from "./page-contract.js";
 import { afterChange, csrfInput, field, grantText, inputRefusal, listPage, pager, readTokens, when, PAGE_SIZE, type GrantView } from "./page-widgets.js";
 import { secretOnce, type Credential } from "./credential-view.js";
 import type { MeGrant } from "../views/screens.js";
@@ -47,9 +47,41 @@ function keyRows(ctx: PageContext, items: Credential[]): Html[] {
       <td>${when(c.expires)}</td>
       <td>${c.state}</td>
       <td>${c.grants.length ? html`<ul>${c.grants.map((g) => html`<li>${grantText(g)}</li>`)}</ul>` : html`<em>none</em>`}</td>
-      <td>${c.state === "revoked" ? "" : ownForm(ctx, { action: "revoke", button: "Revoke", fields: { id: c.id }, className: "action danger" })}</td>
+      <td>${c.state === "revoked" ? "" : html`<form method="get" action="${BASE}/revoke" class="action"><input type="hidden" name="id" value="${c.id}"><button type="submit">Revoke…</button></form>`}</td>
     </tr>`,
   );
+}
+
+/** Each of the person's keys, page after page (a person has few). */
+async function ownKeys(ctx: PageContext): Promise<Credential[]> {
+  const all: Credential[] = [];
+  let after: string | undefined;
+  do {
+    const page = await listPage<Credential>(ctx, "/api/me/credentials", { limit: "500", after });
+    all.push(...page.items);
+    after = page.next ?? undefined;
+  } while (after);
+  return all;
+}
+
+/** Revoke… leads here (a plain GET form): the key named, and only this page's form revokes it. */
+async function confirmRevoke(ctx: PageContext): Promise<PageOutcome> {
+  const id = ctx.query.id ?? "";
+  const c = KEY_ID.test(id) ? (await ownKeys(ctx)).find((k) => k.id === id) : undefined;
+  if (!c) return { kind: "redirect", location: BASE, notice: "Not done: you have no such key" };
+  const back = html`<p><a href="${BASE}">Cancel: keep the key</a></p>`;
+  if (c.state === "revoked") return { kind: "html", title: "Your keys", main: html`<p>Your key ${c.label ?? c.id.slice(0, 12)} is revoked already.</p>${back}` };
+  const name = c.label ?? c.id.slice(0, 12);
+  const main = html`
+    <section aria-labelledby="confirm-heading" id="confirm-revoke">
+      <h2 id="confirm-heading">Revoke your key “${name}”?</h2>
+      <dl><dt>Label</dt><dd>${c.label ?? html`<em>no label</em>`}</dd><dt>Id</dt><dd><code>${c.id}</code></dd><dt>Expires</dt><dd>${when(c.expires)}</dd>
+        <dt>Rights chosen</dt><dd>${c.grants.length ? c.grants.map(grantText).join("; ") : html`<em>none</em>`}</dd></dl>
+      <p>Whatever uses it (a build tool's configuration, <code>svc</code>) is refused from now on; a revoked key cannot be brought back.</p>
+      ${ownForm(ctx, { action: "revoke", button: `Revoke key ${name}`, fields: { id: c.id }, className: "action danger" })}
+      ${back}
+    </section>`;
+  return { kind: "html", title: "Your keys", main };
 }
 
 /**
@@ -63,6 +95,7 @@ export const personalKeysPage: ConsolePage = {
   needs: "a signed-in person (no right is needed for your own keys)",
 
   async get(ctx) {
+    if (ctx.subpath === "/revoke") return confirmRevoke(ctx);
     const [me, page] = await Promise.all([
       ctx.api<{ grants: MeGrant[] }>("GET", "/api/me"),
       listPage<Credential>(ctx, "/api/me/credentials", { limit: String(PAGE_SIZE), after: ctx.query.after }),

@@ -5,7 +5,8 @@ import type { Repository, RepositoryDetail } from "./repository-forms.js";
 
 /** One repository on the Repositories page: its files (paged, by path prefix), its retention policy, Deploy. */
 
-interface RepoFile {
+/** A file as the repository's listing answers it. */
+export interface RepoFile {
   path: string;
   size: number;
   sha256: string;

@@ -2,7 +2,7 @@ import { html, type Html } from "../html.js";
 import { expectOk, type PageContext, type PageOutcome } from "../page-contract.js";
 import { PAGE_SIZE, listPage, pager, seg, when } from "../page-widgets.js";
 import type { RepositoryDetail } from "../repository-forms.js";
-import { size } from "../repository-view.js";
+import { size, type RepoFile } from "../repository-view.js";
 import { renderReadme } from "./readme.js";
 import { setMeUpSection } from "./set-me-up.js";
 
@@ -26,14 +26,7 @@ interface PackageSummary {
   latest: string;
   updated: string;
 }
-interface PackageFile {
-  path: string;
-  size: number;
-  sha256: string;
-  updated: string;
-  downloads: number;
-  held: string | null;
-}
+type PackageFile = RepoFile;
 interface PackageDetail {
   name: string;
   format: string;

@@ -245,6 +245,36 @@ describe("the OCI registry with buildah, podman and skopeo", () => {
     expect((await fileOf(name, "arch.txt")).toString()).toBe("built for arm64\n");
   }, 600_000);
 
+  it("buildah builds an image per architecture under one manifest list and pushes it with --all; podman pulls each platform", async () => {
+    const list = "localhost/team/platforms:1.0";
+    ok(await buildah(["manifest", "create", list]));
+    const payloads = new Map<string, Buffer>();
+    for (const arch of ["amd64", "arm64"]) {
+      const payload = randomBytes(4096);
+      payloads.set(arch, payload);
+      const file = join(work, `platforms-${arch}.bin`);
+      writeFileSync(file, payload);
+      const container = ok(await buildah(["from", "scratch"])).stdout.trim();
+      ok(await buildah(["copy", container, file, "/data/payload.bin"]));
+      ok(await buildah(["config", "--arch", arch, "--os", "linux", container]));
+      ok(await buildah(["commit", container, `localhost/team/platforms-${arch}:1.0`]));
+      ok(await buildah(["rm", container]));
+      ok(await buildah(["manifest", "add", list, `containers-storage:localhost/team/platforms-${arch}:1.0`]));
+    }
+    const ref = `${host}/oci/team/platforms:1.0`;
+    ok(await buildah(["manifest", "push", "--all", "--tls-verify=false", "--creds", `buildah:${writer}`, list, `docker://${ref}`]));
+
+    const raw = JSON.parse(ok(await skopeo(["inspect", "--raw", "--tls-verify=false", "--creds", `skopeo:${reader}`, `docker://${ref}`])).stdout) as { manifests: { platform: { architecture: string } }[] };
+    expect(raw.manifests.map((m) => m.platform.architecture).sort()).toEqual(["amd64", "arm64"]);
+    ok(await podman(["login", "--tls-verify=false", "--username", "podman", "--password-stdin", host], reader));
+    for (const [arch, payload] of payloads) {
+      ok(await podman(["pull", "--tls-verify=false", "--arch", arch, ref]));
+      const [inspect] = JSON.parse(ok(await podman(["image", "inspect", ref])).stdout) as { Architecture: string }[];
+      expect(inspect!.Architecture).toBe(arch);
+      expect((await fileOf(ref, "data/payload.bin")).equals(payload)).toBe(true);
+    }
+  }, 600_000);
+
   /** The memory high-water mark of a process (KiB), and its reset to the present size (Linux: clear_refs 5). */
   const peakKiB = (pid: number) => Number(/VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1]);
   const resetPeak = (pid: number) => writeFileSync(`/proc/${pid}/clear_refs`, "5");

@@ -386,15 +386,21 @@ describe("the OCI registry at /v2/", () => {
       const bytes = randomBytes(512);
       expect((await pushBlob("oci/tok/app", bytes, bearer(w.token))).status).toBe(201);
 
-      // The reader asked for push too, and holds only read: its token pulls, and a push with it is refused in the OCI error body.
+      // The reader asked for push too, and holds only read: its token pulls, and a push with it is
+      // refused in the OCI error body as with Basic (DENIED, naming the right: no token would help).
       const r = await tokenFor("repository:oci/tok/app:pull,push", reader);
       const got = await v2("GET", `oci/tok/app/blobs/${sha256(bytes)}`, { headers: bearer(r.token) });
       expect(got.status).toBe(200);
       expect(Buffer.from(await got.arrayBuffer()).equals(bytes)).toBe(true);
       const refused = await pushBlob("oci/tok/app", randomBytes(64), bearer(r.token));
-      expect(refused.status).toBe(401);
-      expect(refused.headers.get("www-authenticate")).toContain('scope="repository:oci/tok/app:pull,push"');
-      expect((await errorsOf(refused))[0]!.code).toBe("UNAUTHORIZED");
+      expect(refused.status).toBe(403);
+      expect((await errorsOf(refused))[0]).toMatchObject({ code: "DENIED", message: expect.stringMatching(/^this key does not hold repository:write on oci/) });
+      // A token asked for pull only, of a key that may push: its push is answered with the challenge, for a new token.
+      const pullOnly = await tokenFor("repository:oci/tok/app:pull", writer);
+      const challenged = await pushBlob("oci/tok/app", randomBytes(64), bearer(pullOnly.token));
+      expect(challenged.status).toBe(401);
+      expect(challenged.headers.get("www-authenticate")).toContain('scope="repository:oci/tok/app:pull,push"');
+      expect((await errorsOf(challenged))[0]!.code).toBe("UNAUTHORIZED");
       // Nor does it reach another image, though the key would.
       expect((await v2("GET", `oci/tok/other/blobs/${sha256(bytes)}`, { headers: bearer(r.token) })).status).toBe(401);
       // A token is for /v2/ only.
@@ -411,9 +417,11 @@ describe("the OCI registry at /v2/", () => {
       const listed = await v2("GET", "_catalog?n=1000", { headers: bearer(all.token) });
       expect(listed.status).toBe(200);
       expect(((await listed.json()) as { repositories: string[] }).repositories).toContain("oci/paged");
-      // A key reading one repository only is given no catalog scope: its token is refused the catalog.
+      // A key reading one repository only is given no catalog scope: its token is refused the catalog, naming the right it lacks.
       const some = await tokenFor("registry:catalog:*", reader);
-      expect((await v2("GET", "_catalog", { headers: bearer(some.token) })).status).toBe(401);
+      const refused = await v2("GET", "_catalog", { headers: bearer(some.token) });
+      expect(refused.status).toBe(403);
+      expect((await errorsOf(refused))[0]).toMatchObject({ code: "DENIED", message: expect.stringMatching(/^this key does not hold repository:read on \*/) });
     });
 
     it("a forged, an expired, or an anonymous token is refused what it may not do", async () => {

@@ -360,8 +360,11 @@ export function admissionFactory(deps: AdmissionDeps) {
           bucket = "tenant";
         }
         if (session) cookieRules(target, session, request.headers[CSRF_HEADER]);
-        if (tokenScopes) checkTokenScope(target, tokenScopes);
+        // The holder's rights first: a request they do not allow is refused as it is with Basic
+        // (403 naming the right), since no token would help; one they allow but the token's
+        // scopes do not is answered 401 with the challenge, for the client to ask for a new token.
         authorize(policy, target, key ?? null, repositoryHeader(request), now, noKey);
+        if (tokenScopes) checkTokenScope(target, tokenScopes);
         if (target.kind === "artifact" && target.pathScoped && request.method === "POST") admitMount(request, key ?? null, tokenScopes, now);
       } catch (err) {
         refusal = err as Error;

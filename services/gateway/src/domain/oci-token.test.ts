@@ -135,9 +135,20 @@ describe("admission of OCI tokens", () => {
   });
 
   it("a pull-only token is refused a push, another image and the catalog, though its key could", async () => {
-    for (const [method, url] of [["POST", BLOB], ["GET", "/v2/containers/other/manifests/1.0"], ["GET", "/v2/_catalog"]] as const) {
+    for (const [method, url] of [["POST", BLOB], ["GET", "/v2/containers/other/manifests/1.0"]] as const) {
       expect(await run(method, url, bearer(pullOnly))).toMatchObject({ status: 401, message: TOKEN_SCOPE });
     }
+    const everywhere = mint(rights("*", ["read-only"]));
+    expect(await run("GET", "/v2/_catalog", bearer({ ...pullOnly, id: everywhere }))).toMatchObject({ status: 401, message: TOKEN_SCOPE });
+  });
+
+  it("a token whose key lacks the right is refused 403 naming it, as Basic would be: a new token would not help", async () => {
+    const reader = mint(rights("containers", ["read-only"]));
+    const asked = requestedScopes("repository:containers/team/app:pull,push registry:catalog:*");
+    const token = claims(grantedScopes(asked, [], keys.get(reader)!.grants, NOW), { id: reader });
+    expect(await run("GET", "/v2/containers/team/app/manifests/1.0", bearer(token))).toEqual({ admittedAs: `key:default:${reader}` });
+    expect(await run("POST", BLOB, bearer(token))).toMatchObject({ status: 403, message: expect.stringMatching(/^this key does not hold repository:write on containers/) });
+    expect(await run("GET", "/v2/_catalog", bearer(token))).toMatchObject({ status: 403, message: expect.stringMatching(/^this key does not hold repository:read on \*/) });
   });
 
   it("a token with the catalog's scope lists the catalog, and only that", async () => {

@@ -71,17 +71,18 @@ export function apiClient(opts: ApiClientOptions) {
     return (text ? JSON.parse(text) : undefined) as T;
   }
 
-  async function page<T>(path: string, query: RequestOptions["query"]): Promise<Page<T>> {
+  /** One page of a list; `items` picks the list out of an answer that wraps it (GET /api/audit's `entries`). */
+  async function page<T>(path: string, query: RequestOptions["query"], items: (body: unknown) => T[] = (body) => body as T[]): Promise<Page<T>> {
     const res = await request("GET", path, { query });
-    return { items: (await res.json()) as T[], next: res.headers.get("x-next-cursor") };
+    return { items: items(await res.json()), next: res.headers.get("x-next-cursor") };
   }
 
   /** Every item of a paged list, one page after another (pages of 500, the most the server gives). */
-  async function all<T>(path: string, query: RequestOptions["query"] = {}): Promise<T[]> {
+  async function all<T>(path: string, query: RequestOptions["query"] = {}, pick?: (body: unknown) => T[]): Promise<T[]> {
     const items: T[] = [];
     let after: string | undefined;
     do {
-      const p = await page<T>(path, { ...query, limit: 500, after });
+      const p = await page<T>(path, { ...query, limit: 500, after }, pick);
       items.push(...p.items);
       after = p.next ?? undefined;
     } while (after);

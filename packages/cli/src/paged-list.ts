@@ -11,10 +11,17 @@ export const pagingOptions: Record<string, OptionSpec> = {
  * When more remain, says on standard error how to ask for the next page. `filter`: query
  * parameters the server filters by, sent with every page.
  */
-export async function readListed<T>(ctx: CommandContext, path: string, nextCommand: string, everything = false, filter: Record<string, string> = {}): Promise<T[]> {
+export async function readListed<T>(
+  ctx: CommandContext,
+  path: string,
+  nextCommand: string,
+  everything = false,
+  filter: Record<string, string | undefined> = {},
+  pick?: (body: unknown) => T[],
+): Promise<T[]> {
   const api = await ctx.api();
-  if (everything || ctx.values.all === true) return api.all<T>(path, filter);
-  const { items, next } = await api.page<T>(path, { ...filter, limit: str(ctx.values.limit), after: str(ctx.values.after) });
+  if (everything || ctx.values.all === true) return api.all<T>(path, filter, pick);
+  const { items, next } = await api.page<T>(path, { ...filter, limit: str(ctx.values.limit), after: str(ctx.values.after) }, pick);
   if (next) ctx.out.note(`More remain: ${nextCommand} --after ${next}`);
   return items;
 }

@@ -1,5 +1,6 @@
 import type { AuditEntryView } from "@svc/contracts";
 import { str, type Command } from "../command-types.js";
+import { pagingOptions, readListed } from "../paged-list.js";
 import { usageError } from "../cli-errors.js";
 import { emit, renderTable } from "../table-output.js";
 
@@ -23,29 +24,15 @@ export const auditCommand: Command = {
         text: { type: "string", value: "text", description: "text in the object, path, action, key label or request detail" },
         since: { type: "string", value: "instant", description: "entries at or after this date or instant (ISO 8601: 2026-11-29 or 2026-11-29T14:00:00Z)" },
         until: { type: "string", value: "instant", description: "entries before this date or instant (ISO 8601)" },
+        ...pagingOptions,
         limit: { type: "string", value: "n", description: "entries per page (1-500, default 50)" },
-        after: { type: "string", value: "cursor", description: "the page after this cursor (printed when more remain)" },
-        all: { type: "boolean", description: "every page" },
       },
       examples: ["svc audit list --action key --since 2026-11-01", "svc audit list --actor ci-deploy --json"],
       async run(ctx) {
-        const api = await ctx.api();
-        const filter = { actor: str(ctx.values.actor), action: str(ctx.values.action), q: str(ctx.values.text), since: str(ctx.values.since), until: str(ctx.values.until) };
         const limitText = str(ctx.values.limit);
         if (limitText !== undefined && (!/^\d+$/.test(limitText) || Number(limitText) < 1 || Number(limitText) > SERVER_MAX)) throw usageError(`--limit is a whole number from 1 to ${SERVER_MAX}.`);
-        const entries: AuditEntryView[] = [];
-        let after = str(ctx.values.after);
-        for (;;) {
-          const res = await api.request("GET", "/api/audit", { query: { ...filter, limit: ctx.values.all === true ? String(SERVER_MAX) : limitText, after } });
-          entries.push(...((await res.json()) as { entries: AuditEntryView[] }).entries);
-          const next = res.headers.get("x-next-cursor");
-          if (!next) break;
-          if (ctx.values.all !== true) {
-            ctx.out.note(`More remain: svc audit list --after ${next} (with the same filters)`);
-            break;
-          }
-          after = next;
-        }
+        const filter = { actor: str(ctx.values.actor), action: str(ctx.values.action), q: str(ctx.values.text), since: str(ctx.values.since), until: str(ctx.values.until) };
+        const entries = await readListed<AuditEntryView>(ctx, "/api/audit", "svc audit list", false, filter, (body) => (body as { entries: AuditEntryView[] }).entries);
         emit(ctx.out, entries, (rows) =>
           renderTable(rows, [
             { header: "AT", cell: (e) => e.at.replace(/\.\d+Z$/, "Z") },

@@ -5,6 +5,7 @@ import { ensureChromium, startInfra, type Infra } from "@svc/devstack";
 import { ensurePrometheus } from "@svc/devstack/prometheus";
 import { ensureServiceBundles } from "@svc/devstack/service-bundle";
 import { SERVICE_NAMES } from "@svc/devstack/service-runner";
+import { makeTemplateDatabase } from "./template-database.js";
 
 declare module "vitest" {
   export interface ProvidedContext {
@@ -16,6 +17,8 @@ declare module "vitest" {
     prometheus: string;
     /** Debian's Chromium, for the console's browser tests (installed from Debian when missing). */
     chromium: string;
+    /** A database with every service's migrations applied, which each suite's database copies (template-database.ts). */
+    templateDatabase: string;
   }
 }
 
@@ -33,6 +36,7 @@ export default async function setup(project: TestProject) {
   project.provide("redisUrl", infra.redisUrl);
   project.provide("natsUrl", infra.natsUrl);
   project.provide("dataDir", dataDir);
+  project.provide("templateDatabase", await makeTemplateDatabase(infra.adminDatabaseUrl));
   // Unpacked once under .data/tools and kept for later runs (nothing is installed).
   project.provide("prometheus", await ensurePrometheus(resolve(import.meta.dirname, "..", ".data", "tools"), () => {}));
   project.provide("chromium", await ensureChromium((l) => console.error(l)));

@@ -134,7 +134,7 @@ export async function startSuite(opts: Partial<Pick<ServicesOptions, "env" | "ar
     return startInfra({ dataDir: natsDir, log: () => {}, env: { SVC_DATABASE_URL: inject("adminDatabaseUrl"), SVC_REDIS_URL: inject("redisUrl") } });
   };
   // The suite's database, Redis database and NATS server, made side by side.
-  const [databaseUrl, redisUrl, nats] = await Promise.all([createDatabase(inject("adminDatabaseUrl"), name), suiteRedisUrl(), startNats()]);
+  const [databaseUrl, redisUrl, nats] = await Promise.all([createDatabase(inject("adminDatabaseUrl"), name, { template: inject("templateDatabase") }), suiteRedisUrl(), startNats()]);
   const natsUrl = named ?? nats!.natsUrl;
   let services: RunningServices;
   let bucket: string | undefined;

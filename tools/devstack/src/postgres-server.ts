@@ -31,8 +31,8 @@ export async function withClient<T>(url: string, fn: (c: pg.Client) => Promise<T
   }
 }
 
-/** CREATE DATABASE `name` (dropping it first if it exists); returns its URL. */
-export async function createDatabase(adminDatabaseUrl: string, name: string): Promise<string> {
+/** CREATE DATABASE `name` (dropping it first if it exists), a copy of `template` when given; returns its URL. */
+export async function createDatabase(adminDatabaseUrl: string, name: string, opts: { template?: string } = {}): Promise<string> {
   await withClient(adminDatabaseUrl, async (c) => {
     try {
       await c.query(`DROP DATABASE IF EXISTS ${quoteIdent(name)} WITH (FORCE)`);
@@ -41,7 +41,7 @@ export async function createDatabase(adminDatabaseUrl: string, name: string): Pr
       if ((err as { code?: string }).code !== "42601") throw err;
       await c.query(`DROP DATABASE IF EXISTS ${quoteIdent(name)}`);
     }
-    await c.query(`CREATE DATABASE ${quoteIdent(name)}`);
+    await c.query(`CREATE DATABASE ${quoteIdent(name)}${opts.template ? ` TEMPLATE ${quoteIdent(opts.template)}` : ""}`);
   });
   return withDatabase(adminDatabaseUrl, name);
 }

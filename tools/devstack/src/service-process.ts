@@ -2,7 +2,6 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { dirname, join, resolve } from "node:path";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
-import { sleep } from "./process.js";
 import { serviceNodeOptions } from "./runtime.js";
 import { freshBundle } from "./service-bundle.js";
 
@@ -80,8 +79,15 @@ export function spawnService(opts: ServiceProcessOptions): ServiceProcess {
     stdio: ["ignore", "pipe", "pipe"],
     detached: opts.detached ?? false,
   });
+  // Each output line wakes waitLive: a service prints a line as it starts listening, so polling
+  // between lines (every 100 ms, about fifty refused connections a service on a busy machine,
+  // each an error with its stack) is left for one that prints nothing.
+  let printed: () => void = () => {};
   for (const [stream, from] of [["stdout", child.stdout], ["stderr", child.stderr]] as const) {
-    createInterface({ input: from, crlfDelay: Infinity }).on("line", (line) => opts.onLine?.(line, stream));
+    createInterface({ input: from, crlfDelay: Infinity }).on("line", (line) => {
+      opts.onLine?.(line, stream);
+      printed();
+    });
   }
   let exited = false;
   const exit = new Promise<Exit>((res) => {
@@ -138,7 +144,13 @@ export function spawnService(opts: ServiceProcessOptions): ServiceProcess {
         );
         if (ok) return;
         if (Date.now() > deadline) throw new Error(`did not answer GET /health/live within ${timeoutMs / 1000} s`);
-        await sleep(100);
+        let timer: NodeJS.Timeout | undefined;
+        await new Promise<void>((res) => {
+          printed = res;
+          timer = setTimeout(res, 1000);
+        });
+        clearTimeout(timer);
+        printed = () => {};
       }
     },
     kill,

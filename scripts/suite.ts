@@ -110,7 +110,7 @@ const stopWaitMs = shutdownGraceMs + STOP_MARGIN_MS;
 
 interface ServiceDef {
   name: string;
-  /** What its command line names: services/<name>/src/main (main.ts through tsx, or its bundle main.bundle.mjs). */
+  /** What its command line names: services/<name>/src/main (main.ts through tsx, or its bundle main.bundle.cjs). */
   main: string;
   port: number;
 }

@@ -19,7 +19,7 @@ import { auditStoreFactory } from "./store/audit-store.js";
 import { auditPurgerFactory } from "./domain/audit-purger.js";
 import type { Kysely } from "kysely";
 
-await bootService({
+void bootService({
   name: "admin",
   audit: ADMIN_AUDIT,
   loadConfig,

@@ -6,7 +6,7 @@ import { SCHEMA, type ArtifactsDatabase } from "./store/schema.js";
 import { wireArtifacts } from "./wiring.js";
 import { ARTIFACTS_AUDIT } from "./routes/audit-actions.js";
 
-await bootService({
+void bootService({
   name: "artifacts",
   audit: ARTIFACTS_AUDIT,
   loadConfig,

@@ -18,7 +18,7 @@ import { outboxStoreFactory } from "./store/outbox-store.js";
 import { SCHEMA, type AuthDatabase } from "./store/schema.js";
 import { AUTH_AUDIT } from "./routes/audit-actions.js";
 
-await bootService({
+void bootService({
   name: "auth",
   audit: AUTH_AUDIT,
   loadConfig,

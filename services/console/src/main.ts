@@ -13,7 +13,7 @@ import { SCHEMA, type ConsoleDatabase } from "./store/schema.js";
 /** How often ended and expired sessions, and abandoned sign-ins, are swept from the table. */
 const PRUNE_EVERY_MS = 10 * 60_000;
 
-await bootService({
+void bootService({
   name: "console",
   loadConfig,
   database: postgresSchema<ConsoleDatabase>({ schema: SCHEMA, migrations, max: 4 }),

@@ -19,7 +19,7 @@ import { gatewayListenersFactory } from "./messaging/credential-change-listener.
 /** The longest a gateway trusts what it was told of a console session (svc.cache.ttl when shorter). */
 const SESSION_TTL_MS = 60_000;
 
-await bootService({
+void bootService({
   name: "gateway",
   loadConfig,
   readyMessage: "gateway ready",

@@ -18,7 +18,7 @@ const CONCURRENCY_PER_ENDPOINT = 4;
 /** How often an idle endpoint looks for deliveries another notifier recorded or a redelivery. */
 const POLL_MS = 1000;
 
-await bootService({
+void bootService({
   name: "notifier",
   loadConfig,
   nodeSettings: (config) => config.settings,

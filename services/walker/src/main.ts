@@ -13,7 +13,7 @@ import { migrations } from "./store/migrations.js";
 import { SCHEMA, type WalkerDatabase } from "./store/schema.js";
 import { walkStoreFactory } from "./store/walk-store.js";
 
-await bootService({
+void bootService({
   name: "walker",
   loadConfig,
   database: postgresSchema<WalkerDatabase>({ schema: SCHEMA, migrations, max: 4 }),

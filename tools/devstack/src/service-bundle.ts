@@ -1,5 +1,5 @@
-import { existsSync, readFileSync, renameSync, statSync, utimesSync, writeFileSync } from "node:fs";
-import { dirname, join, resolve } from "node:path";
+import { existsSync, readdirSync, readFileSync, renameSync, rmSync, statSync, utimesSync, writeFileSync } from "node:fs";
+import { basename, dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { build, type Plugin } from "esbuild";
 
@@ -13,9 +13,12 @@ const repoRoot = resolve(dirname(fileURLToPath(import.meta.url)), "../../..");
  * file; a bundle of the service's own code loads in about 1 s, and with its npm packages in it
  * too (no module resolution, no CommonJS wrapping of a thousand files) in about 0.5 s. The
  * sources stay the truth: a bundle is used only while it is newer than every file it was built
- * from (`freshBundle`), else the service runs through tsx as before.
+ * from (`freshBundle`), else the service runs through tsx as before. It is a CommonJS module,
+ * run by bundle-launcher.cjs with V8's code cache (Node 20 has none for ES modules).
  */
-export const bundleOf = (name: string): string => join(repoRoot, "services", name, "src", "main.bundle.mjs");
+export const bundleOf = (name: string): string => join(repoRoot, "services", name, "src", "main.bundle.cjs");
+/** Runs a bundle with V8's code cache (bundle-launcher.cjs). */
+export const bundleLauncher = join(repoRoot, "tools", "devstack", "src", "bundle-launcher.cjs");
 const inputsOf = (name: string): string => join(repoRoot, "services", name, "src", "main.bundle.inputs.json");
 
 /**
@@ -43,18 +46,8 @@ const ownFilePackages: Plugin = {
   },
 };
 
-/**
- * CommonJS packages in an ES module bundle still call `require` (of Node's own modules) and read
- * `__dirname`: the bundle defines them as a CommonJS module of its folder would have them.
- */
-const COMMONJS_GLOBALS = [
-  `import { createRequire as __svcCreateRequire } from "node:module";`,
-  `import { fileURLToPath as __svcFileURLToPath } from "node:url";`,
-  `import { dirname as __svcDirname } from "node:path";`,
-  `const require = __svcCreateRequire(import.meta.url);`,
-  `const __filename = __svcFileURLToPath(import.meta.url);`,
-  `const __dirname = __svcDirname(__filename);`,
-].join(" ");
+/** ES modules read `import.meta.url`: in the CommonJS bundle it is the bundle's own URL, as beside its sources. */
+const IMPORT_META_URL = `const __svcImportMetaUrl = require("node:url").pathToFileURL(__filename).href;`;
 
 /** Builds the bundles of `names` (written whole, then renamed into place: a service starting meanwhile reads the old one or the new). */
 export async function buildServiceBundles(names: readonly string[]): Promise<void> {
@@ -68,7 +61,7 @@ export async function buildServiceBundles(names: readonly string[]): Promise<voi
         entryPoints: [join(repoRoot, "services", name, "src", "main.ts")],
         bundle: true,
         platform: "node",
-        format: "esm",
+        format: "cjs",
         target: "node20",
         outfile: out,
         absWorkingDir: repoRoot,
@@ -76,7 +69,8 @@ export async function buildServiceBundles(names: readonly string[]): Promise<voi
         // --enable-source-maps; the sources themselves are in the checkout).
         sourcemap: "linked",
         sourcesContent: false,
-        banner: { js: COMMONJS_GLOBALS },
+        banner: { js: IMPORT_META_URL },
+        define: { "import.meta.url": "__svcImportMetaUrl" },
         write: false,
         metafile: true,
         logLevel: "silent",
@@ -94,6 +88,8 @@ export async function buildServiceBundles(names: readonly string[]): Promise<voi
       renameSync(`${out}.map.${process.pid}.tmp`, `${out}.map`);
       utimesSync(tmp, started, started);
       renameSync(tmp, out);
+      // The code caches of the bundle this one replaces (bundle-launcher.cjs names them after it).
+      for (const f of readdirSync(dirname(out))) if (f.startsWith(`${basename(out)}.`) && f.endsWith(".cache")) rmSync(join(dirname(out), f), { force: true });
     }),
   );
 }

@@ -3,7 +3,7 @@ import { dirname, join, resolve } from "node:path";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
 import { serviceNodeOptions } from "./runtime.js";
-import { freshBundle } from "./service-bundle.js";
+import { bundleLauncher, freshBundle } from "./service-bundle.js";
 
 /**
  * One service of services/ as a child process: the one supervisor that `npm start`
@@ -29,7 +29,7 @@ export const sourceMapsWanted = (env: NodeJS.ProcessEnv = process.env): boolean 
 export function serviceCommand(name: string, nodeArgs: readonly string[] = []): { command: string; args: string[] } {
   const bundle = freshBundle(name);
   const v8 = serviceNodeOptions(name);
-  if (bundle) return { command: process.execPath, args: [...v8, ...(sourceMapsWanted() ? ["--enable-source-maps"] : []), ...nodeArgs, bundle] };
+  if (bundle) return { command: process.execPath, args: [...v8, ...(sourceMapsWanted() ? ["--enable-source-maps"] : []), ...nodeArgs, bundleLauncher, bundle] };
   return { command: process.execPath, args: [...v8, ...nodeArgs, "--import", "tsx", join(repoRoot, "services", name, "src", "main.ts")] };
 }
 

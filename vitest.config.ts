@@ -7,7 +7,7 @@ import LongestFirst from "./test-e2e/sequencer.js";
  * with its real clients, export, the walks (retention among them) and the blob store. Maven and
  * PyPI store through the same blob store calls as npm: their slow client tests run once.
  */
-const E2E_S3_FILES = ["artifacts", "npm-format", "export", "walks", "blob-store"].map((f) => `test-e2e/${f}.test.ts`);
+const E2E_S3_FILES = ["artifacts", "npm-format", "export", "walks", "blob-store", "oci"].map((f) => `test-e2e/${f}.test.ts`);
 
 export default defineConfig({
   test: {

@@ -2,11 +2,13 @@ import { createHash } from "node:crypto";
 import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { strToU8, zipSync } from "fflate";
+import pg from "pg";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { ensureDebianPackages } from "@svc/devstack";
 import { run, type Run } from "./npm-clients.js";
 import { startSuite, type Suite } from "./suite.js";
-import { collectArtifactEvents } from "./upstream.js";
+import { exportCalls } from "./export-harness.js";
+import { adminCaller, collectArtifactEvents, runWalk } from "./upstream.js";
 
 /**
  * Go modules with the real go command (Debian's golang-go) through the gateway: versions
@@ -285,6 +287,41 @@ describe("Go modules with the go command", () => {
     expect(r.status).toBe(403);
     expect(r.body).toContain("a compromised release");
     expect((await fetch(`${proxyOf("gomods")}/example.com/denied/@v/list`)).status).toBe(404);
+  });
+
+  it("a version whose row is lost is listed again after the walks' backfill, with its first upload time; an export copies every version with its .mod and .info", async () => {
+    const infoOf = async (repository: string, version: string) => (await (await fetch(`${proxyOf(repository)}/${ESCAPED}/@v/${version}.info`, { headers: basic(reader) })).json()) as { Version: string; Time: string };
+    const listOf = async (repository: string) => {
+      const r = await fetch(`${proxyOf(repository)}/${ESCAPED}/@v/list`, { headers: basic(reader) });
+      return r.status === 200 ? r.text() : r.status;
+    };
+    const before = await infoOf("goprivate", "v0.1.0");
+    const db = new pg.Client({ connectionString: s.databaseUrl });
+    await db.connect();
+    try {
+      await db.query("delete from artifacts.go_versions where repository = 'goprivate' and version = 'v0.1.0'");
+    } finally {
+      await db.end();
+    }
+    expect(await listOf("goprivate")).toBe(404);
+    const walks = (await adminCaller(s, "/api/walks", "walker")).call;
+    const done = await runWalk(walks, "rebuild");
+    expect(done.outcome).toBe("succeeded");
+    expect(done.counts.backfill).toMatchObject({ filled: 1 });
+    expect(await listOf("goprivate")).toBe("v0.1.0\n");
+    expect(await infoOf("goprivate", "v0.1.0")).toEqual(before);
+    expect(await (await fetch(`${proxyOf("goprivate")}/${ESCAPED}/@v/v0.1.0.mod`, { headers: basic(reader) })).text()).toBe(`module ${MODULE}\n\ngo 1.19\n`);
+
+    // The export: the target lists the version and serves what the go command reads of it.
+    await s.createRepository("gocopy", "go");
+    const copies = exportCalls(() => s, () => s.bootstrapKey);
+    const ended = await copies.exportAndWait("goprivate", "gocopy");
+    expect(ended).toMatchObject({ state: "done", copied: 1, refused: 0 });
+    const admin = basic(s.bootstrapKey);
+    expect(await (await fetch(`${proxyOf("gocopy")}/${ESCAPED}/@v/list`, { headers: admin })).text()).toBe("v0.1.0\n");
+    expect(await (await fetch(`${proxyOf("gocopy")}/${ESCAPED}/@v/v0.1.0.mod`, { headers: admin })).text()).toBe(`module ${MODULE}\n\ngo 1.19\n`);
+    const [copied, source] = await Promise.all(["gocopy", "goprivate"].map(async (r) => sha256(new Uint8Array(await (await fetch(`${proxyOf(r)}/${ESCAPED}/@v/v0.1.0.zip`, { headers: admin })).arrayBuffer()))));
+    expect(copied).toBe(source);
   });
 
   it("what was uploaded is served after a restart of the artifacts service", async () => {

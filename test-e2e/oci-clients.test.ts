@@ -245,25 +245,26 @@ describe("the OCI registry with buildah, podman and skopeo", () => {
     expect((await fileOf(name, "arch.txt")).toString()).toBe("built for arm64\n");
   }, 600_000);
 
-  it("buildah builds an image per architecture under one manifest list and pushes it with --all; podman pulls each platform", async () => {
-    const list = "localhost/team/platforms:1.0";
-    ok(await buildah(["manifest", "create", list]));
+  /** An image per architecture, built by buildah with a payload of its own: the payloads by architecture. */
+  const buildPerArch = async (name: string, added: (image: string) => Promise<unknown>) => {
     const payloads = new Map<string, Buffer>();
     for (const arch of ["amd64", "arm64"]) {
       const payload = randomBytes(4096);
       payloads.set(arch, payload);
-      const file = join(work, `platforms-${arch}.bin`);
+      const file = join(work, `${name}-${arch}.bin`);
       writeFileSync(file, payload);
       const container = ok(await buildah(["from", "scratch"])).stdout.trim();
       ok(await buildah(["copy", container, file, "/data/payload.bin"]));
       ok(await buildah(["config", "--arch", arch, "--os", "linux", container]));
-      ok(await buildah(["commit", container, `localhost/team/platforms-${arch}:1.0`]));
+      ok(await buildah(["commit", container, `localhost/team/${name}-${arch}:1.0`]));
       ok(await buildah(["rm", container]));
-      ok(await buildah(["manifest", "add", list, `containers-storage:localhost/team/platforms-${arch}:1.0`]));
+      await added(`containers-storage:localhost/team/${name}-${arch}:1.0`);
     }
-    const ref = `${host}/oci/team/platforms:1.0`;
-    ok(await buildah(["manifest", "push", "--all", "--tls-verify=false", "--creds", `buildah:${writer}`, list, `docker://${ref}`]));
+    return payloads;
+  };
 
+  /** The index at `ref` names both platforms, and podman pulls each with its own payload. */
+  const pullEachPlatform = async (ref: string, payloads: Map<string, Buffer>) => {
     const raw = JSON.parse(ok(await skopeo(["inspect", "--raw", "--tls-verify=false", "--creds", `skopeo:${reader}`, `docker://${ref}`])).stdout) as { manifests: { platform: { architecture: string } }[] };
     expect(raw.manifests.map((m) => m.platform.architecture).sort()).toEqual(["amd64", "arm64"]);
     ok(await podman(["login", "--tls-verify=false", "--username", "podman", "--password-stdin", host], reader));
@@ -273,6 +274,25 @@ describe("the OCI registry with buildah, podman and skopeo", () => {
       expect(inspect!.Architecture).toBe(arch);
       expect((await fileOf(ref, "data/payload.bin")).equals(payload)).toBe(true);
     }
+  };
+
+  it("buildah builds an image per architecture under one manifest list and pushes it with --all; podman pulls each platform", async () => {
+    const list = "localhost/team/platforms:1.0";
+    ok(await buildah(["manifest", "create", list]));
+    const payloads = await buildPerArch("platforms", async (image) => ok(await buildah(["manifest", "add", list, image])));
+    const ref = `${host}/oci/team/platforms:1.0`;
+    ok(await buildah(["manifest", "push", "--all", "--tls-verify=false", "--creds", `buildah:${writer}`, list, `docker://${ref}`]));
+    await pullEachPlatform(ref, payloads);
+  }, 600_000);
+
+  it("podman manifest create, add and push --all a manifest list with a minted key; podman pulls each platform", async () => {
+    const list = "localhost/team/podman-list:1.0";
+    ok(await podman(["manifest", "create", list]));
+    const payloads = await buildPerArch("podman-list", async (image) => ok(await podman(["manifest", "add", list, image])));
+    const ref = `${host}/oci/team/podman-list:1.0`;
+    ok(await podman(["login", "--tls-verify=false", "--username", "podman", "--password-stdin", host], writer));
+    ok(await podman(["manifest", "push", "--all", "--tls-verify=false", list, `docker://${ref}`]));
+    await pullEachPlatform(ref, payloads);
   }, 600_000);
 
   /** The memory high-water mark of a process (KiB), and its reset to the present size (Linux: clear_refs 5). */

@@ -1,9 +1,8 @@
 import { createHash, randomBytes } from "node:crypto";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import type { WalkRunView } from "@svc/contracts";
 import { startSuite, type Suite } from "./suite.js";
-import { adminCaller, eventually } from "./upstream.js";
+import { adminCaller, eventually, runWalk } from "./upstream.js";
 
 const OCI_MANIFEST = "application/vnd.oci.image.manifest.v1+json";
 const CONFIG = "application/vnd.oci.image.config.v1+json";
@@ -36,16 +35,7 @@ describe("OCI garbage collection and image retention", () => {
   const has = async (repo: string, image: string, kind: "blobs" | "manifests", digest: string) =>
     (await v2("HEAD", `${repo}/${image}/${kind}/${digest}`, { headers: { accept: OCI_MANIFEST } })).status === 200;
   const age = (repo: string, hours: number) => db.query(`update artifacts.artifacts set updated_at = now() - make_interval(hours => $2) where repository = $1`, [repo, hours]);
-  const walk = async (name: string): Promise<WalkRunView> => {
-    const started = await walks("POST", `/api/walks/${name}/run`);
-    expect(started.status).toBe(202);
-    const { id } = (await started.json()) as WalkRunView;
-    return eventually(
-      `walk ${name} to end`,
-      async () => ((await (await walks("GET", `/api/walks/${name}/runs`)).json()) as WalkRunView[]).find((r) => r.id === id && r.outcome !== "running"),
-      60_000,
-    );
-  };
+  const walk = (name: string) => runWalk(walks, name);
 
   beforeAll(async () => {
     s = await startSuite();

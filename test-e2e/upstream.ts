@@ -1,5 +1,5 @@
 import { AckPolicy, connect, DeliverPolicy, JSONCodec, type NatsConnection } from "nats";
-import { eventParsers, streamFor, type ArtifactEvent } from "@svc/contracts";
+import { eventParsers, streamFor, type ArtifactEvent, type WalkRunView } from "@svc/contracts";
 import { keyId } from "@svc/keys";
 import { identityHeaders, natsConnectOptions } from "@svc/kit";
 import type { ServiceName } from "@svc/devstack/service-runner";
@@ -42,6 +42,18 @@ export async function eventually<T>(what: string, check: () => Promise<T | undef
     await new Promise((r) => setTimeout(r, everyMs));
   }
   throw new Error(`${what}: not within ${timeoutMs} ms${last ? ` (last error: ${(last as Error).message})` : ""}`);
+}
+
+/** Runs the walk `name` now through the walks API (`call`: adminCaller's) and waits for its run to end. */
+export async function runWalk(call: (method: string, path: string, body?: unknown) => Promise<Response>, name: string): Promise<WalkRunView> {
+  const started = await call("POST", `/api/walks/${name}/run`);
+  if (started.status !== 202) throw new Error(`walk ${name} not started: ${started.status} ${await started.text()}`);
+  const { id } = (await started.json()) as WalkRunView;
+  return eventually(
+    `walk ${name} to end`,
+    async () => ((await (await call("GET", `/api/walks/${name}/runs`)).json()) as WalkRunView[]).find((r) => r.id === id && r.outcome !== "running"),
+    60_000,
+  );
 }
 
 /**

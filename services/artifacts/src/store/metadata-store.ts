@@ -3,6 +3,7 @@ import { sql, type Kysely } from "kysely";
 import pg from "pg";
 import { isRepositoryName } from "@svc/grants";
 import { kyselyOn } from "@svc/kit";
+import { liveChunk } from "../formats/oci/oci-store.js";
 import { indexChangeTracker, type IndexChangeTracker } from "./index-changes.js";
 import { SCHEMA, type ArtifactsDatabase } from "./schema.js";
 
@@ -501,12 +502,14 @@ export function metadataStoreFactory(root: Db, pool: pg.Pool, changes: IndexChan
       return row ? toRecord(row) : undefined;
     },
 
-    /** Whether any path, or any build cache entry, holds this content (the artifacts_by_sha256 and build_cache_entries_by_sha256 indexes). */
+    /** Whether any path, any build cache entry, or a chunk of an OCI upload under way holds this content (the artifacts_by_sha256 and build_cache_entries_by_sha256 indexes). */
     async referenced(sha256: string, tx?: Db): Promise<boolean> {
       if ((await db(tx).selectFrom("artifacts").select("path").where("sha256", "=", sha256).limit(1).executeTakeFirst()) !== undefined) return true;
       // A build cache's entry holds its blob as a path does (build-cache/build-cache-store.ts).
       const entry = await sql<{ one: number }>`select 1 as one from ${sql.id(SCHEMA, "build_cache_entries")} where sha256 = ${sha256} limit 1`.execute(db(tx));
-      return entry.rows.length > 0;
+      if (entry.rows.length > 0) return true;
+      // So does a chunk of an OCI upload under way (its bytes wait there for the closing PUT).
+      return liveChunk(db(tx), sha256);
     },
 
     /** The paths holding this content, a page at a time in (repository, path) order after `after`. */

@@ -5,10 +5,12 @@ import { READ_ONLY, type Address, type ArtifactService, type LateDestination, ty
 import { isIncompatible, isPseudoVersion, latestOf, parseGoPath, versionError } from "./go-module.js";
 import { MAX_ZIP_FILE, checkModuleZip, moduleOfGoMod } from "./go-zip.js";
 import type { GoStore, GoVersionRow } from "./go-store.js";
+import type { Db, MetadataStore } from "../../store/metadata-store.js";
 
 export interface GoRegistryDeps {
   store: GoStore;
   artifacts: Pick<ArtifactService, "publish">;
+  metadata: Pick<MetadataStore, "find">;
   blobs: Pick<BlobStore, "get">;
   readOnly: boolean;
 }
@@ -34,6 +36,49 @@ const rangeReader = (blobs: Pick<BlobStore, "get">, sha256: string) => async (st
  */
 export function goRegistryFactory(deps: GoRegistryDeps) {
   const { store } = deps;
+
+  /** A version's zip (stored as `blob`) checked as the go command checks one: the go.mod `.mod` serves. */
+  const goModOf = async (blob: { sha256: string; size: number }, module: string, version: string): Promise<Buffer> => {
+    const checked = await checkModuleZip(rangeReader(deps.blobs, blob.sha256), blob.size, module, version);
+    const goMod = checked.goMod;
+    if (goMod === undefined) {
+      // Only a +incompatible version (a major version 2 or later from before modules) has none; the go command serves one naming the module.
+      if (!isIncompatible(version)) throw invalid("zip", `the zip has no go.mod at its root (${module}@${version}/go.mod): a module version needs one, declaring module ${module}`);
+      return Buffer.from(`module ${module}\n`);
+    }
+    if (isIncompatible(version)) throw invalid("zip", `${module}@${version}: a +incompatible version has no go.mod; a module with a go.mod at major version 2 or later has the path suffix /vN`);
+    const declared = moduleOfGoMod(goMod.toString("utf8"));
+    if (declared === undefined) throw invalid("zip", `the zip's go.mod declares no module path (a "module ${module}" line)`);
+    if (declared !== module) throw invalid("zip", `the zip's go.mod declares module ${declared}, not ${module}, the module it is uploaded as`);
+    return goMod;
+  };
+
+  /**
+   * The version row an upload would have added for a zip the index holds (a walk's backfill, a
+   * restore that lost go_versions), uploaded at `at`; false when there was nothing to add: the
+   * row is there, the path is no version's zip, or the zip is not one the upload would take.
+   */
+  const indexing = async (tx: Db, a: Address, at: Date): Promise<boolean> => {
+    const req = parseGoPath(a.path);
+    if (req?.kind !== "zip" || versionError(req.module, req.version)) return false;
+    const file = await deps.metadata.find(a.repository, a.path, tx);
+    if (!file) return false;
+    const there = await store.lock(tx, a.repository, req.module, req.version);
+    if (there) {
+      // Removed while its zip is back (a restore of the index): served again, if it is the same zip.
+      if (!there.removed || there.sha256 !== file.sha256) return false;
+      await store.restore(tx, a.repository, req.module, req.version);
+      return true;
+    }
+    let goMod: Buffer;
+    try {
+      goMod = await goModOf(file, req.module, req.version);
+    } catch (err) {
+      if (err instanceof ServiceError) return false;
+      throw err;
+    }
+    return store.insert(tx, a.repository, { module: req.module, version: req.version, path: a.path, sha256: file.sha256, size: file.size, goMod, uploaded: at });
+  };
 
   /**
    * A PUT of `<module>/@v/<version>.zip` (the address checked by the handler): the zip streamed
@@ -64,18 +109,7 @@ export function goRegistryFactory(deps: GoRegistryDeps) {
     try {
       return await deps.artifacts.publish(
         async (staged) => {
-          const checked = await checkModuleZip(rangeReader(deps.blobs, staged.sha256), staged.size, module, version);
-          let goMod = checked.goMod;
-          if (goMod === undefined) {
-            // Only a +incompatible version (a major version 2 or later from before modules) has none; the go command serves one naming the module.
-            if (!isIncompatible(version)) throw invalid("zip", `the zip has no go.mod at its root (${module}@${version}/go.mod): a module version needs one, declaring module ${module}`);
-            goMod = Buffer.from(`module ${module}\n`);
-          } else {
-            if (isIncompatible(version)) throw invalid("zip", `${module}@${version}: a +incompatible version has no go.mod; a module with a go.mod at major version 2 or later has the path suffix /vN`);
-            const declared = moduleOfGoMod(goMod.toString("utf8"));
-            if (declared === undefined) throw invalid("zip", `the zip's go.mod declares no module path (a "module ${module}" line)`);
-            if (declared !== module) throw invalid("zip", `the zip's go.mod declares module ${declared}, not ${module}, the module it is uploaded as`);
-          }
+          const goMod = await goModOf(staged, module, version);
           const row = { module, version, path: a.path, sha256: staged.sha256, size: staged.size, goMod };
           return {
             address: a,
@@ -111,6 +145,7 @@ export function goRegistryFactory(deps: GoRegistryDeps) {
 
   return {
     publish,
+    indexing,
 
     /** A module's versions as `@v/list` serves them: neither held nor pseudo-versions. */
     async listed(repository: string, module: string): Promise<string[]> {

@@ -67,8 +67,10 @@ export function goStoreFactory(root: Db) {
       return r.rows[0];
     },
 
-    async insert(tx: Db, repository: string, v: { module: string; version: string; path: string; sha256: string; size: number; goMod: Buffer }): Promise<boolean> {
-      const r = await sql`insert into ${T} (repository, module, version, path, sha256, size, go_mod) values (${repository}, ${v.module}, ${v.version}, ${v.path}, ${v.sha256}, ${v.size}, ${v.goMod}) on conflict do nothing`.execute(tx);
+    /** A version's row; `uploaded` (default now) is the time `.info` gives it. */
+    async insert(tx: Db, repository: string, v: { module: string; version: string; path: string; sha256: string; size: number; goMod: Buffer; uploaded?: Date }): Promise<boolean> {
+      const r = await sql`insert into ${T} (repository, module, version, path, sha256, size, go_mod, uploaded_at)
+        values (${repository}, ${v.module}, ${v.version}, ${v.path}, ${v.sha256}, ${v.size}, ${v.goMod}, coalesce(${v.uploaded ?? null}::timestamptz, now())) on conflict do nothing`.execute(tx);
       return Number(r.numAffectedRows ?? 0) > 0;
     },
 

@@ -7,7 +7,8 @@ import type { Db } from "../../store/metadata-store.js";
 import { SCHEMA } from "../../store/schema.js";
 import type { CollectStep } from "../format.js";
 import { parseManifest, type ParsedManifest } from "./oci-manifest.js";
-import { ociAddress, UPLOAD_IDLE_MS } from "./oci-routes.js";
+import { ociAddress } from "./oci-routes.js";
+import { UPLOAD_IDLE_MS } from "./oci-store.js";
 
 const t = (name: string) => sql.id(SCHEMA, name);
 

@@ -11,7 +11,7 @@ import { OciError, ociErrorHandler } from "./oci-errors.js";
 import { lockAndRecordReferences, referencesOf } from "./oci-gc.js";
 import { OCI_INDEX, OCI_MANIFEST, parseManifest } from "./oci-manifest.js";
 import { digestOrRefuse, isName, isTag, parseDigest, parseOciRoute, type Digest, type OciRoute } from "./oci-path.js";
-import type { OciStore, UploadSession } from "./oci-store.js";
+import { UPLOAD_IDLE_MS, type OciStore, type UploadSession } from "./oci-store.js";
 import { checkChunk, conflictingChunk, planChunk, rangeOf, requireDigest } from "./oci-upload-plan.js";
 
 export interface OciRoutesDeps {
@@ -26,12 +26,6 @@ export interface OciRoutesDeps {
 const MANIFEST_LIMIT = 4 * 1024 * 1024;
 /** Most tags or catalog entries one page answers. */
 const PAGE_MAX = 1000;
-/**
- * An upload session idle this long is over (BLOB_UPLOAD_UNKNOWN): its chunks are blobs nothing
- * references yet, which the reclaim walk removes after svc.storage.reclaim-grace (default 1 h),
- * so a session must not outlive them.
- */
-export const UPLOAD_IDLE_MS = 30 * 60_000;
 /** The field a declared digest's mismatch is reported under (artifacts.publish's digest check). */
 const DIGEST_FIELD = "digest";
 
@@ -152,8 +146,8 @@ export function ociRoutes(app: ServiceApp, deps: OciRoutesDeps): void {
       (async function* () {
         for (const c of await store.chunks(id)) {
           const part = await blobs.get(c.sha256);
-          // Reclaimed: the session outlived its chunks (svc.storage.reclaim-grace shorter than the upload).
-          if (!part) throw new OciError("BLOB_UPLOAD_INVALID", `a chunk of upload ${id} is no longer stored (the upload took longer than the store keeps unreferenced bytes): start it again`);
+          // Reclaimed: the session was idle past UPLOAD_IDLE_MS meanwhile, and its chunks no longer held.
+          if (!part) throw new OciError("BLOB_UPLOAD_INVALID", `a chunk of upload ${id} is no longer stored (the upload was idle too long): start it again`);
           yield* part;
         }
       })(),

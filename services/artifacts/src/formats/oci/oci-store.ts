@@ -5,6 +5,20 @@ import { SCHEMA } from "../../store/schema.js";
 
 const t = (name: string) => sql.id(SCHEMA, name);
 
+/**
+ * An upload session idle this long is over (BLOB_UPLOAD_UNKNOWN). Until then its chunks, blobs
+ * no index row references yet, count as referenced (liveChunk, MetadataStore.referenced): the
+ * reclaim walk leaves them however long the upload takes, on whichever node it continues.
+ */
+export const UPLOAD_IDLE_MS = 30 * 60_000;
+
+/** Whether a chunk of an upload session not yet idle past UPLOAD_IDLE_MS holds this content. */
+export async function liveChunk(db: Db, sha256: string): Promise<boolean> {
+  const r = await sql`select 1 from ${t("oci_upload_chunks")} c join ${t("oci_uploads")} u on u.id = c.upload_id
+    where c.sha256 = ${sha256} and u.updated_at > now() - make_interval(secs => ${UPLOAD_IDLE_MS / 1000}) limit 1`.execute(db);
+  return r.rows.length > 0;
+}
+
 /** What a manifest is, beside its bytes (the referrers API reads these). */
 export interface ManifestRow {
   repository: string;

@@ -125,7 +125,7 @@ export function npmGroupHandler(deps: NpmGroupDeps): GroupHandler {
           return doc.doc()["dist-tags"] ?? {};
         })();
       }
-      // whoami, ping and the rest: as any member answers them (they name no package).
+      // ping, audits and the rest: as any member answers them (they name no package; the gateway answers whoami).
       const first = members[0];
       return first ? group.delegate(first) : Promise.reject(notFound(`group ${a.repository} has no members`));
     }

@@ -146,10 +146,6 @@ export function npmHandler(deps: NpmRoutesDeps): NpmHandler {
 
   const special = async (req: FastifyRequest, reply: FastifyReply, a: ArtifactAddress): Promise<unknown> => {
     const [, what, ...rest] = a.segments;
-    if (what === "whoami" && rest.length === 0 && req.method === "GET") {
-      // npm prints `username`: the key's id (the gateway forwards no secret and no label).
-      return { username: req.principal.id || req.principal.kind };
-    }
     if (what === "ping" && rest.length === 0) return {};
     // `npm audit` (and npm install's audit): the advisories of the server's own advisory data that
     // affect the versions installed, in the bulk endpoint's shape (docs/integration/npm.md, "npm audit").

@@ -2,6 +2,7 @@ import { createHash, randomBytes } from "node:crypto";
 import { createServer, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import type { Replica } from "@svc/devstack/service-runner";
 import { startSuite, type Suite } from "./suite.js";
 
 /** The held end of each file the upstream sends: kept back until the test releases it. */
@@ -12,7 +13,7 @@ const HELD = 256 * 1024;
  * its last HELD while the file is held, the rest once the test releases it (X-Checksum-Sha256
  * and Content-Length declared up front, as this server's own answers declare them).
  */
-async function slowUpstream(files: Record<string, Buffer>) {
+async function slowUpstream(files: Record<string, Buffer>, wrongDigest: readonly string[]) {
   const gets = new Map<string, number>();
   const held = new Set<string>();
   const waiting = new Map<string, (() => void)[]>();
@@ -22,7 +23,7 @@ async function slowUpstream(files: Record<string, Buffer>) {
     gets.set(path, (gets.get(path) ?? 0) + 1);
     const body = files[path];
     if (!body) return void res.writeHead(404).end();
-    res.writeHead(200, { "content-type": "application/octet-stream", "content-length": String(body.length), "x-checksum-sha256": createHash("sha256").update(body).digest("hex") });
+    res.writeHead(200, { "content-type": "application/octet-stream", "content-length": String(body.length), "x-checksum-sha256": createHash("sha256").update(wrongDigest.includes(path) ? "not it" : body).digest("hex") });
     const rest = () => {
       res.end(body.subarray(body.length - HELD), () => finished.add(path));
     };
@@ -82,13 +83,14 @@ const within = <T>(p: Promise<T>, what: string, ms: number): Promise<T> =>
 describe("proxy fetches streamed across artifacts nodes", () => {
   let s: Suite;
   let upstream: Awaited<ReturnType<typeof slowUpstream>>;
-  let other: { url: string; stop: (signal?: NodeJS.Signals) => Promise<void> } | undefined;
+  let other: Replica | undefined;
   let otherGateway: { url: string; stop: () => Promise<void> } | undefined;
   let reader: string;
-  const files = { "/big-1.bin": randomBytes(4 * 1024 * 1024), "/big-2.bin": randomBytes(4 * 1024 * 1024), "/ping.txt": Buffer.from("pong") };
+  const files = { "/big-1.bin": randomBytes(4 * 1024 * 1024), "/big-2.bin": randomBytes(4 * 1024 * 1024), "/bad.bin": randomBytes(4 * 1024 * 1024), "/ping.txt": Buffer.from("pong") };
 
   beforeAll(async () => {
-    upstream = await slowUpstream(files);
+    // bad.bin's upstream declares a digest its bytes do not have.
+    upstream = await slowUpstream(files, ["/bad.bin"]);
     s = await startSuite();
     const admin = s.bootstrapKey;
     expect((await s.call("PUT", "/api/settings/block-private-import-hosts", { key: admin, body: { value: false } })).status).toBe(200);
@@ -134,10 +136,10 @@ describe("proxy fetches streamed across artifacts nodes", () => {
       const onFetching = await reading(`${s.gatewayUrl}/repository/raw-proxy${path}`, reader);
       expect(onFetching.status).toBe(200);
       await vi.waitUntil(() => upstream.gets(path) === 1, { timeout: 30_000, interval: 50 });
-      const onOther = await reading(`${otherGateway!.url}/repository/raw-proxy${path}`, reader);
+      // Bounded under the upstream's 30 s idle limit: the held end must reach the fetching node before it gives up.
+      const onOther = await within(reading(`${otherGateway!.url}/repository/raw-proxy${path}`, reader), "the other node's answer", 20_000);
       expect(onOther.status).toBe(200);
-      // Under the upstream's 30 s idle limit: the held end must reach the fetching node before it gives up.
-      await within(vi.waitUntil(() => onOther.received() > 0, { timeout: 25_000, interval: 20 }), "the other node's first bytes", 25_000);
+      await within(vi.waitUntil(() => onOther.received() > 0, { timeout: 20_000, interval: 20 }), "the other node's first bytes", 20_000);
       expect(upstream.finished(path)).toBe(false);
       upstream.release(path);
       const [a, b] = await Promise.all([onFetching.whole, onOther.whole]);
@@ -154,6 +156,29 @@ describe("proxy fetches streamed across artifacts nodes", () => {
     expect(upstream.gets(path)).toBe(1);
   });
 
+  it("a file that turns out not to match its declared digest breaks off the client streaming it on another node too, stores nothing, is not fetched again for it; a retry there is a clean 502", async () => {
+    const path = "/bad.bin";
+    upstream.hold(path);
+    try {
+      const onFetching = await reading(`${s.gatewayUrl}/repository/raw-proxy${path}`, reader);
+      await vi.waitUntil(() => upstream.gets(path) === 1, { timeout: 30_000, interval: 50 });
+      const onOther = await within(reading(`${otherGateway!.url}/repository/raw-proxy${path}`, reader), "the other node's answer", 20_000);
+      expect(onOther.status).toBe(200);
+      await within(vi.waitUntil(() => onOther.received() > 0, { timeout: 20_000, interval: 20 }), "the other node's first bytes", 20_000);
+      upstream.release(path);
+      await expect(onFetching.whole).rejects.toThrow();
+      await expect(onOther.whole).rejects.toThrow();
+      // The other node's own wait for the fetch ended with the fetch's failure: it did not fetch the file again.
+      expect(upstream.gets(path)).toBe(1);
+    } finally {
+      upstream.release(path);
+    }
+    const retry = await fetch(`${otherGateway!.url}/repository/raw-proxy${path}`, { headers: { "service-repository-key": reader, "service-repository-name": "raw-proxy" } });
+    expect(retry.status).toBe(502);
+    expect(await retry.text()).toMatch(/does not match the digest/);
+    expect(upstream.gets(path)).toBe(2);
+  });
+
   it("when the node fetching the file is killed mid-way, a client streaming it on the other node still gets every byte: that node fetches it itself and sends the rest", async () => {
     const path = "/big-2.bin";
     upstream.hold(path);
@@ -162,9 +187,9 @@ describe("proxy fetches streamed across artifacts nodes", () => {
       const onDoomed = await reading(`${otherGateway!.url}/repository/raw-proxy${path}`, reader);
       expect(onDoomed.status).toBe(200);
       await vi.waitUntil(() => upstream.gets(path) === 1, { timeout: 30_000, interval: 50 });
-      const onSurvivor = await reading(`${s.gatewayUrl}/repository/raw-proxy${path}`, reader);
+      const onSurvivor = await within(reading(`${s.gatewayUrl}/repository/raw-proxy${path}`, reader), "the surviving node's answer", 20_000);
       expect(onSurvivor.status).toBe(200);
-      await within(vi.waitUntil(() => onSurvivor.received() > 0, { timeout: 25_000, interval: 20 }), "the surviving node's first bytes", 25_000);
+      await within(vi.waitUntil(() => onSurvivor.received() > 0, { timeout: 20_000, interval: 20 }), "the surviving node's first bytes", 20_000);
       await other!.stop("SIGKILL");
       await expect(onDoomed.whole).rejects.toThrow();
       upstream.release(path);

@@ -265,7 +265,10 @@ export function upstreamsFactory(deps: UpstreamsDeps) {
     if (await deps.metadata.find(repository, path)) return;
     // The fetch this one waited for on another node failed: so does this one, as its waiters there did (not fetched again).
     const before = seen.id ? await deps.relay?.streams.byId(seen.id) : undefined;
-    if (before?.failure) throw badGateway(before.failure);
+    if (before?.failure) {
+      noLongerStreamed(`${repository}\0${path}`);
+      throw badGateway(before.failure);
+    }
     const s = await source();
     if (!s) throw notFound(`no ${path} in ${repository} or its upstream`);
     let answer: UpstreamStream;
@@ -372,7 +375,11 @@ export function upstreamsFactory(deps: UpstreamsDeps) {
       let failure: unknown;
       await done.catch((err: unknown) => (failure = err));
       const recorded = await relay.streams.byId(from.id).catch(() => undefined);
-      if (recorded?.failure) throw badGateway(recorded.failure);
+      if (recorded?.failure) {
+        // As on the node that fetched it: a retry here is fetched whole and checked before it is answered.
+        noLongerStreamed(`${repository}\0${path}`);
+        throw badGateway(recorded.failure);
+      }
       if (failure) throw failure;
       const stored = await deps.metadata.find(repository, path);
       if (stored?.heldReason) throw forbidden(`${repository}/${path} is held and not served until an administrator releases it: ${stored.heldReason}`);

@@ -5,9 +5,10 @@ import LongestFirst from "./test-e2e/sequencer.js";
 /**
  * The e2e files that run a second time on the S3 blob store (project e2e-s3): raw artifacts, npm
  * with its real clients, export, the walks (retention among them) and the blob store. Maven and
- * PyPI store through the same blob store calls as npm: their slow client tests run once.
+ * PyPI store through the same blob store calls as npm: their slow client tests run once. Proxy
+ * fetches streamed across nodes: the fetching node's spool is its own there too.
  */
-const E2E_S3_FILES = ["artifacts", "npm-format", "export", "walks", "blob-store"].map((f) => `test-e2e/${f}.test.ts`);
+const E2E_S3_FILES = ["artifacts", "npm-format", "export", "walks", "blob-store", "proxy-stream-nodes"].map((f) => `test-e2e/${f}.test.ts`);
 
 export default defineConfig({
   test: {

@@ -1,6 +1,7 @@
 import { createHash, randomBytes } from "node:crypto";
 import { createServer, type Server, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import type { Replica } from "@svc/devstack/service-runner";
 import { startSuite, type Suite } from "./suite.js";
@@ -86,7 +87,7 @@ describe("proxy fetches streamed across artifacts nodes", () => {
   let other: Replica | undefined;
   let otherGateway: { url: string; stop: () => Promise<void> } | undefined;
   let reader: string;
-  const files = { "/big-1.bin": randomBytes(4 * 1024 * 1024), "/big-2.bin": randomBytes(4 * 1024 * 1024), "/bad.bin": randomBytes(4 * 1024 * 1024), "/ping.txt": Buffer.from("pong") };
+  const files = { "/big-1.bin": randomBytes(4 * 1024 * 1024), "/big-2.bin": randomBytes(4 * 1024 * 1024), "/bad.bin": randomBytes(4 * 1024 * 1024), "/big-3.bin": randomBytes(1024 * 1024), "/ping.txt": Buffer.from("pong") };
 
   beforeAll(async () => {
     // bad.bin's upstream declares a digest its bytes do not have.
@@ -154,6 +155,31 @@ describe("proxy fetches streamed across artifacts nodes", () => {
     expect(again.headers.get("x-checksum-sha256")).toBe(sha256(files[path]));
     expect(sha256(Buffer.from(await again.arrayBuffer()))).toBe(sha256(files[path]));
     expect(upstream.gets(path)).toBe(1);
+  });
+
+  it("the route a node streams its fetches to the others on is not reachable through the gateway, nor without the internal signature", async () => {
+    // A fetch under way, so that its id is real.
+    const path = "/big-3.bin";
+    upstream.hold(path);
+    try {
+      const onFetching = await reading(`${s.gatewayUrl}/repository/raw-proxy${path}`, reader);
+      await vi.waitUntil(() => upstream.gets(path) === 1, { timeout: 30_000, interval: 50 });
+      const db = new pg.Client({ connectionString: s.databaseUrl });
+      await db.connect();
+      let id = "";
+      try {
+        // Recorded once its bytes flow.
+        await vi.waitUntil(async () => (id = (await db.query("select fetch_id from artifacts.proxy_fetch_streams where path = $1", [path.slice(1)])).rows[0]?.fetch_id ?? ""), { timeout: 30_000, interval: 50 });
+      } finally {
+        await db.end();
+      }
+      expect((await s.call("GET", `/internal/proxy-fetches/${id}`, { key: s.bootstrapKey })).status).toBe(404);
+      expect((await fetch(`${s.urls.artifacts}/internal/proxy-fetches/${id}`)).status).toBe(401);
+      upstream.release(path);
+      expect(sha256(await onFetching.whole)).toBe(sha256(files[path]));
+    } finally {
+      upstream.release(path);
+    }
   });
 
   it("a file that turns out not to match its declared digest breaks off the client streaming it on another node too, stores nothing, is not fetched again for it; a retry there is a clean 502", async () => {

@@ -123,9 +123,13 @@ export const lockRetryMs = (attempt: number): number => Math.min(400, 25 * 2 ** 
  * through a spool on disk each reads from the start at its own pace (file-spool.ts), the last
  * bytes only once the file is stored. A file the gate would refuse or hold (its verdict comes
  * from the package's coordinates, known before the bytes) is not streamed, nor, for a while, one
- * whose streamed fetch failed: their callers get the stored file or the refusal, as do callers
- * on other nodes (they wait for the lock, trying it now and then without holding a connection,
- * then find the file stored).
+ * whose streamed fetch failed: their callers get the stored file or the refusal.
+ *
+ * Callers on other nodes wait for the lock, trying it now and then without holding a
+ * connection; meanwhile, once the fetching node records its fetch (fetch-relay.ts), those that
+ * want it are relayed its bytes as they arrive from that node's spool (`relayedFrom`: a relay
+ * broken off goes on from the stored file, or ends with the fetch's failure). The others find
+ * the file stored.
  */
 export function upstreamsFactory(deps: UpstreamsDeps) {
   const now = deps.now ?? Date.now;

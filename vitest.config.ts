@@ -4,12 +4,13 @@ import LongestFirst from "./test-e2e/sequencer.js";
 
 /**
  * The e2e files that run a second time on the S3 blob store (project e2e-s3): raw artifacts, npm
- * with its real clients, export, the walks (retention among them), the blob store, and the OCI
+ * with its real clients, export, the walks (retention among them), the blob store, the OCI
  * registry (chunked uploads assembled from the store, ranges, mounts; on two nodes, a reclaim walk
- * during a push). Maven and PyPI store through the same blob store calls as npm: their slow client
+ * during a push) and proxy fetches streamed across nodes (the fetching node's spool is its own
+ * there too). Maven and PyPI store through the same blob store calls as npm: their slow client
  * tests run once; OCI garbage collection (oci-gc) is rows alone, and runs once.
  */
-const E2E_S3_FILES = ["artifacts", "npm-format", "export", "walks", "blob-store", "oci", "oci-nodes"].map((f) => `test-e2e/${f}.test.ts`);
+const E2E_S3_FILES = ["artifacts", "npm-format", "export", "walks", "blob-store", "oci", "oci-nodes", "proxy-stream-nodes"].map((f) => `test-e2e/${f}.test.ts`);
 
 export default defineConfig({
   test: {

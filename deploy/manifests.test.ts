@@ -188,7 +188,12 @@ function callees(service: string): string[] {
   const src = sourceOf(service, "config.ts");
   return URL_SETTINGS.filter((u) => new RegExp(`["']${u.field}["']`).test(src)).map((u) => u.target);
 }
-const callersOf = (target: string) => SERVICES.filter((s) => s !== target && callees(s).includes(target));
+/** Whether a service's pods call each other: its config.ts reads svc.<service>.node-url (where its peers reach it). */
+function callsPeers(service: string): boolean {
+  const field = FIELDS.find((f) => SETTINGS[f].name === `svc.${service}.node-url`);
+  return field !== undefined && new RegExp(`["']${field}["']`).test(sourceOf(service, "config.ts"));
+}
+const callersOf = (target: string) => SERVICES.filter((s) => (s === target ? callsPeers(s) : callees(s).includes(target)));
 
 function bytes(q: string | number | undefined): number | undefined {
   if (q === undefined) return undefined;

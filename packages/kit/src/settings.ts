@@ -270,6 +270,8 @@ export const SETTINGS = {
     description: "Where the gateway reaches the auth service." }),
   artifactsUrl: def("svc.artifacts.url", url(["http", "https"]), "http://127.0.0.1:18082", { perProcess: true, readBy: ["gateway", "walker", "auth"],
     description: "Where the gateway reaches the artifacts service, the walker its internal routes, and the auth service its repository list (a grant naming a repository that does not exist is answered with a warning)." }),
+  artifactsNodeUrl: def("svc.artifacts.node-url", url(["http", "https"]), "", { perProcess: true, readBy: ["artifacts"], defaultText: "blank (`http://<svc.host>:<svc.port>`)",
+    description: "This artifacts node's own address as the other artifacts nodes reach it: a request on another node for a file this node is fetching for a proxy repository is streamed the bytes from here as they arrive (`/internal/` routes, signed with the internal secret). Blank: `http://<svc.host>:<svc.port>`, with this machine's first non-loopback IPv4 address for a wildcard `svc.host` (a Kubernetes pod's own address). Set it when that is not how the other nodes reach this one." }),
   adminUrl: def("svc.admin.url", url(["http", "https"]), "http://127.0.0.1:18083", { perProcess: true, readBy: ["gateway", "artifacts", "notifier", "console"],
     description: "Where the gateway reaches the admin service (the rest of `/api/`, `/metrics`, per-tenant rate limits), and where the other services read the settings changed at run time (`PUT /api/settings/<name>`)." }),
   notifierUrl: def("svc.notifier.url", url(["http", "https"]), "http://127.0.0.1:18084", { perProcess: true, readBy: ["gateway"],

@@ -12,7 +12,7 @@ import type { IndexReadCache } from "./domain/index-read-cache.js";
 import { exportRoutes } from "./routes/export-routes.js";
 import { importRoutes } from "./routes/import-routes.js";
 import type { ProxyImport } from "./domain/proxy-import.js";
-import { internalRoutes } from "./routes/internal-routes.js";
+import { internalRoutes, type InternalRoutesDeps } from "./routes/internal-routes.js";
 import { rawRoutes, type RawRoutesDeps } from "./routes/raw-routes.js";
 import type { ByteRedirect } from "./routes/artifact-answer.js";
 import { repositoryRoutes } from "./routes/repository-routes.js";
@@ -50,6 +50,8 @@ export interface ArtifactsDeps extends UpstreamAppDeps {
   buildCaches?: BuildCacheService;
   /** The console's views of a repository's content (packages, folders, search); absent: not served. */
   browse?: BrowseStore;
+  /** A proxy fetch of this node's that another node streams (proxy/fetch-relay.ts), by id. */
+  proxyFetch?: InternalRoutesDeps["proxyFetch"];
 }
 
 export function buildApp(deps: ArtifactsDeps): FastifyInstance {

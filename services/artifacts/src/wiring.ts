@@ -27,6 +27,7 @@ import { metadataStoreFactory } from "./store/metadata-store.js";
 import { browseStoreFactory } from "./store/browse-store.js";
 import { openCredentials, sealCredentials, type UpstreamConfig } from "./proxy/upstream.js";
 import { upstreamsFactory } from "./proxy/file-fetch.js";
+import { fetchRelayClient, fetchStreamsStore, nodeUrlOf } from "./proxy/fetch-relay.js";
 import { proxyImportFactory } from "./domain/proxy-import.js";
 import { outboxStoreFactory } from "./store/outbox-store.js";
 import type { ArtifactsDatabase } from "./store/schema.js";
@@ -125,7 +126,9 @@ export async function wireArtifacts({ config, log, metrics, bus, db, pool, repli
   };
   // Fetched files stream to their clients through a spool on disk: beside the blobs' staged copies on the filesystem store (the system's temporary folder may be memory).
   const spoolDir = opened.kind === "filesystem" ? join(config.filesystemRoot, "tmp") : undefined;
-  const upstreams = upstreamsFactory({ pool, lockPool, documentLockPool, metadata, artifacts, screen: gate.publishGate.screen, ...(spoolDir ? { spoolDir } : {}), upstreamOf, settings: proxySettings, readOnly: config.readOnly, log, actor: { kind: "system", id: "proxy" }, registry: metrics.registry, evict: quota.evict });
+  // A request on another node for a file this node fetches is streamed from here (proxy/fetch-relay.ts).
+  const fetchRelay = { self: nodeUrlOf(config), streams: fetchStreamsStore(pool), open: fetchRelayClient({ internalSecret: config.internalSecret, tenant: config.tenant }), blob: (sha256: string) => blobs.get(sha256) };
+  const upstreams = upstreamsFactory({ pool, lockPool, documentLockPool, metadata, artifacts, screen: gate.publishGate.screen, ...(spoolDir ? { spoolDir } : {}), upstreamOf, settings: proxySettings, readOnly: config.readOnly, log, actor: { kind: "system", id: "proxy" }, registry: metrics.registry, evict: quota.evict, relay: fetchRelay });
   formats.build({ db, pool, metadata, blobs, artifacts, readOnly: config.readOnly, publicUrl: config.uiPublicUrl, anonymousRead: anonymousReadFactory(config, repositories.scopeFromPath), log, audit: gate.audit, proxy: { upstreamOf, upstreams, settings: proxySettings, screenVersions: gate.screenVersions, tooYoung: gate.tooYoung } });
   // A data folder the code before the blob store wrote is migrated before anything is served.
   if (opened.kind === "filesystem") await migrateLegacyLayout({ root: config.filesystemRoot, blobs: opened.store, artifacts, metadata, pool, log });
@@ -171,7 +174,7 @@ export async function wireArtifacts({ config, log, metrics, bus, db, pool, repli
     registry: metrics.registry,
   });
   gate.start();
-  const app = buildApp({ browse: browseStoreFactory(db), buildCaches, gate: gate.routes, cooldownRefused: gate.cooldownRefused, redirect, log, internalSecret: config.internalSecret, internalSecretPrevious: config.internalSecretPrevious, blobs, metadata, reads, artifacts, admin, exports, imports, formats, downloads, repositories: repositories.names, membersOf: repositories.membersOf, checks, metrics, uploadIdleTimeoutMs: config.uploadIdleTimeoutMs });
+  const app = buildApp({ browse: browseStoreFactory(db), buildCaches, gate: gate.routes, cooldownRefused: gate.cooldownRefused, redirect, log, internalSecret: config.internalSecret, internalSecretPrevious: config.internalSecretPrevious, blobs, metadata, reads, artifacts, admin, exports, imports, formats, downloads, repositories: repositories.names, membersOf: repositories.membersOf, checks, metrics, uploadIdleTimeoutMs: config.uploadIdleTimeoutMs, proxyFetch: upstreams.relayed });
   return { app, ready: { ...storageIdentity(config), repository: config.repository }, status: () => ({ ...storageStatus(config), ...gate.status() }), closers: [() => imports.stop(), () => live.close(), () => lockPool.end(), () => documentLockPool.end(), () => gate.stop(), () => exports.stop(), () => downloads.stop(), () => relay.stop(), ...(opened.kind === "s3" ? [async () => opened.store.close()] : [])] };
 }
 

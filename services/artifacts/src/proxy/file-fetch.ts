@@ -1,6 +1,7 @@
+import { createHash, randomUUID } from "node:crypto";
 import type { IncomingHttpHeaders } from "node:http";
 import { tmpdir } from "node:os";
-import { pipeline, type Readable } from "node:stream";
+import { pipeline, Readable } from "node:stream";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { FastifyBaseLogger } from "fastify";
 import type pg from "pg";
@@ -9,6 +10,7 @@ import { ServiceError, forbidden, notFound, type Actor } from "@svc/contracts";
 import type { Address, ArtifactService, PublishChecks, PublishGate, Published } from "../domain/artifact-service.js";
 import type { DeclaredDigests } from "../domain/upload-checks.js";
 import { lockKey, type MetadataStore } from "../store/metadata-store.js";
+import type { FetchRelayClient, FetchStreams } from "./fetch-relay.js";
 import { FileSpool } from "./file-spool.js";
 import { upstreamStream, UpstreamUnreachable, type UpstreamAnswer, type UpstreamStream } from "./upstream-client.js";
 import { UpstreamHealth } from "./upstream-health.js";
@@ -50,12 +52,15 @@ export interface LiveFile {
   size: number | undefined;
 }
 
+/** Where a fetch's bytes can be read as they arrive: its spool in this process, or another node's fetch (fetch-relay.ts). */
+type LiveSource = { spool: FileSpool } | { nodeUrl: string; id: string };
+
 /** A file's fetch under way in this process: what its callers share. */
 interface Flight {
   /** Settles when the fetch does: the file stored, or why not. */
   done: Promise<void>;
-  /** The spool its bytes go through, once they flow; undefined when the fetch settled without one. */
-  live: Promise<FileSpool | undefined>;
+  /** Where its bytes flow from, once they do; undefined when the fetch settled without that. */
+  live: Promise<LiveSource | undefined>;
 }
 
 /** How long a file whose streamed fetch failed is fetched whole and checked before it is answered (its next fetch then answers a clean error). */
@@ -92,6 +97,13 @@ export interface UpstreamsDeps {
   /** Where the proxies' meters are registered; absent: none (tests). */
   registry?: Registry;
   now?: () => number;
+  /**
+   * Fetches streamed across nodes (fetch-relay.ts): this node's address as the others reach it,
+   * where fetches under way are recorded, how another node's fetch is asked for its bytes, and a
+   * stored blob's bytes (what a relay broken off goes on from). Absent: a request on another
+   * node waits for the file to be stored (tests).
+   */
+  relay?: { self: string; streams: FetchStreams; open: FetchRelayClient; blob: (sha256: string) => Promise<Readable | undefined> };
 }
 
 /** How long a fetch waiting for another node's fetch of the same file waits before it tries the lock again: 25 ms, doubling to 400 ms. */
@@ -111,9 +123,13 @@ export const lockRetryMs = (attempt: number): number => Math.min(400, 25 * 2 ** 
  * through a spool on disk each reads from the start at its own pace (file-spool.ts), the last
  * bytes only once the file is stored. A file the gate would refuse or hold (its verdict comes
  * from the package's coordinates, known before the bytes) is not streamed, nor, for a while, one
- * whose streamed fetch failed: their callers get the stored file or the refusal, as do callers
- * on other nodes (they wait for the lock, trying it now and then without holding a connection,
- * then find the file stored).
+ * whose streamed fetch failed: their callers get the stored file or the refusal.
+ *
+ * Callers on other nodes wait for the lock, trying it now and then without holding a
+ * connection; meanwhile, once the fetching node records its fetch (fetch-relay.ts), those that
+ * want it are relayed its bytes as they arrive from that node's spool (`relayedFrom`: a relay
+ * broken off goes on from the stored file, or ends with the fetch's failure). The others find
+ * the file stored.
  */
 export function upstreamsFactory(deps: UpstreamsDeps) {
   const now = deps.now ?? Date.now;
@@ -152,7 +168,7 @@ export function upstreamsFactory(deps: UpstreamsDeps) {
    */
   const fileLocks = deps.lockPool ?? deps.pool;
   const documentLocks = deps.documentLockPool ?? fileLocks;
-  const withLock = async <T>(from: pg.Pool, key: string, fn: () => Promise<T>): Promise<T> => {
+  const withLock = async <T>(from: pg.Pool, key: string, fn: () => Promise<T>, waiting?: () => Promise<void>): Promise<T> => {
     for (let attempt = 0; ; attempt++) {
       const client = await from.connect();
       let broken: Error | undefined;
@@ -172,6 +188,7 @@ export function upstreamsFactory(deps: UpstreamsDeps) {
         // A connection whose lock query or unlock failed is dropped (its session's locks go with it).
         client.release(broken);
       }
+      await waiting?.().catch((err: unknown) => deps.log.warn({ err }, "proxy: could not read which node fetches a file"));
       await sleep(lockRetryMs(attempt));
     }
   };
@@ -217,8 +234,45 @@ export function upstreamsFactory(deps: UpstreamsDeps) {
     }
   };
 
-  const fetchFile = async (repository: string, path: string, source: () => Promise<FileSource | undefined>, goLive: ((spool: FileSpool) => void) | undefined): Promise<void> => {
+  /** This node's fetches other nodes may stream from (fetch-relay.ts), by id: their spools. */
+  const relaying = new Map<string, FileSpool>();
+  /** Records where a fetch's bytes can be streamed from by the other nodes (a failure to is logged: they wait for the file to be stored). */
+  const offer = async (repository: string, path: string, spool: FileSpool): Promise<string | undefined> => {
+    if (!deps.relay) return undefined;
+    const id = randomUUID();
+    relaying.set(id, spool);
+    await deps.relay.streams.started(repository, path, id, deps.relay.self).catch((err: unknown) => deps.log.warn({ err, repository, path }, "proxy: could not record a fetch for other nodes to stream; theirs wait for it to be stored"));
+    return id;
+  };
+  /** The fetch `id` is over: stored, or failed with `failure` (its relays elsewhere read why). */
+  const withdraw = (id: string | undefined, failure?: Error) => {
+    if (!id || !deps.relay) return;
+    relaying.delete(id);
+    const done = failure ? deps.relay.streams.failed(id, failure.message) : deps.relay.streams.stored(id);
+    void done.catch((err: unknown) => deps.log.warn({ err }, "proxy: could not record the end of a fetch other nodes stream"));
+  };
+
+  /**
+   * While another node holds the lock of `path`'s fetch: its record, once it streams (and not
+   * from this node: a row left by this node's previous process), makes this node's fetch live
+   * from that node, and is remembered in `seen` (a failure it ends with is this fetch's too).
+   */
+  const elsewhere = async (repository: string, path: string, goLive: (source: LiveSource) => void, seen: { id?: string }): Promise<void> => {
+    if (seen.id || !deps.relay) return;
+    const other = await deps.relay.streams.of(repository, path);
+    if (!other || other.failure !== null || other.nodeUrl === deps.relay.self) return;
+    seen.id = other.id;
+    goLive({ nodeUrl: other.nodeUrl, id: other.id });
+  };
+
+  const fetchFile = async (repository: string, path: string, source: () => Promise<FileSource | undefined>, goLive: ((spool: FileSpool) => void) | undefined, seen: { id?: string } = {}): Promise<void> => {
     if (await deps.metadata.find(repository, path)) return;
+    // The fetch this one waited for on another node failed: so does this one, as its waiters there did (not fetched again).
+    const before = seen.id ? await deps.relay?.streams.byId(seen.id) : undefined;
+    if (before?.failure) {
+      noLongerStreamed(`${repository}\0${path}`);
+      throw badGateway(before.failure);
+    }
     const s = await source();
     if (!s) throw notFound(`no ${path} in ${repository} or its upstream`);
     let answer: UpstreamStream;
@@ -242,6 +296,7 @@ export function upstreamsFactory(deps: UpstreamsDeps) {
       throw badGateway(`the upstream of ${repository} answered ${answer.status} for ${s.what}, which is not cached`);
     }
     let spool: FileSpool | undefined;
+    let offered: string | undefined;
     try {
       const digests = s.declared ? mergeDigests(s.digests, s.declared(answer.headers)) : s.digests;
       const publish = s.publish ?? deps.artifacts.publish;
@@ -251,6 +306,7 @@ export function upstreamsFactory(deps: UpstreamsDeps) {
         // The upstream's bytes into the spool on their way to the store; an upstream failing fails both.
         body = pipeline(answer.body, spool.tap(), () => {});
         goLive!(spool);
+        offered = await offer(repository, path, spool);
       }
       const stored = await publish({ repository, segments: path.split("/"), path }, body, s.contentType ?? "application/octet-stream", deps.actor, { digests });
       healthOf(repository).succeeded();
@@ -261,13 +317,16 @@ export function upstreamsFactory(deps: UpstreamsDeps) {
       if (spool) {
         // Held by the gate as it was stored (advisory data arrived meanwhile): its clients are broken off, the next are refused.
         const held = (await deps.metadata.find(repository, path))?.heldReason;
-        spool.settle(held ? forbidden(`${repository}/${path} is held and not served until an administrator releases it: ${held}`) : undefined);
+        const refusal = held ? forbidden(`${repository}/${path} is held and not served until an administrator releases it: ${held}`) : undefined;
+        spool.settle(refusal);
+        withdraw(offered, refusal);
       }
     } catch (err) {
       answer.body.destroy();
       const failure = describeFailure(repository, path, s.what, err);
       if (spool) {
         spool.settle(failure);
+        withdraw(offered, failure);
         noLongerStreamed(`${repository}\0${path}`);
         if (spool.sent > 0) deps.log.warn({ repository, path, sent: spool.sent, reason: failure.message }, "proxy: the answers streaming this file were broken off: it was not stored");
       }
@@ -292,15 +351,73 @@ export function upstreamsFactory(deps: UpstreamsDeps) {
     return err instanceof Error ? err : new Error(String(err));
   };
 
+  /**
+   * Another node's fetch of `path` as its bytes arrive, relayed to a client of this node;
+   * undefined when that node does not answer (its fetch is over, or the node is gone). When the
+   * relay breaks off (the node died, or its fetch failed), this node's own wait for the fetch
+   * settles it: a failure the fetch recorded, or this node's own (it fetches the file itself
+   * once the lock is free), breaks the client off; the file stored, the client gets the rest of
+   * it from the store, once the bytes it already has are found to be the stored file's.
+   */
+  const relayedFrom = async (repository: string, path: string, from: { nodeUrl: string; id: string }, done: Promise<void>): Promise<LiveFile | undefined> => {
+    const relay = deps.relay!;
+    const got = await relay.open(from.nodeUrl, from.id);
+    if (!got) return undefined;
+    async function* bytes(): AsyncGenerator<Buffer> {
+      const sentHash = createHash("sha256");
+      let sent = 0;
+      try {
+        for await (const chunk of got!.body as AsyncIterable<Buffer>) {
+          sentHash.update(chunk);
+          sent += chunk.length;
+          yield chunk;
+        }
+        return;
+      } catch (err) {
+        deps.log.warn({ repository, path, node: from.nodeUrl, sent, reason: (err as Error).message }, "proxy: the stream of a file another node fetches broke off; waiting for the file to be stored to send the rest");
+      }
+      let failure: unknown;
+      await done.catch((err: unknown) => (failure = err));
+      const recorded = await relay.streams.byId(from.id).catch(() => undefined);
+      if (recorded?.failure) {
+        // As on the node that fetched it: a retry here is fetched whole and checked before it is answered.
+        noLongerStreamed(`${repository}\0${path}`);
+        throw badGateway(recorded.failure);
+      }
+      if (failure) throw failure;
+      const stored = await deps.metadata.find(repository, path);
+      if (stored?.heldReason) throw forbidden(`${repository}/${path} is held and not served until an administrator releases it: ${stored.heldReason}`);
+      const blob = stored && (await relay.blob(stored.sha256));
+      if (!blob) throw badGateway(`${repository}/${path} was not stored after its stream broke off`);
+      const sentDigest = sentHash.digest("hex");
+      const check = createHash("sha256");
+      let skipped = 0;
+      for await (const chunk of blob as AsyncIterable<Buffer>) {
+        if (skipped < sent) {
+          const take = Math.min(chunk.length, sent - skipped);
+          check.update(chunk.subarray(0, take));
+          skipped += take;
+          if (skipped === sent && check.digest("hex") !== sentDigest) throw badGateway(`${repository}/${path} as stored is not the file whose first ${sent} bytes were sent`);
+          if (take < chunk.length) yield chunk.subarray(take);
+          continue;
+        }
+        yield chunk;
+      }
+      if (skipped < sent) throw badGateway(`${repository}/${path} as stored is shorter than the ${sent} bytes sent`);
+    }
+    const body = Readable.from(bytes(), { objectMode: false });
+    return { body, size: got.size };
+  };
+
   /** The fetch of `key` under way in this process, or a new one. */
-  const flightOf = (key: string, run: (goLive: (spool: FileSpool) => void) => Promise<void>): Flight => {
+  const flightOf = (key: string, run: (goLive: (source: LiveSource) => void, seen: { id?: string }) => Promise<void>): Flight => {
     const running = flights.get(key);
     if (running) return running;
-    let goLive!: (spool: FileSpool | undefined) => void;
-    const live = new Promise<FileSpool | undefined>((resolve) => (goLive = resolve));
+    let goLive!: (source: LiveSource | undefined) => void;
+    const live = new Promise<LiveSource | undefined>((resolve) => (goLive = resolve));
     const done = (async () => {
       try {
-        await run(goLive);
+        await run(goLive, {});
       } finally {
         flights.delete(key);
         goLive(undefined);
@@ -342,14 +459,31 @@ export function upstreamsFactory(deps: UpstreamsDeps) {
       if (await deps.metadata.find(repository, path)) return undefined;
       if (deps.readOnly) throw forbidden(READ_ONLY_FETCH);
       const key = `${repository}\0${path}`;
-      const flight = flightOf(key, (goLive) => withLock(fileLocks, lockKey("proxy-fetch", repository, path), () => fetchFile(repository, path, source, streams(key) ? goLive : undefined)));
-      const spool = opts.live ? await flight.live : undefined;
-      const body = spool?.reader();
-      if (!spool || !body) {
-        await flight.done;
-        return undefined;
+      const flight = flightOf(key, (goLive, seen) => {
+        const live = streams(key);
+        return withLock(
+          fileLocks,
+          lockKey("proxy-fetch", repository, path),
+          () => fetchFile(repository, path, source, live ? (spool) => goLive({ spool }) : undefined, seen),
+          live && deps.relay ? () => elsewhere(repository, path, goLive, seen) : undefined,
+        );
+      });
+      const from = opts.live ? await flight.live : undefined;
+      if (from && "spool" in from) {
+        const body = from.spool.reader();
+        if (body) return { body, size: from.spool.size };
+      } else if (from) {
+        const relayed = await relayedFrom(repository, path, from, flight.done);
+        if (relayed) return relayed;
       }
-      return { body, size: spool.size };
+      await flight.done;
+      return undefined;
+    },
+    /** A fetch of this node's that another node streams (the internal route of fetch-relay.ts): its bytes from the first, as they arrive; undefined when it is over. */
+    relayed(id: string): LiveFile | undefined {
+      const spool = relaying.get(id);
+      const body = spool?.reader();
+      return spool && body ? { body, size: spool.size } : undefined;
     },
   };
 }

@@ -35,6 +35,8 @@ import type { MetadataStore } from "../store/metadata-store.js";
 import { addressOf } from "./address.js";
 import type { Format } from "../formats/format.js";
 import { Answer, problemResponses, type ServiceApp } from "@svc/kit";
+import type { LiveFile } from "../proxy/file-fetch.js";
+import { PROXY_FETCH_ROUTE } from "../proxy/fetch-relay.js";
 
 export interface InternalRoutesDeps {
   artifacts: ArtifactService;
@@ -42,6 +44,8 @@ export interface InternalRoutesDeps {
   repositories: () => ReadonlySet<string>;
   /** Each repository's format (its `collect` step). */
   formats?: { of(repository: string): Pick<Format, "collect"> | undefined };
+  /** A proxy fetch of this node's that another node streams (proxy/fetch-relay.ts): its bytes as they arrive; undefined once it is over. */
+  proxyFetch?: (id: string) => LiveFile | undefined;
 }
 
 /** What a walker's call may be refused with: no system identity (401, 403), no such repository (404), bad input (400). */
@@ -98,6 +102,20 @@ export function internalRoutes(app: ServiceApp, deps: InternalRoutesDeps): void 
       }));
     },
   );
+
+  /**
+   * Another artifacts node's request for the bytes of a file this node is fetching for a proxy
+   * repository, as they arrive (proxy/fetch-relay.ts): broken off, as this node's own answers
+   * are, when the fetch fails; 404 once it is over (the asker then serves the stored file).
+   */
+  app.get(PROXY_FETCH_ROUTE, { schema: { params: Type.Object({ id: Type.String({ maxLength: 64 }) }) } }, async (req, reply) => {
+    systemOnly(req);
+    const live = deps.proxyFetch?.(req.params.id);
+    if (!live) throw notFound("no such proxy fetch under way on this node");
+    reply.code(200).header("content-type", "application/octet-stream");
+    if (live.size !== undefined) reply.header("content-length", String(live.size));
+    return reply.send(live.body);
+  });
 
   app.post(
     ARTIFACTS_INTERNAL.remove,

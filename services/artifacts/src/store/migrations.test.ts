@@ -32,6 +32,7 @@ describe("the artifacts service's migrations", () => {
       "0023_oci_registry_refs",
       "0024_repository_quotas",
       "0025_scope_from_path",
+      "0026_fetch_streams",
     ]);
   });
 

@@ -6,6 +6,7 @@ import { cooldownMigrations } from "../gate/cooldown-store.js";
 import { buildCacheMigrations } from "../build-cache/build-cache-store.js";
 import { quotaMigrations } from "./quota-migrations.js";
 import { scopeMigrations } from "./scope-migrations.js";
+import { fetchStreamMigrations } from "../proxy/fetch-relay.js";
 
 /**
  * The service's own tables. A format's tables are its module's (`FormatModule.migrations`, in
@@ -211,6 +212,8 @@ export const serviceMigrations: Record<string, Migration> = {
   ...quotaMigrations,
   // Authorising by the repository the path names, per repository (store/scope-migrations.ts).
   ...scopeMigrations,
+  // Proxy fetches other nodes stream from (proxy/fetch-relay.ts).
+  ...fetchStreamMigrations,
 };
 
 /** The service's migrations and those of every format of `table`; a name used twice refuses. */

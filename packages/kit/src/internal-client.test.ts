@@ -101,4 +101,17 @@ describe("internalClient", () => {
     await expect(gone.get("/echo")).rejects.toMatchObject({ status: undefined, message: expect.stringMatching(/^gone service did not answer GET \/echo/) });
     await gone.close();
   });
+
+  it("close() ends a call still waiting for its answer (a shutdown is not held by a peer that never answers)", async () => {
+    const own = internalClient({ baseUrl: up.url, service: "test service", internalSecret: secret, tenant: "acme", caller: "walker", timeoutMs: 600_000 });
+    const waiting = own.get("/slow").then(
+      () => "answered",
+      (err: Error) => err.message,
+    );
+    await new Promise((r) => setTimeout(r, 100));
+    await own.close();
+    // Settled by the time close() resolved: the call was cut, not left to its ten-minute timeout.
+    const settled = await Promise.race([waiting, Promise.resolve("still waiting")]);
+    expect(settled).toMatch(/^test service did not answer GET \/slow/);
+  });
 });

@@ -51,6 +51,9 @@ export class InternalCallError extends Error {
 
 const isSuccess = (status: number) => status >= 200 && status < 300;
 
+/** How long close() waits for calls under way before it cuts them. */
+const CLOSE_WAIT_MS = 2000;
+
 /**
  * The one client services use to call each other's internal routes: an undici Pool with
  * keep-alive, every request signed as a system principal over the exact path it sends
@@ -106,7 +109,18 @@ export function internalClient(o: InternalClientOptions) {
     call,
     get: <T>(path: string, c?: Omit<InternalCall, "body">) => call<T>("GET", path, c),
     post: <T>(path: string, body: unknown, c?: Omit<InternalCall, "body">) => call<T>("POST", path, { ...c, body }),
-    close: (): Promise<void> => pool.close(),
+    /**
+     * Lets calls under way finish for up to CLOSE_WAIT_MS, then cuts the rest. A shutting-down
+     * service has answered its own requests by then; what is left are its background reads, and
+     * one to a peer already gone can wait out a name lookup that never answers (seen in pods:
+     * getaddrinfo EAI_AGAIN for a stopped pod's name), which held the whole shutdown past its grace.
+     */
+    close: async (): Promise<void> => {
+      let timer: NodeJS.Timeout | undefined;
+      const closed = await Promise.race([pool.close().then(() => true), new Promise<false>((r) => (timer = setTimeout(() => r(false), CLOSE_WAIT_MS)))]);
+      clearTimeout(timer);
+      if (!closed) await pool.destroy();
+    },
   };
 }
 

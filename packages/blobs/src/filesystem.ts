@@ -159,7 +159,7 @@ export function filesystemBlobStore(opts: FilesystemBlobStoreOptions): Filesyste
         }
         return { name, size: source.length, sha256: createHash("sha256").update(source).digest("hex") };
       }
-      const h = hashing();
+      const h = hashing(source, through);
       await pipeline([Buffer.isBuffer(source) ? Readable.from([source]) : source, ...through, h.stream, createWriteStream(tmp, { flags: "wx", mode: 0o644, flush: true })]);
       return { name, ...h.result() };
     } catch (err) {

@@ -20,6 +20,7 @@ import { startBenchSuite } from "./bench-suite.js";
 import { startDownloader } from "./large-files.js";
 import { tarOf } from "./npm-packages.js";
 import { CONNECTIONS, dataDir, DURATION, LARGE_RUNS, LARGE_SIZE, log, ROUNDS, suiteDir, WARMUP } from "./options.js";
+import { cpuMs } from "./procstat.js";
 import { table } from "./report.js";
 
 const ociDir = join(dataDir, "oci");
@@ -39,6 +40,8 @@ interface Registry {
   prefix: string;
   user: string;
   password: string;
+  /** The server processes whose CPU a figure counts: the gateway and the artifacts service, or distribution's one. */
+  pids: () => number[];
 }
 
 const basic = (r: Registry) => `Basic ${Buffer.from(`${r.user}:${r.password}`).toString("base64")}`;
@@ -90,7 +93,7 @@ auth:
     if (answered === 401) break;
     if (child.exitCode !== null || Date.now() > end) throw new Error(`docker-registry did not start: ${stderr}`);
   }
-  return { label: "distribution", origin, prefix: "", user: "bench", password };
+  return { label: "distribution", origin, prefix: "", user: "bench", password, pids: () => [child.pid ?? 0] };
 }
 
 /** A monolithic blob push (POST, then PUT with the digest), the body streamed from `body()`. */
@@ -180,7 +183,7 @@ export async function runOci(): Promise<void> {
     const created = await request(`${s.gatewayUrl}/api/repositories`, { method: "POST", headers: { "service-repository-key": s.bootstrapKey, "content-type": "application/json" }, body: JSON.stringify({ name: "images", format: "oci" }) });
     if (created.statusCode !== 201) throw new Error(`creating the oci repository answered ${created.statusCode}: ${await created.body.text()}`);
     await created.body.dump();
-    const ours: Registry = { label: "ours (gateway)", origin: s.gatewayUrl, prefix: "images/", user: "svc", password: s.bootstrapKey };
+    const ours: Registry = { label: "ours (gateway)", origin: s.gatewayUrl, prefix: "images/", user: "svc", password: s.bootstrapKey, pids: () => [s.pid("gateway") ?? 0, s.pid("artifacts") ?? 0] };
     const distribution = await startDistribution(cleanups);
     const registries = [ours, distribution];
 
@@ -191,11 +194,17 @@ export async function runOci(): Promise<void> {
     const client = startDownloader();
     cleanups.push(() => client.stop());
     const pulls = new Map(registries.map((r) => [r.label, [] as number[]]));
+    // CPU the server side spent (ms), and the bytes it sent, per registry: a figure the machine's other load moves less than MB/s.
+    const serverCpu = (r: Registry) => r.pids().reduce((a, pid) => a + (pid ? cpuMs(pid) : 0), 0);
+    const pullCpu = new Map(registries.map((r) => [r.label, 0]));
     log(`blob pulls: one warm-up of 256 MiB per registry, then ${LARGE_RUNS} rounds in turns`);
     for (let round = -1; round < LARGE_RUNS; round++) {
       for (const r of registries) {
+        const cpu0 = serverCpu(r);
         const mbps = await client.download(`${r.origin}/v2/${r.prefix}bench/big/blobs/${layer}`, { Authorization: basic(r) });
-        if (round >= 0) pulls.get(r.label)!.push(mbps);
+        if (round < 0) continue;
+        pulls.get(r.label)!.push(mbps);
+        pullCpu.set(r.label, pullCpu.get(r.label)! + serverCpu(r) - cpu0);
       }
     }
 
@@ -223,17 +232,22 @@ export async function runOci(): Promise<void> {
     // ---- skopeo copy in and out
     const layout = join(ociDir, "layout");
     writeLayout(layout);
-    const copies = new Map(registries.map((r) => [r.label, { in: [] as number[], out: [] as number[] }]));
-    log(`skopeo copy of a ${COPY_LAYERS}-layer image (${(COPY_LAYERS * COPY_LAYER_BYTES) / 1024 / 1024} MiB) in and out: ${COPY_ROUNDS} rounds in turns`);
-    for (let round = 0; round < COPY_ROUNDS; round++) {
+    const copies = new Map(registries.map((r) => [r.label, { in: [] as number[], out: [] as number[], cpuIn: 0, cpuOut: 0 }]));
+    log(`skopeo copy of a ${COPY_LAYERS}-layer image (${(COPY_LAYERS * COPY_LAYER_BYTES) / 1024 / 1024} MiB) in and out: a warm-up, then ${COPY_ROUNDS} rounds in turns`);
+    // Round -1 warms up (the first push and pull of a freshly started service run code nothing ran before), as the blob pulls do.
+    for (let round = -1; round < COPY_ROUNDS; round++) {
       for (const r of registries) {
         const host = new URL(r.origin).host;
         const creds = `${r.user}:${r.password}`;
-        const image = `docker://${host}/${r.prefix}bench/copy-${round}:v1`;
-        const c = copies.get(r.label)!;
+        const image = `docker://${host}/${r.prefix}bench/copy-${round + 1}:v1`;
+        const c = round < 0 ? { in: [] as number[], out: [] as number[], cpuIn: 0, cpuOut: 0 } : copies.get(r.label)!;
+        const cpu0 = serverCpu(r);
         c.in.push(await skopeoCopy(["--dest-tls-verify=false", "--dest-creds", creds, `oci:${layout}:v1`, image]));
+        const cpu1 = serverCpu(r);
         const out = join(ociDir, `out-${round}-${r.label.split(" ")[0]}`);
         c.out.push(await skopeoCopy(["--src-tls-verify=false", "--src-creds", creds, image, `oci:${out}:v1`]));
+        c.cpuIn += cpu1 - cpu0;
+        c.cpuOut += serverCpu(r) - cpu1;
         if (statSync(join(out, "index.json")).size === 0) throw new Error(`${r.label}: skopeo copied out an empty layout`);
         rmSync(out, { recursive: true, force: true });
       }
@@ -245,6 +259,8 @@ export async function runOci(): Promise<void> {
       return (runs.length * LARGE_SIZE) / runs.reduce((a, x) => a + LARGE_SIZE / (x * 1e6), 0) / 1e6;
     };
     const rps = (label: string) => manifests.get(label)!.ok / manifests.get(label)!.seconds;
+    const cpuPerMB = (label: string) => pullCpu.get(label)! / ((pulls.get(label)!.length * LARGE_SIZE) / 1e6);
+    const copyCpu = (label: string, way: "cpuIn" | "cpuOut") => copies.get(label)![way] / COPY_ROUNDS;
     const [a, b] = [ours.label, distribution.label];
     console.log(`\nOCI registry against docker-registry (distribution 2.8, bcrypt htpasswd), same disk, one run (${new Date().toISOString()})\n`);
     console.log(
@@ -252,11 +268,14 @@ export async function runOci(): Promise<void> {
         ["figure", a, b, "ours/distribution"],
         [
           ["blob pull, 256 MiB (MB/s)", mbps(a).toFixed(0), mbps(b).toFixed(0), `x${(mbps(a) / mbps(b)).toFixed(2)}`],
+          ["  server CPU per MB (ms)", cpuPerMB(a).toFixed(2), cpuPerMB(b).toFixed(2), `x${(cpuPerMB(b) / cpuPerMB(a)).toFixed(2)}`],
           ["manifest GETs (per second)", rps(a).toFixed(0), rps(b).toFixed(0), `x${(rps(a) / rps(b)).toFixed(2)}`],
           ["  p50 / p99 latency (ms)", `${median(manifests.get(a)!.p50)} / ${median(manifests.get(a)!.p99)}`, `${median(manifests.get(b)!.p50)} / ${median(manifests.get(b)!.p99)}`, ""],
           ["  answers not 2xx", manifests.get(a)!.non2xx, manifests.get(b)!.non2xx, ""],
           [`skopeo copy in, ${COPY_LAYERS} layers (s, median)`, median(copies.get(a)!.in).toFixed(2), median(copies.get(b)!.in).toFixed(2), `x${(median(copies.get(b)!.in) / median(copies.get(a)!.in)).toFixed(2)}`],
+          ["  server CPU per copy in (ms)", copyCpu(a, "cpuIn").toFixed(0), copyCpu(b, "cpuIn").toFixed(0), `x${(copyCpu(b, "cpuIn") / copyCpu(a, "cpuIn")).toFixed(2)}`],
           [`skopeo copy out, ${COPY_LAYERS} layers (s, median)`, median(copies.get(a)!.out).toFixed(2), median(copies.get(b)!.out).toFixed(2), `x${(median(copies.get(b)!.out) / median(copies.get(a)!.out)).toFixed(2)}`],
+          ["  server CPU per copy out (ms)", copyCpu(a, "cpuOut").toFixed(0), copyCpu(b, "cpuOut").toFixed(0), `x${(copyCpu(b, "cpuOut") / copyCpu(a, "cpuOut")).toFixed(2)}`],
         ],
       ),
     );

@@ -1,5 +1,6 @@
 import { createHash } from "node:crypto";
 import { Transform, type Readable } from "node:stream";
+import { SHA256_OF_BYTES, type HashedBytes } from "@svc/contracts";
 
 /**
  * Content stored once per SHA-256 digest, behind one interface for every backend: the
@@ -141,17 +142,27 @@ export const isDigest = (s: string): boolean => /^[0-9a-f]{64}$/.test(s);
 export const READ_ONLY = "this server is read-only (svc.read-only): writes are refused";
 
 /** A pass-through that counts and hashes what goes by: its size and SHA-256 once it has ended. */
-export function hashing(): { stream: Transform; result: () => { sha256: string; size: number } } {
-  const hash = createHash("sha256");
+export function hashing(source?: Readable | Buffer, through: readonly Transform[] = []): { stream: Transform; result: () => { sha256: string; size: number } } {
+  // A source that hashes its bytes itself (a signed body the service checks: SHA256_OF_BYTES) is
+  // only counted here, when nothing was read from it yet and nothing changes its bytes on the
+  // way; its digest must then cover exactly the bytes counted.
+  const known = source && !Buffer.isBuffer(source) && !source.readableDidRead && through.length === 0 ? (source as HashedBytes)[SHA256_OF_BYTES] : undefined;
+  const hash = known ? undefined : createHash("sha256");
   let size = 0;
   const stream = new Transform({
     transform(chunk: Buffer, _enc, cb) {
-      hash.update(chunk);
+      hash?.update(chunk);
       size += chunk.length;
       cb(null, chunk);
     },
   });
-  return { stream, result: () => ({ sha256: hash.digest("hex"), size }) };
+  const result = () => {
+    if (hash) return { sha256: hash.digest("hex"), size };
+    const theirs = known!();
+    if (!theirs || theirs.size !== size) throw new Error("the source's digest does not cover the bytes stored");
+    return { sha256: theirs.sha256, size };
+  };
+  return { stream, result };
 }
 
 /** put() of every backend: stage, commit, and discard the staged copy whatever happened. */

@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Readable, Transform } from "node:stream";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { SHA256_OF_BYTES, type HashedBytes } from "@svc/contracts";
 import { filesystemBlobStore, type FilesystemBlobStore } from "./filesystem.js";
 import { blobStoreContract, generated, peakGrowth } from "./contract.fixture.js";
 
@@ -32,6 +33,29 @@ describe("filesystemBlobStore", () => {
     expect(await store.head(out.sha256)).toMatchObject({ sha256: out.sha256, size: 11 });
     // Nothing staged is left behind.
     expect(readdirSync(join(root, "tmp"))).toEqual([]);
+  });
+
+  it("takes the digest a source that hashes its own bytes reports (a checked signed body), unless it was read from before or reports other bytes", async () => {
+    // A source reporting a digest it did not hash (what a real one never does), to see whose digest the store keeps.
+    const reporting = (parts: string[], report: { sha256: string; size: number }) => {
+      const r = Readable.from(parts.map((p) => Buffer.from(p)));
+      (r as HashedBytes)[SHA256_OF_BYTES] = () => report;
+      return r;
+    };
+    const claimed = "c".repeat(64);
+    const taken = await store.stage(reporting(["layer ", "bytes"], { sha256: claimed, size: 11 }));
+    expect(taken).toMatchObject({ sha256: claimed, size: 11 });
+    await store.discard(taken);
+    // Read from already: the store hashes what it writes.
+    const read = reporting(["first ", "rest"], { sha256: claimed, size: 10 });
+    read.read();
+    expect(await store.stage(read)).toMatchObject({ sha256: sha("rest") });
+    // Bytes changed on the way (a transform): hashed here too.
+    const upper = new Transform({ transform: (c: Buffer, _e, cb) => cb(null, Buffer.from(c.toString().toUpperCase())) });
+    expect(await store.stage(reporting(["abc"], { sha256: claimed, size: 3 }), { through: [upper] })).toMatchObject({ sha256: sha("ABC") });
+    // A digest of some other count of bytes is refused, never stored under.
+    await expect(store.put(reporting(["abc"], { sha256: claimed, size: 4 }))).rejects.toThrow("does not cover");
+    expect(await store.head(claimed)).toBeUndefined();
   });
 
   it("a streamed put of a large body keeps memory flat", async () => {

@@ -278,7 +278,7 @@ export function s3BlobStore(opts: S3BlobStoreOptions): S3BlobStore {
   const stage = async (source: Readable | Buffer, o: { through?: readonly Transform[] } = {}): Promise<StagedBlob> => {
     writable();
     const name = randomUUID();
-    const h = hashing();
+    const h = hashing(source, o.through);
     // The last stage consumes the hashed bytes part by part (pipeline's own typing has no spread of stages).
     const run = pipeline as unknown as (...stages: unknown[]) => Promise<void>;
     // When the upload fails, leaving its loop destroys the hashed stream with an AbortError that

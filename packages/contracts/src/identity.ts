@@ -13,6 +13,13 @@ export const IDENTITY_BODY_HEADER = "x-svc-identity-body";
 /** The trailer after a streamed body (`trailer` binding): an HMAC over the signature and the body's SHA-256. */
 export const IDENTITY_BODY_TRAILER = "x-svc-identity-body-sig";
 /**
+ * A stream that hashed its bytes on their way (an upstream's check of a signed body) answers,
+ * under this key, their SHA-256 (hex) and count once it has ended, undefined before: the blob
+ * store takes them instead of hashing the same bytes a second time.
+ */
+export const SHA256_OF_BYTES: unique symbol = Symbol.for("svc.sha256-of-bytes");
+export type HashedBytes = { [SHA256_OF_BYTES]?: () => { sha256: string; size: number } | undefined };
+/**
  * An OCI mount's source the gateway found the caller may read (`<repository>/<image>`, the
  * request's `from`), set by the gateway alone (a client's is dropped) and signed with the
  * request: the artifacts service mounts only from it.

@@ -1,7 +1,7 @@
 import { createHash, timingSafeEqual, type KeyObject } from "node:crypto";
 import type { IncomingMessage } from "node:http";
 import { Transform, type Readable } from "node:stream";
-import { IDENTITY_BODY_TRAILER, ServiceError } from "@svc/contracts";
+import { IDENTITY_BODY_TRAILER, SHA256_OF_BYTES, ServiceError, type HashedBytes } from "@svc/contracts";
 import { BODY_IN_TRAILER, bodyTrailer } from "./identity.js";
 
 /** What the verified signature says of the body (identity.ts). */
@@ -26,15 +26,23 @@ const same = (a: string, b: string) => {
  */
 export function sha256Through(atEnd: (sha256: string) => Error | undefined): Transform {
   const hash = createHash("sha256");
-  return new Transform({
+  let size = 0;
+  let ended: { sha256: string; size: number } | undefined;
+  const through = new Transform({
     transform(chunk: Buffer, _enc, cb) {
       hash.update(chunk);
+      size += chunk.length;
       cb(null, chunk);
     },
     flush(cb) {
-      cb(atEnd(hash.digest("base64url")) ?? null);
+      const digest = hash.digest();
+      ended = { sha256: digest.toString("hex"), size };
+      cb(atEnd(digest.toString("base64url")) ?? null);
     },
   });
+  // What passed, for a reader that would hash it again (the blob store), known before it sees the end.
+  (through as HashedBytes)[SHA256_OF_BYTES] = () => ended;
+  return through;
 }
 
 /**

@@ -1,5 +1,7 @@
+import { createHash } from "node:crypto";
 import { describe, expect, it } from "vitest";
-import { IDENTITY_BODY_HEADER, IDENTITY_HEADER, IDENTITY_NONCE_HEADER, IDENTITY_SIG_HEADER, IDENTITY_TS_HEADER } from "@svc/contracts";
+import { IDENTITY_BODY_HEADER, IDENTITY_HEADER, IDENTITY_NONCE_HEADER, IDENTITY_SIG_HEADER, IDENTITY_TS_HEADER, SHA256_OF_BYTES, type HashedBytes } from "@svc/contracts";
+import { sha256Through } from "./identity-body.js";
 import { ReplayGuard, bodyDigest, identityHeaders, identitySigner, identityVerifier, verifyIdentity } from "./identity.js";
 
 const secret = "s3cret-ünïcode".padEnd(32, "x");
@@ -120,5 +122,23 @@ describe("rotating the internal secret", () => {
     const after = identityVerifier([current, ""]);
     expect(after("GET", "/p", byOld)).toEqual({ ok: false, reason: "signature" });
     expect(after("GET", "/p", byNew).ok).toBe(true);
+  });
+});
+
+describe("sha256Through", () => {
+  it("reports the SHA-256 and count of what passed once it has ended, for the blob store to take instead of hashing again", async () => {
+    const through = sha256Through(() => undefined);
+    const report = (through as HashedBytes)[SHA256_OF_BYTES]!;
+    expect(report()).toBeUndefined();
+    const parts = [Buffer.from("a signed "), Buffer.from("body")];
+    const read = (async () => {
+      const out: Buffer[] = [];
+      for await (const c of through) out.push(c as Buffer);
+      // Known by the time the reader sees the end.
+      return { bytes: Buffer.concat(out).toString(), report: report() };
+    })();
+    for (const p of parts) through.write(p);
+    through.end();
+    expect(await read).toEqual({ bytes: "a signed body", report: { sha256: createHash("sha256").update("a signed body").digest("hex"), size: 13 } });
   });
 });

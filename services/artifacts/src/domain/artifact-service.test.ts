@@ -3,7 +3,7 @@ import { mkdtempSync, readdirSync, rmSync, existsSync, writeFileSync } from "nod
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Readable } from "node:stream";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { eventParsers, type ArtifactEvent } from "@svc/contracts";
 import type { ArtifactRecord } from "../store/metadata-store.js";
 import { artifactServiceFactory, type Address } from "./artifact-service.js";
@@ -199,6 +199,22 @@ describe("artifact changes and their events", () => {
     const again = await t.svc.publish(addr("mem/b.txt"), Buffer.from("in memory"), "text/plain", key);
     expect(again.etag).toBe(out.etag);
     expect(readdirSync(join(t.root, "tmp"))).toEqual([]);
+  });
+
+  it("content the store holds already is published without being read or written again; one gone meanwhile throws the caller's error", async () => {
+    const { sha256, size } = await t.blobs.put(Readable.from([Buffer.from("a layer")]));
+    const staged = vi.spyOn(t.blobs, "stage");
+    const gone = () => new Error("the chunk is gone");
+    const out = await t.svc.publish(addr("img/blobs/l"), { stored: { sha256, size }, gone }, null, key, { digests: { sha256: [{ hex: sha256, header: "digest" }] } });
+    expect(out).toMatchObject({ size: 7, sha256: sha("a layer"), created: true });
+    expect(staged).not.toHaveBeenCalled();
+    expect(t.rows.get("libs/img/blobs/l")?.sha256).toBe(sha("a layer"));
+    expect((await sent(t))[0]).toMatchObject({ kind: "artifact.published", path: "img/blobs/l", size: 7 });
+    expect(readdirSync(join(t.root, "tmp"))).toEqual([]);
+
+    await expect(t.svc.publish(addr("img/blobs/m"), { stored: { sha256, size }, gone }, null, key, { digests: { sha256: [{ hex: sha("other"), header: "digest" }] } })).rejects.toMatchObject({ status: 400, field: "digest" });
+    await expect(t.svc.publish(addr("img/blobs/n"), { stored: { sha256: sha("never stored"), size: 12 }, gone }, null, key)).rejects.toThrow("the chunk is gone");
+    expect(t.rows.has("libs/img/blobs/m") || t.rows.has("libs/img/blobs/n")).toBe(false);
   });
 
   it("a failed commit publishes nothing and leaves no upload behind in tmp/", async () => {

@@ -88,6 +88,18 @@ export interface Alongside {
  */
 export type LateDestination = (staged: { size: number; sha256: string }) => Promise<{ address: Address; alongside?: Alongside }>;
 
+/**
+ * Content the blob store holds already (an OCI upload's one chunk, whose digest is the blob's):
+ * published without its bytes being read or written again. `gone` is what the publish throws
+ * when the blob is no longer there once its lock is held (a reclaim took it meanwhile).
+ */
+export interface StoredContent {
+  stored: { sha256: string; size: number };
+  gone: () => Error;
+}
+
+const isStored = (source: Readable | Buffer | StoredContent): source is StoredContent => !Buffer.isBuffer(source) && "stored" in source;
+
 export interface Published {
   size: number;
   sha256: string;
@@ -248,8 +260,9 @@ export function artifactServiceFactory(deps: ArtifactServiceDeps) {
      * `alongside` runs first in the same transaction, under the path's lock; what it throws
      * stores nothing either. `a` may be a LateDestination, asked once the content is staged.
      */
-    async publish(a: Address | LateDestination, source: Readable | Buffer, contentType: string | null, actor: Actor, checks: PublishChecks = {}, alongside?: Alongside): Promise<Published> {
+    async publish(a: Address | LateDestination, source: Readable | Buffer | StoredContent, contentType: string | null, actor: Actor, checks: PublishChecks = {}, alongside?: Alongside): Promise<Published> {
       const digests = digestCheck(checks.digests ?? {});
+      const already = isStored(source) ? source : undefined;
       let staged: StagedBlob | undefined;
       // Whether this publish made the blob (it did not exist): a refused publish takes it out again.
       let made = false;
@@ -261,7 +274,13 @@ export function artifactServiceFactory(deps: ArtifactServiceDeps) {
       // the locks; a stream before (an upload may take minutes, and no lock or connection
       // waits on it).
       const ready = (async () => {
-        const s = await blobs.stage(source, { through: digests.through });
+        if (already) {
+          // Stored already: nothing to stage, commit or discard. Only its SHA-256 is known.
+          if (digests.through.length > 0) throw new Error("content stored already can be checked against its SHA-256 only");
+          digests.verify(already.stored.sha256);
+          return { name: "", ...already.stored };
+        }
+        const s = await blobs.stage(source as Readable | Buffer, { through: digests.through });
         staged = s;
         digests.verify(s.sha256);
         made = (await blobs.commit(s)).created;
@@ -286,7 +305,7 @@ export function artifactServiceFactory(deps: ArtifactServiceDeps) {
         const held = verdict?.action === "HOLD" ? verdict.reason : undefined;
         let heldEvent: ArtifactHeld | undefined;
         // The blob's lock, shared, in the first message when its digest is known by then.
-        const known = !Buffer.isBuffer(source) || late ? staged?.sha256 : early;
+        const known = already ? already.stored.sha256 : !Buffer.isBuffer(source) || late ? staged?.sha256 : early;
         const result = await change(
           to.address,
           async (tx, [found = [], clash = [], ...formatRows]) => {
@@ -303,7 +322,10 @@ export function artifactServiceFactory(deps: ArtifactServiceDeps) {
             // package format's own rows (an npm version), which commit with the artifact row, or
             // neither does.
             const [present] = await Promise.all([blobs.head(s.sha256), to.alongside?.run(tx, { size: s.size, sha256: s.sha256 }, formatRows)]);
-            if (!present) made = (await blobs.commit(s)).created || made;
+            if (!present) {
+              if (already) throw already.gone();
+              made = (await blobs.commit(s)).created || made;
+            }
             const previous = metadata.recordOf(found);
             if (checks.preconditions) checkPreconditions(checks.preconditions, { sha256: previous?.sha256 });
             const at = new Date();

@@ -4,7 +4,7 @@ import type { FastifyReply, FastifyRequest } from "fastify";
 import type { BlobStore } from "@svc/blobs";
 import { MOUNT_SOURCE_HEADER, ServiceError } from "@svc/contracts";
 import { declaredContentType, hasRequestBody, readWhole, setContentTypeAside, type ServiceApp } from "@svc/kit";
-import { actorOf, type Address, type ArtifactService } from "../../domain/artifact-service.js";
+import { actorOf, type Address, type ArtifactService, type StoredContent } from "../../domain/artifact-service.js";
 import { answerArtifact } from "../../routes/artifact-answer.js";
 import type { MetadataStore } from "../../store/metadata-store.js";
 import { OciError, ociErrorHandler } from "./oci-errors.js";
@@ -66,8 +66,8 @@ export function ociRoutes(app: ServiceApp, deps: OciRoutesDeps): void {
     if (deps.formatOf(r.repository) !== "oci") throw new OciError("NAME_UNKNOWN", `no OCI repository named ${r.repository}`);
   };
 
-  /** Stores a blob under its image, its content checked against `digest` while it streams. */
-  const publishBlob = async (req: FastifyRequest, r: { repository: string; name: string }, digest: Digest, source: Readable) => {
+  /** Stores a blob under its image, its content checked against `digest` while it streams (or by the digest of content stored already). */
+  const publishBlob = async (req: FastifyRequest, r: { repository: string; name: string }, digest: Digest, source: Readable | StoredContent) => {
     const a = ociAddress(r.repository, r.name, "blobs", digest.text);
     try {
       await artifacts.publish(a, source, "application/octet-stream", actorOf(req.principal), { digests: { [digest.algorithm]: [{ hex: digest.hex, header: DIGEST_FIELD }] } });
@@ -140,18 +140,29 @@ export function ociRoutes(app: ServiceApp, deps: OciRoutesDeps): void {
     return appended.session;
   };
 
-  /** A session's chunks in order, read from the store one after another: the whole blob, streamed. */
-  const assembled = (id: string): Readable =>
-    Readable.from(
+  const chunkGone = (id: string) => new OciError("BLOB_UPLOAD_INVALID", `a chunk of upload ${id} is no longer stored (the upload was idle too long): start it again`);
+
+  /**
+   * The whole blob of a session. Its one chunk when that is the blob (what skopeo, podman and a
+   * monolithic PUT send: a PATCH or a PUT with the whole body, whose SHA-256 the store computed
+   * as it stored it): published as it is, not read and written again. Else the chunks in order,
+   * read from the store one after another, streamed.
+   */
+  const assembled = async (id: string, digest: Digest): Promise<Readable | StoredContent> => {
+    const chunks = await store.chunks(id);
+    const only = chunks.length === 1 ? chunks[0]! : undefined;
+    if (only && digest.algorithm === "sha256" && only.sha256 === digest.hex) return { stored: { sha256: only.sha256, size: only.size }, gone: () => chunkGone(id) };
+    return Readable.from(
       (async function* () {
-        for (const c of await store.chunks(id)) {
+        for (const c of chunks) {
           const part = await blobs.get(c.sha256);
           // Reclaimed: the session was idle past UPLOAD_IDLE_MS meanwhile, and its chunks no longer held.
-          if (!part) throw new OciError("BLOB_UPLOAD_INVALID", `a chunk of upload ${id} is no longer stored (the upload was idle too long): start it again`);
+          if (!part) throw chunkGone(id);
           yield* part;
         }
       })(),
     );
+  };
 
   const blob = async (req: FastifyRequest, reply: FastifyReply, r: Extract<OciRoute, { kind: "blob" }>) => {
     const a = ociAddress(r.repository, r.name, "blobs", r.digest.text);
@@ -197,7 +208,7 @@ export function ociRoutes(app: ServiceApp, deps: OciRoutesDeps): void {
       case "PUT": {
         const digest = digestOrRefuse(requireDigest(query(req).digest));
         const done = hasRequestBody(req) ? await appendChunk(req, s) : s;
-        await publishBlob(req, r, digest, assembled(done.id));
+        await publishBlob(req, r, digest, await assembled(done.id, digest));
         await store.endUpload(done.id);
         return blobStored(reply, r, digest.text);
       }

@@ -146,8 +146,16 @@ export function forPodman(objects: Obj[], opts: PodmanOptions): PodmanPlan {
         if (i >= 0) env.splice(i, 1);
         env.push({ name: k, value: v });
       };
+      // The pod's own address (status.podIP) is known only once podman started it: the variable
+      // and those naming it (`$(POD_IP)`) are left out, and the service derives its address itself
+      // (svc.artifacts.node-url's default: its first non-loopback address). Other `$(NAME)`s are
+      // expanded from the variables before them, as Kubernetes does.
+      const unknown = new Set<string>();
       for (const e of c.env ?? []) {
-        if (e.value !== undefined) set(e.name, e.value);
+        if (e.value !== undefined) {
+          const named = [...String(e.value).matchAll(/\$\(([A-Za-z_][A-Za-z0-9_]*)\)/g)].map((m) => m[1]!);
+          if (!named.some((n) => unknown.has(n))) set(e.name, named.reduce((v, n) => v.replaceAll(`$(${n})`, env.find((x) => x.name === n)?.value ?? `$(${n})`), String(e.value)));
+        } else if (e.valueFrom?.fieldRef?.fieldPath === "status.podIP") unknown.add(e.name);
         else if (e.valueFrom?.secretKeyRef) {
           const ref = e.valueFrom.secretKeyRef;
           const v = opts.secret[ref.key];

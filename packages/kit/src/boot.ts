@@ -221,15 +221,18 @@ export function onShutdown(log: Logger, steps: Array<() => unknown>, timeoutMs: 
 /** Runs the steps one after another; resolves the exit code: 0, or 1 when the grace ran out first. */
 export async function stopInOrder(log: Logger, steps: Array<() => unknown>, timeoutMs: number): Promise<0 | 1> {
   let timer: NodeJS.Timeout | undefined;
+  let current: (() => unknown) | undefined;
   const graceOver = new Promise<1>((resolve) => {
     timer = setTimeout(() => {
-      log.error("shutdown took too long; exiting");
+      // The step that held it, as its source reads (`() => bus.close()`): what an operator looks into.
+      log.error({ step: current ? String(current).slice(0, 120) : undefined }, "shutdown took too long; exiting");
       resolve(1);
     }, timeoutMs);
     timer.unref();
   });
   const done = (async () => {
     for (const step of steps) {
+      current = step;
       try {
         await step();
       } catch (err) {

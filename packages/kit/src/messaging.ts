@@ -3,6 +3,9 @@ import type { Logger } from "pino";
 import { connect, JSONCodec, RequestStrategy, RetentionPolicy, StorageType, type JetStreamClient, type NatsConnection, type Subscription } from "nats";
 import { eventParsers, streamFor, subjectFor, type EventCatalog, type EventKind } from "@svc/contracts";
 
+/** How long close() lets the NATS connection drain before it closes it. */
+const DRAIN_WAIT_MS = 3000;
+
 const codec = JSONCodec<unknown>();
 
 /**
@@ -303,10 +306,22 @@ export function createBus(opts: { url: string; tenant: string; name: string; log
       }
       return out;
     },
+    /**
+     * Drains the connection for up to DRAIN_WAIT_MS, then closes it. A drain could wait for ever
+     * (seen as pods were stopped one by one in `npm run image-check`: the console and the
+     * notifier held past their shutdown grace in `bus.close()`, and exited 1); what it would
+     * still flush is safe without it: the outbox marks an event sent only once JetStream
+     * acknowledged it, so the next process sends what was not.
+     */
     async close() {
       closed = true;
       for (const s of subs) s.unsubscribe();
-      if (nc && !nc.isClosed()) await nc.drain().catch(() => nc?.close());
+      const conn = nc;
+      if (!conn || conn.isClosed()) return;
+      let timer: NodeJS.Timeout | undefined;
+      const drained = await Promise.race([conn.drain().then(() => true, () => false), new Promise<false>((r) => (timer = setTimeout(() => r(false), DRAIN_WAIT_MS)))]);
+      clearTimeout(timer);
+      if (!drained && !conn.isClosed()) await conn.close().catch(() => {});
     },
   };
 }

@@ -2,6 +2,7 @@ import type { IncomingHttpHeaders } from "node:http";
 import { Pool } from "undici";
 import { encodePrincipal } from "@svc/contracts";
 import { bodyDigest, identitySigner } from "./identity.js";
+import { settlesWithin } from "./settles-within.js";
 
 export interface InternalClientOptions {
   /** The upstream's origin (a path on it is ignored: every call names its own). */
@@ -116,10 +117,7 @@ export function internalClient(o: InternalClientOptions) {
      * getaddrinfo EAI_AGAIN for a stopped pod's name), which held the whole shutdown past its grace.
      */
     close: async (): Promise<void> => {
-      let timer: NodeJS.Timeout | undefined;
-      const closed = await Promise.race([pool.close().then(() => true), new Promise<false>((r) => (timer = setTimeout(() => r(false), CLOSE_WAIT_MS)))]);
-      clearTimeout(timer);
-      if (!closed) await pool.destroy();
+      if (!(await settlesWithin(pool.close(), CLOSE_WAIT_MS))) await pool.destroy();
     },
   };
 }

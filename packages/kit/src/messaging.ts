@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import type { Logger } from "pino";
 import { connect, JSONCodec, RequestStrategy, RetentionPolicy, StorageType, type JetStreamClient, type NatsConnection, type Subscription } from "nats";
 import { eventParsers, streamFor, subjectFor, type EventCatalog, type EventKind } from "@svc/contracts";
+import { settlesWithin } from "./settles-within.js";
 
 /** How long close() lets the NATS connection drain before it closes it. */
 const DRAIN_WAIT_MS = 3000;
@@ -318,10 +319,7 @@ export function createBus(opts: { url: string; tenant: string; name: string; log
       for (const s of subs) s.unsubscribe();
       const conn = nc;
       if (!conn || conn.isClosed()) return;
-      let timer: NodeJS.Timeout | undefined;
-      const drained = await Promise.race([conn.drain().then(() => true, () => false), new Promise<false>((r) => (timer = setTimeout(() => r(false), DRAIN_WAIT_MS)))]);
-      clearTimeout(timer);
-      if (!drained && !conn.isClosed()) await conn.close().catch(() => {});
+      if (!(await settlesWithin(conn.drain(), DRAIN_WAIT_MS)) && !conn.isClosed()) await conn.close().catch(() => {});
     },
   };
 }

@@ -3,8 +3,8 @@
 import { join } from "node:path";
 import { createDatabase, startInfra, type Infra } from "@svc/devstack";
 import { ensureServiceBundles } from "@svc/devstack/service-bundle";
-import { SERVICE_NAMES, startServices, type RunningServices, type ServiceName } from "@svc/devstack/service-runner";
-import { dataDir, log, RATE_LIMIT, suiteDir } from "./options.js";
+import { SERVICE_NAMES, startServices, type Replica, type RunningServices, type ServiceName } from "@svc/devstack/service-runner";
+import { dataDir, log, RATE_LIMIT, SOCKETS, suiteDir } from "./options.js";
 
 export interface BenchSuite {
   infra: Infra;
@@ -32,8 +32,22 @@ export async function startBenchSuite(cleanups: Array<() => Promise<unknown>>, n
     natsUrl: infra.natsUrl,
     dataDir: suiteDir,
     nodeArgs,
+    // The gateway reaches its upstreams over Unix sockets, as `npm start` runs them (--tcp: loopback TCP).
+    sockets: SOCKETS,
     env: { SVC_RATE_LIMIT: String(RATE_LIMIT), ...env },
   });
   cleanups.push(() => suite.stop());
   return { infra, suite, databaseUrl };
+}
+
+/**
+ * With sockets: a second gateway node reaching the same upstreams over loopback TCP, the hop
+ * the socket replaces, measured beside it in the same run (undefined with --tcp).
+ */
+export async function startTcpGateway(suite: RunningServices, cleanups: Array<() => Promise<unknown>>): Promise<Replica | undefined> {
+  if (!suite.socketUrls) return undefined;
+  const env = Object.fromEntries(Object.keys(suite.socketUrls).map((name) => [`SVC_${name.toUpperCase()}_URL`, suite.urls[name as ServiceName]]));
+  const gateway = await suite.startGateway({ SVC_RATE_LIMIT: String(RATE_LIMIT), ...env });
+  cleanups.push(() => gateway.stop());
+  return gateway;
 }

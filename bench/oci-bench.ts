@@ -16,7 +16,7 @@ import autocannon from "autocannon";
 import { request } from "undici";
 import { ensureDebianPackages, freePort } from "@svc/devstack";
 import { largeBody } from "./bench-files.js";
-import { startBenchSuite } from "./bench-suite.js";
+import { startBenchSuite, startTcpGateway } from "./bench-suite.js";
 import { startDownloader } from "./large-files.js";
 import { tarOf } from "./npm-packages.js";
 import { CONNECTIONS, dataDir, DURATION, LARGE_RUNS, LARGE_SIZE, log, ROUNDS, suiteDir, WARMUP } from "./options.js";
@@ -183,12 +183,15 @@ export async function runOci(): Promise<void> {
     const created = await request(`${s.gatewayUrl}/api/repositories`, { method: "POST", headers: { "service-repository-key": s.bootstrapKey, "content-type": "application/json" }, body: JSON.stringify({ name: "images", format: "oci" }) });
     if (created.statusCode !== 201) throw new Error(`creating the oci repository answered ${created.statusCode}: ${await created.body.text()}`);
     await created.body.dump();
-    const ours: Registry = { label: "ours (gateway)", origin: s.gatewayUrl, prefix: "images/", user: "svc", password: s.bootstrapKey, pids: () => [s.pid("gateway") ?? 0, s.pid("artifacts") ?? 0] };
+    const ours: Registry = { label: s.socketUrls ? "ours (gateway, socket)" : "ours (gateway)", origin: s.gatewayUrl, prefix: "images/", user: "svc", password: s.bootstrapKey, pids: () => [s.pid("gateway") ?? 0, s.pid("artifacts") ?? 0] };
+    // The hop the socket replaces, in the same run: a second gateway node over loopback TCP in front of the same artifacts service.
+    const tcp = await startTcpGateway(s, cleanups);
+    const oursTcp: Registry | undefined = tcp && { ...ours, label: "ours (gateway, TCP)", origin: tcp.url, pids: () => [tcp.pid ?? 0, s.pid("artifacts") ?? 0] };
     const distribution = await startDistribution(cleanups);
-    const registries = [ours, distribution];
+    const registries = [ours, ...(oursTcp ? [oursTcp] : []), distribution];
 
     log("pushing a 256 MiB layer and a small image around it to each registry");
-    const { layer } = await seed(registries);
+    const { layer } = await seed([ours, distribution]);
 
     // ---- blob pull MB/s
     const client = startDownloader();
@@ -239,7 +242,8 @@ export async function runOci(): Promise<void> {
       for (const r of registries) {
         const host = new URL(r.origin).host;
         const creds = `${r.user}:${r.password}`;
-        const image = `docker://${host}/${r.prefix}bench/copy-${round + 1}:v1`;
+        // A name of its own per registry: two of ours share one repository, and skopeo skips blobs already there.
+        const image = `docker://${host}/${r.prefix}bench/copy-${registries.indexOf(r)}-${round + 1}:v1`;
         const c = round < 0 ? { in: [] as number[], out: [] as number[], cpuIn: 0, cpuOut: 0 } : copies.get(r.label)!;
         const cpu0 = serverCpu(r);
         c.in.push(await skopeoCopy(["--dest-tls-verify=false", "--dest-creds", creds, `oci:${layout}:v1`, image]));
@@ -261,21 +265,31 @@ export async function runOci(): Promise<void> {
     const rps = (label: string) => manifests.get(label)!.ok / manifests.get(label)!.seconds;
     const cpuPerMB = (label: string) => pullCpu.get(label)! / ((pulls.get(label)!.length * LARGE_SIZE) / 1e6);
     const copyCpu = (label: string, way: "cpuIn" | "cpuOut") => copies.get(label)![way] / COPY_ROUNDS;
-    const [a, b] = [ours.label, distribution.label];
+    const d = distribution.label;
+    const mine = registries.filter((r) => r !== distribution).map((r) => r.label);
+    // Each of ours, then distribution, then each of ours over distribution (higher: ours better).
+    const row = (name: string, value: (label: string) => number, digits: number, higherIsBetter: boolean) => [
+      name,
+      ...[...mine, d].map((l) => value(l).toFixed(digits)),
+      ...mine.map((l) => `x${(higherIsBetter ? value(l) / value(d) : value(d) / value(l)).toFixed(2)}`),
+    ];
+    const blank = (name: string, cell: (label: string) => string | number) => [name, ...[...mine, d].map(cell), ...mine.map(() => "")];
+    const copyIn = (l: string) => median(copies.get(l)!.in);
+    const copyOut = (l: string) => median(copies.get(l)!.out);
     console.log(`\nOCI registry against docker-registry (distribution 2.8, bcrypt htpasswd), same disk, one run (${new Date().toISOString()})\n`);
     console.log(
       table(
-        ["figure", a, b, "ours/distribution"],
+        ["figure", ...mine, d, ...mine.map((l) => `${l.replace(/^ours /, "")}/distribution`)],
         [
-          ["blob pull, 256 MiB (MB/s)", mbps(a).toFixed(0), mbps(b).toFixed(0), `x${(mbps(a) / mbps(b)).toFixed(2)}`],
-          ["  server CPU per MB (ms)", cpuPerMB(a).toFixed(2), cpuPerMB(b).toFixed(2), `x${(cpuPerMB(b) / cpuPerMB(a)).toFixed(2)}`],
-          ["manifest GETs (per second)", rps(a).toFixed(0), rps(b).toFixed(0), `x${(rps(a) / rps(b)).toFixed(2)}`],
-          ["  p50 / p99 latency (ms)", `${median(manifests.get(a)!.p50)} / ${median(manifests.get(a)!.p99)}`, `${median(manifests.get(b)!.p50)} / ${median(manifests.get(b)!.p99)}`, ""],
-          ["  answers not 2xx", manifests.get(a)!.non2xx, manifests.get(b)!.non2xx, ""],
-          [`skopeo copy in, ${COPY_LAYERS} layers (s, median)`, median(copies.get(a)!.in).toFixed(2), median(copies.get(b)!.in).toFixed(2), `x${(median(copies.get(b)!.in) / median(copies.get(a)!.in)).toFixed(2)}`],
-          ["  server CPU per copy in (ms)", copyCpu(a, "cpuIn").toFixed(0), copyCpu(b, "cpuIn").toFixed(0), `x${(copyCpu(b, "cpuIn") / copyCpu(a, "cpuIn")).toFixed(2)}`],
-          [`skopeo copy out, ${COPY_LAYERS} layers (s, median)`, median(copies.get(a)!.out).toFixed(2), median(copies.get(b)!.out).toFixed(2), `x${(median(copies.get(b)!.out) / median(copies.get(a)!.out)).toFixed(2)}`],
-          ["  server CPU per copy out (ms)", copyCpu(a, "cpuOut").toFixed(0), copyCpu(b, "cpuOut").toFixed(0), `x${(copyCpu(b, "cpuOut") / copyCpu(a, "cpuOut")).toFixed(2)}`],
+          row("blob pull, 256 MiB (MB/s)", mbps, 0, true),
+          row("  server CPU per MB (ms)", cpuPerMB, 2, false),
+          row("manifest GETs (per second)", rps, 0, true),
+          blank("  p50 / p99 latency (ms)", (l) => `${median(manifests.get(l)!.p50)} / ${median(manifests.get(l)!.p99)}`),
+          blank("  answers not 2xx", (l) => manifests.get(l)!.non2xx),
+          row(`skopeo copy in, ${COPY_LAYERS} layers (s, median)`, copyIn, 2, false),
+          row("  server CPU per copy in (ms)", (l) => copyCpu(l, "cpuIn"), 0, false),
+          row(`skopeo copy out, ${COPY_LAYERS} layers (s, median)`, copyOut, 2, false),
+          row("  server CPU per copy out (ms)", (l) => copyCpu(l, "cpuOut"), 0, false),
         ],
       ),
     );

@@ -15,13 +15,13 @@ function option(name: string, fallback: number): number {
 const flag = (name: string) => process.argv.includes(`--${name}`);
 
 if (flag("help")) {
-  console.log(`usage: npm run bench -- [--profile[=gateway|artifacts|auth]] [--connections=50] [--duration=8] [--rounds=2] [--warmup=3] [--large-runs=5] [--rate-limit=999999999|0] [--no-nginx] [--no-large] [--no-small]
+  console.log(`usage: npm run bench -- [--profile[=gateway|artifacts|auth]] [--connections=50] [--duration=8] [--rounds=2] [--warmup=3] [--large-runs=5] [--rate-limit=999999999|0] [--no-nginx] [--no-large] [--no-small] [--tcp]
        npm run bench -- --scale [--s3] [--sizes=10000,100000,1000000] [--sample=200] [--rows-per-blob=100] [--concurrency=8]
        npm run bench -- --npm [--versions=500] [--big-versions=2000] [--packages=200] [--burst=20] [--installs=8] [--connections=50] [--duration=8] [--rounds=2] [--warmup=3] [--profile]
        npm run bench -- --proxy [--packages=200] [--profile[=artifacts|gateway|auth]]
        npm run bench -- --against=<another checkout> [--packages=200]
        npm run bench -- --s3 [--publishes=1000] [--connections=50] [--duration=8] [--rounds=2] [--large-runs=5]
-       npm run bench -- --oci [--connections=50] [--duration=8] [--rounds=2] [--warmup=3] [--large-runs=5]`);
+       npm run bench -- --oci [--connections=50] [--duration=8] [--rounds=2] [--warmup=3] [--large-runs=5] [--tcp]`);
   process.exit(0);
 }
 
@@ -54,6 +54,9 @@ export const RATE_LIMIT = (() => {
   return n;
 })();
 export const LARGE = !flag("no-large");
+// The gateway reaches its upstreams over Unix sockets (svc.socket), with a second gateway over
+// loopback TCP measured beside it; --tcp: TCP only, as before.
+export const SOCKETS = !flag("tcp");
 export const SMALL = !flag("no-small");
 
 // --scale: the same suite grown through several sizes (keys, files and group members each), so

@@ -118,6 +118,8 @@ function printLarge(large: LargeResult[]): void {
   const largeRatio = lg && ld ? lg.mbps / ld.mbps : NaN;
   console.log("");
   console.log(`large files: gateway/direct = ${pct(largeRatio)} (goal >= ${GOAL_LARGE * 100}%: ${largeRatio >= GOAL_LARGE ? "met" : "not met"})`);
+  const lt = byLabel(large, "gateway, TCP");
+  if (lt && ld) console.log(`             gateway over loopback TCP/direct = ${pct(lt.mbps / ld.mbps)} (the gateway above reaches the artifacts service over a Unix socket)`);
   const ln = byLabel(large, "nginx");
   if (ln && ld) console.log(`             nginx/direct   = ${pct(ln.mbps / ld.mbps)}`);
 }

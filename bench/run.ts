@@ -17,7 +17,7 @@ import { identityHeaders } from "@svc/kit";
 import { parseKey } from "@svc/keys";
 import { collectProfile } from "./cpuprofile.js";
 import { check, closeDispatcher, largeBody, put } from "./bench-files.js";
-import { startBenchSuite } from "./bench-suite.js";
+import { startBenchSuite, startTcpGateway } from "./bench-suite.js";
 import { largeOnce, measureLarge, startDownloader, type LargeResult, type LargeTarget } from "./large-files.js";
 import { findNginx, startNginx, type RunningNginx } from "./nginx.js";
 import { AGAINST, OCI, PROXY, S3, dataDir, LARGE, LARGE_PATH, LARGE_SIZE, log, NGINX, NPM, nginxDir, PROFILE, PROFILE_SERVICE, profileDir, RATE_LIMIT, ROUNDS, SCALE, SMALL, SMALL_PATH, SMALL_SIZE, suiteDir } from "./options.js";
@@ -136,8 +136,11 @@ async function main(): Promise<void> {
     if (LARGE) {
       const client = startDownloader();
       cleanups.push(() => client.stop());
+      // The socket's gain, in the same run: a gateway node over loopback TCP taking turns with it.
+      const tcp = await startTcpGateway(s, cleanups);
       const targets: LargeTarget[] = [
         { label: "gateway", run: (p) => largeOnce(client, s.gatewayUrl, keyHeaders, p) },
+        ...(tcp ? [{ label: "gateway, TCP", run: (p: Procs) => largeOnce(client, tcp.url, keyHeaders, { ...p, gateway: tcp.pid }) }] : []),
         { label: "direct", run: (p) => largeOnce(client, s.urls.artifacts, signed(LARGE_PATH), p) },
         ...(nginxBin ? [{ label: "nginx", run: (_p: Procs) => withNginx((url) => largeOnce(client, url, () => ({}), procs())) }] : []),
       ];

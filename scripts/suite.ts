@@ -20,7 +20,7 @@
 // (gateway, 8080; the other services take free ports), SVC_HOST, SVC_TENANT, SVC_INTERNAL_SECRET,
 // SVC_BOOTSTRAP_KEY (blank: none this run), SVC_FILESYSTEM_ROOT, SVC_SHUTDOWN_GRACE.
 // `-Dsvc.x=y` arguments are passed to every service; `--no-bootstrap-key` retires the stored key.
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { isLoopback, parseSettingDuration, systemProperties } from "@svc/kit";
 import { freePort, startInfra, type Infra } from "@svc/devstack";
@@ -113,6 +113,8 @@ interface ServiceDef {
   /** What its command line names: services/<name>/src/main (main.ts through tsx, or its bundle main.bundle.cjs). */
   main: string;
   port: number;
+  /** Its Unix socket (svc.socket), where the other services and the gateway reach it; unset: its port only. */
+  socket?: string;
 }
 
 async function discoverServices(): Promise<ServiceDef[]> {
@@ -207,7 +209,7 @@ function startService(def: ServiceDef, env: NodeJS.ProcessEnv): SupervisedServic
     spawn: () =>
       spawnService({
         name: def.name,
-        env: { ...env, SVC_PORT: String(def.port) },
+        env: { ...env, SVC_PORT: String(def.port), ...(def.socket ? { SVC_SOCKET: def.socket } : {}) },
         args: dArgs,
         detached: true,
         onLine: (line, stream) => output.service(def.name, line, stream),
@@ -411,9 +413,19 @@ async function main(): Promise<void> {
     delete env.SVC_BOOTSTRAP_KEY;
     if (props.has("svc.bootstrap-key")) warn("--no-bootstrap-key: the -Dsvc.bootstrap-key argument still reaches the services");
   }
+  // The services reach each other, the gateway its upstreams, over Unix sockets in the data
+  // folder (a large download through the gateway costs about half the CPU of loopback TCP); the
+  // ports stay open. A path too long for a socket (103 bytes) keeps TCP.
+  const socketDir = join(dataDir, "run");
+  const socketsFit = services.every((s) => Buffer.byteLength(join(socketDir, `${s.name}.sock`)) <= 103);
+  if (socketsFit) {
+    mkdirSync(socketDir, { recursive: true, mode: 0o700 });
+    chmodSync(socketDir, 0o700);
+  } else say(`the services reach each other over TCP: socket paths under ${socketDir} would be longer than 103 bytes`);
   for (const s of services) {
     if (s.name === "gateway") continue;
-    env[`SVC_${s.name.toUpperCase().replace(/[.-]/g, "_")}_URL`] = `http://${reachHost}:${s.port}`;
+    if (socketsFit) s.socket = join(socketDir, `${s.name}.sock`);
+    env[`SVC_${s.name.toUpperCase().replace(/[.-]/g, "_")}_URL`] = s.socket ? `unix:${s.socket}` : `http://${reachHost}:${s.port}`;
   }
   if (props.has("svc.host")) delete env.SVC_HOST; // the -D argument reaches every service anyway
   // The console calls the API through this gateway; on this machine's plain http its session

@@ -2,7 +2,7 @@
 // own Postgres, Redis and NATS under a data folder of its own. Slow (each suite starts its own
 // servers): one file, suites shared between tests where they can be.
 import { spawn, type ChildProcess } from "node:child_process";
-import { existsSync, mkdirSync, readdirSync, readFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
@@ -161,12 +161,18 @@ describe("npm start", () => {
     const list = JSON.parse(readFileSync(join(a.dataDir, "services.pid"), "utf8")) as Array<{ name: string; pid: number }>;
     const auth = list.find((e) => e.name === "auth");
     expect(auth).toBeDefined();
+    // The gateway reaches auth over its Unix socket (svc.socket), which only its user and group may open.
+    const socket = join(a.dataDir, "run", "auth.sock");
+    expect(statSync(socket).mode & 0o777).toBe(0o660);
     const from = a.lines.length;
     process.kill(-auth!.pid, "SIGKILL");
     await a.waitFor(/auth exited unexpectedly with signal SIGKILL; restarting it in 1 s/, 30_000, from);
     await a.waitFor(/"service":"suite".*auth is live again/, 90_000, from);
     await waitUntil("gateway ready again", async () => (await status(`${a.gateway}/health/ready`)) === 200, 60_000);
     expect(await status(`${a.gateway}/api/capabilities`, key)).toBe(200);
+    // The socket file the killed process left was taken over by the new one.
+    expect(await status(`${a.gateway}/api/credentials`, key)).toBe(200);
+    expect(statSync(socket).isSocket()).toBe(true);
     expect(a.proc.exitCode).toBeNull();
   });
 
@@ -207,6 +213,8 @@ describe("npm start", () => {
     await waitUntil("every process of the suite gone", () => pids.every((p) => !alive(p)), 25_000);
     expect(Date.now() - killedAt).toBeLessThan(25_000);
     expect(await a.exited).toBe(0);
+    // Each service removed its socket file as it stopped.
+    expect(readdirSync(join(a.dataDir, "run"))).toEqual([]);
 
     a = startLocalSuite(a.dataDir, Number(new URL(a.gateway).port), ["--no-bootstrap-key"]);
     suites.push(a);

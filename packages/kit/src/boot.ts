@@ -8,7 +8,8 @@ import { createLogger, type LogRing } from "./logger.js";
 import { createBus, type Bus } from "./messaging.js";
 import { createMetrics, type ServiceMetrics } from "./metrics.js";
 import { startNodeAgent, type NodeAgentSettings } from "./node-agent.js";
-import { unknownEnvironmentSettings, type Settings } from "./settings.js";
+import { SETTINGS, unknownEnvironmentSettings, type Settings } from "./settings.js";
+import { listenOnSocket } from "./socket-listener.js";
 
 /**
  * One way to start a service, so each `main.ts` holds only the service's own wiring:
@@ -29,7 +30,7 @@ import { unknownEnvironmentSettings, type Settings } from "./settings.js";
  */
 
 /** What boot reads from every service's settings. */
-export type BootSettings = Pick<Settings, "tenant" | "natsUrl" | "host" | "port" | "logLevel" | "shutdownGraceMs">;
+export type BootSettings = Pick<Settings, "tenant" | "natsUrl" | "host" | "port" | "logLevel" | "shutdownGraceMs"> & Partial<Pick<Settings, "socket">>;
 
 /** A service's own Postgres schema; `DB` types the Kysely handle its wiring receives. */
 export interface DatabaseSpec<DB> {
@@ -195,10 +196,13 @@ export async function bootService(spec: EitherSpec): Promise<void> {
   }
 
   await wiring.app.listen({ host: config.host, port: config.port });
+  // svc.socket, on the services the catalog says read it (a gateway on the same host reaches them there).
+  const socketPath = (SETTINGS.socket.readBy as readonly string[]).includes(spec.name) ? config.socket : undefined;
+  const socket = socketPath ? await listenOnSocket(wiring.app, socketPath).catch((err: unknown) => refuseStart(spec.name, err)) : undefined;
   wiring.onListening?.();
-  log.info(wiring.ready ?? {}, spec.readyMessage ?? `${spec.name} service ready`);
+  log.info(socket ? { ...wiring.ready, socket: socket.path } : (wiring.ready ?? {}), spec.readyMessage ?? `${spec.name} service ready`);
 
-  onShutdown(log, [() => wiring.app.close(), ...(wiring.closers ?? []), ...last], config.shutdownGraceMs);
+  onShutdown(log, [() => Promise.all([wiring.app.close(), socket?.close()]), ...(wiring.closers ?? []), ...last], config.shutdownGraceMs);
 }
 
 /**

@@ -25,3 +25,5 @@ export * from "./live-settings-follower.js";
 export * from "./address-policy.js";
 export * from "./webhook-settings.js";
 export * from "./audit-trail.js";
+export * from "./upstream-address.js";
+export * from "./socket-listener.js";

@@ -3,9 +3,10 @@ import { Pool } from "undici";
 import { encodePrincipal } from "@svc/contracts";
 import { bodyDigest, identitySigner } from "./identity.js";
 import { settlesWithin } from "./settles-within.js";
+import { upstreamAddress } from "./upstream-address.js";
 
 export interface InternalClientOptions {
-  /** The upstream's origin (a path on it is ignored: every call names its own). */
+  /** The upstream's origin, or `unix:/path.sock` (a path on an origin is ignored: every call names its own). */
   baseUrl: string;
   /** Names the upstream in errors, e.g. "auth service". */
   service: string;
@@ -63,7 +64,8 @@ const CLOSE_WAIT_MS = 2000;
  */
 export function internalClient(o: InternalClientOptions) {
   const timeout = o.timeoutMs ?? 10_000;
-  const pool = new Pool(new URL(o.baseUrl).origin, { connections: o.connections ?? 4, keepAliveTimeout: 60_000, headersTimeout: timeout, bodyTimeout: timeout });
+  const upstream = upstreamAddress(o.baseUrl);
+  const pool = new Pool(upstream.origin, { socketPath: upstream.socketPath, connections: o.connections ?? 4, keepAliveTimeout: 60_000, headersTimeout: timeout, bodyTimeout: timeout });
   const sign = identitySigner(o.internalSecret);
   const principal = encodePrincipal({ kind: "system", tenant: o.tenant, id: o.caller });
 

@@ -5,6 +5,7 @@ import { isFormatName, maskUrlsIn, type RepositoryFormat } from "@svc/contracts"
 import { parseAddressList } from "./addresses.js";
 import { parseSettingDuration, parseIsoDuration, durationMs } from "./duration.js";
 import { closestName } from "./closest-name.js";
+import { serviceUrlProblem } from "./upstream-address.js";
 import { describeInForce, type SettingInForce, type SettingOrigin } from "./settings-in-force.js";
 
 // Over ~400 lines on purpose: the catalog below is one table, read top to bottom by the settings
@@ -121,6 +122,19 @@ const url = (schemes: string[]): Parser<string> => (raw) => {
   } catch {
     return { ok: false, reason: "must be a URL" };
   }
+};
+/** Where a service reaches another: an http(s) URL or `unix:/path.sock` (upstream-address.ts). */
+const serviceUrl: Parser<string> = (raw) => {
+  const t = raw.trim();
+  const problem = t === "" ? undefined : serviceUrlProblem(t, ["http", "https"]);
+  return problem === undefined ? { ok: true, value: t } : { ok: false, reason: problem };
+};
+/** A Unix domain socket path to listen on: absolute, blank for none. */
+const socketPath: Parser<string> = (raw) => {
+  const t = raw.trim();
+  // sun_path holds 108 bytes on Linux (104 on macOS), its terminating NUL included.
+  if (t !== "" && (!t.startsWith("/") || Buffer.byteLength(t) > 103)) return { ok: false, reason: "must be an absolute path of at most 103 bytes, such as /run/svc/artifacts.sock (blank: none)" };
+  return { ok: true, value: t };
 };
 /** One URL, or several separated by commas (the servers of one cluster); kept as written. */
 const urlList = (schemes: string[]): Parser<string> => (raw) => {
@@ -266,21 +280,23 @@ export const SETTINGS = {
     description: "The address a service listens on (`npm start` sets 127.0.0.1)." }),
   port: def("svc.port", port, 8080, { perProcess: true, readBy: ALL,
     description: "The port a service listens on (`npm start`: the gateway on 8080, the others on free ports it hands to the gateway)." }),
-  authUrl: def("svc.auth.url", url(["http", "https"]), "http://127.0.0.1:18081", { perProcess: true, readBy: ["gateway"],
+  socket: def("svc.socket", socketPath, "", { perProcess: true, readBy: ["auth", "artifacts", "admin", "walker", "notifier", "console"], defaultText: "blank (none)",
+    description: "A Unix domain socket path this service listens on beside `svc.host`:`svc.port`, for a gateway on the same host (one pod, one machine) that names it as `unix:<path>` in its `svc.<service>.url`: large downloads then cost both processes about half the CPU of loopback TCP. The file is made with mode 0660 (give the two processes one group, or a shared folder only they can enter); a file left by a crash is removed at start (one another process still listens on refuses the start) and the file is removed at shutdown. `npm start` uses it for every service." }),
+  authUrl: def("svc.auth.url", serviceUrl, "http://127.0.0.1:18081", { perProcess: true, readBy: ["gateway"],
     description: "Where the gateway reaches the auth service." }),
-  artifactsUrl: def("svc.artifacts.url", url(["http", "https"]), "http://127.0.0.1:18082", { perProcess: true, readBy: ["gateway", "walker", "auth"],
+  artifactsUrl: def("svc.artifacts.url", serviceUrl, "http://127.0.0.1:18082", { perProcess: true, readBy: ["gateway", "walker", "auth"],
     description: "Where the gateway reaches the artifacts service, the walker its internal routes, and the auth service its repository list (a grant naming a repository that does not exist is answered with a warning)." }),
   artifactsNodeUrl: def("svc.artifacts.node-url", url(["http", "https"]), "", { perProcess: true, readBy: ["artifacts"], defaultText: "blank (`http://<svc.host>:<svc.port>`)",
     description: "This artifacts node's own address as the other artifacts nodes reach it: a request on another node for a file this node is fetching for a proxy repository is streamed the bytes from here as they arrive (`/internal/` routes, signed with the internal secret). Blank: `http://<svc.host>:<svc.port>`, with this machine's first non-loopback IPv4 address for a wildcard `svc.host` (a Kubernetes pod's own address). Set it when that is not how the other nodes reach this one." }),
-  adminUrl: def("svc.admin.url", url(["http", "https"]), "http://127.0.0.1:18083", { perProcess: true, readBy: ["gateway", "artifacts", "notifier", "console"],
+  adminUrl: def("svc.admin.url", serviceUrl, "http://127.0.0.1:18083", { perProcess: true, readBy: ["gateway", "artifacts", "notifier", "console"],
     description: "Where the gateway reaches the admin service (the rest of `/api/`, `/metrics`, per-tenant rate limits), and where the other services read the settings changed at run time (`PUT /api/settings/<name>`)." }),
-  notifierUrl: def("svc.notifier.url", url(["http", "https"]), "http://127.0.0.1:18084", { perProcess: true, readBy: ["gateway"],
+  notifierUrl: def("svc.notifier.url", serviceUrl, "http://127.0.0.1:18084", { perProcess: true, readBy: ["gateway"],
     description: "Where the gateway reaches the notifier (`/api/webhooks`)." }),
-  consoleUrl: def("svc.console.url", url(["http", "https"]), "http://127.0.0.1:18086", { perProcess: true, readBy: ["gateway"],
+  consoleUrl: def("svc.console.url", serviceUrl, "http://127.0.0.1:18086", { perProcess: true, readBy: ["gateway"],
     description: "Where the gateway reaches the console (`/login`, `/logout`, `/ui/`, and `/` for a browser) and asks what a session cookie stands for." }),
   uiDeploy: def("svc.ui.deploy", bool, false, { readBy: ["gateway", "console"],
     description: "`true` switches on the console's Deploy action (publishing one file from the browser): the console offers it, and the gateway lets a signed-in person publish to `/repository/` with the console session, under the same rights as a key; off, such writes are refused with 403 (keys are unaffected). Changes at run time (`PUT /api/settings/ui.deploy`, the console's Settings page, Modules) unless fixed at start." }),
-  walkerUrl: def("svc.walker.url", url(["http", "https"]), "http://127.0.0.1:18085", { perProcess: true, readBy: ["gateway"],
+  walkerUrl: def("svc.walker.url", serviceUrl, "http://127.0.0.1:18085", { perProcess: true, readBy: ["gateway"],
     description: "Where the gateway reaches the walker (`/api/walks`)." }),
   storage: def("svc.storage", storageKind, "filesystem", { readBy: ["artifacts", "walker"],
     description: "Where the blob store keeps content: `filesystem` (a folder, `svc.filesystem-root`) or `s3` (an S3-compatible bucket, `svc.storage.s3.*`: AWS S3, Ceph RGW, MinIO, ...). Every artifacts replica and the walker must use the same store." }),

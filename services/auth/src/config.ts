@@ -16,6 +16,7 @@ export type AuthConfig = Pick<
   | "natsUrl"
   | "host"
   | "port"
+  | "socket"
   | "logLevel"
   | "shutdownGraceMs"
   | "databasePoolSize"

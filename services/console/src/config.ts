@@ -28,6 +28,7 @@ export type ConsoleConfig = Pick<
   | "natsUrl"
   | "host"
   | "port"
+  | "socket"
   | "logLevel"
   | "shutdownGraceMs"
   | "databasePoolSize"

@@ -12,6 +12,8 @@ export interface NotifierConfig extends WebhookConfig {
   adminUrl: Settings["adminUrl"];
   host: string;
   port: number;
+  /** svc.socket: a Unix socket listened on beside the port (blank: none). */
+  socket: string;
   logLevel: string;
   shutdownGraceMs: number;
   databasePoolSize: number;
@@ -39,6 +41,7 @@ export function loadConfig(argv = process.argv.slice(2), env = process.env): Not
     adminUrl: s.adminUrl,
     host: s.host,
     port: s.port,
+    socket: s.socket,
     logLevel: s.logLevel,
     shutdownGraceMs: s.shutdownGraceMs,
     databasePoolSize: s.databasePoolSize,

@@ -2,7 +2,7 @@ import { loadSettings, requireSettings, type Settings, type NodeAgentSettings } 
 
 export type WalkerConfig = Pick<
   Settings,
-  "tenant" | "readOnly" | "filesystemRoot" | "storage" | "s3Bucket" | "s3Endpoint" | "s3Region" | "s3PathStyle" | "s3Prefix" | "s3AccessKey" | "s3SecretKey" | "s3EqualParts" | "s3IdleTimeoutMs" | "storageReclaimGraceMs" | "artifactsUrl" | "internalSecret" | "internalSecretPrevious" | "databaseUrl" | "natsUrl" | "host" | "port" | "logLevel" | "shutdownGraceMs" | "databasePoolSize"
+  "tenant" | "readOnly" | "filesystemRoot" | "storage" | "s3Bucket" | "s3Endpoint" | "s3Region" | "s3PathStyle" | "s3Prefix" | "s3AccessKey" | "s3SecretKey" | "s3EqualParts" | "s3IdleTimeoutMs" | "storageReclaimGraceMs" | "artifactsUrl" | "internalSecret" | "internalSecretPrevious" | "databaseUrl" | "natsUrl" | "host" | "port" | "socket" | "logLevel" | "shutdownGraceMs" | "databasePoolSize"
 > &
   NodeAgentSettings;
 

@@ -1,5 +1,6 @@
 import { randomBytes } from "node:crypto";
-import { existsSync, mkdirSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { makeKey } from "@svc/keys";
 import { freePort, releasePort } from "./index.js";
@@ -34,6 +35,12 @@ export interface ServicesOptions {
    * every launch, so a later startService() sees changes made to this object.
    */
   nodeArgs?: Partial<Record<ServiceName, string[]>>;
+  /**
+   * Every upstream service also listens on a Unix domain socket (svc.socket, in a fresh folder
+   * under the system's temporary one: a socket path holds at most 103 bytes) and the gateway
+   * reaches them there (`unix:` URLs); `urls` stay their TCP ports. Default: SVC_TEST_SOCKETS=1.
+   */
+  sockets?: boolean;
 }
 
 export interface LogLine {
@@ -44,6 +51,8 @@ export interface LogLine {
 export interface RunningServices {
   gatewayUrl: string;
   urls: Record<ServiceName, string>;
+  /** With `sockets`: the `unix:` URL of each upstream service, the gateway's way to it. */
+  socketUrls?: Partial<Record<ServiceName, string>>;
   bootstrapKey: string;
   internalSecret: string;
   storeRoot: string;
@@ -105,6 +114,9 @@ export async function startServices(opts: ServicesOptions): Promise<RunningServi
   for (const n of ALL_SERVICE_NAMES) ports[n] = await freePort();
   const urls = Object.fromEntries(ALL_SERVICE_NAMES.map((n) => [n, `http://127.0.0.1:${ports[n]}`])) as Record<ServiceName, string>;
 
+  const sockets = opts.sockets ?? process.env.SVC_TEST_SOCKETS === "1";
+  const socketDir = sockets ? mkdtempSync(join(tmpdir(), "svc-sock-")) : undefined;
+  const socketUrls = socketDir ? Object.fromEntries(names.filter((n) => n !== "gateway").map((n) => [n, `unix:${join(socketDir, `${n}.sock`)}`])) : undefined;
   const base = cleanEnv();
   const shared: Record<string, string | undefined> = {
     SVC_DATABASE_URL: opts.databaseUrl,
@@ -146,6 +158,10 @@ export async function startServices(opts: ServicesOptions): Promise<RunningServi
   };
 
   const overrides = new Map<ServiceName, Record<string, string | undefined>>();
+  if (socketUrls) {
+    for (const [name, url] of Object.entries(socketUrls)) overrides.set(name as ServiceName, { SVC_SOCKET: url.slice("unix:".length) });
+    overrides.set("gateway", Object.fromEntries(Object.entries(socketUrls).map(([name, url]) => [`SVC_${name.toUpperCase()}_URL`, url])));
+  }
   const launch = async (name: ServiceName, extra?: Record<string, string | undefined>) => {
     if (extra) overrides.set(name, { ...overrides.get(name), ...extra });
     const env = withSettings(base, { ...shared, ...overrides.get(name), SVC_PORT: String(ports[name]) });
@@ -186,7 +202,8 @@ export async function startServices(opts: ServicesOptions): Promise<RunningServi
     const out: string[] = [];
     const proc = spawnService({
       name,
-      env: withSettings(base, { ...shared, ...overrides.get(name), ...env, SVC_PORT: String(port) }),
+      // A replica of an upstream listens on its port only: the first process holds the socket.
+      env: withSettings(base, { ...shared, ...overrides.get(name), SVC_SOCKET: undefined, ...env, SVC_PORT: String(port) }),
       args: opts.args,
       nodeArgs: opts.nodeArgs?.[name],
       onLine: (line) => {
@@ -214,6 +231,7 @@ export async function startServices(opts: ServicesOptions): Promise<RunningServi
   return {
     gatewayUrl: urls.gateway,
     urls,
+    socketUrls,
     bootstrapKey,
     internalSecret,
     storeRoot,
@@ -240,6 +258,7 @@ export async function startServices(opts: ServicesOptions): Promise<RunningServi
       for (const p of extras) p.kill("SIGKILL");
       await Promise.all([...children.keys()].map((n) => stopOne(n)));
       for (const port of [...Object.values(ports), ...replicaPorts]) releasePort(port);
+      if (socketDir) rmSync(socketDir, { recursive: true, force: true });
     },
   };
 }

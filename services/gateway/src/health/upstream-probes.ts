@@ -1,5 +1,5 @@
 import { Pool } from "undici";
-import type { Check } from "@svc/kit";
+import { upstreamAddress, type Check } from "@svc/kit";
 import type { Upstreams } from "../proxy/route-table.js";
 
 type Outcome = { ok: true } | { ok: false; error: string };
@@ -14,7 +14,8 @@ export function upstreamProbesFactory(upstreams: Upstreams) {
   let authProbe: Promise<unknown> = Promise.resolve();
 
   const probe = (name: keyof Upstreams): Check => {
-    const pool = new Pool(upstreams[name], { connections: 2 });
+    const upstream = upstreamAddress(upstreams[name]);
+    const pool = new Pool(upstream.origin, { socketPath: upstream.socketPath, connections: 2 });
     pools.push(pool);
     const check = async (): Promise<Outcome> => {
       try {

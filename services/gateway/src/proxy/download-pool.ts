@@ -55,6 +55,8 @@ export interface Exchange {
 export interface DownloadPoolOptions {
   host: string;
   port: number;
+  /** A Unix domain socket to connect to instead of host and port (a co-located upstream's svc.socket). */
+  socketPath?: string;
   /** Most connections open at once; further requests wait for one. */
   connections: number;
   /**
@@ -122,10 +124,9 @@ class Connection {
 
   constructor(private readonly pool: DownloadPool) {
     this.armed = pool.shelf.take();
+    const { socketPath, host, port } = pool.options;
     this.socket = connect({
-      host: pool.options.host,
-      port: pool.options.port,
-      noDelay: true,
+      ...(socketPath ? { path: socketPath } : { host, port, noDelay: true }),
       onread: { buffer: () => this.armed, callback: (n: number, buf: Uint8Array) => this.onRead(n, buf as Buffer) },
     });
     this.socket.setTimeout(pool.options.timeoutMs);

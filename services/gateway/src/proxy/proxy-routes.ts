@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import httpProxy, { type FastifyHttpProxyOptions } from "@fastify/http-proxy";
 import replyFrom, { type FastifyReplyFromHooks } from "@fastify/reply-from";
-import { declaredContentType, senderWentAway, setContentTypeAside, type AddressMatcher } from "@svc/kit";
+import { declaredContentType, senderWentAway, setContentTypeAside, upstreamAddress, type AddressMatcher, type UpstreamAddress } from "@svc/kit";
 import { bodyGuardFactory } from "./body-guard.js";
 import { DownloadPool } from "./download-pool.js";
 import { forwardDownload } from "./download-forwarder.js";
@@ -69,11 +69,11 @@ export function registerProxyRoutes(app: FastifyInstance, deps: ProxyDeps, route
   // one that stalls would hold up every upload behind it; the per-caller cap and the idle
   // timeout bound them instead (body-guard.ts). Upstreams keep idle connections 65 s; we drop ours first.
   const pools = new Map<string, SigningPool>();
-  const poolFor = (origin: string, transport: Transport) => {
-    const name = `${transport} ${origin}`;
+  const poolFor = (upstream: UpstreamAddress, transport: Transport) => {
+    const name = `${transport} ${upstream.key}`;
     let pool = pools.get(name);
     if (!pool) {
-      pool = new SigningPool(origin, { connections: transport === "uploads" ? null : connections, pipelining: 1, keepAliveTimeout: 60_000 }, stamp);
+      pool = new SigningPool(upstream.origin, { socketPath: upstream.socketPath, connections: transport === "uploads" ? null : connections, pipelining: 1, keepAliveTimeout: 60_000 }, stamp);
       pools.set(name, pool);
     }
     return pool;
@@ -81,12 +81,12 @@ export function registerProxyRoutes(app: FastifyInstance, deps: ProxyDeps, route
 
   // The download pool reads plain http only; an https upstream is served by the undici pool.
   const downloadPools = new Map<string, DownloadPool>();
-  const downloadHandlerFor = (upstream: URL, route: Route): ProxyHandler | undefined => {
-    if (upstream.protocol !== "http:") return undefined;
-    let downloads = downloadPools.get(upstream.origin);
+  const downloadHandlerFor = (upstream: UpstreamAddress, route: Route): ProxyHandler | undefined => {
+    if (upstream.origin.startsWith("https:")) return undefined;
+    let downloads = downloadPools.get(upstream.key);
     if (!downloads) {
-      downloads = new DownloadPool({ host: upstream.hostname, port: Number(upstream.port || 80), connections, timeoutMs: deps.upstreamSilenceMs ?? 60_000 });
-      downloadPools.set(upstream.origin, downloads);
+      downloads = new DownloadPool({ host: upstream.hostname, port: upstream.port, socketPath: upstream.socketPath, connections, timeoutMs: deps.upstreamSilenceMs ?? 60_000 });
+      downloadPools.set(upstream.key, downloads);
     }
     const pool = downloads;
     const host = upstream.host;
@@ -103,11 +103,11 @@ export function registerProxyRoutes(app: FastifyInstance, deps: ProxyDeps, route
 
   // Uploads stream their body with its digest in a trailer, which undici cannot send.
   const uploadForwarders = new Map<string, ReturnType<typeof uploadForwarder>>();
-  const uploadHandlerFor = (upstream: URL, route: Route): ProxyHandler => {
-    const name = `${route.inert ? "inert " : ""}${upstream.origin}`;
+  const uploadHandlerFor = (upstream: UpstreamAddress, route: Route): ProxyHandler => {
+    const name = `${route.inert ? "inert " : ""}${upstream.key}`;
     let uploads = uploadForwarders.get(name);
     if (!uploads) {
-      uploads = uploadForwarder(upstream, stamp, failed, route.inert ? inert : undefined);
+      uploads = uploadForwarder({ ...upstream, secure: upstream.origin.startsWith("https:") }, stamp, failed, route.inert ? inert : undefined);
       uploadForwarders.set(name, uploads);
     }
     const forward = uploads.forward;
@@ -123,8 +123,8 @@ export function registerProxyRoutes(app: FastifyInstance, deps: ProxyDeps, route
   const stampOrigin = (request: FastifyRequest, _reply: FastifyReply, done: () => void) => (stampForwardedOrigin(request, deps.trustedProxies), done());
 
   for (const route of routes) {
-    const upstream = deps.upstreams[route.upstream];
-    const url = new URL(upstream);
+    // An upstream over a Unix socket (`unix:/path.sock`) is addressed as http://localhost on it.
+    const url = upstreamAddress(deps.upstreams[route.upstream]);
     app.register(async (scope) => {
       // The gateway parses no body: the proxy's catch-all parser hands every body on as it
       // comes (fastify's text/plain parser would read it whole, decode it and cap it at 1 MiB).
@@ -140,11 +140,11 @@ export function registerProxyRoutes(app: FastifyInstance, deps: ProxyDeps, route
       // pool's answers are made inert where they are written (download-forwarder.ts).
       if (route.inert) scope.addHook("onSend", inert.onSend);
       await scope.register(httpProxy, {
-        upstream,
+        upstream: url.origin,
         prefix: route.prefix,
         rewritePrefix: route.rewrite ?? route.prefix,
         replyOptions: replyOptionsFor(route),
-        undici: poolFor(url.origin, route.transport),
+        undici: poolFor(url, route.transport),
         httpMethods: route.methods ? [...route.methods] : undefined,
         // Per-request log lines cost throughput (as in createBaseApp); failures are still logged.
         disableRequestLogging: true,
@@ -155,9 +155,9 @@ export function registerProxyRoutes(app: FastifyInstance, deps: ProxyDeps, route
 
   // `GET /` is the console's home for a browser (the admission classified it by Accept) and,
   // for any other client, the same 404 as before the console existed.
-  const home = deps.upstreams[CONSOLE_HOME.upstream];
+  const home = upstreamAddress(deps.upstreams[CONSOLE_HOME.upstream]);
   app.register(async (scope) => {
-    await scope.register(replyFrom, { base: home, undici: poolFor(new URL(home).origin, CONSOLE_HOME.transport), disableRequestLogging: true });
+    await scope.register(replyFrom, { base: home.origin, undici: poolFor(home, CONSOLE_HOME.transport), disableRequestLogging: true });
     const options = replyOptionsFor(CONSOLE_HOME);
     const handler = (request: FastifyRequest, reply: FastifyReply) => (request.target?.kind === "console" ? reply.from(request.url, options) : reply.callNotFound());
     scope.addHook("onRequest", stampOrigin);

@@ -3,7 +3,7 @@ import https from "node:https";
 import { Readable, finished, pipeline } from "node:stream";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { IDENTITY_BODY_TRAILER } from "@svc/contracts";
-import { BODY_IN_TRAILER, bodyDigest, declaredContentType, hasRequestBody, readWhole, sha256Through } from "@svc/kit";
+import { BODY_IN_TRAILER, bodyDigest, type UpstreamAddress, declaredContentType, hasRequestBody, readWhole, sha256Through } from "@svc/kit";
 import { answerFromPool, upstreamPath } from "./download-forwarder.js";
 import { DownloadPool } from "./download-pool.js";
 import type { InertContent } from "./inert-content.js";
@@ -35,15 +35,15 @@ export type ForwardFailed = (reply: FastifyReply, error: unknown) => void;
  * upstream it goes through a pool of its own (download-pool.ts), head and body in one write,
  * which costs the gateway less than Node's http client per request.
  */
-export function uploadForwarder(upstream: URL, stamp: StampIdentity, failed: ForwardFailed, inert: InertContent | undefined) {
-  const secure = upstream.protocol === "https:";
+export function uploadForwarder(upstream: UpstreamAddress & { secure: boolean }, stamp: StampIdentity, failed: ForwardFailed, inert: InertContent | undefined) {
+  const { secure, socketPath } = upstream;
   const agent = secure ? new https.Agent({ keepAlive: true, timeout: 60_000 }) : new http.Agent({ keepAlive: true, timeout: 60_000 });
   const send = secure ? https.request : http.request;
   // As many connections as there are writes under way, as with the agent; their answers are
   // small, so each connection's read buffer is too.
   const small = secure
     ? undefined
-    : new DownloadPool({ host: upstream.hostname, port: Number(upstream.port || 80), connections: Number.POSITIVE_INFINITY, timeoutMs: 60_000, answerTimeoutMs: IDLE_MS, keepBuffers: 16, bufferBytes: 16 * 1024 });
+    : new DownloadPool({ host: upstream.hostname, port: upstream.port, socketPath, connections: Number.POSITIVE_INFINITY, timeoutMs: 60_000, answerTimeoutMs: IDLE_MS, keepBuffers: 16, bufferBytes: 16 * 1024 });
 
   const forward = (request: FastifyRequest, reply: FastifyReply, dest: string): FastifyReply => {
     const path = upstreamPath(request, dest);
@@ -60,7 +60,7 @@ export function uploadForwarder(upstream: URL, stamp: StampIdentity, failed: For
 
     const open = (binding: string | undefined) => {
       const signature = stamp(headers as Record<string, unknown>, request.method, path, request.forwardedPrincipal, binding);
-      const up = send({ hostname: upstream.hostname, port: upstream.port || (secure ? 443 : 80), method: request.method, path, headers, agent });
+      const up = send({ ...(socketPath ? { socketPath } : { hostname: upstream.hostname, port: upstream.port }), method: request.method, path, headers, agent });
       up.setTimeout(IDLE_MS, () => up.destroy(new Error(`the upstream sent nothing for ${IDLE_MS} ms`)));
       up.once("error", (err) => failed(reply, err));
       up.once("response", (res: IncomingMessage) => answer(reply, res, failed));

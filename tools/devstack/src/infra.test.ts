@@ -310,8 +310,8 @@ describe("the servers end with the process that started them", () => {
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
   /** The stand-in for npm start under the `tsx` command (whose signal relay kills a slow child), in its own process group. */
-  async function startHolder(): Promise<{ pid: number; servers: number[]; exited: Promise<void> }> {
-    const child = spawn(join(repoRoot, "node_modules", ".bin", "tsx"), [join(repoRoot, "tools", "devstack", "src", "infra-holder.fixture.ts"), dir], {
+  async function startHolder(withServices = false): Promise<{ pid: number; servers: number[]; exited: Promise<void> }> {
+    const child = spawn(join(repoRoot, "node_modules", ".bin", "tsx"), [join(repoRoot, "tools", "devstack", "src", "infra-holder.fixture.ts"), dir, ...(withServices ? ["services"] : [])], {
       cwd: repoRoot,
       detached: true,
       stdio: ["ignore", "pipe", "inherit"],
@@ -326,7 +326,7 @@ describe("the servers end with the process that started them", () => {
       void exited.then(() => reject(new Error(`the holder exited before its servers were ready: ${buf}`)));
     });
     const servers = Object.values(JSON.parse(line) as Record<string, number>);
-    expect(servers).toHaveLength(3);
+    expect(servers).toHaveLength(withServices ? 4 : 3);
     return { pid: child.pid!, servers, exited };
   }
 
@@ -339,8 +339,11 @@ describe("the servers end with the process that started them", () => {
     }
   }, 300_000);
 
-  it("SIGKILL of that process: the reaper stops its servers", async () => {
-    const holder = await startHolder();
+  it.each([
+    ["its servers", false],
+    ["its servers and the services it started as a test file does", true],
+  ])("SIGKILL of that process: the reaper stops %s", async (_, withServices) => {
+    const holder = await startHolder(withServices);
     const inner = readdirSync("/proc").filter((e) => /^\d+$/.test(e)).map(Number).filter((p) => {
       try {
         const cmd = readFileSync(`/proc/${p}/cmdline`, "utf8");
@@ -353,5 +356,7 @@ describe("the servers end with the process that started them", () => {
     for (const p of [holder.pid, ...inner]) process.kill(p, "SIGKILL");
     await holder.exited;
     await waitUntil(`servers ${holder.servers.join(", ")} gone`, () => holder.servers.every((p) => !pidAlive(p)), 60_000);
+    // Stopped by the reaper, not by chance (a service may also end when its servers are gone).
+    if (withServices) expect(readFileSync(join(dir, "logs", "reaper.log"), "utf8")).toMatch(/stopping .*notifier on port \d+/);
   }, 120_000);
 });

@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { makeKey } from "@svc/keys";
 import { freePort, releasePort } from "./index.js";
+import { processReaper, type StopStep } from "./reaper.js";
 import { repoRoot, spawnService, type ServiceProcess } from "./service-process.js";
 export { serviceCommand } from "./service-process.js";
 
@@ -102,6 +103,12 @@ function withSettings(base: NodeJS.ProcessEnv, settings: Record<string, string |
   return env;
 }
 
+/** How the reaper stops a service whose test process died: its shutdown, then SIGKILL. */
+const SERVICE_STOP_STEPS: StopStep[] = [
+  ["SIGTERM", 5_000],
+  ["SIGKILL", 0],
+];
+
 export async function startServices(opts: ServicesOptions): Promise<RunningServices> {
   const names = opts.services ?? SERVICE_NAMES;
   const echo = opts.echo ?? process.env.SVC_TEST_VERBOSE === "1";
@@ -143,6 +150,15 @@ export async function startServices(opts: ServicesOptions): Promise<RunningServi
   const MAX_LINES = 200_000;
   const waiters = new Set<{ pattern: RegExp; service?: ServiceName; resolve: (l: string) => void }>();
   const children = new Map<ServiceName, ServiceProcess>();
+  // A test worker killed outright (a timeout, SIGKILL) runs no exit handler: its reaper stops the
+  // services it started, which would otherwise run on, retrying servers that are gone.
+  const reaper = processReaper(join(opts.dataDir, "reaper.log"));
+  const watch = (proc: ServiceProcess, port: number) => {
+    if (proc.pid === undefined) return;
+    const key = `${proc.name} on port ${port} of ${opts.dataDir}`;
+    reaper.watch(key, { pid: proc.pid, stage: 0, steps: SERVICE_STOP_STEPS });
+    void proc.exit.then(() => reaper.forget(key));
+  };
 
   const record = (service: ServiceName, line: string) => {
     lines.push({ service, line });
@@ -167,6 +183,7 @@ export async function startServices(opts: ServicesOptions): Promise<RunningServi
     const env = withSettings(base, { ...shared, ...overrides.get(name), SVC_PORT: String(ports[name]) });
     const proc = spawnService({ name, env, args: opts.args, nodeArgs: opts.nodeArgs?.[name], onLine: (line) => record(name, line) });
     children.set(name, proc);
+    watch(proc, ports[name]);
     try {
       await proc.waitLive(urls[name], 60_000);
     } catch (err) {
@@ -211,6 +228,7 @@ export async function startServices(opts: ServicesOptions): Promise<RunningServi
       },
     });
     extras.add(proc);
+    watch(proc, port);
     try {
       await proc.waitLive(url, 60_000);
     } catch (err) {

@@ -99,8 +99,9 @@ export async function runAgainst(): Promise<void> {
 /**
  * `--profile[=service]`, after the timed steps (so they run unprofiled): that service of each
  * suite restarts under --cpu-prof, answers the abbreviated documents twice (in turns as above;
- * the first pass warms the restarted service, and is in the profile too), stops to write its
- * profile and starts again without. Prints each side's busy CPU per document and the functions
+ * the first pass warms the restarted service up), stops to write its profile and starts again
+ * without. Only the second pass's samples are counted (V8 stamps them with the monotonic clock
+ * process.hrtime reads). Prints each side's busy CPU per document and the functions
  * whose self time differs most between the two, by function name (the two bundles' lines differ).
  */
 async function profileAbbreviated(targets: Target[], service: ServiceName, count: number, get: (t: Target, i: number) => Promise<number>): Promise<void> {
@@ -109,15 +110,20 @@ async function profileAbbreviated(targets: Target[], service: ServiceName, count
     rmSync(dirs[k]!, { recursive: true, force: true });
     mkdirSync(dirs[k]!, { recursive: true });
     log(`${t.label}: restarting ${service} under --cpu-prof`);
-    t.nodeArgs[service] = ["--cpu-prof", `--cpu-prof-dir=${dirs[k]}`];
+    // One sample every 100 µs (the default is 1 ms): a document takes a few milliseconds.
+    t.nodeArgs[service] = ["--cpu-prof", "--cpu-prof-interval=100", `--cpu-prof-dir=${dirs[k]}`];
     await t.s.stopService(service, "SIGTERM");
     await t.s.startService(service);
   }
-  log(`profile: ${count} abbreviated documents twice on each, in turns of 50`);
+  log(`profile: ${count} abbreviated documents twice on each, in turns of 50 (the first pass warms up)`);
+  const nowUs = () => Number(process.hrtime.bigint() / 1000n);
+  let window = { fromUs: 0, toUs: 0 };
   for (let pass = 0; pass < 2; pass++) {
+    const fromUs = nowUs();
     for (let from = 0, turn = 0; from < count; from += 50, turn++) {
       for (const k of turn % 2 === 0 ? [0, 1] : [1, 0]) for (let i = from; i < Math.min(from + 50, count); i++) await get(targets[k]!, i);
     }
+    window = { fromUs, toUs: nowUs() };
   }
   const perName: Array<Map<string, number>> = [];
   const lines: string[] = [];
@@ -127,22 +133,22 @@ async function profileAbbreviated(targets: Target[], service: ServiceName, count
       console.log(`\n${t.label}: no .cpuprofile was written to ${dirs[k]}`);
       return;
     }
-    const p = summariseProfile(file, repoRoot, 100_000);
+    const p = summariseProfile(file, repoRoot, 100_000, window);
     const names = new Map<string, number>();
     // A row's name is "function url:line"; the function's name alone is what both bundles share.
     for (const r of p.rows) {
       const fn = r.name.includes(" ") ? r.name.slice(0, r.name.lastIndexOf(" ")) : r.name;
-      names.set(fn, (names.get(fn) ?? 0) + (r.selfMs * 1000) / (2 * count));
+      names.set(fn, (names.get(fn) ?? 0) + (r.selfMs * 1000) / count);
     }
     perName.push(names);
-    lines.push(`  ${t.label}: ${((p.busyMs * 1000) / (2 * count)).toFixed(0)} µs busy per document (${file})`);
+    lines.push(`  ${t.label}: ${((p.busyMs * 1000) / count).toFixed(0)} µs busy per document in the second pass (${file})`);
   }
   const all = new Set([...perName[0]!.keys(), ...perName[1]!.keys()]);
   const rows = [...all]
     .map((fn) => ({ fn, other: perName[0]!.get(fn) ?? 0, mine: perName[1]!.get(fn) ?? 0 }))
     .sort((a, b) => Math.abs(b.mine - b.other) - Math.abs(a.mine - a.other))
     .slice(0, 20);
-  console.log(`\n${service} service profile, abbreviated documents (the warm-up pass included)\n${lines.join("\n")}`);
+  console.log(`\n${service} service profile, abbreviated documents\n${lines.join("\n")}`);
   console.log("  self µs per document, other / this, the 20 largest differences:");
   for (const r of rows) console.log(`  ${r.other.toFixed(1).padStart(8)} ${r.mine.toFixed(1).padStart(8)}  ${r.fn}`);
 }

@@ -9,13 +9,14 @@
 import { mkdirSync, rmSync } from "node:fs";
 import { join, resolve } from "node:path";
 import type { Infra } from "@svc/devstack";
-import type { RunningServices } from "@svc/devstack/service-runner";
+import type { RunningServices, ServiceName } from "@svc/devstack/service-runner";
 import { startBenchSuite } from "./bench-suite.js";
 import { INSTALL_ACCEPT, NPM_SUITE_ENV, npmRepository } from "./npm-measure.js";
 import { closeNpmAgent, publish, publishDoc, timedGet } from "./npm-packages.js";
+import { collectProfile, summariseProfile } from "./cpuprofile.js";
 import { cpuMs } from "./procstat.js";
 import { closeScaleAgent } from "./scale-client.js";
-import { AGAINST, dataDir, log, NPM_SIZES, suiteDir } from "./options.js";
+import { AGAINST, dataDir, log, NPM_SIZES, PROFILE_SERVICE, profileDir, repoRoot, suiteDir } from "./options.js";
 
 const SERVICES = ["gateway", "artifacts", "notifier"] as const;
 const SERVERS = ["postgres", "redis"] as const;
@@ -30,6 +31,8 @@ interface Target {
   infra: Infra;
   registry: string;
   key: string;
+  /** Read by the suite at every launch of a service: the profile pass adds --cpu-prof here. */
+  nodeArgs: Partial<Record<ServiceName, string[]>>;
 }
 
 export async function runAgainst(): Promise<void> {
@@ -41,15 +44,17 @@ export async function runAgainst(): Promise<void> {
     const { startBenchSuite: startOther } = (await import(join(other, "bench", "bench-suite.ts"))) as typeof import("./bench-suite.js");
     mkdirSync(dataDir, { recursive: true });
     for (const d of [suiteDir, join(other, ".data", "bench", "suite")]) rmSync(d, { recursive: true, force: true });
+    const otherArgs: Target["nodeArgs"] = {};
+    const thisArgs: Target["nodeArgs"] = {};
     const suites = [
-      { label: `other (${other})`, ...(await startOther(cleanups, {}, NPM_SUITE_ENV)) },
-      { label: "this checkout", ...(await startBenchSuite(cleanups, {}, NPM_SUITE_ENV)) },
+      { label: `other (${other})`, nodeArgs: otherArgs, ...(await startOther(cleanups, otherArgs, NPM_SUITE_ENV)) },
+      { label: "this checkout", nodeArgs: thisArgs, ...(await startBenchSuite(cleanups, thisArgs, NPM_SUITE_ENV)) },
     ];
     const targets: Target[] = [];
-    for (const { label, suite: s, infra } of suites) {
+    for (const { label, suite: s, infra, nodeArgs } of suites) {
       const { registry, key } = await npmRepository(s);
       for (let i = 0; i < 50; i++) await publish(registry, key, publishDoc(registry, `warm-${i}`, "1.0.0"));
-      targets.push({ label, s, infra, registry, key });
+      targets.push({ label, s, infra, registry, key, nodeArgs });
     }
     const cpu = (t: Target) => [...SERVICES.map((n) => cpuMs(t.s.pid(n) ?? 0)), ...SERVERS.map((n) => cpuMs(t.infra.pids()[n] ?? 0))];
     /** `step` may answer the milliseconds to count (a paced GET's, without its pause); else its whole time counts. */
@@ -83,9 +88,67 @@ export async function runAgainst(): Promise<void> {
     await inTurns("tarball GETs", 50, async (t, i) => void (await get(`${t.registry}dep-${i}/-/dep-${i}-1.0.0.tgz`, t.key, "*/*")));
     await inTurns("document GETs (abbreviated)", 50, async (t, i) => void (await get(`${t.registry}dep-${i}`, t.key, INSTALL_ACCEPT)));
     await inTurns(`document GETs (full) paced as npm install: ${NPM_PACE_MS} ms after each`, 50, (t, i) => get(`${t.registry}dep-${i}`, t.key, FULL_ACCEPT, NPM_PACE_MS));
+    if (PROFILE_SERVICE) await profileAbbreviated(targets, PROFILE_SERVICE, count, (t, i) => get(`${t.registry}dep-${i}`, t.key, INSTALL_ACCEPT));
   } finally {
     for (const c of cleanups.reverse()) await c().catch((err) => log(`cleanup: ${(err as Error).message}`));
     await closeNpmAgent().catch(() => {});
     await closeScaleAgent().catch(() => {});
   }
+}
+
+/**
+ * `--profile[=service]`, after the timed steps (so they run unprofiled): that service of each
+ * suite restarts under --cpu-prof, answers the abbreviated documents twice (in turns as above;
+ * the first pass warms the restarted service up), stops to write its profile and starts again
+ * without. Only the second pass's samples are counted (V8 stamps them with the monotonic clock
+ * process.hrtime reads). Prints each side's busy CPU per document and the functions
+ * whose self time differs most between the two, by function name (the two bundles' lines differ).
+ */
+async function profileAbbreviated(targets: Target[], service: ServiceName, count: number, get: (t: Target, i: number) => Promise<number>): Promise<void> {
+  const dirs = targets.map((_, k) => join(profileDir, `against-${k === 0 ? "other" : "this"}`));
+  for (const [k, t] of targets.entries()) {
+    rmSync(dirs[k]!, { recursive: true, force: true });
+    mkdirSync(dirs[k]!, { recursive: true });
+    log(`${t.label}: restarting ${service} under --cpu-prof`);
+    // One sample every 100 µs (the default is 1 ms): a document takes a few milliseconds.
+    t.nodeArgs[service] = ["--cpu-prof", "--cpu-prof-interval=100", `--cpu-prof-dir=${dirs[k]}`];
+    await t.s.stopService(service, "SIGTERM");
+    await t.s.startService(service);
+  }
+  log(`profile: ${count} abbreviated documents twice on each, in turns of 50 (the first pass warms up)`);
+  const nowUs = () => Number(process.hrtime.bigint() / 1000n);
+  let window = { fromUs: 0, toUs: 0 };
+  for (let pass = 0; pass < 2; pass++) {
+    const fromUs = nowUs();
+    for (let from = 0, turn = 0; from < count; from += 50, turn++) {
+      for (const k of turn % 2 === 0 ? [0, 1] : [1, 0]) for (let i = from; i < Math.min(from + 50, count); i++) await get(targets[k]!, i);
+    }
+    window = { fromUs, toUs: nowUs() };
+  }
+  const perName: Array<Map<string, number>> = [];
+  const lines: string[] = [];
+  for (const [k, t] of targets.entries()) {
+    const file = await collectProfile(t.s, service, t.nodeArgs, dirs[k]!);
+    if (!file) {
+      console.log(`\n${t.label}: no .cpuprofile was written to ${dirs[k]}`);
+      return;
+    }
+    const p = summariseProfile(file, repoRoot, 100_000, window);
+    const names = new Map<string, number>();
+    // A row's name is "function url:line"; the function's name alone is what both bundles share.
+    for (const r of p.rows) {
+      const fn = r.name.includes(" ") ? r.name.slice(0, r.name.lastIndexOf(" ")) : r.name;
+      names.set(fn, (names.get(fn) ?? 0) + (r.selfMs * 1000) / count);
+    }
+    perName.push(names);
+    lines.push(`  ${t.label}: ${((p.busyMs * 1000) / count).toFixed(0)} µs busy per document in the second pass (${file})`);
+  }
+  const all = new Set([...perName[0]!.keys(), ...perName[1]!.keys()]);
+  const rows = [...all]
+    .map((fn) => ({ fn, other: perName[0]!.get(fn) ?? 0, mine: perName[1]!.get(fn) ?? 0 }))
+    .sort((a, b) => Math.abs(b.mine - b.other) - Math.abs(a.mine - a.other))
+    .slice(0, 20);
+  console.log(`\n${service} service profile, abbreviated documents\n${lines.join("\n")}`);
+  console.log("  self µs per document, other / this, the 20 largest differences:");
+  for (const r of rows) console.log(`  ${r.other.toFixed(1).padStart(8)} ${r.mine.toFixed(1).padStart(8)}  ${r.fn}`);
 }

@@ -52,7 +52,7 @@ function shortUrl(url: string, repoRoot: string): string {
  * are the same function reached through different callers). Each sample is charged the interval
  * up to the next sample, as Chrome DevTools does.
  */
-export function summariseProfile(file: string, repoRoot: string, top = 25): ProfileSummary {
+export function summariseProfile(file: string, repoRoot: string, top = 25, window?: { fromUs: number; toUs: number }): ProfileSummary {
   const profile = JSON.parse(readFileSync(file, "utf8")) as CpuProfile;
   const byId = new Map<number, ProfileNode>();
   for (const n of profile.nodes) byId.set(n.id, n);
@@ -68,6 +68,9 @@ export function summariseProfile(file: string, repoRoot: string, top = 25): Prof
     }
     for (let i = 0; i < samples.length; i++) {
       const next = i + 1 < samples.length ? stamps[i + 1]! : profile.endTime;
+      // A window (µs of the monotonic clock V8 stamps samples with, the one process.hrtime reads)
+      // counts only the samples taken in it.
+      if (window && (stamps[i]! < window.fromUs || stamps[i]! >= window.toUs)) continue;
       const dt = Math.max(0, next - stamps[i]!);
       const id = samples[i]!;
       selfUs.set(id, (selfUs.get(id) ?? 0) + dt);

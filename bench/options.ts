@@ -19,7 +19,7 @@ if (flag("help")) {
        npm run bench -- --scale [--s3] [--sizes=10000,100000,1000000] [--sample=200] [--rows-per-blob=100] [--concurrency=8]
        npm run bench -- --npm [--versions=500] [--big-versions=2000] [--packages=200] [--burst=20] [--installs=8] [--connections=50] [--duration=8] [--rounds=2] [--warmup=3] [--profile]
        npm run bench -- --proxy [--packages=200] [--profile[=artifacts|gateway|auth]]
-       npm run bench -- --against=<another checkout> [--packages=200]
+       npm run bench -- --against=<another checkout> [--packages=200] [--profile[=gateway|artifacts|auth]]
        npm run bench -- --s3 [--publishes=1000] [--connections=50] [--duration=8] [--rounds=2] [--large-runs=5]
        npm run bench -- --oci [--connections=50] [--duration=8] [--rounds=2] [--warmup=3] [--large-runs=5] [--tcp]`);
   process.exit(0);

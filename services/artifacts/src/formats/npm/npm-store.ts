@@ -7,6 +7,16 @@ import { indexChangeTracker, type IndexChangeTracker } from "../../store/index-c
 const { escapeIdentifier, escapeLiteral } = pg;
 const packageOf = (r: { dist_tags: Record<string, string>; rev: number; created_at: Date; modified_at: Date }): NpmPackageRow => ({ distTags: r.dist_tags, rev: r.rev, created: r.created_at, modified: r.modified_at });
 const FIND_PACKAGE = `select dist_tags, rev, created_at, modified_at from ${escapeIdentifier(SCHEMA)}.npm_packages where repository = $1 and name = $2`;
+/**
+ * A document's version rows, oldest first, without a held tarball's version (the screening gate,
+ * docs/administration/screening.md: clients pick the newest version they may download), and the
+ * readme of version $3 only (the full document's; null for the abbreviated one).
+ */
+const DOCUMENT_VERSIONS = `select v.version, v.tarball, v.published_at, v.manifest - 'readme' as manifest, case when v.version = $3 then v.manifest ->> 'readme' end as readme
+  from ${escapeIdentifier(SCHEMA)}.npm_versions v
+  where v.repository = $1 and v.name = $2
+    and not exists (select 1 from ${escapeIdentifier(SCHEMA)}.artifacts a where a.repository = v.repository and a.path = v.tarball and a.held_reason is not null)
+  order by v.published_at`;
 
 export interface NpmPackageRow {
   distTags: Record<string, string>;
@@ -81,18 +91,13 @@ export function npmStoreFactory(root: Db, pool: pg.Pool, changes: Pick<IndexChan
      * and the readme of `readmeOf` (the latest version) alone.
      */
     async documentVersions(repository: string, name: string, readmeOf: string | undefined): Promise<{ versions: NpmVersionRow[]; readme: string | undefined }> {
-      const rows = await db()
-        .selectFrom("npm_versions")
-        .select(["version", "tarball", "published_at", sql<Record<string, unknown>>`manifest - 'readme'`.as("manifest"), sql<string | null>`case when version = ${readmeOf ?? null} then manifest ->> 'readme' end`.as("readme")])
-        .where("repository", "=", repository)
-        .where("name", "=", name)
-        // A held tarball's version is not listed (the screening gate, docs/administration/screening.md):
-        // clients pick the newest version they may download.
-        .where(({ not, exists, selectFrom }) =>
-          not(exists(selectFrom("artifacts").select("path").whereRef("artifacts.repository", "=", "npm_versions.repository").whereRef("artifacts.path", "=", "npm_versions.tarball").where("artifacts.held_reason", "is not", null))),
-        )
-        .orderBy("published_at")
-        .execute();
+      // Every document built (each change of a package, each kind) reads these: a statement
+      // prepared once per connection, as findPackage's, not a query built and planned per build.
+      const { rows } = await pool.query<{ version: string; tarball: string; published_at: Date; manifest: Record<string, unknown>; readme: string | null }>({
+        name: "npm-document-versions",
+        text: DOCUMENT_VERSIONS,
+        values: [repository, name, readmeOf ?? null],
+      });
       const readme = rows.find((r) => typeof r.readme === "string")?.readme ?? undefined;
       return { versions: rows.map((r) => ({ version: r.version, manifest: r.manifest, tarball: r.tarball, published: r.published_at })), readme };
     },

@@ -7,7 +7,8 @@ import { Readable, Transform } from "node:stream";
 const READ_CHUNK = 64 * 1024;
 
 /**
- * Bytes kept from readers until the file is stored. With the end missing, a response broken off
+ * Bytes kept from readers until the fetch settles the spool (the file checked at its end, or
+ * stored; see file-fetch.ts). With the end missing, a response broken off
  * because the file was refused at its end (a digest that does not match, the gate) is visibly
  * incomplete to every client: shorter than its Content-Length, or a chunked body never ended.
  * One byte would do for that; 64 KiB also keeps a file that small from being streamed at all (it
@@ -24,7 +25,8 @@ export const HOLDBACK_BYTES = 64 * 1024;
  * from the first, and a slow client stalls neither the others nor the store: the tap never
  * waits for a reader.
  *
- * Readers get the last bytes, and their end, only once `settle()` says the file was stored; a
+ * Readers get the last bytes, and their end, only once `settle()` says the file may be served
+ * (it matched what its upstream declares and the gate lets it through, or it was stored); a
  * failure breaks every reader off (destroyed with the error). The file is unlinked as soon as
  * it is opened: nothing is left behind by a crash, and its space is freed when the last reader
  * and the tap are done with it.
@@ -47,7 +49,7 @@ export class FileSpool {
 
   /**
    * A spool in `dir` (a folder on disk: not a tmpfs, where it would be memory after all); `size`
-   * the length the upstream declared, `holdback` the bytes kept from readers until the file is stored.
+   * the length the upstream declared, `holdback` the bytes kept from readers until the spool is settled.
    */
   static async create(dir: string, opts: { size?: number | undefined; holdback?: number } = {}): Promise<FileSpool> {
     const path = join(dir, `proxy-spool-${randomUUID()}`);
@@ -98,7 +100,7 @@ export class FileSpool {
     });
   }
 
-  /** The fetch's outcome: stored (readers get the rest and end) or failed (readers are broken off with `err`). Only the first counts. */
+  /** The fetch's outcome: the file may be served (readers get the rest and end) or failed (readers are broken off with `err`). Only the first counts. */
   settle(err?: Error): void {
     if (this.outcome) return;
     this.outcome = err ? { ok: false, err } : { ok: true };

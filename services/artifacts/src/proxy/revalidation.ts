@@ -25,6 +25,12 @@ export interface Revalidation<R extends CachedRow, T> {
   refresh: (row: R | undefined) => Promise<T>;
   /** Named in the log line of a background revalidation that failed. */
   about: Record<string, unknown>;
+  /**
+   * What the refresh left under way after its answer (the row's write): the lock is held until
+   * it settles, so another node waiting for it reads the row written, but the callers here are
+   * answered at once. It logs its own failure.
+   */
+  settling?: () => Promise<unknown> | undefined;
 }
 
 /**
@@ -37,12 +43,19 @@ export interface Revalidation<R extends CachedRow, T> {
 export function revalidationFactory<T>(deps: { flights: SingleFlight<T>; upstreams: Pick<Upstreams, "exclusive">; staleMs: () => number; now: () => number; log: Pick<FastifyBaseLogger, "warn"> }) {
   return async <R extends CachedRow>(r: Revalidation<R, T>): Promise<T> => {
     const age = (row: R) => deps.now() - row.fetchedAt.getTime();
-    const refreshing = deps.flights.run(r.key.join("\0"), () =>
-      deps.upstreams.exclusive(async () => {
-        const current = await r.reread();
-        if (current && (!r.row || current.fetchedAt.getTime() > r.row.fetchedAt.getTime()) && age(current) < r.ttlOf(current)) return r.answer(current, false);
-        return r.refresh(current ?? r.row);
-      }, ...r.key),
+    const refreshing = deps.flights.run(
+      r.key.join("\0"),
+      () =>
+        new Promise<T>((resolve, reject) => {
+          deps.upstreams
+            .exclusive(async () => {
+              const current = await r.reread();
+              if (current && (!r.row || current.fetchedAt.getTime() > r.row.fetchedAt.getTime()) && age(current) < r.ttlOf(current)) return resolve(r.answer(current, false));
+              resolve(await r.refresh(current ?? r.row));
+              await r.settling?.();
+            }, ...r.key)
+            .catch(reject);
+        }),
     );
     if (r.row && r.hasCopy(r.row) && age(r.row) < r.ttlOf(r.row) + deps.staleMs()) {
       refreshing.catch((err: unknown) => deps.log.warn({ err, ...r.about }, "proxy: a background revalidation of cached metadata failed; the cached copy is served meanwhile"));

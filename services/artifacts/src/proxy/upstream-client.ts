@@ -67,7 +67,11 @@ export async function upstreamGet(url: string, opts: UpstreamGetOptions): Promis
 export async function upstreamStream(url: string, opts: UpstreamGetOptions): Promise<UpstreamStream> {
   let target = new URL(url);
   for (let hop = 0; ; hop++) {
-    const answer = await once(target, opts);
+    const answer = await once(target, opts).catch((err: unknown) => {
+      // A kept-alive connection the upstream closed as it was reused (its idle timeout): asked again once, on another.
+      if (err instanceof ReusedConnectionClosed) return once(target, opts);
+      throw err;
+    });
     const location = answer.headers.location;
     if (answer.status >= 300 && answer.status < 400 && answer.status !== 304 && location && hop < 3) {
       answer.body.resume();
@@ -77,6 +81,9 @@ export async function upstreamStream(url: string, opts: UpstreamGetOptions): Pro
     return answer;
   }
 }
+
+/** The request went out on a kept-alive connection that the upstream had closed, before any answer: safe to ask again (a GET). */
+class ReusedConnectionClosed extends UpstreamUnreachable {}
 
 function once(target: URL, opts: UpstreamGetOptions): Promise<UpstreamStream> {
   const timeoutMs = opts.timeoutMs ?? 30_000;
@@ -121,7 +128,11 @@ function once(target: URL, opts: UpstreamGetOptions): Promise<UpstreamStream> {
       if (socket.remoteAddress) check();
       else socket.once("connect", check);
     });
-    req.on("error", (err) => reject(err instanceof UpstreamUnreachable ? err : new UpstreamUnreachable(`${target.origin}: ${err.message}`)));
+    req.on("error", (err: NodeJS.ErrnoException) => {
+      if (err instanceof UpstreamUnreachable) return reject(err);
+      const Failure = req.reusedSocket && (err.code === "ECONNRESET" || err.code === "EPIPE") ? ReusedConnectionClosed : UpstreamUnreachable;
+      reject(new Failure(`${target.origin}: ${err.message}`));
+    });
     req.end();
   });
 }

@@ -35,7 +35,16 @@ const packument = (declared = integrity(TARBALL)) => ({
 });
 
 /** The proxy over an in-memory stand-in for its Postgres table and the artifact service. */
-function proxyWith(opts: { readOnly?: boolean; clock: { t: number }; staleMs?: number; screenVersions?: NpmProxyDeps["screenVersions"]; screen?: UpstreamsDeps["screen"]; locks?: Pick<UpstreamsDeps, "lockPool" | "documentLockPool"> }) {
+function proxyWith(opts: {
+  readOnly?: boolean;
+  clock: { t: number };
+  staleMs?: number;
+  screenVersions?: NpmProxyDeps["screenVersions"];
+  screen?: UpstreamsDeps["screen"];
+  locks?: Pick<UpstreamsDeps, "lockPool" | "documentLockPool">;
+  /** The table's writes land, and a publish finishes after its body is read, only once this settles (a slow disk). */
+  slowStore?: Promise<void>;
+}) {
   const rows = new Map<string, { document: string | null; etag: string | null; fetched_at: Date }>();
   const stored = new Set<string>();
   const published: string[] = [];
@@ -50,7 +59,10 @@ function proxyWith(opts: { readOnly?: boolean; clock: { t: number }; staleMs?: n
       if (!known && row.document !== null) sent.push(row.document);
       return { rows: [{ ...row, missing: row.document === null, document: known ? null : row.document }] };
     }
-    if (text.startsWith("insert into")) rows.set(key, { document: values[2] as string | null, etag: values[3] as string | null, fetched_at: values[4] as Date });
+    if (text.startsWith("insert into")) {
+      await opts.slowStore;
+      rows.set(key, { document: values[2] as string | null, etag: values[3] as string | null, fetched_at: values[4] as Date });
+    }
     if (text.startsWith("update")) rows.get(key)!.fetched_at = values[2] as Date;
     return { rows: [] };
   };
@@ -69,6 +81,7 @@ function proxyWith(opts: { readOnly?: boolean; clock: { t: number }; staleMs?: n
         const sha256 = createHash("sha256");
         for await (const chunk of digests.through.reduce<Readable>((from, t) => from.pipe(t), source as Readable)) sha256.update(chunk as Buffer);
         digests.verify(sha256.digest("hex"));
+        await opts.slowStore;
         published.push(address.path);
         stored.add(address.path);
         return { size: TARBALL.length, sha256: "", created: true, etag: undefined };
@@ -254,7 +267,7 @@ describe("npm proxy service", () => {
   };
   const PATH = "pkg/-/pkg-1.0.0.tgz";
 
-  it("streams a tarball to its callers as it arrives, each from its first byte, and ends them once it is stored; not one the gate would hold", async () => {
+  it("streams a tarball to its callers as it arrives, each from its first byte, and ends them once it is all there and checked; not one the gate would hold", async () => {
     const { proxy, published } = proxyWith({ clock: { t: Date.now() } });
     asked.length = 0;
     const release = halfThenHeld();
@@ -281,6 +294,25 @@ describe("npm proxy service", () => {
     releaseGated();
     expect(await answer).toBeUndefined();
     expect(gated.published).toEqual([PATH]);
+  });
+
+  it("ends a tarball's answers once it has all arrived and matches its integrity, while the store is still at work; a caller meanwhile joins the fetch", async () => {
+    let release!: () => void;
+    const { proxy, published } = proxyWith({ clock: { t: Date.now() }, slowStore: new Promise<void>((r) => (release = r)) });
+    asked.length = 0;
+    handler = (req, res) => {
+      if (req.url === "/pkg") return res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(packument()));
+      res.writeHead(200, { "content-length": String(TARBALL.length) }).end(TARBALL);
+    };
+    const live = await proxy.tarball("p", "pkg", PATH, { live: true });
+    expect((await received(live!.body).ended).equals(TARBALL)).toBe(true);
+    expect(published).toEqual([]);
+    const joined = proxy.tarball("p", "pkg", PATH, { live: true });
+    release();
+    // The spool settled and closed: the caller that joined gets the stored file (undefined: serve the store's).
+    expect(await joined).toBeUndefined();
+    expect(published).toEqual([PATH]);
+    expect(asked.filter((a) => a.path.endsWith(".tgz"))).toHaveLength(1);
   });
 
   it("breaks off the callers streamed a tarball whose digest does not match at its end; nothing is stored and the next caller gets a clean 502", async () => {
@@ -330,6 +362,24 @@ describe("npm proxy service", () => {
     expect(after!.etag).not.toBe(first!.etag);
     expect(await proxy.document("p", "pkg", base, true)).toEqual(after);
     expect(sent).toHaveLength(1);
+  });
+
+  it("answers a packument fetched from the upstream before its row is written; reads meanwhile take the copy kept, asking nobody", async () => {
+    const clock = { t: Date.now() };
+    let release!: () => void;
+    const { proxy, rows } = proxyWith({ clock, slowStore: new Promise<void>((r) => (release = r)) });
+    asked.length = 0;
+    handler = (_req, res) => res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify(packument()));
+    const base = "https://us.example/repository/p";
+    const first = await proxy.document("p", "pkg", base, true);
+    expect(Object.keys(JSON.parse(first!.body).versions)).toEqual(["1.0.0"]);
+    expect(rows.has("p\0pkg")).toBe(false);
+    expect(await proxy.document("p", "pkg", base, true)).toEqual(first);
+    expect(asked).toHaveLength(1);
+    release();
+    await vi.waitUntil(() => rows.has("p\0pkg"));
+    expect(await proxy.document("p", "pkg", base, true)).toEqual(first);
+    expect(asked).toHaveLength(1);
   });
 
   it("read-only: serves what is cached, whatever its age, and fetches nothing more", async () => {

@@ -131,6 +131,7 @@ export function npmProxyFactory(deps: NpmProxyDeps) {
   const read = async (repository: string, name: string): Promise<CachedRow | undefined> => {
     const key = keyOf(repository, name);
     const mine = kept.get(key);
+    if (mine && writing.has(key)) return mine.row;
     const r = await deps.pool.query<{ document: string | null; missing: boolean; etag: string | null; fetched_at: Date }>(
       `select fetched_at, etag, document is null as missing, case when fetched_at = $3::timestamptz then null else document end as document from ${T} where repository = $1 and name = $2`,
       [repository, name, mine?.row.fetchedAt ?? null],
@@ -148,14 +149,35 @@ export function npmProxyFactory(deps: NpmProxyDeps) {
     const doc = row.missing || row.document === null ? null : (JSON.parse(row.document) as UpstreamPackument);
     return keep(repository, name, { doc, etag: row.etag, fetchedAt: row.fetched_at }, row.document?.length ?? 0);
   };
-  const write = async (repository: string, name: string, document: string | null, etag: string | null): Promise<Date> => {
+  // Rows written after their answer, by key: until the write lands, a read takes the copy kept here.
+  const writing = new Map<string, Promise<void>>();
+  /**
+   * Stores what the upstream answered and keeps it here, answering without waiting for the
+   * write (the upstream still has it: a write that fails is logged and the next read asks
+   * again). The revalidation's lock is held until it lands (`settling`).
+   */
+  const write = (repository: string, name: string, doc: UpstreamPackument | null, document: string | null, etag: string | null): CachedRow => {
     const at = new Date(now());
-    await deps.pool.query(
-      `insert into ${T} (repository, name, document, etag, fetched_at) values ($1, $2, $3, $4, $5)
+    const key = keyOf(repository, name);
+    const row = keep(repository, name, { doc, etag, fetchedAt: at }, document?.length ?? 0);
+    const written = deps.pool
+      .query(
+        `insert into ${T} (repository, name, document, etag, fetched_at) values ($1, $2, $3, $4, $5)
        on conflict (repository, name) do update set document = excluded.document, etag = excluded.etag, fetched_at = excluded.fetched_at`,
-      [repository, name, document, etag, at],
-    );
-    return at;
+        [repository, name, document, etag, at],
+      )
+      .then(
+        () => {},
+        (err: unknown) => {
+          forget(key);
+          deps.log.warn({ err, repository, package: name }, "npm proxy: could not store a packument fetched from the upstream; the next read asks the upstream again");
+        },
+      )
+      .finally(() => {
+        if (writing.get(key) === written) writing.delete(key);
+      });
+    writing.set(key, written);
+    return row;
   };
   /** A 304: the kept copy is current again (as of `at`), its built documents still good. */
   const touch = async (repository: string, name: string): Promise<Date> => {
@@ -206,11 +228,11 @@ export function npmProxyFactory(deps: NpmProxyDeps) {
       healthOf(repository).succeeded();
       const etag = typeof answer.headers.etag === "string" ? answer.headers.etag : null;
       // Stored as the upstream answered it (JSON checked above), and kept parsed.
-      return parsed(keep(repository, name, { doc, etag, fetchedAt: await write(repository, name, text, etag) }, text.length), false);
+      return parsed(write(repository, name, doc, text, etag), false);
     }
     if (answer.status === 404 || answer.status === 410) {
       healthOf(repository).succeeded();
-      keep(repository, name, { doc: null, etag: null, fetchedAt: await write(repository, name, null, null) }, 0);
+      write(repository, name, null, null, null);
       return undefined;
     }
     if (answer.status === 401 || answer.status === 403) {
@@ -243,6 +265,7 @@ export function npmProxyFactory(deps: NpmProxyDeps) {
       answer: parsed,
       refresh: (r) => refresh(repository, name, r),
       about: { repository, package: name },
+      settling: () => writing.get(keyOf(repository, name)),
     });
   };
 

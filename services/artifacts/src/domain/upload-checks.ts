@@ -113,20 +113,17 @@ function node(algorithm: string): Hasher {
  * Hashes the body on its way to the store with the digests declared besides SHA-256 (which the
  * store computes anyway); `verify` then throws 400 naming the first header that does not match.
  */
-export function digestCheck(declared: DeclaredDigests): { through: Transform[]; update: (chunk: Buffer) => void; verify: (sha256: string) => void } {
+export function digestCheck(declared: DeclaredDigests): { through: Transform[]; verify: (sha256: string) => void } {
   const hashes: Partial<Record<DigestName, Hasher>> = {};
   for (const name of ["sha1", "md5", "blake2_256", "sha384", "sha512"] as const) if (declared[name]) hashes[name] = HASHERS[name]();
   const extra = Object.values(hashes);
-  const update = (chunk: Buffer) => {
-    for (const h of extra) h.update(chunk);
-  };
   const through =
     extra.length === 0
       ? []
       : [
           new Transform({
             transform(chunk: Buffer, _enc, cb) {
-              update(chunk);
+              for (const h of extra) h.update(chunk);
               cb(null, chunk);
             },
           }),
@@ -139,5 +136,5 @@ export function digestCheck(declared: DeclaredDigests): { through: Transform[]; 
       if (bad) throw invalid(bad.header, `${bad.header} does not match the body received (${name === "blake2_256" ? "BLAKE2b-256" : name.toUpperCase()} ${actual[name]}): nothing was stored`);
     }
   };
-  return { through, update, verify };
+  return { through, verify };
 }

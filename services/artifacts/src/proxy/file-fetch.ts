@@ -1,14 +1,14 @@
 import { createHash, randomUUID } from "node:crypto";
 import type { IncomingHttpHeaders } from "node:http";
 import { tmpdir } from "node:os";
-import { pipeline, Readable, Transform } from "node:stream";
+import { pipeline, Readable } from "node:stream";
 import { setTimeout as sleep } from "node:timers/promises";
 import type { FastifyBaseLogger } from "fastify";
 import type pg from "pg";
 import { Counter, Gauge, type Registry } from "prom-client";
 import { ServiceError, forbidden, notFound, type Actor } from "@svc/contracts";
 import type { Address, ArtifactService, PublishChecks, PublishGate, Published } from "../domain/artifact-service.js";
-import { digestCheck, type DeclaredDigests } from "../domain/upload-checks.js";
+import type { DeclaredDigests } from "../domain/upload-checks.js";
 import { lockKey, type MetadataStore } from "../store/metadata-store.js";
 import type { FetchRelayClient, FetchStreams } from "./fetch-relay.js";
 import { FileSpool } from "./file-spool.js";
@@ -121,8 +121,7 @@ export const lockRetryMs = (attempt: number): number => Math.min(400, 25 * 2 ** 
  *
  * The callers in this process that want it (`live`) are streamed the bytes as they arrive,
  * through a spool on disk each reads from the start at its own pace (file-spool.ts), the last
- * bytes only once the file is checked at its end (its declared digests, the gate asked again).
- * A file the gate would refuse or hold (its verdict comes
+ * bytes only once the file is stored. A file the gate would refuse or hold (its verdict comes
  * from the package's coordinates, known before the bytes) is not streamed, nor, for a while, one
  * whose streamed fetch failed: their callers get the stored file or the refusal.
  *
@@ -305,9 +304,9 @@ export function upstreamsFactory(deps: UpstreamsDeps) {
       let body: Readable = answer.body;
       if (spool) {
         // The upstream's bytes into the spool on their way to the store; an upstream failing fails
-        // both. Once all of them are in the spool and match the declared digests, its readers get
-        // the end without waiting for the store (the next request finds the flight, then the file).
-        body = pipeline(answer.body, spool.tap(), releasedWhenChecked(repository, path, digests, spool), () => {});
+        // both. Its readers get the last bytes once the file is stored: a client whose download
+        // ended finds the file listed, and a file refused at its end is never answered whole.
+        body = pipeline(answer.body, spool.tap(), () => {});
         goLive!(spool);
         // Recorded for the other nodes while the bytes flow (they look for it while they wait for the lock).
         offered = offer(repository, path, spool);
@@ -336,42 +335,6 @@ export function upstreamsFactory(deps: UpstreamsDeps) {
       }
       throw failure;
     }
-  };
-
-  /**
-   * The last stage of a streamed fetch before the store: passes the bytes on, hashing them, and
-   * at their end, when they match the digests declared and the gate still lets the file be
-   * served (advisory data may have arrived since the spool was made), settles the spool, so its
-   * readers get the last bytes while the store is still writing, indexing and counting them. A
-   * mismatch or a refusal leaves the spool to the fetch's outcome (its readers broken off). If
-   * the store fails after that, those clients still had the upstream's checked file; nothing is
-   * cached and the next request fetches it again.
-   */
-  const releasedWhenChecked = (repository: string, path: string, digests: DeclaredDigests, spool: FileSpool): Transform => {
-    const check = digestCheck(digests);
-    const sha256 = digests.sha256 ? createHash("sha256") : undefined;
-    return new Transform({
-      transform(chunk: Buffer, _enc, cb) {
-        sha256?.update(chunk);
-        check.update(chunk);
-        cb(null, chunk);
-      },
-      flush(cb) {
-        cb();
-        try {
-          check.verify(sha256?.digest("hex") ?? "");
-        } catch {
-          return;
-        }
-        const screened = deps.screen ? deps.screen(repository, path) : Promise.resolve(undefined);
-        void screened.then(
-          (verdict) => {
-            if (!verdict || verdict.action === "WARN") spool.settle();
-          },
-          () => {},
-        );
-      },
-    });
   };
 
   /** What a fetch that failed as its bytes were stored answers, counted and logged. */

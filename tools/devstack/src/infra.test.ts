@@ -311,7 +311,10 @@ describe("the servers end with the process that started them", () => {
 
   /** The stand-in for npm start under the `tsx` command (whose signal relay kills a slow child), in its own process group. */
   async function startHolder(withServices = false): Promise<{ pid: number; servers: number[]; exited: Promise<void> }> {
-    const child = spawn(join(repoRoot, "node_modules", ".bin", "tsx"), [join(repoRoot, "tools", "devstack", "src", "infra-holder.fixture.ts"), dir, ...(withServices ? ["services"] : [])], {
+    // With services, a data folder of its own: the holder killed just before may still be
+    // listed in the shared folder's lock for a moment.
+    const data = withServices ? join(dir, "with-services") : dir;
+    const child = spawn(join(repoRoot, "node_modules", ".bin", "tsx"), [join(repoRoot, "tools", "devstack", "src", "infra-holder.fixture.ts"), data, ...(withServices ? ["services"] : [])], {
       cwd: repoRoot,
       detached: true,
       stdio: ["ignore", "pipe", "inherit"],
@@ -357,6 +360,6 @@ describe("the servers end with the process that started them", () => {
     await holder.exited;
     await waitUntil(`servers ${holder.servers.join(", ")} gone`, () => holder.servers.every((p) => !pidAlive(p)), 60_000);
     // Stopped by the reaper, not by chance (a service may also end when its servers are gone).
-    if (withServices) expect(readFileSync(join(dir, "logs", "reaper.log"), "utf8")).toMatch(/stopping .*notifier on port \d+/);
+    if (withServices) expect(readFileSync(join(dir, "with-services", "logs", "reaper.log"), "utf8")).toMatch(/stopping .*notifier on port \d+/);
   }, 120_000);
 });

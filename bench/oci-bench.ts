@@ -121,7 +121,9 @@ auth:
     path: ${join(dir, "htpasswd")}
 `,
   );
-  const child = spawn("docker-registry", ["serve", join(dir, "config.yml")], { stdio: ["ignore", "ignore", "pipe"] });
+  // Its config alone says where it stores: the machine's AWS_* variables (a CA bundle the S3 driver's transport refuses to load) are not its.
+  const env = Object.fromEntries(Object.entries(process.env).filter(([k]) => !k.startsWith("AWS_")));
+  const child = spawn("docker-registry", ["serve", join(dir, "config.yml")], { stdio: ["ignore", "ignore", "pipe"], env });
   let stderr = "";
   child.stderr.setEncoding("utf8").on("data", (c: string) => (stderr = (stderr + c).slice(-4000)));
   const kill = () => child.kill("SIGKILL");

@@ -21,7 +21,7 @@ if (flag("help")) {
        npm run bench -- --proxy [--packages=200] [--profile[=artifacts|gateway|auth]]
        npm run bench -- --against=<another checkout> [--packages=200] [--profile[=gateway|artifacts|auth]]
        npm run bench -- --s3 [--publishes=1000] [--connections=50] [--duration=8] [--rounds=2] [--large-runs=5]
-       npm run bench -- --oci [--connections=50] [--duration=8] [--rounds=2] [--warmup=3] [--large-runs=5] [--tcp]`);
+       npm run bench -- --oci [--s3] [--profile[=artifacts|gateway|auth]] [--connections=50] [--duration=8] [--rounds=2] [--warmup=3] [--large-runs=5] [--tcp]`);
   process.exit(0);
 }
 

@@ -2,8 +2,10 @@ import { createHash } from "node:crypto";
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
+import { gzipSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startObjectStore, type ObjectStore } from "@svc/devstack";
+import { ensureDebianPackages, startObjectStore, type ObjectStore } from "@svc/devstack";
+import { tarOf } from "../bench/npm-packages.js";
 import { ensureClients, expectOk, run, scratchEnv, type Clients } from "./npm-clients.js";
 import { ensurePythonClients, pythonEnv, uploadForm, type PythonClients } from "./pypi-clients.js";
 import { startSuite, type Suite } from "./suite.js";
@@ -47,11 +49,13 @@ describe("svc.storage.s3.redirect: artifact GETs answered with a signed URL of t
         },
       }),
       ensureClients(),
+      ensureDebianPackages(["skopeo"]),
     ]);
     py = await ensurePythonClients();
     await s.createRepository("npm", "npm");
     await s.createRepository("pypi", "pypi");
-    reader = (await s.mint({ label: "reader", grants: ["default", "npm", "pypi"].map((scope) => ({ scope, tokens: ["read-only"] })) })).key;
+    await s.createRepository("images", "oci");
+    reader = (await s.mint({ label: "reader", grants: ["default", "npm", "pypi", "images"].map((scope) => ({ scope, tokens: ["read-only"] })) })).key;
     nothing = (await s.mint({ label: "no rights" })).key;
   }, 600_000);
   afterAll(async () => {
@@ -260,5 +264,47 @@ describe("svc.storage.s3.redirect: artifact GETs answered with a signed URL of t
     const pip = await run(py.python, ["-m", "pip", "download", "--isolated", "--no-cache-dir", "--no-deps", "--only-binary", ":all:", "--dest", dest, "--index-url", index, "-v", "redirected-e2e==1.0.0"], { cwd: work, env: pythonEnv(work) });
     expectOk(pip);
     expect(readFileSync(join(dest, wheelName)).equals(content)).toBe(true);
+  });
+  it("an OCI blob GET is answered 307 to the bucket (as distribution's S3 driver does), its manifest here; skopeo pulls the image through it byte for byte", async () => {
+    const digest = (b: Buffer) => `sha256:${createHash("sha256").update(b).digest("hex")}`;
+    const basic = (key: string) => ({ authorization: `Basic ${Buffer.from(`skopeo:${key}`).toString("base64")}` });
+    const v2 = (method: string, path: string, key: string, headers: Record<string, string> = {}, body?: Buffer) =>
+      fetch(new URL(path, `${s.gatewayUrl}/v2/images/app/`), { method, redirect: "manual", headers: { ...basic(key), ...headers }, body } as RequestInit);
+    const pushBlob = async (b: Buffer) => {
+      const res = await v2("POST", `blobs/uploads/?digest=${digest(b)}`, s.bootstrapKey, { "content-type": "application/octet-stream" }, b);
+      expect(res.status, await res.text()).toBe(201);
+      return { digest: digest(b), size: b.length };
+    };
+    const tar = tarOf({ "hello.txt": "served by the bucket\n" });
+    const layer = gzipSync(tar);
+    const layerRef = await pushBlob(layer);
+    const config = await pushBlob(Buffer.from(JSON.stringify({ architecture: "amd64", os: "linux", config: {}, rootfs: { type: "layers", diff_ids: [digest(tar)] } })));
+    const manifestType = "application/vnd.oci.image.manifest.v1+json";
+    const manifest = Buffer.from(JSON.stringify({ schemaVersion: 2, mediaType: manifestType, config: { mediaType: "application/vnd.oci.image.config.v1+json", ...config }, layers: [{ mediaType: "application/vnd.oci.image.layer.v1.tar+gzip", ...layerRef }] }));
+    const pushed = await v2("PUT", "manifests/v1", s.bootstrapKey, { "content-type": manifestType }, manifest);
+    expect(pushed.status, await pushed.text()).toBe(201);
+
+    const answer = await v2("GET", `blobs/${layerRef.digest}`, reader);
+    expect(answer.status).toBe(307);
+    expect(answer.headers.get("docker-content-digest")).toBe(layerRef.digest);
+    const location = answer.headers.get("location")!;
+    expect(location.startsWith(`${endpoint()}/${bucket}/${keyOf(layer)}?`)).toBe(true);
+    expect(Buffer.from(await (await fetch(location)).arrayBuffer()).equals(layer)).toBe(true);
+    // The manifest is the server's answer (its digest and type), and HEAD moves no bytes.
+    const got = await v2("GET", "manifests/v1", reader, { accept: manifestType });
+    expect(got.status).toBe(200);
+    expect(Buffer.from(await got.arrayBuffer()).equals(manifest)).toBe(true);
+    expect((await v2("HEAD", `blobs/${layerRef.digest}`, reader)).status).toBe(200);
+    // Without read rights: refused here, never redirected.
+    const refused = await v2("GET", `blobs/${layerRef.digest}`, nothing);
+    expect(refused.status).toBe(403);
+    expect(refused.headers.get("location")).toBeNull();
+
+    // skopeo (Go's client) follows the 307 to the bucket, leaving the registry's credentials behind (another host name).
+    const work = mkdtempSync(join(dataDir, "oci-"));
+    const out = join(work, "out");
+    const pulled = await run("skopeo", ["--insecure-policy", "copy", "--src-tls-verify=false", "--src-creds", `skopeo:${reader}`, `docker://${new URL(s.gatewayUrl).host}/images/app:v1`, `oci:${out}:v1`], { cwd: work, env: { PATH: process.env.PATH ?? "/usr/bin:/bin", HOME: work } });
+    expectOk(pulled);
+    expect(readFileSync(join(out, "blobs", "sha256", layerRef.digest.slice("sha256:".length))).equals(layer)).toBe(true);
   });
 });

@@ -129,7 +129,10 @@ export async function wireArtifacts({ config, log, metrics, bus, db, pool, repli
   // A request on another node for a file this node fetches is streamed from here (proxy/fetch-relay.ts).
   const fetchRelay = { self: nodeUrlOf(config), streams: fetchStreamsStore(pool), open: fetchRelayClient({ internalSecret: config.internalSecret, tenant: config.tenant }), blob: (sha256: string) => blobs.get(sha256) };
   const upstreams = upstreamsFactory({ pool, lockPool, documentLockPool, metadata, artifacts, screen: gate.publishGate.screen, ...(spoolDir ? { spoolDir } : {}), upstreamOf, settings: proxySettings, readOnly: config.readOnly, log, actor: { kind: "system", id: "proxy" }, registry: metrics.registry, evict: quota.evict, relay: fetchRelay });
-  formats.build({ db, pool, metadata, blobs, artifacts, readOnly: config.readOnly, publicUrl: config.uiPublicUrl, anonymousRead: anonymousReadFactory(config, repositories.scopeFromPath), log, audit: gate.audit, proxy: { upstreamOf, upstreams, settings: proxySettings, screenVersions: gate.screenVersions, tooYoung: gate.tooYoung } });
+  // svc.storage.s3.redirect (only with svc.storage=s3: config.ts refuses it otherwise): the bucket sends a GET's bytes.
+  const redirect = redirectOf(opened, config);
+  if (redirect) log.info({ ttlMs: config.s3RedirectTtlMs }, "svc.storage.s3.redirect is on: artifact GETs are answered with a signed URL of the bucket");
+  formats.build({ db, pool, metadata, blobs, artifacts, redirect, readOnly: config.readOnly, publicUrl: config.uiPublicUrl, anonymousRead: anonymousReadFactory(config, repositories.scopeFromPath), log, audit: gate.audit, proxy: { upstreamOf, upstreams, settings: proxySettings, screenVersions: gate.screenVersions, tooYoung: gate.tooYoung } });
   // A data folder the code before the blob store wrote is migrated before anything is served.
   if (opened.kind === "filesystem") await migrateLegacyLayout({ root: config.filesystemRoot, blobs: opened.store, artifacts, metadata, pool, log });
   // Staged leftovers of uploads a crash interrupted more than a day ago (the walker's reclaim takes younger ones after its grace).
@@ -160,9 +163,6 @@ export async function wireArtifacts({ config, log, metrics, bus, db, pool, repli
   const content = contentReporterFactory({ pool, blobs, node: metrics.node, storageLocator: storageLocator(config) });
   for (const listened of listenedControlSubjects(config)) bus.respond(listened.content, (raw) => content.answer(raw));
   const checks = [{ name: "postgres", check: () => pingDb(pool) }, ...blobStoreHealthChecks(opened)];
-  // svc.storage.s3.redirect (only with svc.storage=s3: config.ts refuses it otherwise): the bucket sends a GET's bytes.
-  const redirect = redirectOf(opened, config);
-  if (redirect) log.info({ ttlMs: config.s3RedirectTtlMs }, "svc.storage.s3.redirect is on: artifact GETs are answered with a signed URL of the bucket");
   // Build caches (docs/integration/build-caches.md): entries are blobs like artifacts', indexed in
   // Postgres so every node serves the same caches; an evicted entry's blob goes as a removed
   // artifact's does, only when nothing else holds it.

@@ -15,6 +15,7 @@ import type { Db, MetadataStore } from "../store/metadata-store.js";
 import type { Ecosystem } from "../gate/ecosystems.js";
 import type { GroupMember } from "../domain/repository-list.js";
 import type { AdvisoryAudit } from "../gate/audit.js";
+import type { ByteRedirect } from "../routes/artifact-answer.js";
 
 /**
  * A format's protocol under `/repository/<repository>/…` (every method): it answers the request,
@@ -63,6 +64,8 @@ export interface FormatDeps {
   metadata: MetadataStore;
   /** Content by digest; the path index (metadata) says which path holds which. */
   blobs: BlobStore;
+  /** svc.storage.s3.redirect: where a GET's bytes are fetched from instead of this service (a format that serves stored bytes as they are may use it). */
+  redirect?: ByteRedirect;
   /** Every change to an artifact goes through it (its blob made sure of, its index row and its event, in one transaction). */
   artifacts: ArtifactService;
   /** The format of a repository served (a format's own admin routes refuse repositories of another). */

@@ -34,7 +34,7 @@ export const oci: FormatModule = {
         throw new ServiceError("method_not_allowed", "an OCI repository is written through the registry API at /v2/<repository>/<image>/… (skopeo, podman, buildah, docker)");
       },
       routes: (app) => {
-        ociRoutes(app, { store, artifacts: deps.artifacts, metadata: deps.metadata, blobs: deps.blobs, formatOf: deps.formatOf });
+        ociRoutes(app, { store, artifacts: deps.artifacts, metadata: deps.metadata, blobs: deps.blobs, formatOf: deps.formatOf, ...(deps.redirect ? { redirect: deps.redirect } : {}) });
         ociOptionsRoutes(app, { store, formatOf: deps.formatOf });
       },
       coordinates: ociCoordinates,

@@ -5,7 +5,7 @@ import type { BlobStore } from "@svc/blobs";
 import { MOUNT_SOURCE_HEADER, ServiceError } from "@svc/contracts";
 import { declaredContentType, hasRequestBody, readWhole, setContentTypeAside, type ServiceApp } from "@svc/kit";
 import { actorOf, type Address, type ArtifactService, type StoredContent } from "../../domain/artifact-service.js";
-import { answerArtifact } from "../../routes/artifact-answer.js";
+import { answerArtifact, type ByteRedirect } from "../../routes/artifact-answer.js";
 import type { MetadataStore } from "../../store/metadata-store.js";
 import { OciError, ociErrorHandler } from "./oci-errors.js";
 import { lockAndRecordReferences, referencesOf } from "./oci-gc.js";
@@ -20,6 +20,8 @@ export interface OciRoutesDeps {
   metadata: Pick<MetadataStore, "find">;
   blobs: Pick<BlobStore, "get" | "head" | "readSmall" | "put">;
   formatOf: (repository: string) => string | undefined;
+  /** svc.storage.s3.redirect: a blob GET answered with a signed URL of the bucket (as distribution's S3 driver does); manifests are always answered here. */
+  redirect?: ByteRedirect;
 }
 
 /** The largest manifest accepted (distribution's limit). */
@@ -174,7 +176,7 @@ export function ociRoutes(app: ServiceApp, deps: OciRoutesDeps): void {
     const row = await metadata.find(r.repository, a.path);
     if (!row) throw new OciError("BLOB_UNKNOWN", `no blob ${r.digest.text} in ${r.repository}/${r.name}`);
     reply.header("docker-content-digest", r.digest.text);
-    await answerArtifact(req, reply, row, blobs, "application/octet-stream");
+    await answerArtifact(req, reply, row, blobs, "application/octet-stream", deps.redirect);
     return reply;
   };
 

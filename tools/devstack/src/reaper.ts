@@ -65,7 +65,6 @@ export function processReaper(logFile?: string): Reaper {
   try {
     // Plain JavaScript, run by node as it is (no TypeScript loader: a tenth of the start-up CPU).
     child = spawn(process.execPath, [fileURLToPath(new URL("./reaper-process.mjs", import.meta.url)), String(process.pid)], {
-      cwd: fileURLToPath(new URL("../../..", import.meta.url)),
       detached: true,
       stdio: ["pipe", fd, fd],
     });
